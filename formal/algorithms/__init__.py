@@ -1,0 +1,28 @@
+"""The paper's algorithms as objects, one module per section of the paper.
+
+``ALGORITHMS`` maps each registry name to the default object; :func:`get` builds a variant.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .attention import attention, mhattention, single_query_attention
+from .embedding import positional_embedding, token_embedding
+from .normalization import layer_norm
+from .unembedding import unembedding
+
+__all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
+           "attention", "mhattention", "layer_norm", "unembedding"]
+
+#: Registry name → algorithm object with default options, in the paper's order.
+ALGORITHMS = {a.name: a for a in (token_embedding, positional_embedding, single_query_attention, attention,
+                                  mhattention, layer_norm, unembedding)}
+
+
+def get(name: str, **options):
+    """The algorithm called ``name``, built with ``options`` (``get("mhattention", n_kv_heads=2)``)."""
+    try:
+        algorithm = ALGORITHMS[name]
+    except KeyError:
+        raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}") from None
+    return algorithm.variant(**options) if options else algorithm

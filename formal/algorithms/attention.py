@@ -1,0 +1,173 @@
+"""Algorithms 3–5: single-query, masked and multi-head attention, and grouped-query attention
+(Phuong & Hutter, §5; Shazeer 2019; Ainslie et al. 2023)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..algorithm import Algorithm, Assign, Loop, call, divides
+from ..errors import ConfigError
+from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, div_sqrt, mask_fill, matmul, matmul_t,
+                   pick, softmax, stack_rows, weighted_sum)
+from ..shapes import TensorSpec
+from ..symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
+
+__all__ = ["single_query_attention", "attention", "mhattention",
+           "build_single_query_attention", "build_attention", "build_mhattention"]
+
+
+def _check(bias, empty):
+    if not isinstance(bias, bool):
+        raise ConfigError(f"bias = {bias!r} must be True or False")
+    if empty not in EMPTY_POLICIES:
+        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+
+
+def _affine(W, x, b, bias, *, ones=True):
+    """``W x + b 1ᵀ`` (just ``W x`` without biases)."""
+    return add_bias(matmul(W, x), b, ones=ones) if bias else matmul(W, x)
+
+
+def _projection(prefix, out, inp, bias, doc, heads=()):
+    """A weight ``W_<prefix>`` of shape heads + (out, inp) and, with biases, ``b_<prefix>`` of heads + (out,)."""
+    specs = [TensorSpec(f"W_{prefix}", heads + (out, inp), doc=f"{doc} weights")]
+    if bias:
+        specs.append(TensorSpec(f"b_{prefix}", heads + (out,), doc=f"{doc} bias"))
+    return specs
+
+
+def _attend(S, Q, K, V, out, empty, note=""):
+    """The lines shared by Algorithm 4 (4–6) and grouped-query attention: scores, mask, weighted values."""
+    return [
+        Assign(S, matmul_t(K, Q), note="Score"),
+        Assign(S, mask_fill(S, "mask")),
+        Assign(out, matmul(V, softmax(div_sqrt(S, d_attn), empty=empty)), note=note, returns=not note),
+    ]
+
+
+def build_single_query_attention(*, bias: bool = True) -> Algorithm:
+    """Algorithm 3: one query vector ``e`` attends over the context vectors ``e_t`` (the columns of e_t)."""
+    _check(bias, "zero")
+    lines = [
+        Assign("q", add(matmul("W_q", "e"), "b_q") if bias else matmul("W_q", "e")),
+        Assign("k", _affine("W_k", "e_t", "b_k", bias, ones=False), forall="t"),
+        Assign("v", _affine("W_v", "e_t", "b_v", bias, ones=False), forall="t"),
+        Assign("alpha", softmax(div_sqrt(matmul_t("k", "q"), d_attn)), forall="t"),
+        Assign("v_tilde", weighted_sum("v", "alpha"), returns=True),
+    ]
+    return Algorithm(
+        number=3, name="single_query_attention", display="SingleQueryAttention",
+        summary="Algorithm 3: a single query token attends over the context tokens.",
+        inputs=[TensorSpec("e", (d_in,), doc="vector representation of the current token"),
+                TensorSpec("e_t", (d_in, T), doc="vector representations of the context tokens, as columns")],
+        params=(_projection("q", d_attn, d_in, bias, "query") + _projection("k", d_attn, d_in, bias, "key")
+                + _projection("v", d_out, d_in, bias, "value")),
+        output=TensorSpec("v_tilde", (d_out,), doc="the token and context combined"),
+        lines=lines, params_label="W_qkv",
+        options={"bias": bias}, builder=build_single_query_attention,
+        option_docs={"bias": "whether the projections have biases"},
+    )
+
+
+def build_attention(*, bias: bool = True, empty: str = "zero") -> Algorithm:
+    """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
+
+    ``empty`` is the policy for a query column with no admitted key (SPEC.md decision 7).
+    """
+    _check(bias, empty)
+    lines = [
+        Assign("Q", _affine("W_q", "X", "b_q", bias), note="Query"),
+        Assign("K", _affine("W_k", "Z", "b_k", bias), note="Key"),
+        Assign("V", _affine("W_v", "Z", "b_v", bias), note="Value"),
+        *_attend("S", "Q", "K", "V", "V_tilde", empty),
+    ]
+    return Algorithm(
+        number=4, name="attention", display="Attention",
+        summary="Algorithm 4: each token of X attends to the tokens of Z that the mask admits.",
+        inputs=[TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token"),
+                TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
+                TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")],
+        params=(_projection("q", d_attn, d_x, bias, "query") + _projection("k", d_attn, d_z, bias, "key")
+                + _projection("v", d_out, d_z, bias, "value")),
+        output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
+        lines=lines, params_label="W_qkv", defaults={"Z": "X"},
+        options={"bias": bias, "empty": empty}, builder=build_attention,
+        option_docs={"bias": "whether the projections have biases",
+                     "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}"},
+    )
+
+
+def _kv_heads(n_kv_heads_option):
+    if n_kv_heads_option is None:
+        return None
+    if n_kv_heads_option == "symbolic":
+        return n_kv_heads
+    if isinstance(n_kv_heads_option, bool) or not isinstance(n_kv_heads_option, int) or n_kv_heads_option <= 0:
+        raise ConfigError(f"n_kv_heads = {n_kv_heads_option!r} must be None, a positive integer or 'symbolic'")
+    return sp.Integer(n_kv_heads_option)
+
+
+def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None) -> Algorithm:
+    """Algorithm 5: H heads of Algorithm 4 stacked and projected by W_o.
+
+    Per-head parameters are stacked on a leading head axis (``W_q`` is H×d_attn×d_x).  With
+    ``n_kv_heads`` (an int, or ``"symbolic"`` for the symbol H_kv) it is grouped-query attention: H_kv
+    key/value heads each serve H/H_kv consecutive query heads, and are computed once (multi-query
+    attention is ``n_kv_heads=1``; ``n_kv_heads = H`` computes what Algorithm 5 does).
+    """
+    _check(bias, empty)
+    kv = _kv_heads(n_kv_heads)
+    inputs = [TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token"),
+              TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
+              TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")]
+    q_heads, kv_heads = (H,), (H,) if kv is None else (kv,)
+    params = (_projection("q", d_attn, d_x, bias, "query", q_heads)
+              + _projection("k", d_attn, d_z, bias, "key", kv_heads)
+              + _projection("v", d_mid, d_z, bias, "value", kv_heads)
+              + _projection("o", d_out, H * d_mid, bias, "output"))
+    h = LoopIndex("h")
+    heads = [_mha_heads(bias, empty, h)] if kv is None else _gqa_heads(bias, empty, h, kv)
+    lines = [*heads,
+             Assign("Y", stack_rows("Y_h")),
+             Assign("V_tilde", _affine("W_o", "Y", "b_o", bias), returns=True)]
+    grouped = kv is not None
+    return Algorithm(
+        number=5, name="mhattention", display="MHAttention" if not grouped else "GQAttention",
+        summary=("Algorithm 5: H attention heads in parallel, concatenated and projected." if not grouped else
+                 "Algorithm 5 with grouped-query attention: H_kv key/value heads shared by H query heads."),
+        inputs=inputs, params=params,
+        output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
+        lines=lines, params_label="W", defaults={"Z": "X"},
+        constraints=[divides(kv, H, "each key/value head serves H/n_kv_heads query heads")] if grouped else [],
+        options={"bias": bias, "empty": empty, "n_kv_heads": n_kv_heads}, builder=build_mhattention,
+        option_docs={"bias": "whether the projections have biases",
+                     "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
+                     "n_kv_heads": "None (one key/value head per head, the paper's), an int, or 'symbolic'"},
+    )
+
+
+def _mha_heads(bias, empty, h):
+    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)``."""
+    inner = build_attention(bias=bias, empty=empty)
+    per_head = {name: pick(name, h) for name in ("W_q", "W_k", "W_v") + (("b_q", "b_k", "b_v") if bias else ())}
+    head = call(inner, label="W_qkv^h", X="X", Z="Z", mask="mask", **per_head)
+    return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
+
+
+def _gqa_heads(bias, empty, h, kv):
+    """Keys and values once per key/value head, then every query head attends with its group's."""
+    g, group = LoopIndex("g"), KVGroup("h", H, kv)
+    kv_loop = Loop("g", kv, (
+        Assign("K_g", _affine(pick("W_k", g), "Z", pick("b_k", g) if bias else None, bias), note="Key"),
+        Assign("V_g", _affine(pick("W_v", g), "Z", pick("b_v", g) if bias else None, bias), note="Value"),
+    ), stack=("K_g", "V_g"))
+    q_loop = Loop("h", H, (
+        Assign("Q", _affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), note="Query"),
+        *_attend("S", "Q", pick("K_g", group), pick("V_g", group), "Y_h", empty, note="head h"),
+    ), stack=("Y_h",))
+    return [kv_loop, q_loop]
+
+
+single_query_attention = build_single_query_attention()
+attention = build_attention()
+mhattention = build_mhattention()

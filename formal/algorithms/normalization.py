@@ -1,0 +1,63 @@
+"""Algorithm 6: layer normalisation, and RMSNorm as the case m = β = 0 (Phuong & Hutter, §5)."""
+
+from __future__ import annotations
+
+import math
+
+from ..algorithm import Algorithm, Assign
+from ..errors import ConfigError
+from ..ops import add, add_constant, div, mean, mul, sqrt, square, sub
+from ..shapes import TensorSpec
+from ..symbols import d_e
+
+__all__ = ["layer_norm", "build_layer_norm", "NORMS"]
+
+NORMS = ("layer", "rms")
+
+
+def _check_eps(eps) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
+        raise ConfigError(f"eps = {eps!r} must be a finite number ≥ 0")
+    return float(eps)
+
+
+def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
+    """Algorithm 6 on one column ``e``: ``(e − m)/√v ⊙ γ + β`` with mean m and biased variance v (÷d_e).
+
+    ``norm="rms"`` is RMSNorm (Gopher): ``e/√v ⊙ γ`` with v the mean square.  ``eps`` is added to v under
+    the root (SPEC.md decision 5: default 0, as in the paper; then a constant column is a
+    :class:`~formal.errors.DomainError`, not a NaN).
+    """
+    if norm not in NORMS:
+        raise ConfigError(f"unknown norm {norm!r}; known: {', '.join(NORMS)}")
+    eps = _check_eps(eps)
+    spread = "v" if eps == 0 else add_constant("v", eps)
+    zero = (f"v = 0 under eps = 0 (a {'constant' if norm == 'layer' else 'zero'} column e); use eps > 0")
+    gamma = TensorSpec("gamma", (d_e,), doc="scale")
+    if norm == "layer":
+        lines = [
+            Assign("m", mean("e", d_e)),
+            Assign("v", mean(square(sub("e", "m")), d_e)),
+            Assign("e_hat", add(mul(div(sub("e", "m"), sqrt(spread), nonzero=zero), "gamma"), "beta"),
+                   returns=True),
+        ]
+        params, label = [gamma, TensorSpec("beta", (d_e,), doc="offset")], "γ, β"
+    else:
+        lines = [
+            Assign("v", mean(square("e"), d_e)),
+            Assign("e_hat", mul(div("e", sqrt(spread), nonzero=zero), "gamma"), returns=True),
+        ]
+        params, label = [gamma], "γ"
+    return Algorithm(
+        number=6, name="layer_norm", display="layer_norm" if norm == "layer" else "rms_norm",
+        summary="Algorithm 6: normalise a column to zero mean and unit variance, then scale and shift."
+                if norm == "layer" else "Algorithm 6 with m = β = 0: RMSNorm (Zhang & Sennrich 2019).",
+        inputs=[TensorSpec("e", (d_e,), doc="neural network activations")],
+        params=params, output=TensorSpec("e_hat", (d_e,), doc="normalised activations"),
+        lines=lines, params_label=label,
+        options={"norm": norm, "eps": eps}, builder=build_layer_norm,
+        option_docs={"norm": "layer or rms", "eps": "added to the variance under the root, ≥ 0"},
+    )
+
+
+layer_norm = build_layer_norm()

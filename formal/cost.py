@@ -1,0 +1,111 @@
+"""Costs and the named FLOP-counting conventions.
+
+Every count is a sympy expression kept in one canonical form: an expanded polynomial in the size
+symbols.  Substitution uses ``xreplace``; library code never calls ``simplify``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from .errors import ConfigError
+
+__all__ = ["CONVENTIONS", "Work", "Cost", "check_convention"]
+
+#: The FLOP conventions of this level, with what each counts.
+CONVENTIONS = {
+    "matmul": "2 FLOPs per multiply-add of every matrix product (m×k)·(k×n) = 2mkn, attention over the "
+              "full ℓ_z×ℓ_x score matrix, nothing else: the convention of "
+              "torch.utils.flop_counter.FlopCounterMode.",
+    "full": "every floating-point operation the numpy semantics perform: 2mkn per matrix product, one per "
+            "element of each elementwise operation, n−1 per reduction of n elements; table lookups, masks, "
+            "views and constants computed from sizes alone are free. Each op's docstring gives its count.",
+}
+
+
+def check_convention(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise ConfigError(f"unknown FLOP convention {convention!r}; known: {', '.join(CONVENTIONS)}")
+    return convention
+
+
+def _canon(expr) -> sp.Expr:
+    return sp.expand(sp.sympify(expr))
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work of an op, a line or a whole algorithm: FLOPs under every convention, scalars
+    materialised (``memory``), and sequential depth in pseudocode lines."""
+
+    flops: dict = field(default_factory=lambda: {c: sp.Integer(0) for c in CONVENTIONS})
+    memory: sp.Expr = sp.Integer(0)
+    depth: sp.Expr = sp.Integer(0)
+
+    def __add__(self, other: "Work") -> "Work":
+        return Work({c: self.flops[c] + other.flops[c] for c in CONVENTIONS},
+                    self.memory + other.memory, self.depth + other.depth)
+
+    def times(self, count, *, sequential: bool) -> "Work":
+        """The work of ``count`` repetitions: a parallel loop adds no depth, a sequential one multiplies it."""
+        return Work({c: count * f for c, f in self.flops.items()}, count * self.memory,
+                    count * self.depth if sequential else self.depth)
+
+    def xreplace(self, substitution: dict) -> "Work":
+        return Work({c: f.xreplace(substitution) for c, f in self.flops.items()},
+                    self.memory.xreplace(substitution), self.depth.xreplace(substitution))
+
+    def canonical(self) -> "Work":
+        return Work({c: _canon(f) for c, f in self.flops.items()}, _canon(self.memory), _canon(self.depth))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The cost of an algorithm under one FLOP convention.
+
+    Attributes
+    ----------
+    params : sympy.Expr
+        Number of scalars in the parameters (a tied matrix counts once).
+    flops : sympy.Expr
+        Floating-point operations under ``convention`` (see :data:`CONVENTIONS`).
+    memory : sympy.Expr
+        Scalars materialised by the lines (every op's result, no fusion and no freeing; views are free):
+        what a naive forward pass stores for the backward pass.
+    depth : sympy.Expr
+        Sequential steps: one per line, a call counts its callee's, a parallel loop its body's once.
+    convention : str
+    """
+
+    params: sp.Expr
+    flops: sp.Expr
+    memory: sp.Expr
+    depth: sp.Expr
+    convention: str
+
+    def as_dict(self) -> dict:
+        return {"params": self.params, "flops": self.flops, "memory": self.memory, "depth": self.depth}
+
+    def evaluate(self, sizes: dict) -> dict:
+        """Each count as a number, for sizes given as ``{symbol or name: int}``."""
+        values = {_symbol(k, self): v for k, v in sizes.items()}
+        out = {}
+        for name, expr in self.as_dict().items():
+            value = expr.xreplace(values)
+            missing = sorted(map(str, value.free_symbols))
+            if missing:
+                raise ConfigError(f"cannot evaluate the {name} count: no value for {', '.join(missing)}")
+            out[name] = int(value) if value.is_integer else float(value)
+        return out
+
+
+def _symbol(key, cost: Cost):
+    if isinstance(key, sp.Symbol):
+        return key
+    for expr in cost.as_dict().values():
+        for s in expr.free_symbols:
+            if s.name == key:
+                return s
+    return sp.Symbol(key)

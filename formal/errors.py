@@ -1,0 +1,43 @@
+"""The errors of the package: every one names what is wrong and the value it had."""
+
+from __future__ import annotations
+
+__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError"]
+
+
+class FormalError(Exception):
+    """Base class of every error the specification raises on bad input."""
+
+
+class ShapeError(FormalError):
+    """A tensor's size disagrees with what an algorithm line needs.
+
+    Attributes
+    ----------
+    algorithm : str
+        ``"Algorithm 4 (attention)"``.
+    line : int or str
+        The paper's line number, or ``"signature"`` for the inputs.
+    symbol : str
+        The dimension symbol (or expression) that disagrees.
+    expected
+        What the symbol was bound to (an int at execution, an expression at derivation).
+    got
+        What was met instead.
+    """
+
+    def __init__(self, *, algorithm, line, symbol, expected, got, detail=""):
+        self.algorithm, self.line, self.symbol = algorithm, line, symbol
+        self.expected, self.got, self.detail = expected, got, detail
+        where = f"{algorithm}, line {line}" if line != "signature" else f"{algorithm}, signature"
+        message = f"{where}: {symbol} is bound to {expected} but {got} was met"
+        super().__init__(f"{message} ({detail})" if detail else message)
+
+
+class ConfigError(FormalError, ValueError):
+    """An impossible configuration: the message names the violated constraint and the values."""
+
+
+class DomainError(FormalError, ValueError):
+    """A value outside the domain an algorithm is defined on (a token id out of range,
+    a constant column under eps = 0, an empty neighbourhood under ``empty="error"``)."""

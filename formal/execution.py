@@ -1,0 +1,207 @@
+"""Execution: running an algorithm's lines over numpy float64 arrays.
+
+Arguments are keyword arguments named as the spec names them.  Each size symbol is bound to the integer
+met first (``{d_e: 8, ell: 5}``) and every later use is checked against that binding: a parameter is
+checked on the line that first reads it, so a mismatch names that line.  Every line's result must have
+the derived shape evaluated at the binding — an oracle that holds for free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import count
+
+import numpy as np
+
+from . import masks
+from .errors import ConfigError, DomainError, ShapeError
+from .ops import Apply, Ref
+from .shapes import Binding, Mismatch
+
+__all__ = ["Run", "execute"]
+
+
+@dataclass
+class Run:
+    """What an execution produced."""
+
+    output: np.ndarray
+    binding: dict                       # symbol → int
+    values: dict = field(repr=False)    # name → array, every input, parameter and result
+    consumed: tuple = ()                # the parameters the lines read, in order of first use
+
+
+class _Context:
+    """What an op's numpy semantics may ask: sizes, loop indices, and where it runs (for messages)."""
+
+    def __init__(self, algorithm, binding: Binding):
+        self.algorithm, self.binding = algorithm, binding
+        self.loop: dict = {}
+        self.line = "signature"
+
+    def evaluate(self, expr) -> int:
+        missing = sorted(str(s) for s in expr.free_symbols if s not in self.binding.values)
+        if missing:
+            raise ConfigError(f"{self.where()} needs the size {missing[0]}, which no argument determines: "
+                              f"pass {missing[0]}=<int>")
+        return self.binding.evaluate(expr)
+
+    def where(self) -> str:
+        return f"{self.algorithm.label}, line {self.line}"
+
+
+def _as_real(name, value):
+    try:
+        array = np.asanyarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{name} must be a real array, got {type(value).__name__}: {exc}") from None
+    return array
+
+
+def _as_index(name, value):
+    array = np.asarray(value)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise ConfigError(f"{name} must be an integer index (or an array of them), got {value!r}")
+    return array
+
+
+def _split(algorithm, arguments: dict):
+    names = {s.name for s in algorithm.signature}
+    sizes = {str(s): s for s in algorithm.symbols}
+    unknown = [k for k in arguments if k not in names and k not in sizes]
+    if unknown:
+        accepted = ", ".join([s.name for s in algorithm.signature] + list(sizes))
+        raise ConfigError(f"{algorithm.label} got an unexpected argument {unknown[0]!r}; it takes {accepted}")
+    given = {sizes[k]: v for k, v in arguments.items() if k in sizes}
+    values = {k: v for k, v in arguments.items() if k in names}
+    for spec in algorithm.signature:
+        if spec.name not in values:
+            if spec.name in algorithm.defaults:
+                values[spec.name] = values.get(algorithm.defaults[spec.name])
+            elif spec.kind == "mask":
+                values[spec.name] = None  # bidirectional, Mask ≡ 1
+            else:
+                raise ConfigError(f"{algorithm.label} is missing argument {spec.name!r} "
+                                  f"({_shape_str(spec.shape)})")
+    return given, values
+
+
+def _shape_str(shape):
+    return "×".join(map(str, shape)) if shape else "scalar"
+
+
+class _Executor:
+    def __init__(self, algorithm, arguments):
+        self.algorithm = algorithm
+        given, raw = _split(algorithm, arguments)
+        self.binding = Binding(given)
+        self.ctx = _Context(algorithm, self.binding)
+        self.values: dict = {}
+        self.unchecked: dict = {}
+        self.consumed: list = []
+        self._bind_inputs(raw)
+        self.unchecked = {p.name: raw[p.name] for p in algorithm.params}
+        self._check_constraints()
+
+    def _mismatch(self, m: Mismatch, line):
+        return ShapeError(algorithm=self.algorithm.label, line=line, symbol=m.symbol, expected=m.expected,
+                          got=m.got, detail=m.detail)
+
+    def _bind(self, spec, array, line):
+        try:
+            self.binding.bind(spec.shape, array.shape, spec.name)
+        except Mismatch as m:
+            raise self._mismatch(m, line) from None
+
+    def _bind_inputs(self, raw):
+        masks_pending = []
+        for spec in self.algorithm.inputs:
+            if spec.kind == "mask":
+                masks_pending.append(spec)
+                continue
+            array = _as_index(spec.name, raw[spec.name]) if spec.kind == "index" else _as_real(spec.name, raw[spec.name])
+            self._bind(spec, array, "signature")
+            self.values[spec.name] = array
+        for spec in masks_pending:
+            ell_z, ell_x = (self.binding.evaluate(d) for d in spec.shape)
+            self.values[spec.name] = masks.resolve(raw[spec.name], ell_z, ell_x)
+
+    def _check_constraints(self):
+        for c in self.algorithm.constraints:
+            if all(s in self.binding.values for s in c.symbols):
+                if not c.holds(self.binding.values):
+                    raise ConfigError(f"{self.algorithm.label}: {c.explain(self.binding.values)}")
+
+    def _read(self, name, line):
+        if name in self.unchecked:
+            spec = self.algorithm.spec(name)
+            array = _as_real(name, self.unchecked.pop(name))
+            self._bind(spec, array, line)
+            self._check_constraints()
+            self.values[name] = array
+            self.consumed.append(name)
+        return self.values[name]
+
+    def evaluate(self, node, line):
+        if isinstance(node, Ref):
+            return self._read(node.name, line)
+        args = [self.evaluate(a, line) for a in node.args]
+        return node.op.numpy(self.ctx, *args)
+
+    def walk(self, lines, numbers, records):
+        for line in lines:
+            number = next(numbers)
+            self.ctx.line = number
+            if hasattr(line, "body"):
+                self._loop(line, numbers, records)
+                continue
+            value = self.evaluate(line.expr, number)
+            self.ctx.line = number
+            self._check_result(records[number - 1], value)
+            self.values[line.target] = value
+
+    def _require(self, expr, line):
+        """Bind the symbols of ``expr`` by checking the parameters that carry them (a loop's trip count)."""
+        for name in list(self.unchecked):
+            if not self.binding.is_bound(expr) and expr.free_symbols & set().union(
+                    *(d.free_symbols for d in self.algorithm.spec(name).shape)):
+                self._read(name, line)
+
+    def _loop(self, line, numbers, records):
+        self._require(line.count, self.ctx.line)
+        trips = self.binding.evaluate(line.count)
+        start = next(numbers)  # the body's numbers are reused on every trip
+        for _ in range(_numbered(line.body) - 1):
+            next(numbers)
+        collected = {name: [] for name in line.stack}
+        for i in range(trips):
+            self.ctx.loop[line.var] = i
+            self.walk(line.body, count(start), records)
+            for name in collected:
+                collected[name].append(self.values[name])
+        del self.ctx.loop[line.var]
+        self.values.update({name: np.stack(parts) for name, parts in collected.items()})
+
+    def _check_result(self, record, value):
+        expected = tuple(self.binding.evaluate(d) for d in record.shape)
+        if np.shape(value) != expected:
+            raise ShapeError(algorithm=self.algorithm.label, line=record.number,
+                             symbol=f"shape of {record.line.target}", expected=expected, got=np.shape(value),
+                             detail="the executed shape differs from the derived one")
+
+    def run(self):
+        records = self.algorithm.derivation.records
+        self.walk(self.algorithm.lines, count(1), records)
+        output = self.values[self.algorithm.output.name]
+        return Run(output=output, binding=dict(self.binding.values), values=self.values,
+                   consumed=tuple(self.consumed))
+
+
+def _numbered(lines) -> int:
+    """How many numbered lines ``lines`` hold, loop headers and bodies included."""
+    return sum(1 + _numbered(line.body) if hasattr(line, "body") else 1 for line in lines)
+
+
+def execute(algorithm, arguments: dict) -> Run:
+    """Run ``algorithm`` on keyword ``arguments`` (inputs, ``mask``, parameters, and optionally sizes)."""
+    return _Executor(algorithm, arguments).run()

@@ -1,0 +1,79 @@
+"""Attention masks ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}``: rows are context positions, columns primary positions.
+
+A masked score becomes −∞ before the softmax (Algorithm 4, line 5).  Causal masks between sequences of
+different lengths need an explicit alignment (SPEC.md decision 6); nothing here guesses one.
+
+Examples
+--------
+>>> causal(3, 3).astype(int)
+array([[1, 1, 1],
+       [0, 1, 1],
+       [0, 0, 1]])
+>>> causal(4, 2, align="bottom-right").astype(int)
+array([[1, 1],
+       [1, 1],
+       [1, 1],
+       [0, 1]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ConfigError
+
+__all__ = ["ALIGNMENTS", "NAMED", "bidirectional", "causal", "resolve"]
+
+ALIGNMENTS = ("top-left", "bottom-right")
+
+#: Mask names accepted wherever a mask is given.
+NAMED = ("bidirectional", "causal", "causal-top-left", "causal-bottom-right")
+
+
+def bidirectional(ell_z: int, ell_x: int) -> np.ndarray:
+    """``Mask ≡ 1``: every primary token sees every context token."""
+    return np.ones((ell_z, ell_x), dtype=bool)
+
+
+def causal(ell_z: int, ell_x: int, *, align: str | None = None) -> np.ndarray:
+    """The unidirectional mask.
+
+    ``align="top-left"`` (the paper's): ``Mask[t_z, t_x] = [[t_z ≤ t_x]]``.
+    ``align="bottom-right"`` (what a KV cache needs): ``Mask[t_z, t_x] = [[t_z ≤ t_x + ℓ_z − ℓ_x]]``, so the
+    last query sees the whole context.  When ``ℓ_z = ℓ_x`` the two agree and ``align`` may be omitted.
+    """
+    if align is None:
+        if ell_z != ell_x:
+            raise ConfigError(f"a causal mask with ell_z = {ell_z} != ell_x = {ell_x} needs an explicit "
+                              "alignment: 'top-left' or 'bottom-right'")
+        align = "top-left"
+    if align not in ALIGNMENTS:
+        raise ConfigError(f"unknown causal alignment {align!r}; known: {', '.join(ALIGNMENTS)}")
+    shift = 0 if align == "top-left" else ell_z - ell_x
+    t_z = np.arange(ell_z)[:, None]
+    t_x = np.arange(ell_x)[None, :]
+    return t_z <= t_x + shift
+
+
+def resolve(mask, ell_z: int, ell_x: int) -> np.ndarray:
+    """A boolean ``ℓ_z×ℓ_x`` matrix from a mask name, ``None`` (bidirectional) or an array of 0/1."""
+    if mask is None or (isinstance(mask, str) and mask == "bidirectional"):
+        return bidirectional(ell_z, ell_x)
+    if isinstance(mask, str):
+        if mask == "causal":
+            return causal(ell_z, ell_x)
+        if mask.startswith("causal-") and mask[len("causal-"):] in ALIGNMENTS:
+            return causal(ell_z, ell_x, align=mask[len("causal-"):])
+        raise ConfigError(f"unknown mask {mask!r}; known: {', '.join(NAMED)}, or a 0/1 array")
+    try:
+        array = np.asarray(mask)
+    except Exception as exc:  # noqa: BLE001 — any conversion failure is the caller's bad input
+        raise ConfigError(f"mask must be a 0/1 array of shape ({ell_z}, {ell_x}): {exc}") from None
+    if array.shape != (ell_z, ell_x):
+        raise ConfigError(f"mask has shape {array.shape} but Mask ∈ {{0,1}}^(ell_z×ell_x) needs "
+                          f"({ell_z}, {ell_x})")
+    if array.dtype != bool:
+        if not np.issubdtype(array.dtype, np.number) or not np.all((array == 0) | (array == 1)):
+            raise ConfigError("mask entries must be 0 or 1 (or booleans); a mask is not additive")
+        array = array != 0
+    return array

@@ -1,0 +1,171 @@
+"""Tensor types with symbolic shapes, and the binding of size symbols to the integers met at run time.
+
+A shape is a tuple of sympy expressions over the size symbols of :mod:`formal.symbols`, e.g.
+``(d_attn, ell_x)`` or ``(d_out, H*d_mid)``; ``()`` is a scalar.  Two dimensions agree only when they are
+the same expression: ``d_x`` and ``d_z`` are different until a configuration makes them one symbol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .errors import ConfigError
+from .symbols import latex, text
+
+__all__ = ["Shape", "TensorSpec", "Mismatch", "Binding", "as_shape", "numel", "same_dim",
+           "shape_text", "shape_latex", "shape_json", "unify"]
+
+Shape = tuple  # of sympy expressions
+
+
+def as_shape(dims) -> Shape:
+    """A shape from sizes given as symbols, expressions or ints."""
+    return tuple(sp.Integer(d) if isinstance(d, int) else d for d in dims)
+
+
+def numel(shape: Shape) -> sp.Expr:
+    """The number of scalars in a tensor of this shape."""
+    return sp.Mul(*shape) if shape else sp.Integer(1)
+
+
+def same_dim(a, b) -> bool:
+    """Whether two dimension expressions are equal as polynomials."""
+    return a == b or sp.expand(a - b) == 0
+
+
+def shape_text(shape: Shape) -> str:
+    """``d_attn×ℓ_x`` (``scalar`` for ``()``)."""
+    return "×".join(text(d) for d in shape) if shape else "scalar"
+
+
+def shape_latex(shape: Shape) -> str:
+    return r"\times ".join(latex(d) for d in shape) if shape else "1"
+
+
+def shape_json(shape: Shape) -> list:
+    """A shape as the JSON view writes it: a list of sympy expression strings over the ASCII symbols."""
+    return [str(d) for d in shape]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A named tensor of an algorithm's signature.
+
+    ``kind`` is ``"real"`` (a real array), ``"index"`` (an integer, or an integer array, with values in
+    ``[0, bound)``), or ``"mask"`` (a {0,1} matrix).
+    """
+
+    name: str
+    shape: Shape
+    kind: str = "real"
+    doc: str = ""
+    bound: object = None
+
+    def size(self) -> sp.Expr:
+        return numel(self.shape)
+
+
+class Mismatch(Exception):
+    """Raised by a shape rule or a binding; the algorithm turns it into a :class:`ShapeError` that names
+    itself and the line."""
+
+    def __init__(self, symbol, expected, got, detail=""):
+        super().__init__(symbol, expected, got, detail)
+        self.symbol, self.expected, self.got, self.detail = symbol, expected, got, detail
+
+
+def unify(declared: Shape, actual: Shape, substitution: dict, what: str) -> None:
+    """Extend ``substitution`` (callee symbol → caller expression) so that ``declared`` becomes ``actual``.
+
+    Used for calls: a callee's symbols are renamed to the caller's expressions.  A symbol met twice must
+    map to the same expression both times.
+    """
+    if len(declared) != len(actual):
+        raise Mismatch(f"rank of {what}", len(declared), len(actual))
+    for want, have in zip(declared, actual):
+        if isinstance(want, sp.Symbol) and want not in substitution:
+            substitution[want] = have
+            continue
+        want_here = want.xreplace(substitution)
+        if not same_dim(want_here, have):
+            raise Mismatch(str(want), want_here, have, f"in {what}")
+
+
+class Binding:
+    """Size symbols bound to the integers met in arrays, with where each came from.
+
+    Examples
+    --------
+    >>> from formal.symbols import d_e, ell
+    >>> b = Binding()
+    >>> b.bind((d_e, ell), (4, 3), "X")
+    >>> b.evaluate(d_e * ell)
+    12
+    """
+
+    def __init__(self, values: dict | None = None):
+        self.values: dict = {}
+        self.sources: dict = {}
+        for symbol, value in (values or {}).items():
+            self.set(symbol, value, "given")
+
+    def set(self, symbol, value: int, source: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, sp.Integer)) or int(value) <= 0:
+            raise ConfigError(f"{symbol} = {value!r} must be a positive integer ({source})")
+        self.values[symbol] = int(value)
+        self.sources[symbol] = source
+
+    def is_bound(self, expr) -> bool:
+        return all(s in self.values for s in expr.free_symbols)
+
+    def evaluate(self, expr) -> int:
+        """The integer value of a size expression whose symbols are all bound."""
+        if isinstance(expr, sp.Symbol):
+            return self.values[expr]
+        value = expr.xreplace({s: self.values[s] for s in expr.free_symbols})
+        return int(value) if value.is_integer else value
+
+    def bind(self, declared: Shape, actual: tuple, what: str) -> None:
+        """Bind the symbols of ``declared`` to the sizes in ``actual`` (the shape of ``what``), checking
+        every dimension whose symbols are already bound.  Raises :class:`Mismatch` on disagreement."""
+        if len(declared) != len(actual):
+            raise Mismatch(f"rank of {what}", len(declared), len(actual),
+                           f"{what} must have shape ({', '.join(map(str, declared))}), got {tuple(actual)}")
+        pending = []
+        for axis, (dim, size) in enumerate(zip(declared, actual)):
+            if size <= 0:
+                raise ConfigError(f"{dim} = {size} must be positive ({what} has shape {tuple(actual)})")
+            pending.append((axis, dim, int(size)))
+        while pending:
+            waiting = []
+            for axis, dim, size in pending:
+                free = [s for s in dim.free_symbols if s not in self.values]
+                if not free:
+                    self._check(dim, size, what, axis)
+                elif len(free) == 1:
+                    self._solve(dim, free[0], size, what, axis)
+                else:
+                    waiting.append((axis, dim, size))
+            if len(waiting) == len(pending):
+                axis, dim, size = waiting[0]
+                raise Mismatch(str(dim), "an expression with known symbols", size,
+                               f"cannot infer {dim} from {what} axis {axis} alone")
+            pending = waiting
+
+    def _check(self, dim, size, what, axis):
+        value = self.evaluate(dim)
+        if value != size:
+            origin = ", ".join(f"{s} from {self.sources[s]}" for s in sorted(dim.free_symbols, key=str))
+            raise Mismatch(str(dim), value, size, f"{what} axis {axis}; {origin}")
+
+    def _solve(self, dim, symbol, size, what, axis):
+        # Dimensions are linear in each symbol (H·d_mid, 2·d_e): size = a·symbol + b.
+        rest = {s: self.values[s] for s in dim.free_symbols if s != symbol}
+        a = dim.diff(symbol).xreplace(rest)
+        b = dim.xreplace({**rest, symbol: 0})
+        value = (size - b) / a if a.is_number and a != 0 else None
+        if value is None or not value.is_integer or value <= 0:
+            raise Mismatch(str(dim), f"a size of the form {dim}", size, f"{what} axis {axis}")
+        self.set(symbol, int(value), f"{what} axis {axis}")

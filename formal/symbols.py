@@ -1,0 +1,123 @@
+"""Dimension symbols with the paper's names.
+
+Every size in the package is a positive-integer sympy ``Symbol`` made by :func:`dim`, named in ASCII after
+the paper's notation (``ell_x`` for ℓ_x, ``d_attn`` for d_attn).  One factory means one symbol per name, so
+``dim("d_e") is d_e`` and expressions built in different modules compare equal.
+
+Examples
+--------
+>>> from formal.symbols import d_e, ell, text
+>>> text(2 * d_e * ell)
+'2·d_e·ℓ'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from .errors import ConfigError
+
+__all__ = [
+    "SymbolInfo", "dim", "real", "info", "text", "latex", "is_length",
+    "N_V", "ell_max", "ell", "ell_x", "ell_z", "d_e", "d_x", "d_z", "d_in", "d_attn", "d_mid", "d_out",
+    "d_mlp", "d_f", "H", "n_kv_heads", "L", "L_enc", "L_dec", "ell_gen", "T",
+    "tau", "p_mask", "eta", "N_data", "N_epochs",
+]
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """How a symbol is written and what it means."""
+
+    name: str       # ASCII, used in code and JSON
+    glyph: str      # unicode, used in the text view
+    tex: str        # LaTeX
+    meaning: str
+    kind: str = "size"  # "size", "length" (a sequence length) or "real"
+
+
+_TABLE = [
+    SymbolInfo("N_V", "N_V", r"N_{\mathrm{V}}", "vocabulary size"),
+    SymbolInfo("ell_max", "ℓ_max", r"\ell_{\mathrm{max}}", "maximum context length", "length"),
+    SymbolInfo("ell", "ℓ", r"\ell", "sequence length", "length"),
+    SymbolInfo("ell_x", "ℓ_x", r"\ell_{x}", "length of the primary sequence", "length"),
+    SymbolInfo("ell_z", "ℓ_z", r"\ell_{z}", "length of the context sequence", "length"),
+    SymbolInfo("T", "T", "T", "number of context tokens (Algorithm 3)", "length"),
+    SymbolInfo("ell_gen", "ℓ_gen", r"\ell_{\mathrm{gen}}", "number of generated tokens", "length"),
+    SymbolInfo("d_e", "d_e", r"d_{\mathrm{e}}", "embedding width"),
+    SymbolInfo("d_x", "d_x", r"d_{x}", "width of the primary sequence"),
+    SymbolInfo("d_z", "d_z", r"d_{z}", "width of the context sequence"),
+    SymbolInfo("d_in", "d_in", r"d_{\mathrm{in}}", "input width (Algorithm 3)"),
+    SymbolInfo("d_attn", "d_attn", r"d_{\mathrm{attn}}", "query/key width"),
+    SymbolInfo("d_mid", "d_mid", r"d_{\mathrm{mid}}", "value width of one head"),
+    SymbolInfo("d_out", "d_out", r"d_{\mathrm{out}}", "output width"),
+    SymbolInfo("d_mlp", "d_mlp", r"d_{\mathrm{mlp}}", "hidden width of the MLP"),
+    SymbolInfo("d_f", "d_f", r"d_{\mathrm{f}}", "width of the final projection (Algorithm 9)"),
+    SymbolInfo("H", "H", "H", "number of attention heads"),
+    SymbolInfo("n_kv_heads", "H_kv", r"H_{\mathrm{kv}}", "number of key/value heads"),
+    SymbolInfo("L", "L", "L", "number of layers"),
+    SymbolInfo("L_enc", "L_enc", r"L_{\mathrm{enc}}", "number of encoder layers"),
+    SymbolInfo("L_dec", "L_dec", r"L_{\mathrm{dec}}", "number of decoder layers"),
+    SymbolInfo("N_data", "N_data", r"N_{\mathrm{data}}", "number of training sequences"),
+    SymbolInfo("N_epochs", "N_epochs", r"N_{\mathrm{epochs}}", "number of passes over the data"),
+    SymbolInfo("tau", "τ", r"\tau", "sampling temperature", "real"),
+    SymbolInfo("p_mask", "p_mask", r"p_{\mathrm{mask}}", "masking probability", "real"),
+    SymbolInfo("eta", "η", r"\eta", "learning rate", "real"),
+]
+_INFO = {row.name: row for row in _TABLE}
+
+
+@lru_cache(maxsize=None)
+def dim(name: str) -> sp.Symbol:
+    """The positive-integer size symbol called ``name`` (one object per name)."""
+    if not name.isidentifier():
+        raise ConfigError(f"a dimension name must be an identifier, got {name!r}")
+    return sp.Symbol(name, positive=True, integer=True)
+
+
+@lru_cache(maxsize=None)
+def real(name: str) -> sp.Symbol:
+    """The positive real symbol called ``name`` (τ, η, p_mask)."""
+    return sp.Symbol(name, positive=True)
+
+
+def info(symbol: sp.Symbol) -> SymbolInfo:
+    """The :class:`SymbolInfo` of ``symbol`` (a plain one for names the paper does not use)."""
+    name = str(symbol)
+    return _INFO.get(name) or SymbolInfo(name, name, name.replace("_", r"\_"), name)
+
+
+def is_length(symbol: sp.Symbol) -> bool:
+    """Whether ``symbol`` is a sequence length (ℓ, ℓ_x, ℓ_z, T, ...)."""
+    return info(symbol).kind == "length"
+
+
+def _expr(expr) -> sp.Expr:
+    # Only numbers and sympy objects: text is never parsed (sympify would evaluate it).
+    if isinstance(expr, (int, sp.Basic)):
+        return sp.sympify(expr)
+    raise TypeError(f"expected a sympy expression or an int, got {type(expr).__name__}")
+
+
+def text(expr) -> str:
+    """``expr`` in the text view's notation: paper glyphs, ``·`` for products, ``^`` for powers."""
+    expr = _expr(expr)
+    glyphs = {s: sp.Symbol(info(s).glyph) for s in expr.free_symbols}
+    return sp.sstr(expr.xreplace(glyphs)).replace("**", "^").replace("*", "·")
+
+
+def latex(expr) -> str:
+    """``expr`` as LaTeX with the paper's symbols."""
+    expr = _expr(expr)
+    return sp.latex(expr, symbol_names={s: info(s).tex for s in expr.free_symbols}, mul_symbol="dot")
+
+
+def _make(row: SymbolInfo) -> sp.Symbol:
+    return real(row.name) if row.kind == "real" else dim(row.name)
+
+
+(N_V, ell_max, ell, ell_x, ell_z, T, ell_gen, d_e, d_x, d_z, d_in, d_attn, d_mid, d_out, d_mlp, d_f, H,
+ n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)
