@@ -219,7 +219,7 @@ class CallOp(Op):
 
     name = "call"
 
-    def __init__(self, callee: Algorithm, names: tuple, label: str = ""):
+    def __init__(self, callee: Algorithm, names: tuple, label: tuple = ()):
         self.callee, self.names, self.label = callee, names, label
 
     def _substitution(self, shapes) -> dict:
@@ -238,25 +238,26 @@ class CallOp(Op):
     def numpy(self, ctx, *values):
         return self.callee(**dict(zip(self.names, values)))
 
-    def _parts(self, args):
+    def _parts(self, args, latex=False):
         kinds = {s.name: s.kind for s in self.callee.signature}
         ins = [a.text for n, a in zip(self.names, args) if n in {s.name for s in self.callee.inputs}
                and kinds[n] != "mask"]
         mask = [a.text for n, a in zip(self.names, args) if kinds[n] == "mask"]
         params = [a.text for n, a in zip(self.names, args) if n not in {s.name for s in self.callee.inputs}]
-        return ins, ([self.label] if self.label else params) + mask
+        return ins, ([self.label[latex]] if self.label else params) + mask
 
     def text(self, args):
         ins, rest = self._parts(args)
         return f"{self.callee.display}({', '.join(ins)} | {', '.join(rest)})"
 
     def latex(self, args):
-        ins, rest = self._parts(args)
+        ins, rest = self._parts(args, latex=True)
         return rf"\mathrm{{{self.callee.display}}}\left({', '.join(ins)} \mid {', '.join(rest)}\right)"
 
 
-def call(callee: Algorithm, *, label: str = "", **arguments) -> Apply:
-    """A call node: ``arguments`` maps the callee's input and parameter names to the caller's expressions."""
+def call(callee: Algorithm, *, label: tuple = (), **arguments) -> Apply:
+    """A call node: ``arguments`` maps the callee's input and parameter names to the caller's expressions;
+    ``label`` is how the parameters are written, as (text, LaTeX) (``("W_qkv^h", r"W^{h}_{qkv}")``)."""
     missing = [s.name for s in callee.signature if s.name not in arguments and s.name not in callee.defaults]
     if missing:
         raise ConfigError(f"call of {callee.label} misses {', '.join(missing)}")

@@ -542,9 +542,13 @@ class KVGroup:
         return ctx.loop[self.var] // (ctx.evaluate(self.heads) // ctx.evaluate(self.n_kv))
 
     def text(self) -> str:
+        if self.n_kv == 1:  # multi-query attention: one key/value head for all
+            return "1"
         return f"⌈{self.var}·{sym_text(self.n_kv)}/{sym_text(self.heads)}⌉"
 
     def latex(self) -> str:
+        if self.n_kv == 1:
+            return "1"
         return rf"\lceil {self.var} {sym_latex(self.n_kv)} / {sym_latex(self.heads)} \rceil"
 
 
@@ -552,6 +556,7 @@ class Pick(Op):
     """Entry ``index`` of a value stacked on a leading axis (``W_q^h``).  A view, free."""
 
     name = "pick"
+    prec = POSTFIX - 1  # (K^g)ᵀ needs its parentheses
 
     def __init__(self, index):
         self.index = index
@@ -571,10 +576,15 @@ class Pick(Op):
         return a[self.index.value(ctx)]
 
     def text(self, args):
-        return f"{args[0].at(POSTFIX)}^{self.index.text()}"
+        return f"{_stem(args[0].text)}^{self.index.text()}"
 
     def latex(self, args):
-        return f"{args[0].at(POSTFIX, True)}^{{{self.index.latex()}}}"
+        return f"{_stem(args[0].text)}^{{{self.index.latex()}}}"
+
+
+def _stem(name: str) -> str:
+    """``Y`` of a per-iteration name ``Y^h``."""
+    return name.split("^", 1)[0]
 
 
 class StackRows(Op):
@@ -582,6 +592,9 @@ class StackRows(Op):
     stacked heads, free."""
 
     name = "stack_rows"
+
+    def __init__(self, count):
+        self.count = count
 
     def shape(self, shapes):
         _rank(shapes[0], (3,), "stacked blocks")
@@ -598,10 +611,12 @@ class StackRows(Op):
         return a.reshape(a.shape[0] * a.shape[1], a.shape[2])
 
     def text(self, args):
-        return f"[{args[0].text}¹; {args[0].text}²; …]"
+        y = _stem(args[0].text)
+        return f"[{y}^1; {y}^2; …; {y}^{sym_text(self.count)}]"
 
     def latex(self, args):
-        return rf"[{args[0].text}^{{1}}; {args[0].text}^{{2}}; \dots]"
+        y = _stem(args[0].text)
+        return rf"[{y}^{{1}}; {y}^{{2}}; \dots; {y}^{{{sym_latex(self.count)}}}]"
 
 
 SINUSOIDS = {
@@ -727,8 +742,8 @@ def pick(value, index):
     return Pick(index)(value)
 
 
-def stack_rows(value):
-    return StackRows()(value)
+def stack_rows(value, count):
+    return StackRows(count)(value)
 
 
 def sinusoid(t, kind, d_e, ell_max):

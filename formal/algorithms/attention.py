@@ -52,7 +52,7 @@ def build_single_query_attention(*, bias: bool = True) -> Algorithm:
         Assign("q", add(matmul("W_q", "e"), "b_q") if bias else matmul("W_q", "e")),
         Assign("k", _affine("W_k", "e_t", "b_k", bias, ones=False), forall="t"),
         Assign("v", _affine("W_v", "e_t", "b_v", bias, ones=False), forall="t"),
-        Assign("alpha", softmax(div_sqrt(matmul_t("k", "q"), d_attn)), forall="t"),
+        Assign("alpha", softmax(div_sqrt(matmul_t("k", "q"), d_attn))),
         Assign("v_tilde", weighted_sum("v", "alpha"), returns=True),
     ]
     return Algorithm(
@@ -128,7 +128,7 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
     h = LoopIndex("h")
     heads = [_mha_heads(bias, empty, h)] if kv is None else _gqa_heads(bias, empty, h, kv)
     lines = [*heads,
-             Assign("Y", stack_rows("Y_h")),
+             Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", _affine("W_o", "Y", "b_o", bias), returns=True)]
     grouped = kv is not None
     return Algorithm(
@@ -150,7 +150,7 @@ def _mha_heads(bias, empty, h):
     """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)``."""
     inner = build_attention(bias=bias, empty=empty)
     per_head = {name: pick(name, h) for name in ("W_q", "W_k", "W_v") + (("b_q", "b_k", "b_v") if bias else ())}
-    head = call(inner, label="W_qkv^h", X="X", Z="Z", mask="mask", **per_head)
+    head = call(inner, label=("W_qkv^h", r"W^{h}_{qkv}"), X="X", Z="Z", mask="mask", **per_head)
     return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
 
 

@@ -1,0 +1,7 @@
+"""``python -m formal``: the same as the ``formal-transformers`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

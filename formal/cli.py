@@ -1,0 +1,165 @@
+"""The ``formal-transformers`` command (also ``python -m formal``).
+
+Subcommands:
+
+``list [--json]``
+    the algorithms, by number and name.
+``show NAME [--json] [--latex] [--convention matmul|full] [--params] [-o KEY=VALUE ...]``
+    one algorithm as numbered pseudocode with each line's result shape and cost, and the totals.
+
+Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
+Commands that need torch are found through the ``formal_transformers.commands`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import __version__
+from .cost import CONVENTIONS
+from .errors import FormalError
+
+__all__ = ["main", "build_parser", "parse_option"]
+
+PROG = "formal-transformers"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit status 2."""
+
+    def error(self, message):
+        raise _UsageError(message)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def parse_option(text: str):
+    """``KEY=VALUE`` → (key, value); the value is a bool, None, an int, a float or else a string —
+    parsed, never evaluated."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise _UsageError(f"option {text!r} must be KEY=VALUE")
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        return key, lowered == "true"
+    if lowered == "none":
+        return key, None
+    for kind in (int, float):
+        try:
+            return key, kind(raw)
+        except ValueError:
+            pass
+    return key, raw
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Formal Algorithms for Transformers as executable objects: "
+                     "shapes and costs derived from the pseudocode.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("list", help="list the algorithms")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_list)
+
+    p = sub.add_parser("show", help="show one algorithm with its shapes and costs")
+    p.add_argument("name", help="algorithm name (see `list`)")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--json", action="store_true", help="print one JSON object")
+    view.add_argument("--latex", action="store_true", help="print an algorithmic environment")
+    p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
+    p.add_argument("--params", action="store_true", help="list the parameters with their shapes")
+    p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="build a variant, e.g. -o n_kv_heads=2 or -o norm=rms (repeatable)")
+    p.set_defaults(run=_show)
+
+    _plugin_commands(sub)
+    return parser
+
+
+def _plugin_commands(sub):
+    """Commands living beside the code they drive (``reference/``), registered through entry points."""
+    from importlib.metadata import entry_points
+    for entry in entry_points(group="formal_transformers.commands"):
+        try:
+            register = entry.load()
+        except ImportError as exc:
+            p = sub.add_parser(entry.name, help=f"(unavailable: {exc.name} is not installed)")
+            p.set_defaults(run=_missing(entry.name, exc))
+            continue
+        register(sub)
+
+
+def _missing(name, exc):
+    def run(args, out):
+        raise FormalError(f"`{name}` needs {exc.name}, which is not installed: "
+                          "pip install torch==2.13.0 'formal-transformers[torch]'")
+    return run
+
+
+def _list(args, out):
+    from .algorithms import ALGORITHMS
+    rows = [{"number": a.number, "name": a.name, "summary": a.summary,
+             "options": {k: a.option_docs.get(k, "") for k in a.options}} for a in ALGORITHMS.values()]
+    if args.json:
+        json.dump({"algorithms": rows}, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+        return
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        options = f"  [options: {', '.join(r['options'])}]" if r["options"] else ""
+        out.write(f"{r['number']:>2}  {r['name']:<{width}}  {r['summary']}{options}\n")
+
+
+def _show(args, out):
+    from . import render
+    from .algorithms import get
+    options = dict(parse_option(o) for o in args.option)
+    algorithm = get(args.name, **options)
+    if args.params:
+        if args.json:
+            json.dump(render.params_json(algorithm), out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        else:
+            out.write(render.params_text(algorithm))
+        return
+    if args.json:
+        json.dump(render.to_json(algorithm, args.convention), out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    elif args.latex:
+        out.write(render.to_latex(algorithm))
+    else:
+        out.write(render.to_text(algorithm, args.convention))
+
+
+def _fail(message: str) -> int:
+    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
+    print(f"{PROG}: error: {first}", file=sys.stderr)
+    return 2
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        args.run(args, sys.stdout)
+        sys.stdout.flush()
+    except _UsageError as exc:
+        return _fail(exc)
+    except FormalError as exc:
+        return _fail(exc)
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (`| head`): not an error
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""Rendering of algorithm objects: the numbered pseudocode as text (paper glyphs) and as LaTeX
+(``algorithmic``), each line with its derived result shape and cost, and a JSON view."""
+
+from __future__ import annotations
+
+
+from .asymptotics import big_theta
+from .cost import CONVENTIONS, check_convention
+from .ops import Apply, Ref, Rendered
+from .shapes import shape_json, shape_latex, shape_text
+from .symbols import is_length, latex as sym_latex, text as sym_text
+
+__all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
+           "params_json", "leading_order"]
+
+_GLYPHS = {  # ASCII name → (text, LaTeX)
+    "V_tilde": ("Ṽ", r"\tilde{V}"), "v_tilde": ("ṽ", r"\tilde{v}"), "e_hat": ("ê", r"\hat{e}"),
+    "gamma": ("γ", r"\gamma"), "beta": ("β", r"\beta"), "alpha": ("α", r"\alpha"),
+    "mask": ("Mask", r"\mathrm{Mask}"),
+}
+
+
+def display(name: str, latex: bool = False) -> str:
+    """How a value's ASCII name is written: ``V_tilde`` → ``Ṽ``, ``W_q`` → ``W_{q}`` in LaTeX."""
+    if name in _GLYPHS:
+        return _GLYPHS[name][latex]
+    head, _, tail = name.partition("_")
+    if tail in _LOOP_VARS:  # a per-iteration value: Y_h → Y^h
+        return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
+    if latex and tail:
+        return f"{head}_{{{tail}}}"
+    return name
+
+
+_LOOP_VARS = ("h", "g")
+
+
+def render_node(node, latex: bool = False) -> Rendered:
+    if isinstance(node, Ref):
+        return Rendered(display(node.name, latex))
+    args = [render_node(a, latex) for a in node.args]
+    op = node.op
+    return Rendered(op.latex(args) if latex else op.text(args), op.prec)
+
+
+def _target(line, latex):
+    name = display(line.target, latex)
+    return f"{name}_{{{line.forall}}}" if latex and line.forall else (f"{name}_{line.forall}" if line.forall else name)
+
+
+def line_text(line, latex: bool = False) -> str:
+    """One line as the paper writes it (``Q ← W_q X + b_q1ᵀ``, ``for h ∈ [H]:``)."""
+    if hasattr(line, "body"):
+        count = sym_latex(line.count) if latex else sym_text(line.count)
+        return rf"{line.var} \in [{count}]" if latex else f"for {line.var} ∈ [{count}]:"
+    expr = line.expr
+    if isinstance(expr, Apply):
+        args = [render_node(a, latex) for a in expr.args]
+        whole = expr.op.line_latex(line.target, args) if latex else expr.op.line_text(line.target, args)
+        if whole:
+            return whole
+    rhs, target = render_node(expr, latex).text, _target(line, latex)
+    arrow = r"\gets" if latex else "←"
+    body = rf"\textbf{{return}}\ {target} = {rhs}" if (latex and line.returns) else (
+        f"return {target} = {rhs}" if line.returns else f"{target} {arrow} {rhs}")
+    if line.forall:
+        body = (rf"\forall {line.forall}:\ " if latex else f"∀{line.forall}: ") + body
+    return body
+
+
+def _signature_entry(spec, latex=False):
+    name = display(spec.name, latex)
+    if spec.kind == "index":
+        bound = sym_latex(spec.bound) if latex else sym_text(spec.bound)
+        return rf"{name} \in [{bound}]" if latex else f"{name} ∈ [{bound}]"
+    space = (r"\{0,1\}" if latex else "{0,1}") if spec.kind == "mask" else (r"\mathbb{R}" if latex else "ℝ")
+    if not spec.shape:
+        return rf"{name} \in {space}" if latex else f"{name} ∈ {space}"
+    return (rf"{name} \in {space}^{{{shape_latex(spec.shape)}}}" if latex
+            else f"{name} ∈ {space}^({shape_text(spec.shape)})")
+
+
+def header(algorithm, latex=False) -> str:
+    """``Ṽ ← Attention(X, Z | W_qkv, Mask)``."""
+    data = [display(s.name, latex) for s in algorithm.inputs if s.kind != "mask"]
+    rest = ([algorithm.params_label] if algorithm.params_label else [])
+    rest += [display(s.name, latex) for s in algorithm.inputs if s.kind == "mask"]
+    args = ", ".join(data) + ((r" \mid " if latex else " | ") + ", ".join(rest) if rest else "")
+    out = display(algorithm.output.name, latex)
+    name = rf"\mathrm{{{algorithm.display}}}" if latex else algorithm.display
+    return rf"{out} \gets {name}({args})" if latex else f"{out} ← {name}({args})"
+
+
+def leading_order(algorithm, convention="matmul") -> str | None:
+    """Θ of the FLOPs in the algorithm's sequence lengths, or None when it has none."""
+    flops = algorithm.cost(convention).flops
+    lengths = sorted((s for s in flops.free_symbols if is_length(s)), key=str)
+    if not lengths or flops == 0:
+        return None
+    names = ", ".join(sym_text(s) for s in lengths)
+    return f"{big_theta(flops, lengths)} in {names}"
+
+
+def params_text(algorithm) -> str:
+    rows = [(display(p.name), p.name, shape_text(p.shape), sym_text(p.size()), p.doc) for p in algorithm.params]
+    if not rows:
+        return f"{algorithm.label} has no parameters.\n"
+    widths = [max(len(r[i]) for r in rows + [("paper", "name", "shape", "size", "")]) for i in range(4)]
+    lines = [f"Parameters of {algorithm.label} (canonical names; per-head parameters stacked on a leading "
+             "head axis):"]
+    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("paper", "name", "shape", "size"), widths)))
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + f"  {r[4]}" for r in rows]
+    lines.append(f"  total: {sym_text(algorithm.param_count())}")
+    return "\n".join(lines) + "\n"
+
+
+def params_json(algorithm) -> dict:
+    return {"number": algorithm.number, "name": algorithm.name,
+            "params": {p.name: {"shape": shape_json(p.shape), "size": str(p.size()), "doc": p.doc}
+                       for p in algorithm.params},
+            "total": str(algorithm.param_count())}
+
+
+def to_text(algorithm, convention="matmul") -> str:
+    """The numbered pseudocode with each line's result shape and cost, then the totals."""
+    check_convention(convention)
+    d = algorithm.derivation
+    out = [f"Algorithm {algorithm.number}: {header(algorithm)}", f"  {algorithm.summary}"]
+    out.append("Input:       " + ", ".join(_signature_entry(s) for s in algorithm.inputs if s.kind != "mask"))
+    masks = [s for s in algorithm.inputs if s.kind == "mask"]
+    if masks:
+        out.append("Hyperparams: " + ", ".join(_signature_entry(s) for s in masks))
+    out.append("Output:      " + _signature_entry(algorithm.output))
+    if algorithm.params:
+        out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
+    if algorithm.constraints:
+        out.append("Requires:    " + ", ".join(c.text for c in algorithm.constraints))
+    if algorithm.options:
+        out.append("Options:     " + ", ".join(f"{k}={v!r}" for k, v in algorithm.options.items()))
+    rows = []
+    for r in d.records:
+        code = "  " * r.level + line_text(r.line)
+        shape = "" if r.shape is None else shape_text(r.shape)
+        rows.append((str(r.number), code, shape, sym_text(r.work.flops[convention])))
+    heads = ("#", "line", "shape", f"FLOPs ({convention})")
+    widths = [max(len(x[i]) for x in rows + [heads]) for i in range(3)]
+    out.append("")
+    out.append(f"{heads[0]:>{widths[0]}}  {heads[1]:<{widths[1]}}  {heads[2]:<{widths[2]}}  {heads[3]}")
+    out += [f"{n:>{widths[0]}}  {c:<{widths[1]}}  {s:<{widths[2]}}  {f}" for n, c, s, f in rows]
+    if any(r.level for r in d.records):
+        out.append("(inside a loop the cost is per iteration; the loop line holds the whole loop's)")
+    cost = algorithm.cost(convention)
+    out += ["", f"Totals ({convention} convention):",
+            f"  parameters  {sym_text(cost.params)}",
+            f"  FLOPs       {sym_text(cost.flops)}",
+            f"  memory      {sym_text(cost.memory)}  (scalars materialised)",
+            f"  depth       {sym_text(cost.depth)}  (sequential lines)"]
+    lead = leading_order(algorithm, convention)
+    if lead:
+        out.append(f"  leading     {lead}")
+    return "\n".join(out) + "\n"
+
+
+def to_latex(algorithm) -> str:
+    """An ``algorithm``/``algorithmic`` (algpseudocode) environment, each line commented with its shape."""
+    d = algorithm.derivation
+    out = [r"\begin{algorithm}", rf"\caption{{${header(algorithm, True)}$}}", r"\begin{algorithmic}[1]"]
+    inputs = ", ".join(f"${_signature_entry(s, True)}$" for s in algorithm.inputs)
+    out.append(rf"\Require {inputs}")
+    out.append(rf"\Ensure ${_signature_entry(algorithm.output, True)}$")
+    if algorithm.params:
+        out.append(r"\Statex \textbf{Parameters:} " + ", ".join(f"${_signature_entry(s, True)}$"
+                                                              for s in algorithm.params))
+    levels = []
+    for r in d.records:
+        while levels and levels[-1] >= r.level:
+            levels.pop()
+            out.append("  " * len(levels) + r"\EndFor")
+        pad = "  " * r.level
+        if r.shape is None:
+            out.append(pad + rf"\For{{${line_text(r.line, True)}$}}")
+            levels.append(r.level)
+        else:
+            comment = rf" \Comment{{$\in \mathbb{{R}}^{{{shape_latex(r.shape)}}}$}}" if r.shape else ""
+            out.append(pad + rf"\State ${line_text(r.line, True)}$" + comment)
+    while levels:
+        levels.pop()
+        out.append("  " * len(levels) + r"\EndFor")
+    out += [r"\end{algorithmic}", r"\end{algorithm}"]
+    return "\n".join(out) + "\n"
+
+
+def to_json(algorithm, convention="matmul") -> dict:
+    """The JSON view: signature shapes and costs as sympy expression strings over the ASCII symbols."""
+    check_convention(convention)
+    d, cost = algorithm.derivation, algorithm.cost(convention)
+    return {
+        "number": algorithm.number,
+        "name": algorithm.name,
+        "display": algorithm.display,
+        "summary": algorithm.summary,
+        "options": algorithm.options,
+        "convention": convention,
+        "inputs": {s.name: shape_json(s.shape) for s in algorithm.inputs},
+        "params": {s.name: shape_json(s.shape) for s in algorithm.params},
+        "outputs": {algorithm.output.name: shape_json(d.output_shape)},
+        "index_bounds": {s.name: str(s.bound) for s in algorithm.inputs if s.kind == "index"},
+        "constraints": [c.text for c in algorithm.constraints],
+        "cost": {k: str(v) for k, v in cost.as_dict().items()},
+        "flops": {c: str(d.work.flops[c]) for c in CONVENTIONS},
+        "lines": [{"number": r.number, "level": r.level, "text": line_text(r.line),
+                   "shape": None if r.shape is None else shape_json(r.shape),
+                   "flops": str(r.work.flops[convention]), "memory": str(r.work.memory)}
+                  for r in d.records],
+    }
+
+
