@@ -90,7 +90,7 @@ class Cost:
 
     def evaluate(self, sizes: dict) -> dict:
         """Each count as a number, for sizes given as ``{symbol or name: int}``."""
-        values = {_symbol(k, self): v for k, v in sizes.items()}
+        values = {_symbol(k, self): sp.sympify(v) for k, v in sizes.items()}
         out = {}
         for name, expr in self.as_dict().items():
             value = expr.xreplace(values)

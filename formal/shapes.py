@@ -162,9 +162,9 @@ class Binding:
 
     def _solve(self, dim, symbol, size, what, axis):
         # Dimensions are linear in each symbol (H·d_mid, 2·d_e): size = a·symbol + b.
-        rest = {s: self.values[s] for s in dim.free_symbols if s != symbol}
-        a = dim.diff(symbol).xreplace(rest)
-        b = dim.xreplace({**rest, symbol: 0})
+        rest = {s: sp.Integer(self.values[s]) for s in dim.free_symbols if s != symbol}
+        a = sp.sympify(dim.diff(symbol)).xreplace(rest)
+        b = sp.sympify(dim.xreplace({**rest, symbol: sp.Integer(0)}))
         value = (size - b) / a if a.is_number and a != 0 else None
         if value is None or not value.is_integer or value <= 0:
             raise Mismatch(str(dim), f"a size of the form {dim}", size, f"{what} axis {axis}")

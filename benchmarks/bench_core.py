@@ -1,0 +1,72 @@
+"""Speed figures of the formal core (issue 2), printed as a table of medians.
+
+    python benchmarks/bench_core.py [--repeats N]
+
+- ``import formal`` as a whole process, and the bare interpreter start beside it;
+- deriving the shapes and costs (both conventions) of all seven algorithms, warm (in a process that has
+  already derived once), on freshly built objects so no cached derivation is reused; and cold, the first
+  derivation in a fresh process;
+- ``formal-transformers show attention --json`` as a whole process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _process(argv, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _derive_all():
+    from formal.algorithms import ALGORITHMS
+    for algorithm in ALGORITHMS.values():
+        fresh = algorithm._builder(**algorithm.options)  # a new object: nothing cached
+        fresh.output_shape
+        for convention in ("matmul", "full"):
+            fresh.cost(convention)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args(argv)
+    py = sys.executable
+    bare = _process([py, "-c", "pass"], args.repeats)
+    imported = _process([py, "-c", "import formal"], args.repeats)
+    show = _process([py, "-m", "formal", "show", "attention", "--json"], args.repeats)
+    cold_code = ("import time, formal; from formal.algorithms import ALGORITHMS; t = time.perf_counter(); "
+                 "[(a.output_shape, a.cost('matmul'), a.cost('full')) for a in ALGORITHMS.values()]; "
+                 "print(time.perf_counter() - t)")
+    cold = statistics.median(float(subprocess.run([py, "-c", cold_code], check=True, capture_output=True,
+                                                  text=True).stdout) for _ in range(args.repeats))
+    _derive_all()  # warm up: imports, sympy caches
+    derive = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        _derive_all()
+        derive.append(time.perf_counter() - start)
+    rows = [
+        ("python -c pass (interpreter start)", bare, None),
+        ("python -c 'import formal' (process)", imported, 1.0),
+        ("derive shapes+costs of Algorithms 1-7 (warm)", statistics.median(derive), 0.2),
+        ("derive shapes+costs of Algorithms 1-7 (cold, first use)", cold, None),
+        ("formal-transformers show attention --json (process)", show, 2.0),
+    ]
+    print(f"{'figure':<55} {'median s':>9} {'budget s':>9}")
+    for name, value, budget in rows:
+        print(f"{name:<55} {value:>9.3f} {('' if budget is None else f'{budget:.1f}'):>9}")
+    print(f"(median of {args.repeats} runs each; python {sys.version.split()[0]})")
+
+
+if __name__ == "__main__":
+    main()

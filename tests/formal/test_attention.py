@@ -1,0 +1,187 @@
+"""Properties of Algorithms 3–5 and grouped-query attention (Phuong & Hutter §5; SPEC.md decisions 6, 7)."""
+
+import numpy as np
+import pytest
+from cases import SEED, SIZE, attention_cases, mhattention_cases, normal, single_query_attention_cases
+from hypothesis import given
+from hypothesis import strategies as st
+
+from formal import DomainError, attention, mhattention, single_query_attention
+from formal.ops import softmax
+
+
+@given(attention_cases(same_width=True))
+def test_alg3_equals_alg4_column_by_column(case):
+    """Algorithm 3 on token t (with the context Z) equals column t of Algorithm 4 without a mask."""
+    kw = {k: v for k, v in case.kwargs.items() if k != "mask"}
+    out = attention.variant(bias=case.algorithm.options["bias"])(**kw)
+    Z = kw.get("Z", kw["X"])
+    params = {k: kw[k] for k in case.params}
+    for t in range(kw["X"].shape[1]):
+        alg3 = single_query_attention.variant(bias=case.algorithm.options["bias"])
+        np.testing.assert_allclose(alg3(e=kw["X"][:, t], e_t=Z, **params), out[:, t], rtol=0, atol=1e-12)
+
+
+@given(attention_cases())
+def test_alg5_with_one_head_and_identity_projection_equals_alg4(case):
+    """Algorithm 5 with H = 1, W_o = I and b_o = 0 computes Algorithm 4."""
+    bias = case.algorithm.options["bias"]
+    d_out = case.sizes["d_out"]
+    inputs = {k: v for k, v in case.kwargs.items() if k not in case.params}
+    heads = {k: v[None] for k, v in case.kwargs.items() if k in case.params}
+    output = {"W_o": np.eye(d_out), **({"b_o": np.zeros(d_out)} if bias else {})}
+    alg5 = mhattention.variant(bias=bias, empty=case.algorithm.options["empty"])
+    np.testing.assert_allclose(alg5(**inputs, **heads, **output), case.algorithm(**case.kwargs),
+                               rtol=0, atol=1e-12)
+
+
+@given(mhattention_cases(grouped=False))
+def test_grouped_query_attention_with_n_kv_heads_equal_to_H_is_alg5(case):
+    """Grouped-query attention with one key/value head per query head equals Algorithm 5, and so does
+    its derived cost once H_kv = H."""
+    options = case.algorithm.options
+    gqa = mhattention.variant(bias=options["bias"], empty=options["empty"], n_kv_heads="symbolic")
+    np.testing.assert_allclose(gqa(**case.kwargs), case.algorithm(**case.kwargs), rtol=0, atol=1e-12)
+    from formal.symbols import H, n_kv_heads
+    for convention in ("matmul", "full"):
+        mine, paper = gqa.cost(convention), case.algorithm.cost(convention)
+        assert (mine.flops - paper.flops).xreplace({n_kv_heads: H}).expand() == 0
+        assert (mine.params - paper.params).xreplace({n_kv_heads: H}).expand() == 0
+
+
+@given(mhattention_cases(grouped=True))
+def test_grouped_query_attention_shares_keys_and_values_within_a_group(case):
+    """Under GQA with H_kv groups, repeating each key/value head H/H_kv times (the group layout) and
+    running Algorithm 5 gives the same output."""
+    H = case.sizes["H"]
+    kw = dict(case.kwargs)
+    n_kv = kw["W_k"].shape[0]
+    for name in ("W_k", "b_k", "W_v", "b_v"):
+        if name in kw:
+            kw[name] = np.repeat(kw[name], H // n_kv, axis=0)
+    options = case.algorithm.options
+    alg5 = mhattention.variant(bias=options["bias"], empty=options["empty"])
+    np.testing.assert_allclose(alg5(**kw), case.algorithm(**case.kwargs), rtol=0, atol=1e-12)
+
+
+@given(st.integers(1, 6), st.integers(1, 6), SEED)
+def test_softmax_columns_sum_to_one(n, m, seed):
+    """softmax normalises each column over axis 0: entries in [0, 1], each column sums to 1."""
+    rng = np.random.default_rng(seed)
+    S = normal(rng, n, m, scale=10)
+    S[rng.random((n, m)) < 0.3] = -np.inf
+    S[rng.integers(n, size=m), np.arange(m)] = rng.normal(size=m)  # one admitted entry per column
+    P = softmax("S").op.numpy(None, S)
+    assert np.all((P >= 0) & (P <= 1))
+    np.testing.assert_allclose(P.sum(axis=0), 1.0, rtol=0, atol=1e-12)
+
+
+@given(single_query_attention_cases())
+def test_alg3_attention_weights_sum_to_one(case):
+    """Algorithm 3, line 4: the weights α_t form a distribution over the context."""
+    alpha = case.algorithm.run(**case.kwargs).values["alpha"]
+    assert np.all(alpha >= 0)
+    np.testing.assert_allclose(alpha.sum(), 1.0, rtol=0, atol=1e-12)
+
+
+def _perturb_after(rng, X, t):
+    X = X.copy()
+    X[:, t + 1:] = rng.normal(size=X[:, t + 1:].shape) * 10
+    return X
+
+
+@pytest.mark.parametrize("strategy", [attention_cases(self_attention=True),
+                                      mhattention_cases(self_attention=True)], ids=["alg4", "alg5"])
+def test_causal_output_column_ignores_later_tokens(strategy):
+    """Under the causal mask, output column t does not change when the tokens after t change."""
+
+    @given(strategy, SEED)
+    def check(case, seed):
+        rng = np.random.default_rng(seed)
+        kw = {**case.kwargs, "mask": "causal"}
+        out = case.algorithm(**kw)
+        for t in range(kw["X"].shape[1]):
+            changed = case.algorithm(**{**kw, "X": _perturb_after(rng, kw["X"], t)})
+            np.testing.assert_array_equal(changed[:, : t + 1], out[:, : t + 1])
+
+    check()
+
+
+@given(mhattention_cases(self_attention=False), SEED)
+def test_bottom_right_causal_ignores_context_after_the_aligned_position(case, seed):
+    """With bottom-right alignment, query t sees context positions up to t + ℓ_z − ℓ_x, and no later one."""
+    rng = np.random.default_rng(seed)
+    kw = {**case.kwargs, "mask": "causal-bottom-right"}
+    ell_x, ell_z = case.sizes["ell_x"], case.sizes["ell_z"]
+    out = case.algorithm(**kw)
+    for t in range(ell_x):
+        last = t + ell_z - ell_x
+        if last < 0:
+            continue
+        changed = case.algorithm(**{**kw, "Z": _perturb_after(rng, kw["Z"], last)})
+        np.testing.assert_array_equal(changed[:, t], out[:, t])
+
+
+@pytest.mark.parametrize("policy", ["zero", "nan", "error"])
+@given(case=mhattention_cases(), column=st.integers(0, 4))
+def test_fully_masked_column_follows_the_policy(policy, case, column):
+    """A query with no admitted key (SPEC.md decision 7): ``zero`` gives Ṽ's column as if the heads
+    returned 0 (so just b_o), ``nan`` a NaN column, ``error`` a DomainError; other columns are unchanged."""
+    ell_z, ell_x = case.sizes["ell_z"], case.sizes["ell_x"]
+    column %= ell_x
+    mask = np.ones((ell_z, ell_x), dtype=bool)
+    mask[:, column] = False
+    options = case.algorithm.options
+    algorithm = mhattention.variant(**{**options, "empty": policy})
+    kw = {**case.kwargs, "mask": mask}
+    if policy == "error":
+        with pytest.raises(DomainError, match="no admitted key"):
+            algorithm(**kw)
+        return
+    out = algorithm(**kw)
+    others = np.arange(ell_x) != column
+    full = algorithm(**{**kw, "mask": None})
+    np.testing.assert_allclose(out[:, others], full[:, others], rtol=0, atol=1e-12)
+    if policy == "nan":
+        assert np.all(np.isnan(out[:, column]))
+    else:
+        expected = kw.get("b_o", np.zeros(case.sizes["d_out"]))
+        np.testing.assert_allclose(out[:, column], expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mask", [None, "causal"])
+@given(case=attention_cases(self_attention=True), sign=st.sampled_from([1.0, -1.0]))
+def test_huge_logits_give_finite_outputs(mask, case, sign):
+    """Scores of size ±1e4 (far beyond exp's range) give neither NaN nor inf: softmax subtracts the
+    column maximum."""
+    kw = dict(case.kwargs, mask=mask)
+    scale = np.sqrt(1e4 * np.sqrt(case.sizes["d_attn"]))
+    ell = case.sizes["ell_x"]
+    kw["X"] = np.ones_like(kw["X"]) * (-1.0) ** np.arange(ell)  # columns ±1: scores ±1e4·d_x·√d_attn
+    kw["W_q"] = sign * scale * np.ones_like(kw["W_q"]) / np.sqrt(kw["W_q"].size)
+    kw["W_k"] = scale * np.ones_like(kw["W_k"]) / np.sqrt(kw["W_k"].size)
+    run = case.algorithm.run(**kw)
+    assert np.max(np.abs(run.values["S"])) > 1e3
+    assert np.all(np.isfinite(run.output))
+
+
+@given(attention_cases(self_attention=True))
+def test_z_defaults_to_x(case):
+    """SPEC.md decision 3: MHAttention(X | W, Mask) means MHAttention(X, X | W, Mask)."""
+    kw = dict(case.kwargs)
+    np.testing.assert_array_equal(case.algorithm(**kw), case.algorithm(**kw, Z=kw["X"]))
+
+
+def test_attention_matches_a_direct_formula():
+    """Algorithm 4 against an independent one-line formula of the paper's equation, on a fixed case."""
+    rng = np.random.default_rng(7)
+    X, Z = rng.normal(size=(3, 4)), rng.normal(size=(5, 6))
+    W_q, W_k, W_v = rng.normal(size=(2, 3)), rng.normal(size=(2, 5)), rng.normal(size=(4, 5))
+    b_q, b_k, b_v = rng.normal(size=2), rng.normal(size=2), rng.normal(size=4)
+    mask = rng.random((6, 4)) < 0.7
+    mask[0] = True
+    Q, K, V = W_q @ X + b_q[:, None], W_k @ Z + b_k[:, None], W_v @ Z + b_v[:, None]
+    S = np.where(mask, K.T @ Q / np.sqrt(2), -np.inf)
+    A = np.exp(S - S.max(axis=0)) / np.exp(S - S.max(axis=0)).sum(axis=0)
+    got = attention(X=X, Z=Z, mask=mask, W_q=W_q, b_q=b_q, W_k=W_k, b_k=b_k, W_v=W_v, b_v=b_v)
+    np.testing.assert_allclose(got, V @ A, rtol=1e-13, atol=1e-13)

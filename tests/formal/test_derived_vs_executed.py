@@ -1,0 +1,68 @@
+"""Derivation against execution, for every algorithm and variant (DESIGN.md, "The algorithm objects"):
+shapes, parameter counts and FLOPs derived symbolically must equal what the numpy execution did."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from cases import STRATEGIES
+from flop_oracle import Counting, Tally, counting
+from hypothesis import given
+
+ALGORITHMS = sorted(STRATEGIES)
+
+
+def evaluate(expr, sizes):
+    """A derived expression at the oracle's sizes (given by name)."""
+    value = expr.xreplace({s: sp.Integer(sizes[s.name]) for s in expr.free_symbols})
+    assert not value.free_symbols, f"{expr} has symbols the case does not size"
+    return value
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_executed_shapes_equal_derived_shapes(name):
+    """The output of an execution has the derived output shape evaluated at the binding, and the binding
+    is exactly the sizes the case was built from."""
+
+    @given(STRATEGIES[name])
+    def check(case):
+        run = case.algorithm.run(**case.kwargs)
+        assert {str(k): v for k, v in run.binding.items()} == case.sizes
+        derived = tuple(int(evaluate(d, case.sizes)) for d in case.algorithm.output_shape)
+        assert np.shape(run.output) == derived
+
+    check()
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_derived_parameter_count_equals_arrays_consumed(name):
+    """The derived parameter count equals the total size of the parameter arrays the execution read, and
+    the execution reads every parameter it is given."""
+
+    @given(STRATEGIES[name])
+    def check(case):
+        run = case.algorithm.run(**case.kwargs)
+        assert set(run.consumed) == set(case.params)
+        consumed = sum(np.size(case.kwargs[p]) for p in run.consumed)
+        assert evaluate(case.algorithm.param_count(), case.sizes) == consumed
+
+    check()
+
+
+@pytest.mark.parametrize("convention", ["matmul", "full"])
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_derived_flops_equal_counted_flops(name, convention):
+    """Derived FLOPs equal an independent tally of what numpy performed: the matrix products (matmul
+    convention, 2mkn each) or every floating-point operation (full convention)."""
+
+    @given(STRATEGIES[name])
+    def check(case):
+        tally = Tally()
+        Counting.tally = tally
+        try:
+            case.algorithm.run(**{k: counting(v) for k, v in case.kwargs.items()})
+        finally:
+            Counting.tally = None
+        counted = tally.matmul if convention == "matmul" else tally.full
+        assert evaluate(case.algorithm.cost(convention).flops, case.sizes) == counted, tally.products
+
+    check()
