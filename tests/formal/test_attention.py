@@ -185,3 +185,58 @@ def test_attention_matches_a_direct_formula():
     A = np.exp(S - S.max(axis=0)) / np.exp(S - S.max(axis=0)).sum(axis=0)
     got = attention(X=X, Z=Z, mask=mask, W_q=W_q, b_q=b_q, W_k=W_k, b_k=b_k, W_v=W_v, b_v=b_v)
     np.testing.assert_allclose(got, V @ A, rtol=1e-13, atol=1e-13)
+
+
+def direct_attention(X, Z, mask, W_q, W_k, W_v, b_q=0.0, b_k=0.0, b_v=0.0):
+    """The paper's equation in one place, written independently of the algorithm objects."""
+    Q = W_q @ X + np.reshape(b_q, (-1, 1))
+    K = W_k @ Z + np.reshape(b_k, (-1, 1))
+    V = W_v @ Z + np.reshape(b_v, (-1, 1))
+    S = np.where(mask, K.T @ Q / np.sqrt(W_q.shape[0]), -np.inf)
+    top = np.max(S, axis=0)
+    weights = np.exp(S - np.where(np.isfinite(top), top, 0))
+    total = weights.sum(axis=0)
+    return V @ (weights / np.where(total > 0, total, 1))
+
+
+def direct_mhattention(kw, ell_z, ell_x):
+    """Algorithm 5 (or GQA, head h using key/value head h // (H/H_kv)) from :func:`direct_attention`:
+    heads stacked with head 1 on top, then W_o Y + b_o 1ᵀ."""
+    from formal.masks import resolve
+    X = kw["X"]
+    Z = kw.get("Z", X)
+    mask = resolve(kw.get("mask"), ell_z, ell_x)
+    H, n_kv = kw["W_q"].shape[0], kw["W_k"].shape[0]
+    heads = []
+    for h in range(H):
+        g = h // (H // n_kv)
+        heads.append(direct_attention(X, Z, mask, kw["W_q"][h], kw["W_k"][g], kw["W_v"][g],
+                                      kw.get("b_q", np.zeros((H, 1)))[h], kw.get("b_k", np.zeros((n_kv, 1)))[g],
+                                      kw.get("b_v", np.zeros((n_kv, 1)))[g]))
+    Y = np.concatenate(heads, axis=0)
+    return kw["W_o"] @ Y + np.reshape(kw.get("b_o", 0.0), (-1, 1))
+
+
+@given(mhattention_cases())
+def test_alg5_and_gqa_match_a_direct_formula(case):
+    """Algorithm 5 (and its grouped-query variant) equals per-head attention computed directly, the
+    heads concatenated in order [Y^1; …; Y^H] and projected by W_o."""
+    kw = {k: v for k, v in case.kwargs.items() if k != "n_kv_heads"}
+    expected = direct_mhattention(kw, case.sizes["ell_z"], case.sizes["ell_x"])
+    got = case.algorithm(**case.kwargs)
+    if case.algorithm.options["empty"] == "nan":
+        got = np.nan_to_num(got, nan=0.0)
+        ok = ~np.isnan(case.algorithm(**case.kwargs)).any(axis=0)
+        got, expected = got[:, ok], expected[:, ok]
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("n_kv", [1, 2, "symbolic"])
+def test_gqa_with_four_heads_and_two_groups(n_kv):
+    """A fixed case where the grouping matters: H = 4 query heads over H_kv = 2 (or 1) key/value heads."""
+    rng = np.random.default_rng(3)
+    kv = 2 if n_kv == "symbolic" else n_kv
+    kw = dict(X=rng.normal(size=(3, 5)), W_q=rng.normal(size=(4, 2, 3)), W_k=rng.normal(size=(kv, 2, 3)),
+              W_v=rng.normal(size=(kv, 2, 3)), W_o=rng.normal(size=(3, 8)), mask="causal")
+    got = mhattention.variant(bias=False, n_kv_heads=n_kv)(**kw)
+    np.testing.assert_allclose(got, direct_mhattention(kw, 5, 5), rtol=1e-12, atol=1e-12)
