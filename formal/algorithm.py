@@ -8,7 +8,7 @@ shapes; execution (:mod:`formal.execution`) runs them over numpy arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
@@ -16,8 +16,8 @@ import sympy as sp
 
 from .cost import Cost, check_convention
 from .errors import ConfigError
-from .ops import ATOM, Apply, Node, Op, Ref, Rendered, as_node
-from .shapes import Mismatch, TensorSpec, numel, unify
+from .ops import Apply, Node, Op, Ref, as_node
+from .shapes import TensorSpec, unify
 
 __all__ = ["Assign", "Loop", "Constraint", "Algorithm", "CallOp", "call", "even", "divides"]
 

@@ -13,7 +13,7 @@ import sympy as sp
 
 from .cost import Work
 from .errors import ShapeError
-from .ops import Apply, Ref
+from .ops import Ref
 from .shapes import Mismatch, same_dim
 
 __all__ = ["LineRecord", "Derivation", "derive"]

@@ -14,8 +14,8 @@ from itertools import count
 import numpy as np
 
 from . import masks
-from .errors import ConfigError, DomainError, ShapeError
-from .ops import Apply, Ref
+from .errors import ConfigError, ShapeError
+from .ops import Ref
 from .shapes import Binding, Mismatch
 
 __all__ = ["Run", "execute"]

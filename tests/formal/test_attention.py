@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from cases import SEED, SIZE, attention_cases, mhattention_cases, normal, single_query_attention_cases
+from cases import SEED, attention_cases, mhattention_cases, normal, single_query_attention_cases
 from hypothesis import given
 from hypothesis import strategies as st
 
