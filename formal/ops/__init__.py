@@ -1,0 +1,103 @@
+"""Primitive operations.
+
+Each op knows four things about itself: the shape of its result from the shapes of its arguments (with
+unification: a product of ``d_attn×d_x`` by ``d_z×ℓ_z`` is an error unless ``d_x`` and ``d_z`` are one
+symbol), its cost under every FLOP convention, its numpy semantics, and its rendering.  An algorithm line
+is a tree of :class:`Apply` nodes over :class:`Ref` leaves, so adding an op never touches the algorithms.
+
+Arrays follow the paper's layout: one column per token.  Reductions and softmax run over axis 0.
+"""
+
+from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, Op, Ref, Rendered, as_node
+from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Sub
+from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
+from .linalg import AddBias, MatMul, Transposed, WeightedSum
+from .reductions import EMPTY_POLICIES, MaskFill, Mean, MeanOver, Softmax
+
+__all__ = [
+    "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "SINUSOIDS",
+    "matmul", "matmul_t", "weighted_sum", "add", "add_bias", "add_constant", "sub", "mul", "div", "square",
+    "sqrt", "div_sqrt", "mean", "softmax", "mask_fill", "gather", "pick", "stack_rows", "sinusoid",
+    # the op classes, and what an op's rendering needs
+    "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
+    "Square", "Sqrt", "DivSqrt", "Mean", "MeanOver", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
+    "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
+]
+
+
+def matmul(a, b):
+    """``a b``."""
+    return MatMul()(a, b)
+
+
+def matmul_t(a, b):
+    """``aᵀ b``."""
+    return MatMul(transpose_a=True)(a, b)
+
+
+def weighted_sum(v, alpha):
+    return WeightedSum()(v, alpha)
+
+
+def add(a, b):
+    return Add()(a, b)
+
+
+def add_bias(a, b, *, ones: bool = True):
+    return AddBias(ones)(a, b)
+
+
+def add_constant(a, value: float, glyph: str = "ε", tex: str = r"\epsilon"):
+    return AddConstant(value, glyph, tex)(a)
+
+
+def sub(a, b):
+    return Sub()(a, b)
+
+
+def mul(a, b):
+    return Mul()(a, b)
+
+
+def div(a, b, *, nonzero: str | None = None):
+    return Div(nonzero)(a, b)
+
+
+def square(a):
+    return Square()(a)
+
+
+def sqrt(a):
+    return Sqrt()(a)
+
+
+def div_sqrt(a, size):
+    return DivSqrt(size)(a)
+
+
+def mean(a, size):
+    return MeanOver(size)(a)
+
+
+def softmax(a, *, empty: str = "zero"):
+    return Softmax(empty)(a)
+
+
+def mask_fill(s, mask):
+    return MaskFill()(s, mask)
+
+
+def gather(table, index, *, what: str = "index"):
+    return Gather(what)(table, index)
+
+
+def pick(value, index):
+    return Pick(index)(value)
+
+
+def stack_rows(value, count):
+    return StackRows(count)(value)
+
+
+def sinusoid(t, kind, d_e, ell_max):
+    return Sinusoid(kind, d_e, ell_max)(t)

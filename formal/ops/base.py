@@ -1,0 +1,100 @@
+"""Expression nodes and the :class:`Op` base class: shape rule, cost rule, numpy semantics, rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..cost import Work
+from ..shapes import Mismatch, numel
+
+
+SUM, PRODUCT, POSTFIX, ATOM = 50, 60, 80, 100  # rendering precedence: how tightly each binds
+
+
+# ----------------------------------------------------------------------------------------- expression nodes
+class Node:
+    """An expression in an algorithm line."""
+
+
+@dataclass(frozen=True)
+class Ref(Node):
+    """A reference to a named value of the algorithm (input, parameter or earlier result)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Apply(Node):
+    """An op applied to argument expressions."""
+
+    op: "Op"
+    args: tuple
+
+
+def as_node(value) -> Node:
+    return Ref(value) if isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered sub-expression and how tightly it binds."""
+
+    text: str
+    prec: int = ATOM
+
+    def at(self, prec: int, latex: bool = False) -> str:
+        if self.prec >= prec:
+            return self.text
+        return rf"\left({self.text}\right)" if latex else f"({self.text})"
+
+
+class Op:
+    """A primitive operation (see the module docstring)."""
+
+    name = "op"
+    prec = ATOM
+
+    def __call__(self, *args) -> Apply:
+        return Apply(self, tuple(as_node(a) for a in args))
+
+    # -- the four faces
+    def shape(self, shapes):
+        raise NotImplementedError
+
+    def flops(self, shapes, out):
+        """(matmul convention, full convention)."""
+        return 0, numel(out)
+
+    def memory(self, out):
+        return numel(out)
+
+    def numpy(self, ctx, *values):
+        raise NotImplementedError
+
+    def text(self, args) -> str:
+        return f"{self.name}({', '.join(a.text for a in args)})"
+
+    def latex(self, args) -> str:
+        return rf"\operatorname{{{self.name}}}\left({', '.join(a.text for a in args)}\right)"
+
+    # -- derived
+    def work(self, shapes, out) -> Work:
+        matmul_flops, full_flops = self.flops(shapes, out)
+        return Work({"matmul": sp.sympify(matmul_flops), "full": sp.sympify(full_flops)},
+                    sp.sympify(self.memory(out)), sp.Integer(0))
+
+    def line_text(self, target: str, args) -> str | None:
+        """A rendering of the whole line ``target ← op(args)``, where the paper writes it differently."""
+        return None
+
+    line_latex = line_text
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+def _rank(shape, ranks, what):
+    if len(shape) not in ranks:
+        raise Mismatch(f"rank of {what}", " or ".join(map(str, ranks)), len(shape))

@@ -1,0 +1,202 @@
+"""Lookups, slices of stacked values, stacking, and the fixed sinusoidal tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DomainError
+from ..shapes import Mismatch
+from ..symbols import latex as sym_latex, text as sym_text
+from .base import POSTFIX, Op, _rank
+
+
+class Gather(Op):
+    """``W[:, v]``: the column(s) of W at index v (an integer or an integer vector).  Free; the result is
+    materialised."""
+
+    name = "gather"
+
+    def __init__(self, what: str = "index"):
+        self.what = what
+
+    def shape(self, shapes):
+        w, v = shapes
+        _rank(w, (2,), "a lookup table")
+        return (w[0],) + tuple(v)
+
+    def flops(self, shapes, out):
+        return 0, 0
+
+    def numpy(self, ctx, w, v):
+        v = np.asarray(v)
+        bad = (v < 0) | (v >= w.shape[1])
+        if np.any(bad):
+            found = v.item() if v.ndim == 0 else v[bad].tolist()
+            raise DomainError(f"{ctx.where()}: {self.what} = {found} is outside [0, {w.shape[1]})")
+        return w[:, v]
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)}[:, {args[1].text}]"
+
+    def latex(self, args):
+        return f"{args[0].at(POSTFIX, True)}[:, {args[1].text}]"
+
+
+@dataclass(frozen=True)
+class LoopIndex:
+    """The loop variable itself: slice ``h`` of a stacked value is its ``h``-th entry."""
+
+    var: str
+
+    def value(self, ctx) -> int:
+        return ctx.loop[self.var]
+
+    def text(self) -> str:
+        return self.var
+
+    def latex(self) -> str:
+        return self.var
+
+
+@dataclass(frozen=True)
+class KVGroup:
+    """The key/value head serving query head ``var`` under grouped-query attention: heads are split into
+    ``n_kv`` consecutive groups of ``H / n_kv`` (0-based ``h // (H/n_kv)``; 1-based ``⌈h·n_kv/H⌉``)."""
+
+    var: str
+    heads: object
+    n_kv: object
+
+    def value(self, ctx) -> int:
+        return ctx.loop[self.var] // (ctx.evaluate(self.heads) // ctx.evaluate(self.n_kv))
+
+    def text(self) -> str:
+        if self.n_kv == 1:  # multi-query attention: one key/value head for all
+            return "1"
+        return f"⌈{self.var}·{sym_text(self.n_kv)}/{sym_text(self.heads)}⌉"
+
+    def latex(self) -> str:
+        if self.n_kv == 1:
+            return "1"
+        return rf"\lceil {self.var} {sym_latex(self.n_kv)} / {sym_latex(self.heads)} \rceil"
+
+
+class Pick(Op):
+    """Entry ``index`` of a value stacked on a leading axis (``W_q^h``).  A view, free."""
+
+    name = "pick"
+    prec = POSTFIX - 1  # (K^g)ᵀ needs its parentheses
+
+    def __init__(self, index):
+        self.index = index
+
+    def shape(self, shapes):
+        if not shapes[0]:
+            raise Mismatch("rank of a stacked value", "at least 1", 0)
+        return tuple(shapes[0][1:])
+
+    def flops(self, shapes, out):
+        return 0, 0
+
+    def memory(self, out):
+        return 0
+
+    def numpy(self, ctx, a):
+        return a[self.index.value(ctx)]
+
+    def text(self, args):
+        return f"{_stem(args[0].text)}^{self.index.text()}"
+
+    def latex(self, args):
+        return f"{_stem(args[0].text)}^{{{self.index.latex()}}}"
+
+
+def _stem(name: str) -> str:
+    """``Y`` of a per-iteration name ``Y^h``."""
+    return name.split("^", 1)[0]
+
+
+class StackRows(Op):
+    """``[Y^1; Y^2; …; Y^H]``: H stacked m×n blocks as one (H·m)×n matrix, head 1 on top.  A view of the
+    stacked heads, free."""
+
+    name = "stack_rows"
+
+    def __init__(self, count):
+        self.count = count
+
+    def shape(self, shapes):
+        _rank(shapes[0], (3,), "stacked blocks")
+        h, m, n = shapes[0]
+        return (h * m, n)
+
+    def flops(self, shapes, out):
+        return 0, 0
+
+    def memory(self, out):
+        return 0
+
+    def numpy(self, ctx, a):
+        return a.reshape(a.shape[0] * a.shape[1], a.shape[2])
+
+    def text(self, args):
+        y = _stem(args[0].text)
+        return f"[{y}^1; {y}^2; …; {y}^{sym_text(self.count)}]"
+
+    def latex(self, args):
+        y = _stem(args[0].text)
+        return rf"[{y}^{{1}}; {y}^{{2}}; \dots; {y}^{{{sym_latex(self.count)}}}]"
+
+
+SINUSOIDS = {
+    # name: (base, 1-indexed?) — SPEC.md decision 10.
+    "sinusoidal-paper": ("ell_max", True),
+    "sinusoidal-vaswani": (10000, False),
+}
+
+
+class Sinusoid(Op):
+    """Column ``t`` of a fixed sinusoidal table W_p ∈ ℝ^{d_e×ℓ_max} (SPEC.md decision 10).
+
+    ``"sinusoidal-paper"`` (Phuong & Hutter, Alg. 2): with 1-indexed t and i,
+    W_p[2i−1, t] = sin(t / ℓ_max^{2i/d_e}), W_p[2i, t] = cos(t / ℓ_max^{2i/d_e}), 0 < i ≤ d_e/2.
+    ``"sinusoidal-vaswani"`` (Vaswani et al. 2017, §3.5): with 0-indexed pos and i,
+    PE[2i, pos] = sin(pos / 10000^{2i/d_e}), PE[2i+1, pos] = cos(pos / 10000^{2i/d_e}).
+    The table is a constant of the model: the lookup is free.
+    """
+
+    name = "sinusoid"
+
+    def __init__(self, kind: str, d_e, ell_max):
+        self.kind, self.d_e, self.ell_max = kind, d_e, ell_max
+
+    def shape(self, shapes):
+        return (self.d_e,) + tuple(shapes[0])
+
+    def flops(self, shapes, out):
+        return 0, 0
+
+    def numpy(self, ctx, t):
+        d_e, ell_max = ctx.evaluate(self.d_e), ctx.evaluate(self.ell_max)
+        t = np.asarray(t)
+        if np.any((t < 0) | (t >= ell_max)):
+            raise DomainError(f"{ctx.where()}: position {t.tolist()} is outside [0, ell_max) = [0, {ell_max})")
+        base, one_indexed = SINUSOIDS[self.kind]
+        base = ell_max if base == "ell_max" else base
+        pairs = np.arange(d_e // 2)            # i − 1 (paper) or i (Vaswani)
+        exponent = (2 * (pairs + 1) if one_indexed else 2 * pairs) / d_e
+        angle = np.multiply.outer(float(base) ** -exponent, t + 1 if one_indexed else t)  # (d_e/2, ...)
+        table = np.empty((d_e,) + t.shape)
+        table[0::2], table[1::2] = np.sin(angle), np.cos(angle)
+        return table
+
+    def text(self, args):
+        base = "ℓ_max" if SINUSOIDS[self.kind][0] == "ell_max" else "10000"
+        return f"W_p[:, {args[0].text}] with W_p[2i−1, t] = sin(t/{base}^(2i/d_e)), W_p[2i, t] = cos(…)"
+
+    def latex(self, args):
+        base = r"\ell_{\max}" if SINUSOIDS[self.kind][0] == "ell_max" else "10000"
+        return (rf"W_p[:, {args[0].text}],\ W_p[2i-1, t] = \sin(t / {base}^{{2i/d_e}}),\ "
+                rf"W_p[2i, t] = \cos(t / {base}^{{2i/d_e}})")

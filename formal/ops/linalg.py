@@ -1,0 +1,114 @@
+"""Matrix products and transposes, and a bias added to every column."""
+
+from __future__ import annotations
+
+from ..shapes import Mismatch, numel, same_dim
+from .base import POSTFIX, PRODUCT, SUM, Op, _rank
+
+
+class MatMul(Op):
+    """Matrix product ``A B`` (or ``Aᵀ B``); B may be a vector.
+
+    FLOPs, both conventions: 2mkn for (m×k)·(k×n), 2mk for a matrix times a vector.
+    """
+
+    name = "matmul"
+    prec = PRODUCT
+
+    def __init__(self, transpose_a: bool = False):
+        self.transpose_a = transpose_a
+
+    def shape(self, shapes):
+        a, b = shapes
+        _rank(a, (2,), "the left factor of a product")
+        _rank(b, (1, 2), "the right factor of a product")
+        m, k = (a[1], a[0]) if self.transpose_a else (a[0], a[1])
+        if not same_dim(k, b[0]):
+            raise Mismatch(str(k), k, b[0], "inner sizes of a matrix product")
+        return (m,) + tuple(b[1:])
+
+    def flops(self, shapes, out):
+        k = shapes[0][0] if self.transpose_a else shapes[0][1]
+        count = 2 * k * numel(out)
+        return count, count
+
+    def numpy(self, ctx, a, b):
+        return (a.T if self.transpose_a else a) @ b
+
+    def _left(self, arg, latex):
+        return arg.at(POSTFIX, latex) + ((r"^{\top}" if latex else "ᵀ") if self.transpose_a else "")
+
+    def text(self, args):
+        return f"{self._left(args[0], False)} {args[1].at(PRODUCT + 1)}"
+
+    def latex(self, args):
+        return rf"{self._left(args[0], True)} {args[1].at(PRODUCT + 1, True)}"
+
+
+class WeightedSum(MatMul):
+    """``Σ_t α_t v_t``: the columns of V weighted by α (a matrix–vector product, 2·d·T FLOPs)."""
+
+    name = "weighted_sum"
+
+    def text(self, args):
+        return f"Σ_t {args[1].text}_t {args[0].text.lower()}_t"
+
+    def latex(self, args):
+        return rf"\sum_{{t}} {args[1].text}_{{t}} {args[0].text.lower()}_{{t}}"
+
+
+class Transposed(Op):
+    """``Aᵀ``: a view, free."""
+
+    name = "transpose"
+    prec = POSTFIX
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "a transposed matrix")
+        return shapes[0][::-1]
+
+    def flops(self, shapes, out):
+        return 0, 0
+
+    def memory(self, out):
+        return 0
+
+    def numpy(self, ctx, a):
+        return a.T
+
+    def text(self, args):
+        return args[0].at(POSTFIX) + "ᵀ"
+
+    def latex(self, args):
+        return args[0].at(POSTFIX, True) + r"^{\top}"
+
+
+class AddBias(Op):
+    """``A + b 1ᵀ``: a bias vector added to every column.  FLOPs (full): one per element of A.
+
+    ``ones=False`` renders it as the paper does inside a columnwise line (``∀t: k_t ← W_k e_t + b_k``).
+    """
+
+    name = "add_bias"
+    prec = SUM
+
+    def __init__(self, ones: bool = True):
+        self.ones = ones
+
+    def shape(self, shapes):
+        a, b = shapes
+        _rank(a, (2,), "a matrix with a bias")
+        _rank(b, (1,), "a bias")
+        if not same_dim(a[0], b[0]):
+            raise Mismatch(str(a[0]), a[0], b[0], "bias length against the rows")
+        return a
+
+    def numpy(self, ctx, a, b):
+        return a + b[:, None]
+
+    def text(self, args):
+        return f"{args[0].at(SUM)} + {args[1].at(POSTFIX)}" + ("1ᵀ" if self.ones else "")
+
+    def latex(self, args):
+        ones = r" \mathbf{1}^{\top}" if self.ones else ""
+        return rf"{args[0].at(SUM, True)} + {args[1].at(POSTFIX, True)}{ones}"

@@ -1,0 +1,115 @@
+"""Reductions over axis 0 (per column): mean, softmax, and the mask that precedes a softmax."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DomainError
+from ..shapes import Mismatch, numel, same_dim
+from ..symbols import latex as sym_latex, text as sym_text
+from .base import POSTFIX, PRODUCT, Op, _rank
+
+
+class Mean(Op):
+    """``Σ_i x[i] / n`` over axis 0 (per column).  FLOPs (full): (n−1) additions and one division per
+    column, n per column in all."""
+
+    name = "mean"
+    prec = PRODUCT
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1, 2), "a mean")
+        return tuple(shapes[0][1:])
+
+    def flops(self, shapes, out):
+        return 0, numel(shapes[0])
+
+    def numpy(self, ctx, a):
+        return np.sum(a, axis=0) / a.shape[0]
+
+    def text(self, args, n="n"):
+        return f"Σ_i {args[0].at(POSTFIX)}[i]/{n}"
+
+    def latex(self, args):
+        return rf"\frac{{1}}{{n}}\sum_{{i}} {args[0].at(POSTFIX, True)}[i]"
+
+
+class MeanOver(Mean):
+    """:class:`Mean` rendered with the size it divides by (``Σ_i e[i]/d_e``)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def text(self, args):
+        return f"Σ_i {args[0].at(POSTFIX)}[i]/{sym_text(self.size)}"
+
+    def latex(self, args):
+        n = sym_latex(self.size)
+        return rf"\sum_{{i=1}}^{{{n}}} {args[0].at(POSTFIX, True)}[i] / {n}"
+
+
+EMPTY_POLICIES = ("zero", "nan", "error")
+
+
+class Softmax(Op):
+    """Softmax of each column (over axis 0).
+
+    A column whose entries are all −∞ (an empty neighbourhood: no admitted key) follows ``empty``:
+    ``"zero"`` returns a zero column, ``"nan"`` a NaN column, ``"error"`` raises :class:`DomainError`.
+
+    FLOPs (full) for an n×m input: per column n−1 comparisons for the maximum, n subtractions of it,
+    n exponentials, n−1 additions and n divisions: 5nm − 2m.
+    """
+
+    name = "softmax"
+
+    def __init__(self, empty: str = "zero"):
+        self.empty = empty
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1, 2), "a softmax")
+        return shapes[0]
+
+    def flops(self, shapes, out):
+        n = out[0]
+        return 0, 5 * numel(out) - 2 * numel(out) / n
+
+    def numpy(self, ctx, s):
+        top = np.max(s, axis=0, keepdims=True)
+        empty = ~np.isfinite(top)  # a column of −∞ only
+        if np.any(empty) and self.empty == "error":
+            columns = np.flatnonzero(np.reshape(empty, -1))
+            raise DomainError(f"{ctx.where()}: query column {columns.tolist()} has no admitted key "
+                              "(an empty neighbourhood) and empty='error'")
+        e = np.exp(s - np.where(empty, 0.0, top))
+        total = np.sum(e, axis=0, keepdims=True)
+        p = e / np.where(empty, 1.0, total)  # an empty column is exp(−∞) = 0 everywhere
+        return np.where(empty, np.nan, p) if self.empty == "nan" else p
+
+
+class MaskFill(Op):
+    """Algorithm 4, line 5: every score whose mask entry is 0 becomes −∞.  Free (a selection)."""
+
+    name = "mask"
+
+    def shape(self, shapes):
+        s, m = shapes
+        for x, y in zip(s, m):
+            if not same_dim(x, y):
+                raise Mismatch(str(x), x, y, "mask against the scores")
+        return s
+
+    def flops(self, shapes, out):
+        return 0, 0
+
+    def numpy(self, ctx, s, mask):
+        return np.where(mask, s, -np.inf)
+
+    def line_text(self, target, args):
+        s, m = args[0].text, args[1].text
+        return f"∀t_z, t_x: if ¬{m}[t_z, t_x] then {s}[t_z, t_x] ← −∞"
+
+    def line_latex(self, target, args):
+        s, m = args[0].text, args[1].text
+        return (rf"\forall t_z, t_x:\ \textbf{{if}}\ \neg {m}[t_z, t_x]\ \textbf{{then}}\ "
+                rf"{s}[t_z, t_x] \gets -\infty")
