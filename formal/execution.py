@@ -75,6 +75,8 @@ def _split(algorithm, arguments: dict):
     given = {sizes[k]: v for k, v in arguments.items() if k in sizes}
     values = {k: v for k, v in arguments.items() if k in names}
     for spec in algorithm.signature:
+        if values.get(spec.name) is None and spec.name in algorithm.defaults:
+            values.pop(spec.name, None)  # Z=None means "the default", Z = X
         if spec.name not in values:
             if spec.name in algorithm.defaults:
                 values[spec.name] = values.get(algorithm.defaults[spec.name])

@@ -240,3 +240,11 @@ def test_gqa_with_four_heads_and_two_groups(n_kv):
               W_v=rng.normal(size=(kv, 2, 3)), W_o=rng.normal(size=(3, 8)), mask="causal")
     got = mhattention.variant(bias=False, n_kv_heads=n_kv)(**kw)
     np.testing.assert_allclose(got, direct_mhattention(kw, 5, 5), rtol=1e-12, atol=1e-12)
+
+
+def test_explicit_none_context_means_the_default():
+    rng = np.random.default_rng(0)
+    kw = dict(X=rng.normal(size=(3, 4)), W_q=rng.normal(size=(2, 3)), W_k=rng.normal(size=(2, 3)),
+              W_v=rng.normal(size=(3, 3)))
+    plain = attention.variant(bias=False)
+    np.testing.assert_array_equal(plain(**kw, Z=None), plain(**kw))
