@@ -12,7 +12,7 @@ from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, Op, Ref, Rendered, a
 from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Sub
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
-from .reductions import EMPTY_POLICIES, MaskFill, Mean, MeanOver, Softmax
+from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax
 
 __all__ = [
     "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "SINUSOIDS",
@@ -20,7 +20,7 @@ __all__ = [
     "sqrt", "div_sqrt", "mean", "softmax", "mask_fill", "gather", "pick", "stack_rows", "sinusoid",
     # the op classes, and what an op's rendering needs
     "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
-    "Square", "Sqrt", "DivSqrt", "Mean", "MeanOver", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
+    "Square", "Sqrt", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
     "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
 ]
 
@@ -76,7 +76,7 @@ def div_sqrt(a, size):
 
 
 def mean(a, size):
-    return MeanOver(size)(a)
+    return Mean(size)(a)
 
 
 def softmax(a, *, empty: str = "zero"):

@@ -55,6 +55,8 @@ class Op:
 
     name = "op"
     prec = ATOM
+    free = False  # no floating-point work (a lookup, a selection, a view)
+    view = False  # no new scalars either (a transpose, a slice, a reshape)
 
     def __call__(self, *args) -> Apply:
         return Apply(self, tuple(as_node(a) for a in args))
@@ -64,11 +66,11 @@ class Op:
         raise NotImplementedError
 
     def flops(self, shapes, out):
-        """(matmul convention, full convention)."""
-        return 0, numel(out)
+        """(matmul convention, full convention): by default one FLOP per result element (full)."""
+        return 0, 0 if self.free or self.view else numel(out)
 
     def memory(self, out):
-        return numel(out)
+        return 0 if self.view else numel(out)
 
     def numpy(self, ctx, *values):
         raise NotImplementedError

@@ -17,6 +17,7 @@ class Gather(Op):
     materialised."""
 
     name = "gather"
+    free = True
 
     def __init__(self, what: str = "index"):
         self.what = what
@@ -25,9 +26,6 @@ class Gather(Op):
         w, v = shapes
         _rank(w, (2,), "a lookup table")
         return (w[0],) + tuple(v)
-
-    def flops(self, shapes, out):
-        return 0, 0
 
     def numpy(self, ctx, w, v):
         v = np.asarray(v)
@@ -87,6 +85,7 @@ class Pick(Op):
     """Entry ``index`` of a value stacked on a leading axis (``W_q^h``).  A view, free."""
 
     name = "pick"
+    view = True
     prec = POSTFIX - 1  # (K^g)ᵀ needs its parentheses
 
     def __init__(self, index):
@@ -96,12 +95,6 @@ class Pick(Op):
         if not shapes[0]:
             raise Mismatch("rank of a stacked value", "at least 1", 0)
         return tuple(shapes[0][1:])
-
-    def flops(self, shapes, out):
-        return 0, 0
-
-    def memory(self, out):
-        return 0
 
     def numpy(self, ctx, a):
         return a[self.index.value(ctx)]
@@ -123,6 +116,7 @@ class StackRows(Op):
     stacked heads, free."""
 
     name = "stack_rows"
+    view = True
 
     def __init__(self, count):
         self.count = count
@@ -131,12 +125,6 @@ class StackRows(Op):
         _rank(shapes[0], (3,), "stacked blocks")
         h, m, n = shapes[0]
         return (h * m, n)
-
-    def flops(self, shapes, out):
-        return 0, 0
-
-    def memory(self, out):
-        return 0
 
     def numpy(self, ctx, a):
         return a.reshape(a.shape[0] * a.shape[1], a.shape[2])
@@ -168,15 +156,13 @@ class Sinusoid(Op):
     """
 
     name = "sinusoid"
+    free = True
 
     def __init__(self, kind: str, d_e, ell_max):
         self.kind, self.d_e, self.ell_max = kind, d_e, ell_max
 
     def shape(self, shapes):
         return (self.d_e,) + tuple(shapes[0])
-
-    def flops(self, shapes, out):
-        return 0, 0
 
     def numpy(self, ctx, t):
         d_e, ell_max = ctx.evaluate(self.d_e), ctx.evaluate(self.ell_max)

@@ -11,11 +11,14 @@ from .base import POSTFIX, PRODUCT, Op, _rank
 
 
 class Mean(Op):
-    """``Σ_i x[i] / n`` over axis 0 (per column).  FLOPs (full): (n−1) additions and one division per
-    column, n per column in all."""
+    """``Σ_i x[i] / n`` over axis 0 (per column), rendered with the size n it divides by
+    (``Σ_i e[i]/d_e``).  FLOPs (full): (n−1) additions and one division per column, n per column in all."""
 
     name = "mean"
     prec = PRODUCT
+
+    def __init__(self, size):
+        self.size = size
 
     def shape(self, shapes):
         _rank(shapes[0], (1, 2), "a mean")
@@ -26,19 +29,6 @@ class Mean(Op):
 
     def numpy(self, ctx, a):
         return np.sum(a, axis=0) / a.shape[0]
-
-    def text(self, args, n="n"):
-        return f"Σ_i {args[0].at(POSTFIX)}[i]/{n}"
-
-    def latex(self, args):
-        return rf"\frac{{1}}{{n}}\sum_{{i}} {args[0].at(POSTFIX, True)}[i]"
-
-
-class MeanOver(Mean):
-    """:class:`Mean` rendered with the size it divides by (``Σ_i e[i]/d_e``)."""
-
-    def __init__(self, size):
-        self.size = size
 
     def text(self, args):
         return f"Σ_i {args[0].at(POSTFIX)}[i]/{sym_text(self.size)}"
@@ -91,6 +81,7 @@ class MaskFill(Op):
     """Algorithm 4, line 5: every score whose mask entry is 0 becomes −∞.  Free (a selection)."""
 
     name = "mask"
+    free = True
 
     def shape(self, shapes):
         s, m = shapes
@@ -98,9 +89,6 @@ class MaskFill(Op):
             if not same_dim(x, y):
                 raise Mismatch(str(x), x, y, "mask against the scores")
         return s
-
-    def flops(self, shapes, out):
-        return 0, 0
 
     def numpy(self, ctx, s, mask):
         return np.where(mask, s, -np.inf)
