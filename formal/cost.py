@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .errors import ConfigError
+from .symbols import by_name
 
 __all__ = ["CONVENTIONS", "Work", "Cost", "check_convention"]
 
@@ -90,7 +91,11 @@ class Cost:
 
     def evaluate(self, sizes: dict) -> dict:
         """Each count as a number, for sizes given as ``{symbol or name: int}``."""
-        values = {_symbol(k, self): sp.sympify(v) for k, v in sizes.items()}
+        values = {}
+        for key, value in sizes.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float, sp.Number)):
+                raise ConfigError(f"size {key} = {value!r} must be a number")  # text is never parsed
+            values[key if isinstance(key, sp.Symbol) else by_name(key)] = sp.Number(value)
         out = {}
         for name, expr in self.as_dict().items():
             value = expr.xreplace(values)
@@ -100,12 +105,3 @@ class Cost:
             out[name] = int(value) if value.is_integer else float(value)
         return out
 
-
-def _symbol(key, cost: Cost):
-    if isinstance(key, sp.Symbol):
-        return key
-    for expr in cost.as_dict().values():
-        for s in expr.free_symbols:
-            if s.name == key:
-                return s
-    return sp.Symbol(key)

@@ -21,7 +21,7 @@ import sympy as sp
 from .errors import ConfigError
 
 __all__ = [
-    "SymbolInfo", "dim", "real", "info", "text", "latex", "is_length",
+    "SymbolInfo", "dim", "real", "by_name", "info", "text", "latex", "is_length",
     "N_V", "ell_max", "ell", "ell_x", "ell_z", "d_e", "d_x", "d_z", "d_in", "d_attn", "d_mid", "d_out",
     "d_mlp", "d_f", "H", "n_kv_heads", "L", "L_enc", "L_dec", "ell_gen", "T",
     "tau", "p_mask", "eta", "N_data", "N_epochs",
@@ -115,8 +115,13 @@ def latex(expr) -> str:
     return sp.latex(expr, symbol_names={s: info(s).tex for s in expr.free_symbols}, mul_symbol="dot")
 
 
+def by_name(name: str) -> sp.Symbol:
+    """The symbol called ``name``: a real one for τ, η, p_mask, a size otherwise."""
+    return real(name) if info(sp.Symbol(name)).kind == "real" else dim(name)
+
+
 def _make(row: SymbolInfo) -> sp.Symbol:
-    return real(row.name) if row.kind == "real" else dim(row.name)
+    return by_name(row.name)
 
 
 (N_V, ell_max, ell, ell_x, ell_z, T, ell_gen, d_e, d_x, d_z, d_in, d_attn, d_mid, d_out, d_mlp, d_f, H,

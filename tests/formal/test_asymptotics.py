@@ -42,3 +42,13 @@ def test_bad_variables_are_config_errors():
         leading_term(attention.cost().flops)
     with pytest.raises(ConfigError):
         leading_term(attention.cost().flops, ell_x + 1)
+
+
+def test_cost_evaluate_takes_numbers_by_name_and_never_parses_text():
+    """Cost.evaluate substitutes sizes given by name; a string is refused, not parsed as an expression."""
+    sizes = {"d_x": 8, "d_z": 8, "ell_x": 5, "ell_z": 5, "d_attn": 4, "d_out": 8}
+    assert attention.cost().evaluate(sizes)["params"] == 8 * 4 + 4 + 8 * 4 + 4 + 8 * 8 + 8
+    with pytest.raises(ConfigError, match="must be a number"):
+        attention.cost().evaluate({**sizes, "d_x": "2*4"})
+    with pytest.raises(ConfigError, match="no value for d_out"):
+        attention.cost().evaluate({k: v for k, v in sizes.items() if k != "d_out"})
