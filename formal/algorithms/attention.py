@@ -41,7 +41,7 @@ def _attend(S, Q, K, V, out, empty, note=""):
     return [
         Assign(S, matmul_t(K, Q), note="Score"),
         Assign(S, mask_fill(S, "mask")),
-        Assign(out, matmul(V, softmax(div_sqrt(S, d_attn), empty=empty)), note=note, returns=not note),
+        Assign(out, matmul(V, softmax(div_sqrt(S, d_attn), empty=empty), role="mix"), note=note, returns=not note),
     ]
 
 

@@ -23,7 +23,7 @@ def build_token_embedding() -> Algorithm:
         inputs=[TensorSpec("v", (), "index", "token id", bound=N_V)],
         params=[TensorSpec("W_e", (d_e, N_V), doc="token embedding matrix")],
         output=TensorSpec("e", (d_e,), doc="vector representation of the token"),
-        lines=[Assign("e", gather("W_e", "v", what="token id v"), returns=True)],
+        lines=[Assign("e", gather("W_e", "v", what="token id v", onehot=True), returns=True)],
         params_label="W_e", builder=build_token_embedding,
     )
 

@@ -25,14 +25,14 @@ __all__ = [
 ]
 
 
-def matmul(a, b):
-    """``a b``."""
-    return MatMul()(a, b)
+def matmul(a, b, *, role: str = "weight"):
+    """``a b``; ``role`` says what the product computes (:data:`~formal.ops.linalg.ROLES`)."""
+    return MatMul(role=role)(a, b)
 
 
-def matmul_t(a, b):
+def matmul_t(a, b, *, role: str = "score"):
     """``aᵀ b``."""
-    return MatMul(transpose_a=True)(a, b)
+    return MatMul(transpose_a=True, role=role)(a, b)
 
 
 def weighted_sum(v, alpha):
@@ -87,8 +87,8 @@ def mask_fill(s, mask):
     return MaskFill()(s, mask)
 
 
-def gather(table, index, *, what: str = "index"):
-    return Gather(what)(table, index)
+def gather(table, index, *, what: str = "index", onehot: bool = False):
+    return Gather(what, onehot)(table, index)
 
 
 def pick(value, index):

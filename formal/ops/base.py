@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..cost import Work
+from ..cost import CONVENTIONS, Work
 from ..shapes import Mismatch, numel
 
 
@@ -65,9 +65,10 @@ class Op:
     def shape(self, shapes):
         raise NotImplementedError
 
-    def flops(self, shapes, out):
-        """(matmul convention, full convention): by default one FLOP per result element (full)."""
-        return 0, 0 if self.free or self.view else numel(out)
+    def flops(self, shapes, out) -> dict:
+        """FLOPs per convention (a convention left out counts 0): by default one per result element under
+        ``full`` and nothing under the others."""
+        return {} if self.free or self.view else {"full": numel(out)}
 
     def memory(self, out):
         return 0 if self.view else numel(out)
@@ -83,8 +84,8 @@ class Op:
 
     # -- derived
     def work(self, shapes, out) -> Work:
-        matmul_flops, full_flops = self.flops(shapes, out)
-        return Work({"matmul": sp.sympify(matmul_flops), "full": sp.sympify(full_flops)},
+        counts = self.flops(shapes, out)
+        return Work({c: sp.sympify(counts.get(c, 0)) for c in CONVENTIONS},
                     sp.sympify(self.memory(out)), sp.Integer(0))
 
     def line_text(self, target: str, args) -> str | None:

@@ -7,20 +7,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DomainError
-from ..shapes import Mismatch
+from ..shapes import Mismatch, numel
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import POSTFIX, Op, _rank
 
 
 class Gather(Op):
-    """``W[:, v]``: the column(s) of W at index v (an integer or an integer vector).  Free; the result is
-    materialised."""
+    """``W[:, v]``: the column(s) of W at index v (an integer or an integer vector).  A lookup, free, but
+    the result is materialised.  With ``onehot`` (the token embedding) the ``chinchilla`` convention counts
+    it as the product of W with a one-hot vector, 2·d·N per index (Hoffmann et al. 2022, Appendix F)."""
 
     name = "gather"
     free = True
 
-    def __init__(self, what: str = "index"):
-        self.what = what
+    def __init__(self, what: str = "index", onehot: bool = False):
+        self.what, self.onehot = what, onehot
+
+    def flops(self, shapes, out):
+        return {"chinchilla": 2 * numel(out) * shapes[0][1]} if self.onehot else {}
 
     def shape(self, shapes):
         w, v = shapes

@@ -6,17 +6,31 @@ from ..shapes import Mismatch, numel, same_dim
 from .base import POSTFIX, PRODUCT, SUM, Op, _rank
 
 
+#: What a product computes, which decides how the kaplan and chinchilla conventions count it.
+ROLES = {
+    "weight": "a non-embedding weight matrix times activations",
+    "embed": "an embedding projection (ViT's patch embedding)",
+    "score": "attention scores KᵀQ",
+    "mix": "attention-weighted values V·A",
+    "unembed": "the unembedding W_u X",
+}
+_KAPLAN = {"weight", "score"}  # Kaplan et al. 2020, Table 1
+
+
 class MatMul(Op):
     """Matrix product ``A B`` (or ``Aᵀ B``); B may be a vector.
 
-    FLOPs, both conventions: 2mkn for (m×k)·(k×n), 2mk for a matrix times a vector.
+    FLOPs: 2mkn for (m×k)·(k×n), 2mk for a matrix times a vector, under ``matmul``, ``chinchilla`` and
+    ``full``; under ``kaplan`` only for the roles ``weight`` and ``score`` (see :data:`ROLES`).
     """
 
     name = "matmul"
     prec = PRODUCT
 
-    def __init__(self, transpose_a: bool = False):
-        self.transpose_a = transpose_a
+    def __init__(self, transpose_a: bool = False, role: str = "weight"):
+        if role not in ROLES:
+            raise ValueError(f"unknown product role {role!r}; known: {', '.join(ROLES)}")
+        self.transpose_a, self.role = transpose_a, role
 
     def shape(self, shapes):
         a, b = shapes
@@ -30,7 +44,8 @@ class MatMul(Op):
     def flops(self, shapes, out):
         k = shapes[0][0] if self.transpose_a else shapes[0][1]
         count = 2 * k * numel(out)
-        return count, count
+        return {"matmul": count, "chinchilla": count, "full": count,
+                "kaplan": count if self.role in _KAPLAN else 0}
 
     def numpy(self, ctx, a, b):
         return (a.T if self.transpose_a else a) @ b
@@ -49,6 +64,9 @@ class WeightedSum(MatMul):
     """``Σ_t α_t v_t``: the columns of V weighted by α (a matrix–vector product, 2·d·T FLOPs)."""
 
     name = "weighted_sum"
+
+    def __init__(self):
+        super().__init__(role="mix")
 
     def text(self, args):
         return f"Σ_t {args[1].text}_t {args[0].text.lower()}_t"

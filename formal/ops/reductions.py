@@ -25,7 +25,7 @@ class Mean(Op):
         return tuple(shapes[0][1:])
 
     def flops(self, shapes, out):
-        return 0, numel(shapes[0])
+        return {"full": numel(shapes[0])}
 
     def numpy(self, ctx, a):
         return np.sum(a, axis=0) / a.shape[0]
@@ -48,7 +48,8 @@ class Softmax(Op):
     ``"zero"`` returns a zero column, ``"nan"`` a NaN column, ``"error"`` raises :class:`DomainError`.
 
     FLOPs (full) for an n×m input: per column n−1 comparisons for the maximum, n subtractions of it,
-    n exponentials, n−1 additions and n divisions: 5nm − 2m.
+    n exponentials, n−1 additions and n divisions: 5nm − 2m.  Under ``chinchilla``: 3 per entry
+    (Hoffmann et al. 2022, Appendix F); none under ``matmul`` and ``kaplan``.
     """
 
     name = "softmax"
@@ -62,7 +63,7 @@ class Softmax(Op):
 
     def flops(self, shapes, out):
         n = out[0]
-        return 0, 5 * numel(out) - 2 * numel(out) / n
+        return {"full": 5 * numel(out) - 2 * numel(out) / n, "chinchilla": 3 * numel(out)}
 
     def numpy(self, ctx, s):
         top = np.max(s, axis=0, keepdims=True)

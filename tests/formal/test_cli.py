@@ -109,7 +109,7 @@ def test_show_variant_options(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["show", "nope"], "unknown algorithm 'nope'"),
     (["show", "attention", "--bogus"], "unrecognized arguments: --bogus"),
-    (["show", "attention", "--convention", "kaplan"], "invalid choice: 'kaplan'"),
+    (["show", "attention", "--convention", "flops"], "invalid choice: 'flops'"),
     (["show", "attention", "-o", "heads=2"], "no option 'heads'"),
     (["show", "attention", "-o", "bias"], "must be KEY=VALUE"),
     (["show", "layer_norm", "-o", "eps=-1"], "eps = -1"),
