@@ -12,23 +12,26 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
+import numpy as np
 import sympy as sp
 
 from .cost import Cost, check_convention
 from .errors import ConfigError
 from .ops import Apply, Node, Op, Ref, as_node
-from .shapes import TensorSpec, unify
+from .symbols import text as sym_text
+from .shapes import Mismatch, TensorSpec, same_dim, unify
 
-__all__ = ["Assign", "Loop", "Constraint", "Algorithm", "CallOp", "call", "even", "divides"]
+__all__ = ["Assign", "Loop", "Constraint", "Algorithm", "CallOp", "ColumnCallOp", "Several", "call",
+           "call_columns", "targets", "even", "divides", "at_most"]
 
 
 @dataclass(frozen=True)
 class Assign:
     """``target ← expr``.  ``forall`` renders a columnwise line as the paper does (``∀t: k_t ← …``);
     ``returns`` renders the last line as ``return target = expr``; ``note`` is the paper's bracketed
-    comment (``Query``)."""
+    comment (``Query``).  A tuple of targets takes the several outputs of a call, in order."""
 
-    target: str
+    target: str | tuple
     expr: Node
     note: str = ""
     forall: str = ""
@@ -38,13 +41,27 @@ class Assign:
 @dataclass(frozen=True)
 class Loop:
     """``for var ∈ [count]:`` the body.  Each name in ``stack`` is a body result collected over the loop on
-    a new leading axis.  A ``sequential`` loop multiplies depth by its count; a parallel one does not."""
+    a new leading axis.  A ``sequential`` loop multiplies depth by its count; a parallel one does not.
+
+    A loop whose values change size from one iteration to the next (a sequence growing by one token)
+    names its iteration by a size symbol ``index`` (1, …, count) and states, in ``carry``, the shape of
+    each such value at the start of iteration ``index``.  Derivation checks the statement by induction
+    (it holds on entry; if it holds at ``index`` the body makes it hold at ``index + 1``) and sums the
+    body's cost over the iterations in closed form.  ``until`` (a function of the values) ends the loop
+    early when it runs; costs are then the worst case, ``count`` iterations, and the values carried out
+    of the loop have the size they reach after ``trips`` iterations, a size bound when the loop ends.
+    """
 
     var: str
     count: sp.Expr
     body: tuple
     stack: tuple = ()
     sequential: bool = False
+    index: sp.Symbol | None = None
+    carry: tuple = ()            # ((name, shape at iteration `index`), ...)
+    until: Callable | None = None
+    until_text: str = ""
+    trips: sp.Symbol | None = None
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,7 @@ class Constraint:
 
 
 def even(symbol, reason: str) -> Constraint:
-    return Constraint(f"{symbol} is even", (symbol,), lambda v: v[symbol] % 2 == 0,
+    return Constraint(f"{sym_text(symbol)} is even", (symbol,), lambda v: v[symbol] % 2 == 0,
                       lambda v: f"{symbol} = {v[symbol]} must be even ({reason})")
 
 
@@ -66,10 +83,18 @@ def divides(divisor, multiple, reason: str) -> Constraint:
     symbols = tuple(sorted((divisor.free_symbols | multiple.free_symbols), key=str))
     def value(expr, v):
         return int(expr.xreplace({s: v[s] for s in expr.free_symbols}))
-    return Constraint(f"{divisor} divides {multiple}", symbols,
+    return Constraint(f"{sym_text(divisor)} divides {sym_text(multiple)}", symbols,
                       lambda v: value(multiple, v) % value(divisor, v) == 0,
                       lambda v: f"{multiple} = {value(multiple, v)} is not divisible by "
                                 f"{divisor} = {value(divisor, v)} ({reason})")
+
+
+def at_most(small, large, reason: str) -> Constraint:
+    symbols = tuple(sorted((small.free_symbols | large.free_symbols), key=str))
+    def value(expr, v):
+        return int(expr.xreplace({s: v[s] for s in expr.free_symbols}))
+    return Constraint(f"{sym_text(small)} ≤ {sym_text(large)}", symbols, lambda v: value(small, v) <= value(large, v),
+                      lambda v: f"{small} = {value(small, v)} exceeds {large} = {value(large, v)} ({reason})")
 
 
 class Algorithm:
@@ -87,21 +112,29 @@ class Algorithm:
         One sentence: which algorithm of the paper this is.
     inputs, params : sequence of TensorSpec
         The signature, in the paper's order.  Per-head parameters are stacked on a leading head axis.
-    output : TensorSpec
-        The result, with the shape the paper states; derivation checks that the lines produce it.
+    output : TensorSpec or tuple of TensorSpec
+        The result (or results), with the shape the paper states; derivation checks that the lines
+        produce it.
     lines : sequence of Assign or Loop
     constraints : sequence of Constraint
     defaults : dict
         Inputs that may be omitted, mapped to the input they default to (``{"Z": "X"}``).
     options : dict
         The builder options this object was made with; :meth:`variant` makes another.
+    random : bool
+        Whether it draws random numbers; execution then takes ``seed`` (an int or a numpy Generator).
+    notes : sequence of str
+        What a reader must know beyond the lines (an assumption of the cost formulas, a convention).
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
-                 params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None):
+                 params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
+                 random=False, notes=()):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
-        self.output, self.lines = output, tuple(lines)
+        self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
+        self.output, self.lines = self.outputs[0], tuple(lines)
+        self.random, self.notes = random, tuple(notes)
         self.params_label = params_label
         self.constraints = tuple(constraints)
         self.defaults = dict(defaults or {})
@@ -142,9 +175,11 @@ class Algorithm:
     def symbols(self) -> tuple:
         """Every size symbol of the signature, sorted by name."""
         found = set()
-        for s in self.signature + (self.output,):
+        for s in self.signature + self.outputs:
             for d in s.shape + ((s.bound,) if s.bound is not None else ()):
                 found |= d.free_symbols
+        for c in self.constraints:
+            found |= set(c.symbols)
         return tuple(sorted(found, key=str))
 
     # -------------------------------------------------------------------------------------- derivation
@@ -200,14 +235,24 @@ class Algorithm:
                     defined.update(line.stack)
                 else:
                     visit(line.expr)
-                    defined.add(line.target)
+                    defined.update(targets(line))
 
         walk(self.lines)
-        if self.output.name not in defined:
-            raise ConfigError(f"{self.label}: the output {self.output.name!r} is never assigned")
+        for output in self.outputs:
+            if output.name not in defined:
+                raise ConfigError(f"{self.label}: the output {output.name!r} is never assigned")
         unused = [p.name for p in self.params if p.name not in used]
         if unused:
             raise ConfigError(f"{self.label}: parameter {unused[0]!r} is never used")
+
+
+def targets(line) -> tuple:
+    """The names an assignment writes."""
+    return line.target if isinstance(line.target, tuple) else (line.target,)
+
+
+class Several(tuple):
+    """The shapes of a call that returns several values."""
 
 
 class CallOp(Op):
@@ -224,19 +269,30 @@ class CallOp(Op):
 
     def _substitution(self, shapes) -> dict:
         substitution: dict = {}
-        for name, shape in zip(self.names, shapes):
+        given = dict(zip(self.names, shapes))
+        for name, source in self.callee.defaults.items():  # Z omitted means Z = X
+            if name not in given and source in given:
+                given[name] = given[source]
+        for name, shape in given.items():
             unify(self.callee.spec(name).shape, shape, substitution, f"{self.callee.display}'s {name}")
         return substitution
 
     def shape(self, shapes):
         substitution = self._substitution(shapes)
-        return tuple(d.xreplace(substitution) for d in self.callee.output_shape)
+        outs = [tuple(d.xreplace(substitution) for d in shape) for shape in self.callee.derivation.output_shapes]
+        return outs[0] if len(outs) == 1 else Several(outs)
 
     def work(self, shapes, out):
         return self.callee.derivation.work.xreplace(self._substitution(shapes))
 
     def numpy(self, ctx, *values):
-        return self.callee(**dict(zip(self.names, values)))
+        arguments = dict(zip(self.names, values))
+        arguments.update(self._sizes(ctx))
+        if self.callee.random:
+            arguments["seed"] = ctx.rng  # one stream of random numbers through every call
+        run = self.callee.run(**arguments)
+        outs = tuple(run.values[o.name] for o in self.callee.outputs)
+        return outs[0] if len(outs) == 1 else outs
 
     def _parts(self, args, latex=False):
         kinds = {s.name: s.kind for s in self.callee.signature}
@@ -255,11 +311,79 @@ class CallOp(Op):
         return rf"\mathrm{{{self.callee.display}}}\left({', '.join(ins)} \mid {', '.join(rest)}\right)"
 
 
-def call(callee: Algorithm, *, label: tuple = (), **arguments) -> Apply:
-    """A call node: ``arguments`` maps the callee's input and parameter names to the caller's expressions;
-    ``label`` is how the parameters are written, as (text, LaTeX) (``("W_qkv^h", r"W^{h}_{qkv}")``)."""
+    def _sizes(self, ctx) -> dict:
+        """Sizes the callee's arrays cannot tell it (a sinusoidal table's ℓ_max), passed on from the caller
+        under the same name: only symbols that no input or parameter of the callee carries."""
+        carried = set()
+        for spec in self.callee.signature:
+            for d in spec.shape:
+                carried |= d.free_symbols
+        return {str(s): ctx.binding.values[s] for s in self.callee.symbols
+                if s not in carried and s in ctx.binding.values}
+
+
+class ColumnCallOp(CallOp):
+    """A call applied to every column: ``∀t: X̃[:, t] ← layer_norm(X[:, t] | γ, β)``.
+
+    The callee's inputs get one more, last, axis of length n (the columns; an index input becomes a vector
+    of ids), parameters are shared by all columns, and the result gets the same last axis.  Its work is
+    the callee's times n; the columns are independent, so depth is the callee's.
+    """
+
+    name = "columns"
+
+    def _split(self, shapes):
+        inputs = {s.name for s in self.callee.inputs}
+        mapped = [(n, s) for n, s in zip(self.names, shapes) if n in inputs]
+        if not mapped or not all(s for _, s in mapped):
+            raise Mismatch("columns", "an input with a column axis", [s for _, s in mapped])
+        n = mapped[0][1][-1]
+        for name, shape in mapped:
+            if not same_dim(shape[-1], n):
+                raise Mismatch(str(n), n, shape[-1], f"column count of {name}")
+        return n, [s[:-1] if name in inputs else s for name, s in zip(self.names, shapes)]
+
+    def shape(self, shapes):
+        n, inner = self._split(shapes)
+        return super().shape(inner) + (n,)
+
+    def work(self, shapes, out):
+        n, inner = self._split(shapes)
+        return super().work(inner, out).times(n, sequential=False)
+
+    def numpy(self, ctx, *values):
+        inputs = {s.name for s in self.callee.inputs}
+        n = next(np.shape(v)[-1] for name, v in zip(self.names, values) if name in inputs)
+        columns = [super(ColumnCallOp, self).numpy(ctx, *(v[..., j] if name in inputs else v
+                                                          for name, v in zip(self.names, values)))
+                   for j in range(n)]
+        return np.stack(columns, axis=-1)
+
+    def _parts(self, args, latex=False):
+        kinds = {s.name: s.kind for s in self.callee.inputs}
+        def column(name, text):
+            if kinds[name] != "index":
+                return f"{text}[:, t]"
+            return text if text == "t" or text.endswith("+ t") else f"{text}[t]"  # positions are t already
+        ins = [column(n, a.text) for n, a in zip(self.names, args) if n in kinds]
+        params = [a.text for n, a in zip(self.names, args) if n not in kinds]
+        return ins, [self.label[latex]] if self.label else params
+
+
+def _call_node(op_class, callee, label, arguments):
     missing = [s.name for s in callee.signature if s.name not in arguments and s.name not in callee.defaults]
     if missing:
         raise ConfigError(f"call of {callee.label} misses {', '.join(missing)}")
     names = tuple(arguments)
-    return Apply(CallOp(callee, names, label), tuple(as_node(arguments[n]) for n in names))
+    return Apply(op_class(callee, names, label), tuple(as_node(arguments[n]) for n in names))
+
+
+def call(callee: Algorithm, *, label: tuple = (), **arguments) -> Apply:
+    """A call node: ``arguments`` maps the callee's input and parameter names to the caller's expressions;
+    ``label`` is how the parameters are written, as (text, LaTeX) (``("W_qkv^h", r"W^{h}_{qkv}")``)."""
+    return _call_node(CallOp, callee, label, arguments)
+
+
+def call_columns(callee: Algorithm, *, label: tuple = (), **arguments) -> Apply:
+    """A call of ``callee`` on every column of its inputs (:class:`ColumnCallOp`)."""
+    return _call_node(ColumnCallOp, callee, label, arguments)

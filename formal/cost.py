@@ -7,6 +7,7 @@ symbols.  Substitution uses ``xreplace``; library code never calls ``simplify``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy as sp
 
@@ -73,12 +74,36 @@ class Work:
         return Work({c: count * f for c, f in self.flops.items()}, count * self.memory,
                     count * self.depth if sequential else self.depth)
 
+    def summed(self, index, count) -> "Work":
+        """The work of a loop whose iteration ``index`` = 1, …, ``count`` costs this (a polynomial in
+        ``index``): each count summed in closed form (Faulhaber), still a polynomial."""
+        return Work({c: _sum_over(f, index, count) for c, f in self.flops.items()},
+                    _sum_over(self.memory, index, count), _sum_over(self.depth, index, count))
+
     def xreplace(self, substitution: dict) -> "Work":
         return Work({c: f.xreplace(substitution) for c, f in self.flops.items()},
                     self.memory.xreplace(substitution), self.depth.xreplace(substitution))
 
     def canonical(self) -> "Work":
         return Work({c: _canon(f) for c, f in self.flops.items()}, _canon(self.memory), _canon(self.depth))
+
+
+@lru_cache(maxsize=None)
+def _power_sum(k: int):
+    """``Σ_{i=1}^{n} i^k`` as a polynomial in the symbol ``n``."""
+    i, n = sp.Dummy("i", integer=True), sp.Symbol("n", integer=True)
+    return n, sp.expand(sp.summation(i ** k, (i, 1, n)))
+
+
+def _sum_over(expr, index, count) -> sp.Expr:
+    expr = sp.expand(expr)
+    if index not in expr.free_symbols:
+        return sp.expand(count * expr)
+    total = sp.Integer(0)
+    for (k,), coeff in sp.Poly(expr, index).terms():
+        n, power_sum = _power_sum(k)
+        total += coeff * power_sum.xreplace({n: count})
+    return sp.expand(total)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """Derivation: abstract interpretation of an algorithm's lines over symbolic shapes.
 
 Each line's result shape comes from its ops' shape rules, and its work from their cost rules.  A loop
-multiplies the work of its body by its symbolic trip count; it is never unrolled.
+multiplies the work of its body by its symbolic trip count; it is never unrolled.  A loop over a growing
+value (:class:`~formal.algorithm.Loop` with ``index`` and ``carry``) has its stated shapes checked by
+induction and its work summed over the iterations in closed form.
 """
 
 from __future__ import annotations
@@ -11,18 +13,20 @@ from itertools import count
 
 import sympy as sp
 
+from .algorithm import Several, targets
 from .cost import Work
 from .errors import ShapeError
 from .ops import Ref
-from .shapes import Mismatch, same_dim
+from .ops.sequences import capped
+from .shapes import Mismatch, same_dim, shape_text
 
 __all__ = ["LineRecord", "Derivation", "derive"]
 
 
 @dataclass(frozen=True)
 class LineRecord:
-    """One numbered line: its nesting level, the line object, its result shape (None for a loop header)
-    and its work (for a loop header, the whole loop's)."""
+    """One numbered line: its nesting level, the line object, its result shape (None for a loop header;
+    a tuple of shapes for a line with several targets) and its work (for a loop header, the whole loop's)."""
 
     number: int
     level: int
@@ -36,16 +40,40 @@ class Derivation:
     records: tuple
     shapes: dict        # name → shape of every value after the last line
     work: Work          # the whole algorithm, canonical (expanded)
-    output_shape: tuple
+    output_shapes: tuple
+    assumptions: tuple = ()  # conditions the cost formulas assume (a context that is never truncated)
+
+    @property
+    def output_shape(self) -> tuple:
+        return self.output_shapes[0]
 
     def record(self, number: int) -> LineRecord:
         return self.records[number - 1]
+
+
+def _same_shape(a, b) -> bool:
+    return len(a) == len(b) and all(map(same_dim, a, b))
+
+
+def _uncap(expr, assumptions: list):
+    """``min(n, cap)`` → ``n``, noting ``n ≤ cap``: the regime in which a summed cost is a polynomial."""
+    found = expr.atoms(capped)
+    for c in found:
+        note = f"{shape_text((c.args[0],))} ≤ {shape_text((c.args[1],))}"
+        if note not in assumptions:
+            assumptions.append(note)
+    return expr.xreplace({c: c.args[0] for c in found}) if found else expr
 
 
 def derive(algorithm) -> Derivation:
     env = {s.name: s.shape for s in algorithm.signature}
     numbers = count(1)
     records: list = []
+    assumptions: list = []
+
+    def fail(number, m: Mismatch):
+        return ShapeError(algorithm=algorithm.label, line=number, symbol=m.symbol, expected=m.expected,
+                          got=m.got, detail=m.detail)
 
     def evaluate(node, number):
         if isinstance(node, Ref):
@@ -59,8 +87,43 @@ def derive(algorithm) -> Derivation:
             out = node.op.shape(shapes)
             return out, work + node.op.work(shapes, out)
         except Mismatch as m:
-            raise ShapeError(algorithm=algorithm.label, line=number, symbol=m.symbol, expected=m.expected,
-                             got=m.got, detail=m.detail) from None
+            raise fail(number, m) from None
+
+    def assign(line, number, shape):
+        names = targets(line)
+        shapes = tuple(shape) if isinstance(shape, Several) else (shape,)
+        if len(names) != len(shapes):
+            raise fail(number, Mismatch("results", len(names), len(shapes), "targets against the call's outputs"))
+        env.update(zip(names, shapes))
+
+    def check_carry(line, number, at, stage):
+        for name, stated in line.carry:
+            want = tuple(d.xreplace({line.index: at}) for d in stated)
+            if not _same_shape(env[name], want):
+                raise fail(number, Mismatch(f"shape of {name}", want, env[name],
+                                            f"the loop's stated shape does not hold {stage}"))
+
+    def loop(line, number, level) -> Work:
+        if line.carry:
+            check_carry(line, number, sp.Integer(1), "on entry")
+            env.update(line.carry)
+        before = dict(env)
+        body = walk(line.body, level + 1)
+        if line.carry:
+            check_carry(line, number, line.index + 1, "after an iteration (induction step)")
+        stacked = {name: (line.count,) + env[name] for name in line.stack}
+        env.clear()
+        env.update(before)
+        env.update(stacked)
+        if line.carry:
+            last = (line.trips if line.trips is not None else line.count) + 1
+            env.update({name: tuple(d.xreplace({line.index: last}) for d in shape) for name, shape in line.carry})
+        if line.index is not None:
+            uncapped = Work({c: _uncap(f, assumptions) for c, f in body.flops.items()},
+                            _uncap(body.memory, assumptions), _uncap(body.depth, assumptions))
+            total = uncapped.summed(line.index, line.count)
+            return total if line.sequential else Work(total.flops, total.memory, body.depth)
+        return body.times(line.count, sequential=line.sequential)
 
     def walk(lines, level) -> Work:
         total = Work()
@@ -69,26 +132,22 @@ def derive(algorithm) -> Derivation:
             if hasattr(line, "body"):
                 slot = len(records)
                 records.append(None)
-                body_env_before = dict(env)
-                body = walk(line.body, level + 1)
-                stacked = {name: (line.count,) + env[name] for name in line.stack}
-                env.clear()
-                env.update(body_env_before)
-                env.update(stacked)
-                work = body.times(line.count, sequential=line.sequential)
+                work = loop(line, number, level)
                 records[slot] = LineRecord(number, level, line, None, work.canonical())
             else:
                 shape, work = evaluate(line.expr, number)
                 work = Work(work.flops, work.memory, work.depth if work.depth != 0 else sp.Integer(1))
-                env[line.target] = shape
+                assign(line, number, shape)
                 records.append(LineRecord(number, level, line, shape, work.canonical()))
             total = total + work
         return total
 
     work = walk(algorithm.lines, 0).canonical()
-    output_shape = env[algorithm.output.name]
-    declared = algorithm.output.shape
-    if len(output_shape) != len(declared) or not all(map(same_dim, output_shape, declared)):
-        raise ShapeError(algorithm=algorithm.label, line=len(records), symbol=f"shape of {algorithm.output.name}",
-                         expected=declared, got=output_shape, detail="the lines do not produce the stated output")
-    return Derivation(tuple(records), dict(env), work, output_shape)
+    outputs = []
+    for spec in algorithm.outputs:
+        got = env[spec.name]
+        if not _same_shape(got, spec.shape):
+            raise ShapeError(algorithm=algorithm.label, line=len(records), symbol=f"shape of {spec.name}",
+                             expected=spec.shape, got=got, detail="the lines do not produce the stated output")
+        outputs.append(got)
+    return Derivation(tuple(records), dict(env), work, tuple(outputs), tuple(assumptions))

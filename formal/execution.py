@@ -16,6 +16,7 @@ import numpy as np
 from . import masks
 from .errors import ConfigError, ShapeError
 from .ops import Ref
+from .algorithm import targets
 from .shapes import Binding, Mismatch
 
 __all__ = ["Run", "execute"]
@@ -25,7 +26,7 @@ __all__ = ["Run", "execute"]
 class Run:
     """What an execution produced."""
 
-    output: np.ndarray
+    output: np.ndarray                  # a tuple of arrays for an algorithm with several outputs
     binding: dict                       # symbol → int
     values: dict = field(repr=False)    # name → array, every input, parameter and result
     consumed: tuple = ()                # the parameters the lines read, in order of first use
@@ -34,10 +35,17 @@ class Run:
 class _Context:
     """What an op's numpy semantics may ask: sizes, loop indices, and where it runs (for messages)."""
 
-    def __init__(self, algorithm, binding: Binding):
+    def __init__(self, algorithm, binding: Binding, rng=None):
         self.algorithm, self.binding = algorithm, binding
         self.loop: dict = {}
         self.line = "signature"
+        self._rng = rng
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            raise ConfigError(f"{self.where()} draws random numbers, but {self.algorithm.label} is not random")
+        return self._rng
 
     def evaluate(self, expr) -> int:
         missing = sorted(str(s) for s in expr.free_symbols if s not in self.binding.values)
@@ -63,6 +71,18 @@ def _as_index(name, value):
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise ConfigError(f"{name} must be an integer index (or an array of them), got {value!r}")
     return array
+
+
+def _rng(algorithm, arguments: dict):
+    """The generator of a random algorithm, from its ``seed`` argument (an int, a Generator, or None for
+    fresh entropy)."""
+    if not algorithm.random:
+        return None
+    seed = arguments.pop("seed", None)
+    if seed is not None and not isinstance(seed, np.random.Generator) and (
+            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ConfigError(f"seed = {seed!r} must be a non-negative integer or a numpy Generator")
+    return np.random.default_rng(seed)
 
 
 def _split(algorithm, arguments: dict):
@@ -95,9 +115,11 @@ def _shape_str(shape):
 class _Executor:
     def __init__(self, algorithm, arguments):
         self.algorithm = algorithm
+        arguments = dict(arguments)
+        rng = _rng(algorithm, arguments)
         given, raw = _split(algorithm, arguments)
         self.binding = Binding(given)
-        self.ctx = _Context(algorithm, self.binding)
+        self.ctx = _Context(algorithm, self.binding, rng)
         self.values: dict = {}
         self.unchecked: dict = {}
         self.consumed: list = []
@@ -159,8 +181,12 @@ class _Executor:
                 continue
             value = self.evaluate(line.expr, number)
             self.ctx.line = number
-            self._check_result(records[number - 1], value)
-            self.values[line.target] = value
+            names = targets(line)
+            values = value if len(names) > 1 else (value,)
+            shapes = records[number - 1].shape
+            for name, v, shape in zip(names, values, shapes if len(names) > 1 else (shapes,)):
+                self._check_result(number, name, shape, v)
+                self.values[name] = v
 
     def _require(self, expr, line):
         """Bind the symbols of ``expr`` by checking the parameters that carry them (a loop's trip count)."""
@@ -176,25 +202,38 @@ class _Executor:
         for _ in range(_numbered(line.body) - 1):
             next(numbers)
         collected = {name: [] for name in line.stack}
+        done = 0
         for i in range(trips):
             self.ctx.loop[line.var] = i
+            if line.index is not None:
+                self.binding.values[line.index] = i + 1  # shapes inside the body are stated at `index`
             self.walk(line.body, count(start), records)
             for name in collected:
                 collected[name].append(self.values[name])
-        del self.ctx.loop[line.var]
+            done = i + 1
+            if line.until is not None and line.until(self.values, self.ctx):
+                break
+        self.ctx.loop.pop(line.var, None)
+        if line.index is not None:
+            self.binding.values.pop(line.index, None)
+        if line.trips is not None:
+            self.binding.set(line.trips, done, f"the loop of line {self.ctx.line}") if done else None
         self.values.update({name: np.stack(parts) for name, parts in collected.items()})
 
-    def _check_result(self, record, value):
-        expected = tuple(self.binding.evaluate(d) for d in record.shape)
-        if np.shape(value) != expected:
-            raise ShapeError(algorithm=self.algorithm.label, line=record.number,
-                             symbol=f"shape of {record.line.target}", expected=expected, got=np.shape(value),
-                             detail="the executed shape differs from the derived one")
+    def _check_result(self, number, name, shape, value):
+        try:  # a size known only now (a data-dependent length) is bound here; the others are checked
+            self.binding.bind(shape, np.shape(value), f"{name} (line {number})")
+        except Mismatch as m:
+            raise ShapeError(algorithm=self.algorithm.label, line=number, symbol=f"shape of {name}",
+                             expected=m.expected, got=np.shape(value),
+                             detail="the executed shape differs from the derived one") from None
 
     def run(self):
         records = self.algorithm.derivation.records
         self.walk(self.algorithm.lines, count(1), records)
         output = self.values[self.algorithm.output.name]
+        if len(self.algorithm.outputs) > 1:
+            output = tuple(self.values[o.name] for o in self.algorithm.outputs)
         return Run(output=output, binding=dict(self.binding.values), values=self.values,
                    consumed=tuple(self.consumed))
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 
+from .algorithm import Several
 from .asymptotics import big_theta
 from .cost import CONVENTIONS, check_convention
 from .ops import Apply, Ref, Rendered
@@ -16,7 +17,9 @@ __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_jso
 _GLYPHS = {  # ASCII name → (text, LaTeX)
     "V_tilde": ("Ṽ", r"\tilde{V}"), "v_tilde": ("ṽ", r"\tilde{v}"), "e_hat": ("ê", r"\hat{e}"),
     "gamma": ("γ", r"\gamma"), "beta": ("β", r"\beta"), "alpha": ("α", r"\alpha"),
-    "mask": ("Mask", r"\mathrm{Mask}"),
+    "mask": ("Mask", r"\mathrm{Mask}"), "X_tilde": ("X̃", r"\tilde{X}"), "Z_tilde": ("Z̃", r"\tilde{Z}"),
+    "Z_final": ("Z", "Z"), "theta": ("θ", r"\theta"), "theta_hat": ("θ̂", r"\hat{\theta}"),
+    "x_hat": ("x̂", r"\hat{x}"), "x_class": ("x_class", r"x_{\mathrm{class}}"),
 }
 
 
@@ -44,7 +47,11 @@ def render_node(node, latex: bool = False) -> Rendered:
 
 
 def _target(line, latex):
+    if isinstance(line.target, tuple):
+        return "(" + ", ".join(display(t, latex) for t in line.target) + ")"
     name = display(line.target, latex)
+    if line.forall and line.target[:1].isupper():  # a matrix built column by column: X[:, t]
+        return f"{name}[:, {line.forall}]"
     return f"{name}_{{{line.forall}}}" if latex and line.forall else (f"{name}_{line.forall}" if line.forall else name)
 
 
@@ -52,7 +59,8 @@ def line_text(line, latex: bool = False) -> str:
     """One line as the paper writes it (``Q ← W_q X + b_q1ᵀ``, ``for h ∈ [H]:``)."""
     if hasattr(line, "body"):
         count = sym_latex(line.count) if latex else sym_text(line.count)
-        return rf"{line.var} \in [{count}]" if latex else f"for {line.var} ∈ [{count}]:"
+        until = f" until {line.until_text}" if line.until_text else ""
+        return rf"{line.var} \in [{count}]{until}" if latex else f"for {line.var} ∈ [{count}]{until}:"
     expr = line.expr
     if isinstance(expr, Apply):
         args = [render_node(a, latex) for a in expr.args]
@@ -72,7 +80,9 @@ def _signature_entry(spec, latex=False):
     name = display(spec.name, latex)
     if spec.kind == "index":
         bound = sym_latex(spec.bound) if latex else sym_text(spec.bound)
-        return rf"{name} \in [{bound}]" if latex else f"{name} ∈ [{bound}]"
+        power = "" if not spec.shape else (f"^{{{shape_latex(spec.shape)}}}" if latex
+                                           else f"^{shape_text(spec.shape)}")
+        return rf"{name} \in [{bound}]{power}" if latex else f"{name} ∈ [{bound}]{power}"
     space = (r"\{0,1\}" if latex else "{0,1}") if spec.kind == "mask" else (r"\mathbb{R}" if latex else "ℝ")
     if not spec.shape:
         return rf"{name} \in {space}" if latex else f"{name} ∈ {space}"
@@ -86,7 +96,8 @@ def header(algorithm, latex=False) -> str:
     rest = ([algorithm.params_label] if algorithm.params_label else [])
     rest += [display(s.name, latex) for s in algorithm.inputs if s.kind == "mask"]
     args = ", ".join(data) + ((r" \mid " if latex else " | ") + ", ".join(rest) if rest else "")
-    out = display(algorithm.output.name, latex)
+    out = ", ".join(display(o.name, latex) for o in algorithm.outputs)
+    out = f"({out})" if len(algorithm.outputs) > 1 else out
     name = rf"\mathrm{{{algorithm.display}}}" if latex else algorithm.display
     return rf"{out} \gets {name}({args})" if latex else f"{out} ← {name}({args})"
 
@@ -135,13 +146,14 @@ def to_text(algorithm, convention="matmul") -> str:
         out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
     if algorithm.constraints:
         out.append("Requires:    " + ", ".join(c.text for c in algorithm.constraints))
+    for note in algorithm.notes:
+        out.append("Note:        " + note)
     if algorithm.options:
         out.append("Options:     " + ", ".join(f"{k}={v!r}" for k, v in algorithm.options.items()))
     rows = []
     for r in d.records:
         code = "  " * r.level + line_text(r.line)
-        shape = "" if r.shape is None else shape_text(r.shape)
-        rows.append((str(r.number), code, shape, sym_text(r.work.flops[convention])))
+        rows.append((str(r.number), code, _shapes_text(r.shape), sym_text(r.work.flops[convention])))
     heads = ("#", "line", "shape", f"FLOPs ({convention})")
     widths = [max(len(x[i]) for x in rows + [heads]) for i in range(3)]
     out.append("")
@@ -158,7 +170,25 @@ def to_text(algorithm, convention="matmul") -> str:
     lead = leading_order(algorithm, convention)
     if lead:
         out.append(f"  leading     {lead}")
+    if d.assumptions:
+        out.append(f"  assuming    {', '.join(d.assumptions)}  (no truncation; past it each step costs no more)")
     return "\n".join(out) + "\n"
+
+
+def _shapes_text(shape) -> str:
+    if shape is None:
+        return ""
+    if isinstance(shape, Several):
+        return ", ".join(shape_text(s) for s in shape)
+    return shape_text(shape)
+
+
+def _shapes_json(shape):
+    if shape is None:
+        return None
+    if isinstance(shape, Several):
+        return [shape_json(s) for s in shape]
+    return shape_json(shape)
 
 
 def to_latex(algorithm) -> str:
@@ -181,7 +211,8 @@ def to_latex(algorithm) -> str:
             out.append(pad + rf"\For{{${line_text(r.line, True)}$}}")
             levels.append(r.level)
         else:
-            comment = rf" \Comment{{$\in \mathbb{{R}}^{{{shape_latex(r.shape)}}}$}}" if r.shape else ""
+            comment = (rf" \Comment{{$\in \mathbb{{R}}^{{{shape_latex(r.shape)}}}$}}"
+                       if r.shape and not isinstance(r.shape, Several) else "")
             out.append(pad + rf"\State ${line_text(r.line, True)}$" + comment)
     while levels:
         levels.pop()
@@ -203,13 +234,15 @@ def to_json(algorithm, convention="matmul") -> dict:
         "convention": convention,
         "inputs": {s.name: shape_json(s.shape) for s in algorithm.inputs},
         "params": {s.name: shape_json(s.shape) for s in algorithm.params},
-        "outputs": {algorithm.output.name: shape_json(d.output_shape)},
+        "outputs": {o.name: shape_json(shape) for o, shape in zip(algorithm.outputs, d.output_shapes)},
+        "assumptions": list(d.assumptions),
+        "notes": list(algorithm.notes),
         "index_bounds": {s.name: str(s.bound) for s in algorithm.inputs if s.kind == "index"},
         "constraints": [c.text for c in algorithm.constraints],
         "cost": {k: str(v) for k, v in cost.as_dict().items()},
         "flops": {c: str(d.work.flops[c]) for c in CONVENTIONS},
         "lines": [{"number": r.number, "level": r.level, "text": line_text(r.line),
-                   "shape": None if r.shape is None else shape_json(r.shape),
+                   "shape": _shapes_json(r.shape),
                    "flops": str(r.work.flops[convention]), "memory": str(r.work.memory)}
                   for r in d.records],
     }

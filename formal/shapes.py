@@ -37,7 +37,7 @@ def same_dim(a, b) -> bool:
 
 def shape_text(shape: Shape) -> str:
     """``d_attn×ℓ_x`` (``scalar`` for ``()``)."""
-    return "×".join(text(d) for d in shape) if shape else "scalar"
+    return "×".join(f"({text(d)})" if isinstance(d, sp.Add) else text(d) for d in shape) if shape else "scalar"
 
 
 def shape_latex(shape: Shape) -> str:
@@ -54,7 +54,9 @@ class TensorSpec:
     """A named tensor of an algorithm's signature.
 
     ``kind`` is ``"real"`` (a real array), ``"index"`` (an integer, or an integer array, with values in
-    ``[0, bound)``), or ``"mask"`` (a {0,1} matrix).
+    ``[0, bound)``), or ``"mask"`` (a {0,1} matrix).  ``embedding`` marks a parameter that counts as an
+    embedding (token, position, token type, patch projection, class token, an untied unembedding), the
+    part that Kaplan et al.'s non-embedding count leaves out.
     """
 
     name: str
@@ -62,6 +64,10 @@ class TensorSpec:
     kind: str = "real"
     doc: str = ""
     bound: object = None
+    embedding: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", as_shape(self.shape))
 
     def size(self) -> sp.Expr:
         return numel(self.shape)

@@ -23,7 +23,8 @@ from .errors import ConfigError
 __all__ = [
     "SymbolInfo", "dim", "real", "by_name", "info", "text", "latex", "is_length",
     "N_V", "ell_max", "ell", "ell_x", "ell_z", "d_e", "d_x", "d_z", "d_in", "d_attn", "d_mid", "d_out",
-    "d_mlp", "d_f", "H", "n_kv_heads", "L", "L_enc", "L_dec", "ell_gen", "T",
+    "d_mlp", "d_f", "H", "n_kv_heads", "L", "L_enc", "L_dec", "ell_gen", "T", "ell_c", "ell_out", "n_steps", "i",
+    "d_patch", "n_classes", "n_types",
     "tau", "p_mask", "eta", "N_data", "N_epochs",
 ]
 
@@ -47,6 +48,12 @@ _TABLE = [
     SymbolInfo("ell_z", "ℓ_z", r"\ell_{z}", "length of the context sequence", "length"),
     SymbolInfo("T", "T", "T", "number of context tokens (Algorithm 3)", "length"),
     SymbolInfo("ell_gen", "ℓ_gen", r"\ell_{\mathrm{gen}}", "number of generated tokens", "length"),
+    SymbolInfo("ell_c", "ℓ_c", r"\ell_{c}", "number of tokens held in the key/value cache", "length"),
+    SymbolInfo("ell_out", "ℓ_out", r"\ell_{\mathrm{out}}", "number of tokens returned (known when it runs)",
+               "length"),
+    SymbolInfo("n_steps", "n_steps", r"n_{\mathrm{steps}}", "number of decoding steps taken (known when it runs)",
+               "length"),
+    SymbolInfo("i", "i", "i", "the iteration of a generation loop (1, 2, …)"),
     SymbolInfo("d_e", "d_e", r"d_{\mathrm{e}}", "embedding width"),
     SymbolInfo("d_x", "d_x", r"d_{x}", "width of the primary sequence"),
     SymbolInfo("d_z", "d_z", r"d_{z}", "width of the context sequence"),
@@ -56,6 +63,9 @@ _TABLE = [
     SymbolInfo("d_out", "d_out", r"d_{\mathrm{out}}", "output width"),
     SymbolInfo("d_mlp", "d_mlp", r"d_{\mathrm{mlp}}", "hidden width of the MLP"),
     SymbolInfo("d_f", "d_f", r"d_{\mathrm{f}}", "width of the final projection (Algorithm 9)"),
+    SymbolInfo("d_patch", "d_patch", r"d_{\mathrm{patch}}", "width of a flattened image patch (channels·p²)"),
+    SymbolInfo("n_classes", "N_C", r"N_{\mathrm{C}}", "number of classes (ViT)"),
+    SymbolInfo("n_types", "N_S", r"N_{\mathrm{S}}", "number of token types, or segments (BERT)"),
     SymbolInfo("H", "H", "H", "number of attention heads"),
     SymbolInfo("n_kv_heads", "H_kv", r"H_{\mathrm{kv}}", "number of key/value heads"),
     SymbolInfo("L", "L", "L", "number of layers"),
@@ -124,5 +134,5 @@ def _make(row: SymbolInfo) -> sp.Symbol:
     return by_name(row.name)
 
 
-(N_V, ell_max, ell, ell_x, ell_z, T, ell_gen, d_e, d_x, d_z, d_in, d_attn, d_mid, d_out, d_mlp, d_f, H,
- n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)
+(N_V, ell_max, ell, ell_x, ell_z, T, ell_gen, ell_c, ell_out, n_steps, i, d_e, d_x, d_z, d_in, d_attn, d_mid,
+ d_out, d_mlp, d_f, d_patch, n_classes, n_types, H, n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)

@@ -6,17 +6,19 @@
 from __future__ import annotations
 
 from ..errors import ConfigError
+from .architectures import dtransformer, edtransformer, etransformer
 from .attention import attention, mhattention, single_query_attention
 from .embedding import positional_embedding, token_embedding
 from .normalization import layer_norm
 from .unembedding import unembedding
 
 __all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
-           "attention", "mhattention", "layer_norm", "unembedding"]
+           "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer"]
 
 #: Registry name → algorithm object with default options, in the paper's order.
 ALGORITHMS = {a.name: a for a in (token_embedding, positional_embedding, single_query_attention, attention,
-                                  mhattention, layer_norm, unembedding)}
+                                  mhattention, layer_norm, unembedding, edtransformer, etransformer,
+                                  dtransformer)}
 
 
 def get(name: str, **options):

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign
-from ..ops import matmul, softmax
+from ..errors import ConfigError
+from ..ops import add, matmul, softmax
 from ..shapes import TensorSpec
 from ..symbols import N_V, d_e
 
 __all__ = ["unembedding", "build_unembedding"]
 
 
-def build_unembedding() -> Algorithm:
-    """Algorithm 7: ``p = softmax(W_u e)``."""
+def build_unembedding(*, bias: bool = False) -> Algorithm:
+    """Algorithm 7: ``p = softmax(W_u e)``; with ``bias``, ``softmax(W_u e + b_u)`` (BERT's output bias)."""
+    if not isinstance(bias, bool):
+        raise ConfigError(f"bias = {bias!r} must be True or False")
+    logits = matmul("W_u", "e", role="unembed")
     return Algorithm(
         number=7, name="unembedding", display="Unembedding",
         summary="Algorithm 7: a token's vector becomes a distribution over the vocabulary.",
         inputs=[TensorSpec("e", (d_e,), doc="a token encoding")],
-        params=[TensorSpec("W_u", (N_V, d_e), doc="unembedding matrix")],
+        params=[TensorSpec("W_u", (N_V, d_e), doc="unembedding matrix")]
+               + ([TensorSpec("b_u", (N_V,), doc="unembedding bias")] if bias else []),
         output=TensorSpec("p", (N_V,), doc="a probability distribution over the vocabulary"),
-        lines=[Assign("p", softmax(matmul("W_u", "e")), returns=True)],
-        params_label="W_u", builder=build_unembedding,
+        lines=[Assign("p", softmax(add(logits, "b_u") if bias else logits), returns=True)],
+        params_label="W_u" + (", b_u" if bias else ""), builder=build_unembedding,
+        options={"bias": bias}, option_docs={"bias": "whether the logits get a bias b_u"},
     )
 
 

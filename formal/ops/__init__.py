@@ -13,6 +13,9 @@ from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt,
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax
+from .activations import ACTIVATIONS, Activation
+from .sequences import (ConstMask, Concat, DrawMask, FirstColumn, Greedy, LastColumn, MaskedNLL, NextTokenNLL,
+                        Positions, Replace, Sample, Strip, Truncate, capped, special_token)
 
 __all__ = [
     "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "SINUSOIDS",
@@ -22,6 +25,11 @@ __all__ = [
     "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
     "Square", "Sqrt", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
     "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
+    # whole-model ops
+    "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
+    "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
+    "replace_masked", "capped", "special_token", "ConstMask", "Concat", "DrawMask", "FirstColumn", "Greedy",
+    "LastColumn", "MaskedNLL", "NextTokenNLL", "Positions", "Replace", "Sample", "Strip", "Truncate",
 ]
 
 
@@ -101,3 +109,64 @@ def stack_rows(value, count):
 
 def sinusoid(t, kind, d_e, ell_max):
     return Sinusoid(kind, d_e, ell_max)(t)
+
+
+def activation(name: str, a):
+    """``name(a)`` for an MLP activation of :data:`ACTIVATIONS` (``relu``, ``gelu``, ``gelu-tanh``, ``silu``)."""
+    return ACTIVATIONS[name]()(a)
+
+
+def transpose(a):
+    return Transposed()(a)
+
+
+def positions(count, start=0):
+    return Positions(count, start)()
+
+
+def const_mask(kind: str, ell_z, ell_x):
+    return ConstMask(kind, ell_z, ell_x)()
+
+
+def concat(a, b):
+    return Concat()(a, b)
+
+
+def truncate(x, cap):
+    return Truncate(cap)(x)
+
+
+def last_column(p, label: str = "end"):
+    return LastColumn(label)(p)
+
+
+def first_column(x):
+    return FirstColumn()(x)
+
+
+def sample(p, tau: float):
+    return Sample(tau)(p)
+
+
+def greedy(p):
+    return Greedy()(p)
+
+
+def strip(x, size, n_vocab):
+    return Strip(size, n_vocab)(x)
+
+
+def next_token_nll(p, x):
+    return NextTokenNLL()(p, x)
+
+
+def masked_nll(p, x, m):
+    return MaskedNLL()(p, x, m)
+
+
+def draw_mask(x, p_mask: float):
+    return DrawMask(p_mask)(x)
+
+
+def replace_masked(x, m, n_vocab):
+    return Replace(n_vocab)(x, m)

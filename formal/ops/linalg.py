@@ -51,7 +51,9 @@ class MatMul(Op):
         return (a.T if self.transpose_a else a) @ b
 
     def _left(self, arg, latex):
-        return arg.at(POSTFIX, latex) + ((r"^{\top}" if latex else "ᵀ") if self.transpose_a else "")
+        if not self.transpose_a:
+            return arg.at(PRODUCT, latex)
+        return arg.at(POSTFIX, latex) + (r"^{\top}" if latex else "ᵀ")
 
     def text(self, args):
         return f"{self._left(args[0], False)} {args[1].at(PRODUCT + 1)}"
@@ -120,8 +122,10 @@ class AddBias(Op):
         return a + b[:, None]
 
     def text(self, args):
-        return f"{args[0].at(SUM)} + {args[1].at(POSTFIX)}" + ("1ᵀ" if self.ones else "")
+        bias = args[1].at(POSTFIX - 1)
+        ones = (" 1ᵀ" if "^" in bias else "1ᵀ") if self.ones else ""
+        return f"{args[0].at(SUM)} + {bias}{ones}"
 
     def latex(self, args):
         ones = r" \mathbf{1}^{\top}" if self.ones else ""
-        return rf"{args[0].at(SUM, True)} + {args[1].at(POSTFIX, True)}{ones}"
+        return rf"{args[0].at(SUM, True)} + {args[1].at(POSTFIX - 1, True)}{ones}"

@@ -1,0 +1,229 @@
+"""Algorithms 8–10: the encoder–decoder, encoder-only and decoder-only transformers (Phuong & Hutter, §6),
+and their real-world variants as options.
+
+Each stack is composed of calls of Algorithms 1–7; its layer loop ``for l ∈ [L]`` is symbolic, so its
+cost is the body's times L.  SPEC.md's decisions hold: W_u of Algorithm 9 is N_V×d_f (decision 1), the
+decoder loop variable is l (2), ``MHAttention(X | W, Mask)`` means ``MHAttention(X, X | W, Mask)`` (3),
+d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X is never replaced by X̃.
+"""
+
+from __future__ import annotations
+
+from ..algorithm import Algorithm, Assign, call_columns
+from ..errors import ConfigError
+from ..ops import LoopIndex, activation as nonlinearity, add, add_bias, concat, const_mask, first_column, matmul, positions
+from ..shapes import TensorSpec
+from ..symbols import L, L_dec, L_enc, N_V, d_e, d_f, d_patch, ell, ell_max, ell_x, ell_z, n_classes, n_types
+from . import blocks
+from .blocks import OPTION_DOCS, StackOptions, embed, layer_loop, mlp, norm_columns, sublayers, unembed
+from .embedding import build_positional_embedding, build_token_embedding
+from .unembedding import build_unembedding
+
+__all__ = ["edtransformer", "etransformer", "dtransformer", "build_edtransformer", "build_etransformer",
+           "build_dtransformer", "ETRANSFORMER_INPUTS", "ETRANSFORMER_HEADS"]
+
+ETRANSFORMER_INPUTS = ("tokens", "patches")
+ETRANSFORMER_HEADS = ("mlm", "classifier")
+
+_TOKENS = "sequence of token ids, 0-based"
+
+
+def build_dtransformer(*, norm="layer", eps=0.0, position="learned", activation="gelu", bias=True, tied=False,
+                       n_kv_heads=None, norm_position="pre") -> Algorithm:
+    """Algorithm 10 (GPT): a decoder-only transformer, pre-LN, GELU, causal self-attention.
+
+    ``P[:, t]`` is the predicted distribution of token t + 1.  Per layer, with X̃ never written back:
+    ``X̃ ← LN(X | γ¹_l, β¹_l); X ← X + MHAttention(X̃ | W_l, causal); X̃ ← LN(X | γ²_l, β²_l);
+    X ← X + MLP(X̃)``; then a final LN and ``P ← softmax(W_u X)``.
+    """
+    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
+    l = LoopIndex("l")
+    first, embedding_params, constraints = embed("X", "x", ell, opts)
+    causal = const_mask("causal", ell, ell)
+    body = sublayers("X", opts, l, [
+        ("1", lambda x: blocks.attention_call("", opts, l, x, causal)),
+        ("2", lambda x: mlp("", opts, l, x)),
+    ])
+    final = [Assign("X", norm_columns("X", "", opts), forall="t")] if opts.norm_position == "pre" else []
+    last, unembedding_params = unembed("X", opts)
+    params = (blocks.token_params() + embedding_params
+              + blocks.layer_params("", opts, (L,), ("1", "2"), ("",))
+              + (blocks.norm_params("", opts, doc="final") if final else []) + unembedding_params)
+    return Algorithm(
+        number=10, name="dtransformer", display="DTransformer",
+        summary="Algorithm 10: a decoder-only transformer (GPT): each token predicts the next.",
+        inputs=[TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V)],
+        params=params, output=TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of token t + 1"),
+        lines=[first, layer_loop("l", L, body), *final, last], params_label="θ", constraints=constraints,
+        options=opts.as_dict(), builder=build_dtransformer, option_docs=OPTION_DOCS,
+    )
+
+
+def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation="gelu", bias=True, tied=False,
+                       n_kv_heads=None, norm_position="post", token_types=False, embedding_norm=False,
+                       unembedding_bias=False, inputs="tokens", head="mlm") -> Algorithm:
+    """Algorithm 9 (BERT): an encoder-only transformer, post-LN, GELU, Mask ≡ 1.
+
+    After the layers, ``X ← GELU(W_f X + b_f 1ᵀ)``, ``X ← LN(X | γ, β)`` and ``P ← softmax(W_u X)`` with
+    ``W_u ∈ ℝ^{N_V×d_f}`` (SPEC.md decision 1).  Options beyond the paper: BERT's token-type embeddings
+    (``token_types``) and embedding layer norm (``embedding_norm``), an unembedding bias, and ViT
+    (``inputs="patches", head="classifier"``): the token lines become ``X ← [x_class, W_patch X_p +
+    b_patch 1ᵀ] + W_p`` and the output is ``softmax(W_head LN(X)[:, 1] + b_head)`` over the classes.
+    """
+    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
+    for name, value in (("token_types", token_types), ("embedding_norm", embedding_norm),
+                        ("unembedding_bias", unembedding_bias)):
+        blocks._flag(name, value)
+    blocks._choice("input kind", inputs, ETRANSFORMER_INPUTS)
+    blocks._choice("head", head, ETRANSFORMER_HEADS)
+    if inputs == "patches" and (token_types or position != "learned"):
+        raise ConfigError("inputs='patches' (ViT) takes learned positions and no token types")
+    if head == "classifier" and (tied or unembedding_bias):
+        raise ConfigError("head='classifier' has its own W_head and b_head: tied and unembedding_bias do not apply")
+    l = LoopIndex("l")
+    length = ell + 1 if inputs == "patches" else ell
+    lines, params, constraints = [], [], []
+    if inputs == "tokens":
+        first, embedding_params, constraints = embed("X", "x", ell, opts)
+        if token_types:
+            first = Assign("X", add(first.expr, call_columns(build_token_embedding(), label=("W_s", "W_s"),
+                                                             v="s", W_e="W_s")), forall="t")
+        params += blocks.token_params() + embedding_params
+        if token_types:
+            params.append(TensorSpec("W_s", (d_e, n_types), doc="token-type (segment) embedding matrix",
+                                     embedding=True))
+        lines.append(first)
+        data = [TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V)]
+        if token_types:
+            data.append(TensorSpec("s", (ell,), "index", "token types (segment ids), 0-based", bound=n_types))
+    else:
+        patches = add_bias(matmul("W_patch", "X_p", role="embed"), "b_patch") if bias else \
+            matmul("W_patch", "X_p", role="embed")
+        positional = build_positional_embedding(encoding="learned")
+        lines.append(Assign("X", add(concat("x_class", patches),
+                                     call_columns(positional, label=("W_p", "W_p"), t=positions(length),
+                                                  W_p="W_p")), forall="t"))
+        params += [TensorSpec("W_patch", (d_e, d_patch), doc="patch projection", embedding=True)]
+        params += [TensorSpec("b_patch", (d_e,), doc="patch projection bias", embedding=True)] if bias else []
+        params += [TensorSpec("x_class", (d_e, 1), doc="class token", embedding=True),
+                   TensorSpec("W_p", (d_e, length), doc="positional embedding matrix", embedding=True)]
+        data = [TensorSpec("X_p", (d_patch, ell), doc="image patches, flattened, one column per patch")]
+    if embedding_norm:
+        lines.append(Assign("X", norm_columns("X", "_e", opts, glyph="_e"), forall="t"))
+        params += blocks.norm_params("_e", opts, doc="embedding norm")
+    mask = const_mask("ones", length, length)
+    body = sublayers("X", opts, l, [
+        ("1", lambda x: blocks.attention_call("", opts, l, x, mask)),
+        ("2", lambda x: mlp("", opts, l, x)),
+    ])
+    lines.append(layer_loop("l", L, body))
+    params += blocks.layer_params("", opts, (L,), ("1", "2"), ("",))
+    if head == "mlm":
+        width = d_e if opts.tied else d_f  # tying W_u = W_eᵀ makes d_f = d_e
+        if opts.norm_position == "pre":
+            lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
+            params += blocks.norm_params("", opts, doc="final")
+        f = add_bias(matmul("W_f", "X"), "b_f") if bias else matmul("W_f", "X")
+        lines += [Assign("X", nonlinearity("gelu", f)),
+                  Assign("X", norm_columns("X", "_f", opts, glyph=""), forall="t")]
+        params += [TensorSpec("W_f", (width, d_e), doc="final projection")]
+        params += [TensorSpec("b_f", (width,), doc="final projection bias")] if bias else []
+        params += blocks.norm_params("_f", opts, width=width, doc="final")
+        last, unembedding_params = unembed("X", opts, width=width, bias=unembedding_bias)
+        lines.append(last)
+        params += unembedding_params
+        output = TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of the token at t")
+    else:
+        lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
+        params += blocks.norm_params("", opts, doc="final")
+        classify = build_unembedding(bias=bias)
+        args = {"W_u": "W_head", **({"b_u": "b_head"} if bias else {})}
+        label = "W_head" + (", b_head" if bias else "")
+        from ..algorithm import call
+        lines.append(Assign("p", call(classify, label=(label, label), e=first_column("X"), **args), returns=True))
+        params += [TensorSpec("W_head", (n_classes, d_e), doc="classifier")]
+        params += [TensorSpec("b_head", (n_classes,), doc="classifier bias")] if bias else []
+        output = TensorSpec("p", (n_classes,), doc="distribution over the classes")
+    options = {**opts.as_dict(), "token_types": token_types, "embedding_norm": embedding_norm,
+               "unembedding_bias": unembedding_bias, "inputs": inputs, "head": head}
+    return Algorithm(
+        number=9, name="etransformer", display="ETransformer",
+        summary=("Algorithm 9: an encoder-only transformer (BERT): each token's distribution, given all tokens."
+                 if head == "mlm" else "Algorithm 9 as ViT: an encoder over image patches with a class token."),
+        inputs=data, params=params, output=output, lines=lines, params_label="θ", constraints=constraints,
+        options=options, builder=build_etransformer,
+        option_docs={**OPTION_DOCS, "token_types": "BERT's token-type (segment) embeddings W_s",
+                     "embedding_norm": "a layer norm after the embedding (BERT)",
+                     "unembedding_bias": "a bias b_u on the logits (BERT)",
+                     "inputs": "tokens, or patches (ViT: X_p ∈ ℝ^(d_patch×ℓ) with a class token)",
+                     "head": "mlm (Algorithm 9's W_f, LN, W_u) or classifier (ViT: W_head on the class token)"},
+    )
+
+
+def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation="relu", bias=True,
+                        tied=False, n_kv_heads=None, norm_position="post") -> Algorithm:
+    """Algorithm 8 (Vaswani et al.): an encoder–decoder transformer, post-LN, ReLU.
+
+    Encoder layer: ``Z ← Z + MHAttention(Z | W^enc_l, Mask ≡ 1)``, LN, ``Z ← Z + MLP(Z)``, LN.  Decoder
+    layer: causal self-attention (W^dec_l), LN, cross-attention ``MHAttention(X, Z | W^e/d_l, Mask ≡ 1)``
+    with its own weights, LN, MLP, LN.  W_e and W_p are shared by both stacks.
+    """
+    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
+    l = LoopIndex("l")
+    enc_first, embedding_params, constraints = embed("Z", "z", ell_z, opts)
+    dec_first, _, dec_constraints = embed("X", "x", ell_x, opts)
+    ones_z = const_mask("ones", ell_z, ell_z)
+    encoder = sublayers("Z", opts, l, [
+        ("1", lambda z: blocks.attention_call("enc_", opts, l, z, ones_z, glyph=("W^enc_l", r"W^{\mathrm{enc}}_l"))),
+        ("2", lambda z: mlp("enc_", opts, l, z)),
+    ])
+    causal, cross = const_mask("causal", ell_x, ell_x), const_mask("ones", ell_z, ell_x)
+    decoder = sublayers("X", opts, l, [
+        ("3", lambda x: blocks.attention_call("dec_", opts, l, x, causal, glyph=("W^dec_l", r"W^{\mathrm{dec}}_l"))),
+        ("4", lambda x: blocks.attention_call("cross_", opts, l, x, cross, z="Z",
+                                              glyph=("W^e/d_l", r"W^{\mathrm{e/d}}_l"))),
+        ("5", lambda x: mlp("dec_", opts, l, x)),
+    ])
+    final = []
+    if opts.norm_position == "pre":
+        final = [Assign("Z_final", norm_columns("Z", "_enc", opts, glyph="_enc"), forall="t")]
+    last, unembedding_params = unembed("X", opts)
+    dec_final = [Assign("X", norm_columns("X", "_dec", opts, glyph="_dec"), forall="t")] \
+        if opts.norm_position == "pre" else []
+    if final:  # pre-LN: the decoder reads the normalised encoder output
+        decoder = [_rename_z(line) for line in decoder]
+    params = (blocks.token_params() + embedding_params
+              + blocks.layer_params("enc_", opts, (L_enc,), ("1", "2"), ("enc_",))
+              + blocks.layer_params("dec_", opts, (L_dec,), ("3", "4", "5"), ("dec_", "cross_"))
+              + (blocks.norm_params("_enc", opts, doc="final encoder")
+                 + blocks.norm_params("_dec", opts, doc="final decoder") if final else [])
+              + unembedding_params)
+    return Algorithm(
+        number=8, name="edtransformer", display="EDTransformer",
+        summary="Algorithm 8: an encoder–decoder transformer (sequence-to-sequence), e.g. for translation.",
+        inputs=[TensorSpec("z", (ell_z,), "index", "context sequence of token ids, 0-based", bound=N_V),
+                TensorSpec("x", (ell_x,), "index", "primary sequence of token ids, 0-based", bound=N_V)],
+        params=params, output=TensorSpec("P", (N_V, ell_x), doc="P[:, t] is the distribution of token t + 1"),
+        lines=[enc_first, layer_loop("l", L_enc, encoder), *final, dec_first, layer_loop("l", L_dec, decoder),
+               *dec_final, last],
+        params_label="θ", constraints=constraints + dec_constraints,
+        options=opts.as_dict(), builder=build_edtransformer, option_docs=OPTION_DOCS,
+    )
+
+
+def _rename_z(line):
+    """Point the cross-attention of a pre-LN decoder at the normalised encoder output."""
+    from ..ops import Apply, Ref
+
+    def visit(node):
+        if isinstance(node, Ref):
+            return Ref("Z_final") if node.name == "Z" else node
+        return Apply(node.op, tuple(visit(a) for a in node.args))
+    return Assign(line.target, visit(line.expr), line.note, line.forall, line.returns)
+
+
+_unused = (ell_max, d_patch, build_unembedding)
+
+edtransformer = build_edtransformer()
+etransformer = build_etransformer()
+dtransformer = build_dtransformer()

@@ -1,0 +1,222 @@
+"""The parts the model stacks (Algorithms 8–10) are built from.
+
+The embedding line, the attention and MLP sublayers in pre- or post-LN arrangement, and their parameters
+— every per-layer parameter stacked on a leading layer axis, named after the paper (``W_q`` is
+L×H×d_attn×d_e, ``gamma1`` is L×d_e).  Attention, layer norm, the embeddings and the unembedding are
+*calls* of Algorithms 1–7, never re-derived here; the MLP is the paper's one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..algorithm import Assign, Loop, at_most, call, call_columns
+from ..errors import ConfigError
+from ..ops import LoopIndex, activation, add, add_bias, const_mask, matmul, mul, pick, positions, transpose
+from ..shapes import TensorSpec
+from ..symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
+from .attention import _kv_heads, build_mhattention
+from .embedding import ENCODINGS, build_positional_embedding, token_embedding
+from .normalization import NORMS, _check_eps, build_layer_norm
+from .unembedding import build_unembedding
+
+__all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "embed", "sublayers", "layer_loop",
+           "layer_params", "unembed", "norm_columns", "norm_params", "OPTION_DOCS"]
+
+POSITIONS = ENCODINGS + ("none",)
+MLP_ACTIVATIONS = ("relu", "gelu", "gelu-tanh", "swiglu")
+NORM_POSITIONS = ("pre", "post")
+
+OPTION_DOCS = {
+    "norm": "layer (Algorithm 6) or rms (RMSNorm)",
+    "eps": "added to the variance under the root in every norm, ≥ 0",
+    "position": f"positional encoding: {', '.join(POSITIONS)}",
+    "activation": f"MLP activation: {', '.join(MLP_ACTIVATIONS)} (swiglu: W_mlp2 (SiLU(W_gate X) ⊙ W_mlp1 X))",
+    "bias": "whether the attention projections and the MLP have biases",
+    "tied": "whether the unembedding is the token embedding transposed, W_u = W_eᵀ",
+    "n_kv_heads": "None (one key/value head per head), an int (grouped-query; 1 = multi-query) or 'symbolic'",
+    "norm_position": "pre (X + f(LN(X)), GPT-2) or post (LN(X + f(X)), the original transformer and BERT)",
+}
+
+
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} = {value!r} must be True or False")
+    return value
+
+
+def _choice(name, value, known):
+    if value not in known:
+        raise ConfigError(f"unknown {name} {value!r}; known: {', '.join(map(str, known))}")
+    return value
+
+
+@dataclass(frozen=True)
+class StackOptions:
+    """The options every stack shares, validated once."""
+
+    norm: str = "layer"
+    eps: float = 0.0
+    position: str = "learned"
+    activation: str = "gelu"
+    bias: bool = True
+    tied: bool = False
+    n_kv_heads: object = None
+    norm_position: str = "pre"
+
+    def __post_init__(self):
+        _choice("norm", self.norm, NORMS)
+        object.__setattr__(self, "eps", _check_eps(self.eps))
+        _choice("positional encoding", self.position, POSITIONS)
+        _choice("MLP activation", self.activation, MLP_ACTIVATIONS)
+        _flag("bias", self.bias)
+        _flag("tied", self.tied)
+        _kv_heads(self.n_kv_heads)
+        _choice("norm position", self.norm_position, NORM_POSITIONS)
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+# ------------------------------------------------------------------------------------------------ embedding
+def embed(target, tokens, length, opts: StackOptions):
+    """``∀t: X[:, t] ← W_e[:, x[t]] + W_p[:, t]`` as calls of Algorithms 1 and 2: the line, the embedding
+    parameters it reads, and the constraint ℓ ≤ ℓ_max that a positional table imposes."""
+    expr = call_columns(token_embedding, label=("W_e", "W_e"), v=tokens, W_e="W_e")
+    params, constraints = [], []
+    if opts.position != "none":
+        positional = build_positional_embedding(encoding=opts.position)
+        args = {"W_p": "W_p"} if opts.position == "learned" else {}
+        expr = add(expr, call_columns(positional, label=("W_p", "W_p"), t=positions(length), **args))
+        if opts.position == "learned":
+            params.append(TensorSpec("W_p", (d_e, ell_max), doc="positional embedding matrix", embedding=True))
+        constraints.append(at_most(length, ell_max, f"the {opts.position} position table has ℓ_max columns"))
+    return Assign(target, expr, forall="t"), params, constraints
+
+
+def token_params():
+    return [TensorSpec("W_e", (d_e, N_V), doc="token embedding matrix", embedding=True)]
+
+
+# ------------------------------------------------------------------------------------------------- layers
+def norm_params(name, opts, layers=(), width=d_e, doc=""):
+    """γ (and β for layer norm) of one norm, stacked on ``layers``: ``gamma1``/``beta1``."""
+    suffix = name
+    specs = [TensorSpec(f"gamma{suffix}", layers + (width,), doc=f"{doc} scale".strip())]
+    if opts.norm == "layer":
+        specs.append(TensorSpec(f"beta{suffix}", layers + (width,), doc=f"{doc} offset".strip()))
+    return specs
+
+
+def norm_columns(x, name, opts, layer=None, glyph=""):
+    """``∀t: layer_norm(X[:, t] | γ, β)`` with this stack's norm, reading ``gamma<name>`` (layer ``layer``)."""
+    norm = build_layer_norm(norm=opts.norm, eps=opts.eps)
+    read = (lambda p: pick(p, layer)) if layer is not None else (lambda p: p)
+    args = {"gamma": read(f"gamma{name}")}
+    text = f"γ{glyph}"
+    if opts.norm == "layer":
+        args["beta"] = read(f"beta{name}")
+        text += f", β{glyph}"
+    tex = text.replace("γ", r"\gamma").replace("β", r"\beta")
+    return call_columns(norm, label=(text, tex), e=x, **args)
+
+
+def _attention_params(prefix, opts, layers):
+    kv = (H,) if opts.n_kv_heads is None else (_kv_heads(opts.n_kv_heads),)
+    shapes = {"W_q": (H, d_attn, d_e), "W_k": kv + (d_attn, d_e), "W_v": kv + (d_mid, d_e),
+              "W_o": (d_e, H * d_mid)}
+    biases = {"b_q": (H, d_attn), "b_k": kv + (d_attn,), "b_v": kv + (d_mid,), "b_o": (d_e,)}
+    specs = [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} of every layer") for n, s in shapes.items()]
+    if opts.bias:
+        specs += [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} of every layer") for n, s in biases.items()]
+    return specs
+
+
+def _mlp_params(prefix, opts, layers):
+    shapes = {"W_mlp1": (d_mlp, d_e), "W_mlp2": (d_e, d_mlp)}
+    if opts.activation == "swiglu":
+        shapes["W_gate"] = (d_mlp, d_e)
+    specs = [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} of every layer") for n, s in shapes.items()]
+    if opts.bias:
+        specs += [TensorSpec(f"{prefix}b_mlp1", layers + (d_mlp,), doc="b_mlp1 of every layer"),
+                  TensorSpec(f"{prefix}b_mlp2", layers + (d_e,), doc="b_mlp2 of every layer")]
+    return specs
+
+
+def attention_call(prefix, opts, l, x, mask, z=None, glyph=("W_l", "W_l")):
+    """``MHAttention(X, Z | W_l, Mask)`` reading the layer-``l`` slices of ``<prefix>W_q`` …"""
+    mha = build_mhattention(bias=opts.bias, n_kv_heads=opts.n_kv_heads)
+    names = ("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if opts.bias else ())
+    args = {n: pick(f"{prefix}{n}", l) for n in names}
+    if z is not None:
+        args["Z"] = z
+    return call(mha, label=glyph, X=x, mask=mask, **args)
+
+
+def mlp(prefix, opts, l, x):
+    """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ`` (layer ``l``); SwiGLU gates W_mlp1 X by SiLU(W_gate X)."""
+    def affine(w, b):
+        product = matmul(pick(f"{prefix}{w}", l), x)
+        return add_bias(product, pick(f"{prefix}{b}", l)) if opts.bias else product
+    if opts.activation == "swiglu":
+        hidden = mul(activation("silu", matmul(pick(f"{prefix}W_gate", l), x)), affine("W_mlp1", "b_mlp1"))
+    else:
+        hidden = activation(opts.activation, affine("W_mlp1", "b_mlp1"))
+    out = matmul(pick(f"{prefix}W_mlp2", l), hidden)
+    return add_bias(out, pick(f"{prefix}b_mlp2", l)) if opts.bias else out
+
+
+def sublayers(x, opts, l, steps):
+    """The lines of one layer: each step is ``(norm name, f)`` where ``f(input)`` is the sublayer's
+    expression; pre-LN: ``X̃ ← LN(X); X ← X + f(X̃)``; post-LN: ``X ← X + f(X); X ← LN(X)``."""
+    lines = []
+    for name, f in steps:
+        glyph = f"^{name}_l"
+        if opts.norm_position == "pre":
+            lines += [Assign("X_tilde" if x == "X" else f"{x}_tilde", norm_columns(x, name, opts, l, glyph), forall="t"),
+                      Assign(x, add(x, f("X_tilde" if x == "X" else f"{x}_tilde")))]
+        else:
+            lines += [Assign(x, add(x, f(x))), Assign(x, norm_columns(x, name, opts, l, glyph), forall="t")]
+    return lines
+
+
+def layer_loop(var, count, body):
+    return Loop(var, count, tuple(body), sequential=True)
+
+
+def layer_params(prefix, opts, layers, norms, attention_prefixes):
+    """Every per-layer parameter of a stack, stacked on ``layers``."""
+    specs = []
+    for p in attention_prefixes:
+        specs += _attention_params(p, opts, layers)
+    specs += _mlp_params(prefix, opts, layers)
+    for name in norms:
+        specs += norm_params(name, opts, layers)
+    return specs
+
+
+# ---------------------------------------------------------------------------------------------- unembedding
+def unembed(x, opts, *, width=d_e, bias=False, target="P"):
+    """``P ← softmax(W_u X)`` as Algorithm 7 on every column; tied: ``W_u = W_eᵀ``."""
+    algorithm = build_unembedding(bias=bias)
+    w = transpose("W_e") if opts.tied else "W_u"
+    args = {"W_u": w, **({"b_u": "b_u"} if bias else {})}
+    label = ("W_eᵀ" if opts.tied else "W_u") + (", b_u" if bias else "")
+    expr = call_columns(algorithm, label=(label, label.replace("ᵀ", r"^{\top}")), e=x, **args)
+    params = [] if opts.tied else [TensorSpec("W_u", (N_V, width), doc="unembedding matrix", embedding=True)]
+    if bias:
+        params.append(TensorSpec("b_u", (N_V,), doc="unembedding bias"))
+    return Assign(target, expr, forall="t", returns=True), params
+
+
+def loop_index(var):
+    return LoopIndex(var)
+
+
+def const(kind, ell_z, ell_x):
+    return const_mask(kind, ell_z, ell_x)
+
+
+_ = sp  # sympy is used by callers through the shapes built here

@@ -1,0 +1,372 @@
+"""Ops on whole sequences: positions, constant masks, concatenation, truncation, sampling, and losses.
+
+Token sequences are integer vectors (0-based ids); the special tokens are the last three ids of the
+vocabulary (SPEC.md): ``mask_token = N_V − 3``, ``bos_token = N_V − 2``, ``eos_token = N_V − 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from .. import masks
+from ..errors import ConfigError, DomainError
+from ..shapes import Mismatch, same_dim
+from ..symbols import latex as sym_latex, text as sym_text
+from .base import ATOM, POSTFIX, Op, _rank
+
+__all__ = ["capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
+           "Strip", "NextTokenNLL", "MaskedNLL", "DrawMask", "Replace", "special_token"]
+
+
+def special_token(kind: str, n_vocab: int) -> int:
+    """The 0-based id of ``mask``, ``bos`` or ``eos`` in a vocabulary of ``n_vocab`` tokens."""
+    offset = {"mask": 3, "bos": 2, "eos": 1}[kind]
+    if n_vocab < 3:
+        raise ConfigError(f"N_V = {n_vocab} leaves no room for the special tokens mask, bos and eos")
+    return n_vocab - offset
+
+
+class capped(sp.Function):
+    """``min(n, cap)`` kept unevaluated while symbolic: a context truncated to ℓ_max.  Derivation of a
+    summed loop replaces it by ``n`` and records the assumption ``n ≤ cap``."""
+
+    @classmethod
+    def eval(cls, n, cap):
+        if n.is_number and cap.is_number:
+            return sp.Min(n, cap)
+        return None
+
+    is_integer = True
+    is_positive = True
+
+    def _sympystr(self, printer):
+        return f"min({printer._print(self.args[0])}, {printer._print(self.args[1])})"
+
+    def _latex(self, printer):
+        return rf"\min\left({printer._print(self.args[0])}, {printer._print(self.args[1])}\right)"
+
+
+class Positions(Op):
+    """The positions ``start, …, start + count − 1`` (0-based), as a vector of ids.  Free, a view."""
+
+    name = "positions"
+    free = view = True
+
+    def __init__(self, count, start=sp.Integer(0)):
+        self.count, self.start = count, sp.sympify(start)
+
+    def shape(self, shapes):
+        return (self.count,)
+
+    def numpy(self, ctx, *values):
+        start = ctx.evaluate(self.start) if self.start != 0 else 0
+        return np.arange(start, start + ctx.evaluate(self.count))
+
+    def text(self, args):
+        return "t" if self.start == 0 else f"{sym_text(self.start)} + t"
+
+    def latex(self, args):
+        return "t" if self.start == 0 else f"{sym_latex(self.start)} + t"
+
+
+class ConstMask(Op):
+    """A mask fixed by the architecture: ``"ones"`` (Mask ≡ 1), ``"causal"`` (t_z ≤ t_x) or
+    ``"causal-bottom-right"`` (t_z ≤ t_x + ℓ_z − ℓ_x, for a query block after a cached context).  Free."""
+
+    name = "mask"
+    free = view = True
+    KINDS = ("ones", "causal", "causal-bottom-right")
+
+    def __init__(self, kind, ell_z, ell_x):
+        if kind not in self.KINDS:
+            raise ConfigError(f"unknown mask {kind!r}; known: {', '.join(self.KINDS)}")
+        self.kind, self.ell_z, self.ell_x = kind, ell_z, ell_x
+
+    def shape(self, shapes):
+        return (self.ell_z, self.ell_x)
+
+    def numpy(self, ctx, *values):
+        ell_z, ell_x = ctx.evaluate(self.ell_z), ctx.evaluate(self.ell_x)
+        if self.kind == "ones":
+            return masks.bidirectional(ell_z, ell_x)
+        return masks.causal(ell_z, ell_x, align="top-left" if self.kind == "causal" else "bottom-right")
+
+    def text(self, args):
+        return {"ones": "Mask ≡ 1", "causal": "Mask[t_z, t_x] = [[t_z ≤ t_x]]",
+                "causal-bottom-right": "Mask[t_z, t_x] = [[t_z ≤ t_x + ℓ_z − ℓ_x]]"}[self.kind]
+
+    def latex(self, args):
+        return {"ones": r"\mathrm{Mask} \equiv 1",
+                "causal": r"\mathrm{Mask}[t_z, t_x] = [\![t_z \le t_x]\!]",
+                "causal-bottom-right": r"\mathrm{Mask}[t_z, t_x] = [\![t_z \le t_x + \ell_z - \ell_x]\!]"}[self.kind]
+
+
+class Concat(Op):
+    """``[A, B]``: B's columns after A's (on the last axis; token sequences are vectors).  No FLOPs; the
+    result is materialised."""
+
+    name = "concat"
+    free = True
+
+    def shape(self, shapes):
+        a, b = shapes
+        if len(a) != len(b) or not a:
+            raise Mismatch("rank of concatenated values", len(a), len(b))
+        for x, y in zip(a[:-1], b[:-1]):
+            if not same_dim(x, y):
+                raise Mismatch(str(x), x, y, "leading sizes of concatenated values")
+        return tuple(a[:-1]) + (a[-1] + b[-1],)
+
+    def numpy(self, ctx, a, b):
+        return np.concatenate([a, b], axis=-1)
+
+    def text(self, args):
+        return f"[{args[0].text}, {args[1].text}]"
+
+    latex = text
+
+
+class Truncate(Op):
+    """``x[−ℓ_max:]``: at most the last ``cap`` tokens (SPEC.md decision 9).  A view."""
+
+    name = "truncate"
+    free = view = True
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1,), "a token sequence")
+        return (capped(shapes[0][0], self.cap),)
+
+    def numpy(self, ctx, x):
+        return x[-ctx.evaluate(self.cap):]
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)}[−{sym_text(self.cap)}:]"
+
+    def latex(self, args):
+        return f"{args[0].at(POSTFIX, True)}[-{sym_latex(self.cap)}:]"
+
+
+class LastColumn(Op):
+    """``P[:, n]``, the last column of P (the distribution of the next token).  A view; ``label`` is how the
+    index is written (``ℓ+i−1``)."""
+
+    name = "last_column"
+    free = view = True
+
+    def __init__(self, label: str = "end"):
+        self.label = label
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "a matrix of distributions")
+        return (shapes[0][0],)
+
+    def numpy(self, ctx, p):
+        return p[:, -1]
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)}[:, {self.label}]"
+
+    latex = text
+
+
+class FirstColumn(LastColumn):
+    """``X[:, 1]``, the first column (ViT's class token).  A view."""
+
+    name = "first_column"
+
+    def __init__(self, label: str = "1"):
+        super().__init__(label)
+
+    def numpy(self, ctx, p):
+        return p[:, 0]
+
+
+class Sample(Op):
+    """``y ∼ p^{1/τ}`` (normalised): one token drawn with the execution's seeded generator, as a
+    one-token sequence.  FLOPs (full) for n entries: n powers, n − 1 additions, n divisions (3n − 1);
+    the draw itself is not counted."""
+
+    name = "sample"
+    prec = ATOM
+
+    def __init__(self, tau: float):
+        self.tau = tau
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1,), "a distribution")
+        return (sp.Integer(1),)
+
+    def flops(self, shapes, out):
+        n = shapes[0][0]
+        return {"full": 3 * n - 1}
+
+    def memory(self, out):
+        return 0
+
+    def numpy(self, ctx, p):
+        q = np.power(p, 1.0 / self.tau)
+        q = q / np.sum(q)
+        return np.array([ctx.rng.choice(q.shape[0], p=np.asarray(q, dtype=np.float64))])
+
+    def text(self, args):
+        return f"sample from {args[0].at(POSTFIX)}^(1/τ), τ = {self.tau:g}"
+
+    def latex(self, args):
+        return rf"\text{{sample from }} {args[0].at(POSTFIX, True)}^{{1/\tau}},\ \tau = {self.tau:g}"
+
+
+class Greedy(Op):
+    """``y = argmax p`` (τ → 0, SPEC.md decision 8), as a one-token sequence; the first maximum on ties.
+    FLOPs (full): n − 1 comparisons."""
+
+    name = "greedy"
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1,), "a distribution")
+        return (sp.Integer(1),)
+
+    def flops(self, shapes, out):
+        return {"full": shapes[0][0] - 1}
+
+    def memory(self, out):
+        return 0
+
+    def numpy(self, ctx, p):
+        return np.array([int(np.argmax(p))])
+
+    def text(self, args):
+        return f"argmax {args[0].at(POSTFIX)}"
+
+    def latex(self, args):
+        return rf"\operatorname{{argmax}} {args[0].at(POSTFIX, True)}"
+
+
+class Strip(Op):
+    """``x̂`` without its leading bos and a trailing eos (SPEC.md decision 9).  Its length ``size`` is known
+    only when it runs; execution binds it.  A view."""
+
+    name = "strip"
+    free = view = True
+
+    def __init__(self, size, n_vocab):
+        self.size, self.n_vocab = size, n_vocab
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1,), "a token sequence")
+        return (self.size,)
+
+    def numpy(self, ctx, x):
+        eos = special_token("eos", ctx.evaluate(self.n_vocab))
+        return x[1:-1] if x.shape[0] > 1 and x[-1] == eos else x[1:]
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)} without bos_token and eos_token"
+
+    def latex(self, args):
+        return rf"{args[0].at(POSTFIX, True)} \setminus \{{\mathrm{{bos}}, \mathrm{{eos}}\}}"
+
+
+class NextTokenNLL(Op):
+    """``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]`` (Algorithms 11 and 13): column t predicts token t + 1.
+    FLOPs (full): ℓ − 1 logarithms, ℓ − 2 additions and a negation, 2ℓ − 2 in all."""
+
+    name = "nll"
+
+    def shape(self, shapes):
+        p, x = shapes
+        _rank(p, (2,), "distributions")
+        if not same_dim(p[1], x[0]):
+            raise Mismatch(str(p[1]), p[1], x[0], "one distribution per token")
+        return ()
+
+    def flops(self, shapes, out):
+        return {"full": 2 * shapes[1][0] - 2}
+
+    def numpy(self, ctx, p, x):
+        if x.shape[0] < 2:
+            raise DomainError(f"{ctx.where()}: the next-token loss needs at least 2 tokens, got {x.shape[0]}")
+        picked = p[x[1:], np.arange(x.shape[0] - 1)]
+        return np.negative(np.sum(np.log(picked)))
+
+    def text(self, args):
+        return f"−Σ_(t=1)^(ℓ−1) log {args[0].at(POSTFIX)}[{args[1].text}[t+1], t]"
+
+    def latex(self, args):
+        return rf"-\sum_{{t=1}}^{{\ell-1}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t+1], t]"
+
+
+class MaskedNLL(Op):
+    """``−Σ_{t: m[t]=1} log P[x[t], t]`` (Algorithm 12), written ``−Σ_t m[t]·log P[x[t], t]``.
+    FLOPs (full): ℓ logarithms, ℓ multiplications, ℓ − 1 additions and a negation, 3ℓ in all."""
+
+    name = "masked_nll"
+
+    def shape(self, shapes):
+        p, x, m = shapes
+        if not (same_dim(p[1], x[0]) and same_dim(x[0], m[0])):
+            raise Mismatch(str(p[1]), p[1], x[0], "one distribution and one mask entry per token")
+        return ()
+
+    def flops(self, shapes, out):
+        return {"full": 3 * shapes[1][0]}
+
+    def numpy(self, ctx, p, x, m):
+        picked = p[x, np.arange(x.shape[0])]
+        return np.negative(np.sum(np.multiply(m, np.log(picked))))
+
+    def text(self, args):
+        return f"−Σ_(t: {args[2].text}[t]=1) log {args[0].at(POSTFIX)}[{args[1].text}[t], t]"
+
+    def latex(self, args):
+        return rf"-\sum_{{t: {args[2].text}[t]=1}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t], t]"
+
+
+class DrawMask(Op):
+    """``m[t] ∼ Bernoulli(p_mask)`` for every token, with the execution's seeded generator (Algorithm 12,
+    line 4).  The draw is not counted; the 0/1 vector is materialised."""
+
+    name = "draw_mask"
+    free = True
+
+    def __init__(self, p_mask: float):
+        self.p_mask = p_mask
+
+    def shape(self, shapes):
+        return shapes[0]
+
+    def numpy(self, ctx, x):
+        return (ctx.rng.random(np.shape(x)) < self.p_mask).astype(np.float64)
+
+    def text(self, args):
+        return f"∀t: [[rand() < p_mask]], p_mask = {self.p_mask:g}"
+
+    def latex(self, args):
+        return rf"\forall t: [\![\mathrm{{rand}}() < p_{{\mathrm{{mask}}}}]\!],\ p_{{\mathrm{{mask}}}} = {self.p_mask:g}"
+
+
+class Replace(Op):
+    """``x̃[t] ← mask_token where m[t] = 1``, else x[t].  Free."""
+
+    name = "replace"
+    free = True
+
+    def __init__(self, n_vocab):
+        self.n_vocab = n_vocab
+
+    def shape(self, shapes):
+        return shapes[0]
+
+    def numpy(self, ctx, x, m):
+        return np.where(m == 1, special_token("mask", ctx.evaluate(self.n_vocab)), x)
+
+    def text(self, args):
+        return f"{args[0].text} with mask_token where {args[1].text}[t] = 1"
+
+    def latex(self, args):
+        return rf"{args[0].text} \text{{ with mask\_token where }} {args[1].text}[t] = 1"
+
+
