@@ -1,0 +1,188 @@
+"""Named real-world configurations: the published hyperparameters of models users know.
+
+Each :class:`Preset` names a registry algorithm, the options that make it that architecture, and the sizes
+it was published with.  Nothing here states a parameter count: counts are derived from the algorithm
+objects; the tests check them against the public implementations (HF transformers models built from a
+configuration, a tied matrix counted once) or, where there is none, against an independent formula.
+
+Examples
+--------
+>>> from formal.presets import get
+>>> get("gpt2").evaluate()["params"]
+124439808
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
+from .symbols import by_name
+
+__all__ = ["Preset", "PRESETS", "get", "resolve_sizes"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named configuration: ``algorithm`` (a registry name) built with ``options``, at ``sizes``.
+
+    ``seq_len`` is the sequence length costs are quoted at by default (the context length; the number of
+    patches for ViT).  ``doc`` says where the configuration comes from, what implementation its count is
+    checked against, and where the published number differs.
+    """
+
+    name: str
+    algorithm: str
+    options: dict
+    sizes: dict
+    seq_len: int
+    doc: str = field(default="", compare=False)
+
+    def build(self):
+        from .algorithms import get as get_algorithm
+        return get_algorithm(self.algorithm, **self.options)
+
+    def binding(self, seq_len: int | None = None) -> dict:
+        """Every size symbol of the algorithm bound to an int, sequence lengths at ``seq_len``."""
+        return resolve_sizes(self.build(), self.sizes, self.seq_len if seq_len is None else seq_len)
+
+    def evaluate(self, convention: str = "matmul", seq_len: int | None = None) -> dict:
+        """The algorithm's cost at this configuration, as numbers."""
+        return self.build().cost(convention).evaluate(self.binding(seq_len))
+
+
+_LENGTHS = ("ell", "ell_x", "ell_z")
+
+
+def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
+    """``sizes`` (names → ints) completed with SPEC.md decision 4's defaults, ``d_attn = d_mid = d_e/H``
+    and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.
+
+    Raises :class:`ConfigError` for a size that is not a positive integer, an unknown size name, or
+    ``d_e`` not divisible by ``H`` when the head sizes are left to their default.
+    """
+    known = {str(s) for s in algorithm.symbols}
+    values = {}
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"size {name} = {value!r} must be a positive integer")
+        values[name] = value
+    for head in ("d_attn", "d_mid"):
+        if head in known and head not in values:
+            d_e, heads = values.get("d_e"), values.get("H")
+            if d_e is None or heads is None:
+                raise ConfigError(f"{head} is not given and cannot default to d_e/H without d_e and H")
+            if d_e % heads:
+                raise ConfigError(f"d_e = {d_e} is not divisible by H = {heads}: the default head size "
+                                  f"{head} = d_e/H needs it (or give d_attn and d_mid)")
+            values[head] = d_e // heads
+    if "d_f" in known and "d_f" not in values and "d_e" in values:
+        values["d_f"] = values["d_e"]
+    if seq_len is not None:
+        if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len <= 0:
+            raise ConfigError(f"sequence length {seq_len!r} must be a positive integer")
+        for name in _LENGTHS:
+            if name in known:
+                values[name] = seq_len
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{algorithm.label} has no size {unknown[0]!r}; its sizes: {', '.join(sorted(known))}")
+    missing = sorted(known - set(values))
+    if missing:
+        raise ConfigError(f"{algorithm.label} needs the size {missing[0]} (sizes given: {', '.join(sorted(values))})")
+    bound = {by_name(k): v for k, v in values.items()}
+    for c in algorithm.constraints:
+        if not c.holds(bound):
+            raise ConfigError(f"{algorithm.label}: {c.explain(bound)}")
+    return values
+
+
+# ------------------------------------------------------------------------------------------------ GPT-2/3
+_GPT2 = dict(position="learned", activation="gelu-tanh", tied=True, eps=1e-5, norm_position="pre")
+
+
+def _gpt2(name, d_e, layers, heads, paper):
+    return Preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=1024, d_e=d_e, L=layers, H=heads,
+                                                    d_mlp=4 * d_e), 1024,
+                  f"GPT-2 (Radford et al. 2019): L = {layers}, d_e = {d_e}, H = {heads}, context 1024, "
+                  f"vocabulary 50257, tied unembedding, GELU-tanh.  Checked against HF transformers' "
+                  f"GPT2LMHeadModel; the paper reports {paper} (it left out the position embeddings and "
+                  "counted an older vocabulary).")
+
+
+def _gpt3(name, layers, d_e, heads, d_head, paper):
+    note = ""
+    if heads * d_head != d_e:
+        note = (f"  Table 2.1 lists H·d_head = {heads * d_head} ≠ d_model = {d_e}; the preset follows the table "
+                f"(d_attn = d_mid = {d_head}), so its count differs from the paper's {paper}.")
+    return Preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=2048, d_e=d_e, L=layers, H=heads,
+                                                    d_attn=d_head, d_mid=d_head, d_mlp=4 * d_e), 2048,
+                  f"GPT-3 (Brown et al. 2020, Table 2.1): L = {layers}, d_model = {d_e}, H = {heads}, "
+                  f"d_head = {d_head}, context 2048, the GPT-2 architecture (tied, GELU-tanh).  The paper "
+                  f"reports {paper}.  No public implementation exists; the test counts it with an independent "
+                  "formula.  GPT-3's alternating locally banded sparse layers are computed densely here." + note)
+
+
+# ------------------------------------------------------------------------------------------------ presets
+PRESETS = {p.name: p for p in [
+    _gpt2("gpt2", 768, 12, 12, "117M"),
+    _gpt2("gpt2-medium", 1024, 24, 16, "345M"),
+    _gpt2("gpt2-large", 1280, 36, 20, "762M"),
+    _gpt2("gpt2-xl", 1600, 48, 25, "1542M"),
+    *(Preset(name, "etransformer",
+             dict(position="learned", activation="gelu", tied=True, eps=1e-12, norm_position="post",
+                  token_types=True, embedding_norm=True, unembedding_bias=True),
+             dict(N_V=30522, ell_max=512, n_types=2, d_e=d_e, L=layers, H=heads, d_mlp=4 * d_e), 512,
+             f"BERT-{size} (Devlin et al. 2019) as a masked-LM model: L = {layers}, d_e = {d_e}, H = {heads}, "
+             "WordPiece vocabulary 30522, 512 positions, two token types, embedding layer norm, MLM head "
+             "(W_f, GELU, LN) with the unembedding tied to W_e and an output bias.  Checked against HF "
+             f"transformers' BertForMaskedLM (no pooler); the paper reports {paper} with the pooler and "
+             "without the MLM head.")
+      for name, size, d_e, layers, heads, paper in [("bert-base", "Base", 768, 12, 12, "110M"),
+                                                    ("bert-large", "Large", 1024, 24, 16, "340M")]),
+    _gpt3("gpt3-125m", 12, 768, 12, 64, "125M"),
+    _gpt3("gpt3-350m", 24, 1024, 16, 64, "350M"),
+    _gpt3("gpt3-760m", 24, 1536, 16, 96, "760M"),
+    _gpt3("gpt3-1.3b", 24, 2048, 24, 128, "1.3B"),
+    _gpt3("gpt3-2.7b", 32, 2560, 32, 80, "2.7B"),
+    _gpt3("gpt3-6.7b", 32, 4096, 32, 128, "6.7B"),
+    _gpt3("gpt3-13b", 40, 5140, 40, 128, "13.0B"),
+    _gpt3("gpt3-175b", 96, 12288, 96, 128, "175.0B"),
+    Preset("llama-2-7b", "dtransformer",
+           dict(norm="rms", eps=1e-5, position="none", activation="swiglu", bias=False, tied=False,
+                norm_position="pre"),
+           dict(N_V=32000, d_e=4096, L=32, H=32, d_mlp=11008), 4096,
+           "Llama 2 7B (Touvron et al. 2023): L = 32, d_e = 4096, H = 32 (no grouped-query attention at 7B), "
+           "SwiGLU MLP of width 11008, RMSNorm, no biases, untied unembedding, vocabulary 32000, context "
+           "4096.  Checked against HF transformers' LlamaForCausalLM.  Rotary position embeddings have no "
+           "parameters and are not modelled (position='none'): their few FLOPs per query and key are not "
+           "counted.  The paper reports 7B."),
+    *(Preset(name, "etransformer",
+             dict(position="learned", activation="gelu", eps=1e-12, norm_position="pre", inputs="patches",
+                  head="classifier"),
+             dict(d_patch=3 * patch * patch, ell=(224 // patch) ** 2, n_classes=1000, d_e=d_e, L=layers, H=heads,
+                  d_mlp=d_mlp), (224 // patch) ** 2,
+             f"ViT-{size}/{patch} (Dosovitskiy et al. 2021) on 224×224 images with 1000 classes: "
+             f"{(224 // patch) ** 2} patches of 3·{patch}² values, a class token, L = {layers}, d_e = {d_e}, "
+             f"H = {heads}, MLP width {d_mlp}, pre-LN.  Checked against HF transformers' "
+             f"ViTForImageClassification (no pooler); the paper reports {paper}.")
+      for name, size, patch, d_e, layers, heads, d_mlp, paper in [
+          ("vit-b16", "B", 16, 768, 12, 12, 3072, "86M"), ("vit-l16", "L", 16, 1024, 24, 16, 4096, "307M"),
+          ("vit-h14", "H", 14, 1280, 32, 16, 5120, "632M")]),
+    Preset("transformer-base", "edtransformer",
+           dict(position="sinusoidal-vaswani", activation="relu", tied=True, eps=1e-6, norm_position="post"),
+           dict(N_V=37000, ell_max=512, d_e=512, L_enc=6, L_dec=6, H=8, d_mlp=2048), 512,
+           "The base Transformer (Vaswani et al. 2017, Table 3): 6 + 6 layers, d_model = 512, H = 8, "
+           "d_ff = 2048, sinusoidal positions, a shared source–target vocabulary of about 37000 tokens with "
+           "one embedding matrix for both stacks and the pre-softmax projection.  No single public "
+           "implementation is canonical; the test counts it with an independent formula.  The paper "
+           "reports 65M."),
+]}
+
+
+def get(name: str) -> Preset:
+    """The preset called ``name``."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None
