@@ -180,7 +180,15 @@ class Algorithm:
                 found |= d.free_symbols
         for c in self.constraints:
             found |= set(c.symbols)
-        return tuple(sorted(found, key=str))
+        indices = set()
+        for record in self.derivation.records:  # sizes only the lines use (a truncation's ℓ_max)
+            if record.shape is None:
+                indices.add(record.line.index)
+                continue
+            for shape in (record.shape if isinstance(record.shape, Several) else (record.shape,)):
+                for d in shape:
+                    found |= d.free_symbols
+        return tuple(sorted(found - indices, key=str))
 
     # -------------------------------------------------------------------------------------- derivation
     @cached_property

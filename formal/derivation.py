@@ -18,7 +18,8 @@ from .cost import Work
 from .errors import ShapeError
 from .ops import Ref
 from .ops.sequences import capped
-from .shapes import Mismatch, same_dim, shape_text
+from .shapes import Mismatch, same_dim
+from .symbols import text
 
 __all__ = ["LineRecord", "Derivation", "derive"]
 
@@ -55,11 +56,19 @@ def _same_shape(a, b) -> bool:
     return len(a) == len(b) and all(map(same_dim, a, b))
 
 
-def _uncap(expr, assumptions: list):
-    """``min(n, cap)`` → ``n``, noting ``n ≤ cap``: the regime in which a summed cost is a polynomial."""
+def _symbols(shape) -> set:
+    found = set()
+    for d in (shape if not isinstance(shape, Several) else [x for s in shape for x in s]):
+        found |= d.free_symbols
+    return found
+
+
+def _uncap(expr, assumptions: list, index, count):
+    """``min(n, cap)`` → ``n``, noting ``n ≤ cap`` at the last iteration: the regime in which a summed cost
+    is a polynomial."""
     found = expr.atoms(capped)
     for c in found:
-        note = f"{shape_text((c.args[0],))} ≤ {shape_text((c.args[1],))}"
+        note = f"{text(c.args[0].xreplace({index: count}))} ≤ {text(c.args[1])}"
         if note not in assumptions:
             assumptions.append(note)
     return expr.xreplace({c: c.args[0] for c in found}) if found else expr
@@ -112,15 +121,19 @@ def derive(algorithm) -> Derivation:
         if line.carry:
             check_carry(line, number, line.index + 1, "after an iteration (induction step)")
         stacked = {name: (line.count,) + env[name] for name in line.stack}
+        kept = {name: shape for name, shape in env.items()  # a value a sequential loop leaves: its last
+                if name not in before and line.index not in _symbols(shape)}
         env.clear()
         env.update(before)
+        env.update(kept)
         env.update(stacked)
         if line.carry:
             last = (line.trips if line.trips is not None else line.count) + 1
             env.update({name: tuple(d.xreplace({line.index: last}) for d in shape) for name, shape in line.carry})
         if line.index is not None:
-            uncapped = Work({c: _uncap(f, assumptions) for c, f in body.flops.items()},
-                            _uncap(body.memory, assumptions), _uncap(body.depth, assumptions))
+            args = (assumptions, line.index, line.count)
+            uncapped = Work({c: _uncap(f, *args) for c, f in body.flops.items()},
+                            _uncap(body.memory, *args), _uncap(body.depth, *args))
             total = uncapped.summed(line.index, line.count)
             return total if line.sequential else Work(total.flops, total.memory, body.depth)
         return body.times(line.count, sequential=line.sequential)

@@ -47,7 +47,11 @@ class _Context:
             raise ConfigError(f"{self.where()} draws random numbers, but {self.algorithm.label} is not random")
         return self._rng
 
+    require = None  # the executor's: binds a size by checking the parameters that carry it
+
     def evaluate(self, expr) -> int:
+        if self.require is not None and not self.binding.is_bound(expr):
+            self.require(expr, self.line)
         missing = sorted(str(s) for s in expr.free_symbols if s not in self.binding.values)
         if missing:
             raise ConfigError(f"{self.where()} needs the size {missing[0]}, which no argument determines: "
@@ -120,6 +124,7 @@ class _Executor:
         given, raw = _split(algorithm, arguments)
         self.binding = Binding(given)
         self.ctx = _Context(algorithm, self.binding, rng)
+        self.ctx.require = self._require
         self.values: dict = {}
         self.unchecked: dict = {}
         self.consumed: list = []
@@ -222,7 +227,7 @@ class _Executor:
 
     def _check_result(self, number, name, shape, value):
         try:  # a size known only now (a data-dependent length) is bound here; the others are checked
-            self.binding.bind(shape, np.shape(value), f"{name} (line {number})")
+            self.binding.bind(shape, np.shape(value), f"{name} (line {number})", allow_empty=True)
         except Mismatch as m:
             raise ShapeError(algorithm=self.algorithm.label, line=number, symbol=f"shape of {name}",
                              expected=m.expected, got=np.shape(value),

@@ -141,7 +141,7 @@ def to_text(algorithm, convention="matmul") -> str:
     masks = [s for s in algorithm.inputs if s.kind == "mask"]
     if masks:
         out.append("Hyperparams: " + ", ".join(_signature_entry(s) for s in masks))
-    out.append("Output:      " + _signature_entry(algorithm.output))
+    out.append("Output:      " + ", ".join(_signature_entry(o) for o in algorithm.outputs))
     if algorithm.params:
         out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
     if algorithm.constraints:

@@ -133,14 +133,18 @@ class Binding:
         value = expr.xreplace({s: self.values[s] for s in expr.free_symbols})
         return int(value) if value.is_integer else value
 
-    def bind(self, declared: Shape, actual: tuple, what: str) -> None:
+    def bind(self, declared: Shape, actual: tuple, what: str, *, allow_empty: bool = False) -> None:
         """Bind the symbols of ``declared`` to the sizes in ``actual`` (the shape of ``what``), checking
-        every dimension whose symbols are already bound.  Raises :class:`Mismatch` on disagreement."""
+        every dimension whose symbols are already bound.  Raises :class:`Mismatch` on disagreement.
+        ``allow_empty`` admits a zero size for a symbol bound here (a result that may be empty)."""
         if len(declared) != len(actual):
             raise Mismatch(f"rank of {what}", len(declared), len(actual),
                            f"{what} must have shape ({', '.join(map(str, declared))}), got {tuple(actual)}")
         pending = []
         for axis, (dim, size) in enumerate(zip(declared, actual)):
+            if size == 0 and allow_empty and isinstance(dim, sp.Symbol) and dim not in self.values:
+                self.values[dim], self.sources[dim] = 0, what
+                continue
             if size <= 0:
                 raise ConfigError(f"{dim} = {size} must be positive ({what} has shape {tuple(actual)})")
             pending.append((axis, dim, int(size)))

@@ -9,16 +9,23 @@ from ..errors import ConfigError
 from .architectures import dtransformer, edtransformer, etransformer
 from .attention import attention, mhattention, single_query_attention
 from .embedding import positional_embedding, token_embedding
+from .inference import dinference, edinference
+from .kv_cache import kv_dtransformer, kv_mhattention
 from .normalization import layer_norm
+from .training import dloss, dtraining, edloss, edtraining, eloss, etraining
 from .unembedding import unembedding
 
 __all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
-           "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer"]
+           "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer",
+           "edtraining", "etraining", "dtraining", "edloss", "eloss", "dloss", "dinference", "edinference",
+           "kv_mhattention", "kv_dtransformer"]
 
-#: Registry name → algorithm object with default options, in the paper's order.
-ALGORITHMS = {a.name: a for a in (token_embedding, positional_embedding, single_query_attention, attention,
-                                  mhattention, layer_norm, unembedding, edtransformer, etransformer,
-                                  dtransformer)}
+#: Registry name → algorithm object with default options, in the paper's order (variants after the
+#: algorithm they vary).
+ALGORITHMS = {a.name: a for a in (
+    token_embedding, positional_embedding, single_query_attention, attention, mhattention, kv_mhattention,
+    layer_norm, unembedding, edtransformer, etransformer, dtransformer, kv_dtransformer, edloss, edtraining,
+    eloss, etraining, dloss, dtraining, dinference, edinference)}
 
 
 def get(name: str, **options):

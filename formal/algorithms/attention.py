@@ -7,7 +7,7 @@ import sympy as sp
 
 from ..algorithm import Algorithm, Assign, Loop, call, divides
 from ..errors import ConfigError
-from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, div_sqrt, mask_fill, matmul, matmul_t,
+from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
 from ..shapes import TensorSpec
 from ..symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
@@ -154,12 +154,17 @@ def _mha_heads(bias, empty, h):
     return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
 
 
-def _gqa_heads(bias, empty, h, kv):
-    """Keys and values once per key/value head, then every query head attends with its group's."""
+def _gqa_heads(bias, empty, h, kv, *, context="Z", cached=False):
+    """Keys and values once per key/value head, then every query head attends with its group's.  With
+    ``cached``, each key/value head's new columns are appended to its cache ``K_c^g``, ``V_c^g``."""
     g, group = LoopIndex("g"), KVGroup("h", H, kv)
+    keys = _affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias)
+    values = _affine(pick("W_v", g), context, pick("b_v", g) if bias else None, bias)
+    if cached:
+        keys, values = concat(pick("K_c", g), keys), concat(pick("V_c", g), values)
     kv_loop = Loop("g", kv, (
-        Assign("K_g", _affine(pick("W_k", g), "Z", pick("b_k", g) if bias else None, bias), note="Key"),
-        Assign("V_g", _affine(pick("W_v", g), "Z", pick("b_v", g) if bias else None, bias), note="Value"),
+        Assign("K_g", keys, note="Key"),
+        Assign("V_g", values, note="Value"),
     ), stack=("K_g", "V_g"))
     q_loop = Loop("h", H, (
         Assign("Q", _affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), note="Query"),

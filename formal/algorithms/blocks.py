@@ -81,7 +81,7 @@ class StackOptions:
 
 
 # ------------------------------------------------------------------------------------------------ embedding
-def embed(target, tokens, length, opts: StackOptions):
+def embed(target, tokens, length, opts: StackOptions, start=0):
     """``∀t: X[:, t] ← W_e[:, x[t]] + W_p[:, t]`` as calls of Algorithms 1 and 2: the line, the embedding
     parameters it reads, and the constraint ℓ ≤ ℓ_max that a positional table imposes."""
     expr = call_columns(token_embedding, label=("W_e", "W_e"), v=tokens, W_e="W_e")
@@ -89,10 +89,10 @@ def embed(target, tokens, length, opts: StackOptions):
     if opts.position != "none":
         positional = build_positional_embedding(encoding=opts.position)
         args = {"W_p": "W_p"} if opts.position == "learned" else {}
-        expr = add(expr, call_columns(positional, label=("W_p", "W_p"), t=positions(length), **args))
+        expr = add(expr, call_columns(positional, label=("W_p", "W_p"), t=positions(length, start), **args))
         if opts.position == "learned":
             params.append(TensorSpec("W_p", (d_e, ell_max), doc="positional embedding matrix", embedding=True))
-        constraints.append(at_most(length, ell_max, f"the {opts.position} position table has ℓ_max columns"))
+        constraints.append(at_most(length + start, ell_max, f"the {opts.position} position table has ℓ_max columns"))
     return Assign(target, expr, forall="t"), params, constraints
 
 
@@ -210,13 +210,3 @@ def unembed(x, opts, *, width=d_e, bias=False, target="P"):
         params.append(TensorSpec("b_u", (N_V,), doc="unembedding bias"))
     return Assign(target, expr, forall="t", returns=True), params
 
-
-def loop_index(var):
-    return LoopIndex(var)
-
-
-def const(kind, ell_z, ell_x):
-    return const_mask(kind, ell_z, ell_x)
-
-
-_ = sp  # sympy is used by callers through the shapes built here

@@ -15,7 +15,8 @@ from .linalg import AddBias, MatMul, Transposed, WeightedSum
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax
 from .activations import ACTIVATIONS, Activation
 from .sequences import (ConstMask, Concat, DrawMask, FirstColumn, Greedy, LastColumn, MaskedNLL, NextTokenNLL,
-                        Positions, Replace, Sample, Strip, Truncate, capped, special_token)
+                        Positions, Replace, Sample, Strip, Truncate, capped, special_token, Drop,
+                        SpecialToken)
 
 __all__ = [
     "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "SINUSOIDS",
@@ -28,7 +29,7 @@ __all__ = [
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
     "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
-    "replace_masked", "capped", "special_token", "ConstMask", "Concat", "DrawMask", "FirstColumn", "Greedy",
+    "replace_masked", "drop", "start_token", "Drop", "SpecialToken", "capped", "special_token", "ConstMask", "Concat", "DrawMask", "FirstColumn", "Greedy",
     "LastColumn", "MaskedNLL", "NextTokenNLL", "Positions", "Replace", "Sample", "Strip", "Truncate",
 ]
 
@@ -170,3 +171,11 @@ def draw_mask(x, p_mask: float):
 
 def replace_masked(x, m, n_vocab):
     return Replace(n_vocab)(x, m)
+
+
+def drop(x, count):
+    return Drop(count)(x)
+
+
+def start_token(kind: str, n_vocab):
+    return SpecialToken(kind, n_vocab)()

@@ -16,7 +16,7 @@ from ..symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, Op, _rank
 
 __all__ = ["capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
-           "Strip", "NextTokenNLL", "MaskedNLL", "DrawMask", "Replace", "special_token"]
+           "Strip", "Drop", "SpecialToken", "NextTokenNLL", "MaskedNLL", "DrawMask", "Replace", "special_token"]
 
 
 def special_token(kind: str, n_vocab: int) -> int:
@@ -125,6 +125,51 @@ class Concat(Op):
         return f"[{args[0].text}, {args[1].text}]"
 
     latex = text
+
+
+class Drop(Op):
+    """``x[n+1:]``: the tokens after the first ``n`` (the generated part of a sequence).  A view."""
+
+    name = "drop"
+    free = view = True
+
+    def __init__(self, count):
+        self.count = count
+
+    def shape(self, shapes):
+        _rank(shapes[0], (1,), "a token sequence")
+        return (shapes[0][0] - self.count,)
+
+    def numpy(self, ctx, x):
+        return x[ctx.evaluate(self.count):]
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)}[{sym_text(self.count)}+1:]"
+
+    def latex(self, args):
+        return f"{args[0].at(POSTFIX, True)}[{sym_latex(self.count)}+1:]"
+
+
+class SpecialToken(Op):
+    """``[bos_token]`` (or another special token) as a one-token sequence.  Free."""
+
+    name = "special_token"
+    free = view = True
+
+    def __init__(self, kind, n_vocab):
+        self.kind, self.n_vocab = kind, n_vocab
+
+    def shape(self, shapes):
+        return (sp.Integer(1),)
+
+    def numpy(self, ctx, *values):
+        return np.array([special_token(self.kind, ctx.evaluate(self.n_vocab))])
+
+    def text(self, args):
+        return f"[{self.kind}_token]"
+
+    def latex(self, args):
+        return rf"[\mathrm{{{self.kind}\_token}}]"
 
 
 class Truncate(Op):

@@ -1,0 +1,135 @@
+"""Algorithms 14 and 15: generating tokens with a trained transformer (Phuong & Hutter, §8), and
+decoding with a key/value cache.
+
+Sampling draws ``y ∝ p^{1/τ}`` with τ ∈ (0, ∞) from the execution's seeded generator; ``decoding="greedy"``
+takes ``argmax p`` instead (τ → 0, SPEC.md decision 8).  DInference keeps at most the last ℓ_max tokens
+as context (decision 9).  Costs are derived for a whole generation: the generation loop's body grows with
+its iteration i and is summed over i in closed form, so the cost with and without the cache — and their
+difference — are polynomials in ℓ and ℓ_gen.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..algorithm import Algorithm, Assign, Loop, at_most, call
+from ..errors import ConfigError
+from ..ops import (concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate)
+from ..shapes import TensorSpec
+from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps, H
+from .architectures import build_dtransformer, build_edtransformer
+from .kv_cache import build_kv_dtransformer
+
+__all__ = ["build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS"]
+
+DECODINGS = ("sample", "greedy")
+
+
+def _check_decoding(tau, decoding):
+    if decoding not in DECODINGS:
+        raise ConfigError(f"unknown decoding {decoding!r}; known: {', '.join(DECODINGS)}")
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not math.isfinite(tau) or tau <= 0:
+        raise ConfigError(f"temperature tau = {tau!r} must be in (0, ∞); for tau → 0 use decoding='greedy'")
+    return float(tau)
+
+
+def _draw(p, tau, decoding):
+    return greedy(p) if decoding == "greedy" else sample(p, tau)
+
+
+_DOCS = {"tau": "sampling temperature τ ∈ (0, ∞)", "decoding": "sample (y ∝ p^(1/τ)) or greedy (argmax p)"}
+
+
+def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bool = False,
+                     **model_options) -> Algorithm:
+    """Algorithm 14: ``ℓ_gen`` tokens continuing the prompt ``x``, sampled one at a time from Algorithm 10.
+
+    Without the cache each step runs Algorithm 10 on the whole context (at most the last ℓ_max tokens).
+    With ``kv_cache=True`` a prefill runs the prompt once and every later step runs only the newest token
+    against the cached keys and values; it returns the same tokens for the same seed.  A cache cannot
+    re-window absolute positions, so it requires ℓ + ℓ_gen − 1 ≤ ℓ_max instead of truncating.
+    """
+    tau = _check_decoding(tau, decoding)
+    if not isinstance(kv_cache, bool):
+        raise ConfigError(f"kv_cache = {kv_cache!r} must be True or False")
+    model = build_dtransformer(**model_options)
+    theta = {p.name: p.name for p in model.params}
+    label = ("θ̂", r"\hat{\theta}")
+    constraints = []
+    if not kv_cache:
+        lines = [Loop("i", ell_gen, (
+            Assign("P", call(model, label=label, x=truncate("x", ell_max), **theta)),
+            Assign("p", last_column("P", "ℓ+i−1")),
+            Assign("y", _draw("p", tau, decoding)),
+            Assign("x", concat("x", "y")),
+        ), sequential=True, index=i, carry=(("x", (ell + i - 1,)),))]
+    else:
+        prefill = build_kv_dtransformer(**model_options, step="prefill")
+        extend = build_kv_dtransformer(**model_options, step="extend")
+        kv = H if model.options["n_kv_heads"] is None else extend.spec("K_c").shape[1]
+        lines = [
+            Assign(("P", "K", "V"), call(prefill, label=label, x="x", **theta)),
+            Assign("y", _draw(last_column("P", "ℓ"), tau, decoding)),
+            Assign("x", concat("x", "y")),
+            Loop("i", ell_gen - 1, (
+                Assign(("P", "K", "V"), call(extend, label=label, x="y", K_c="K", V_c="V", **theta)),
+                Assign("y", _draw(last_column("P", "1"), tau, decoding)),
+                Assign("x", concat("x", "y")),
+            ), sequential=True, index=i,
+                carry=(("x", (ell + i,)), ("K", (L, kv, d_attn, ell + i - 1)), ("V", (L, kv, d_mid, ell + i - 1)))),
+        ]
+        if model.options["position"] != "none":
+            constraints.append(at_most(ell + ell_gen - 1, ell_max, "a cache keeps absolute positions: no truncation"))
+    lines.append(Assign("y_gen", drop("x", ell), returns=True))
+    return Algorithm(
+        number=14, name="dinference", display="DInference" + ("KV" if kv_cache else ""),
+        summary="Algorithm 14: continue a prompt by sampling ℓ_gen tokens from a decoder-only transformer"
+                + (", with a key/value cache." if kv_cache else "."),
+        inputs=[TensorSpec("x", (ell,), "index", "the prompt, token ids, 0-based", bound=N_V)],
+        params=model.params, output=TensorSpec("y_gen", (ell_gen,), doc="the generated tokens"),
+        lines=lines, params_label="θ̂", constraints=list(model.constraints) + constraints,
+        options={"tau": tau, "decoding": decoding, "kv_cache": kv_cache, **model.options},
+        builder=build_dinference, random=decoding == "sample",
+        option_docs={**_DOCS, "kv_cache": "decode with a key/value cache", **model.option_docs},
+        notes=["ℓ_gen is a size: pass it as ell_gen=<int>"],
+    )
+
+
+def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_options) -> Algorithm:
+    """Algorithm 15: a target sequence for the source ``z``, from ``[bos_token]`` until ``eos_token`` is drawn
+    or ℓ_gen tokens are (the length cap); returned without bos and eos (SPEC.md decision 9).  Costs are
+    those of the longest run, ℓ_gen steps."""
+    tau = _check_decoding(tau, decoding)
+    model = build_edtransformer(**model_options)
+    theta = {p.name: p.name for p in model.params}
+    constraints = []
+    if model.options["position"] != "none":
+        constraints.append(at_most(ell_gen, ell_max, "the target positions come from the same table"))
+
+    def eos_drawn(values, ctx):
+        return int(values["y"][-1]) == special_token("eos", ctx.evaluate(N_V))
+
+    lines = [
+        Assign("x_hat", start_token("bos", N_V)),
+        Loop("i", ell_gen, (
+            Assign("P", call(model, label=("θ̂", r"\hat{\theta}"), z="z", x="x_hat", **theta)),
+            Assign("y", _draw(last_column("P", "i"), tau, decoding)),
+            Assign("x_hat", concat("x_hat", "y")),
+        ), sequential=True, index=i, carry=(("x_hat", (i,)),), until=eos_drawn, until_text="y = eos_token",
+            trips=n_steps),
+        Assign("y_gen", strip("x_hat", ell_out, N_V), returns=True),
+    ]
+    return Algorithm(
+        number=15, name="edinference", display="EDInference",
+        summary="Algorithm 15: generate a target sequence for a source sequence with an encoder–decoder transformer.",
+        inputs=[TensorSpec("z", (ell_z,), "index", "the source sequence, token ids, 0-based", bound=N_V)],
+        params=model.params, output=TensorSpec("y_gen", (ell_out,), doc="the generated tokens, without bos and eos"),
+        lines=lines, params_label="θ̂", constraints=list(model.constraints) + constraints,
+        options={"tau": tau, "decoding": decoding, **model.options}, builder=build_edinference,
+        random=decoding == "sample", option_docs={**_DOCS, **model.option_docs},
+        notes=["ℓ_gen is the length cap: pass it as ell_gen=<int>; costs are for ℓ_gen steps (no early eos)"],
+    )
+
+
+dinference = build_dinference()
+edinference = build_edinference()

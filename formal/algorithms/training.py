@@ -1,0 +1,170 @@
+"""Algorithms 11–13: training by stochastic gradient descent on the summed log loss (Phuong & Hutter, §7).
+
+Each training algorithm calls a loss algorithm (``edloss``, ``eloss``, ``dloss``: the loss of one
+sequence, executable in numpy) and a gradient step.  The step's cost is the convention's backward rule
+(:data:`formal.cost.BACKWARD`) applied to the loss's forward cost, plus, under ``full``, the update.  The
+gradient itself is not computed in numpy: executing a training algorithm raises; the torch reference
+computes it.  Sequences of one dataset share a length ℓ here (the paper allows any).
+"""
+
+from __future__ import annotations
+
+
+from ..algorithm import Algorithm, Assign, CallOp, Loop, _call_node, call
+from ..cost import BACKWARD, CONVENTIONS, Work
+from ..errors import ConfigError
+from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
+from ..shapes import TensorSpec
+from ..symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
+from .architectures import build_dtransformer, build_edtransformer, build_etransformer
+
+__all__ = ["build_dloss", "build_eloss", "build_edloss", "build_dtraining", "build_etraining",
+           "build_edtraining", "dloss", "eloss", "edloss", "dtraining", "etraining", "edtraining", "GradStepOp"]
+
+
+class GradStepOp(CallOp):
+    """``θ ← θ − η·∇_θ loss(θ)`` for the loss algorithm called with the same arguments.
+
+    Work: ``BACKWARD[c]`` × the loss's forward FLOPs under each convention c, and under ``full`` 2 FLOPs
+    per parameter for the update; memory: the gradient, one scalar per parameter.
+    """
+
+    name = "grad_step"
+
+    def shape(self, shapes):
+        self._substitution(shapes)  # the arguments must still fit the loss
+        return ()
+
+    def work(self, shapes, out):
+        forward = super().work(shapes, out)
+        params = self.callee.param_count().xreplace(self._substitution(shapes))
+        flops = {c: BACKWARD[c][0] * forward.flops[c] + (2 * params if c == "full" else 0) for c in CONVENTIONS}
+        return Work(flops, params, forward.depth)
+
+    def numpy(self, ctx, *values):
+        raise ConfigError(f"{ctx.where()}: the numpy specification computes losses, not gradients; execute "
+                          f"{self.callee.name} for the loss value, and take the gradient from the torch reference")
+
+    def text(self, args):
+        return f"θ − η·∇_θ {self.callee.display}(θ)"
+
+    def latex(self, args):
+        return rf"\theta - \eta \nabla_\theta \mathrm{{{self.callee.display}}}(\theta)"
+
+
+def _theta(model):
+    return {p.name: p.name for p in model.params}
+
+
+def build_dloss(**model_options) -> Algorithm:
+    """Algorithm 13, lines 3–4: the loss of one sequence, ``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]``."""
+    model = build_dtransformer(**model_options)
+    return Algorithm(
+        number=13, name="dloss", display="DLoss",
+        summary="Algorithm 13's loss: the negative log-likelihood of each next token of one sequence.",
+        inputs=[TensorSpec("x", (ell,), "index", "a training sequence of token ids, 0-based", bound=N_V)],
+        params=model.params, output=TensorSpec("loss", (), doc="the summed negative log-likelihood"),
+        lines=[Assign("P", call(model, label=("θ", r"\theta"), x="x", **_theta(model))),
+               Assign("loss", next_token_nll("P", "x"), returns=True)],
+        params_label="θ", constraints=model.constraints, options=model.options,
+        builder=build_dloss, option_docs=model.option_docs,
+    )
+
+
+def build_edloss(**model_options) -> Algorithm:
+    """Algorithm 11, lines 3–4: the loss of one pair, ``−Σ_{t=1}^{ℓ_x−1} log P[x[t+1], t]``."""
+    model = build_edtransformer(**model_options)
+    return Algorithm(
+        number=11, name="edloss", display="EDLoss",
+        summary="Algorithm 11's loss: the negative log-likelihood of each next target token, given the source.",
+        inputs=[TensorSpec("z", (ell_z,), "index", "source sequence of token ids, 0-based", bound=N_V),
+                TensorSpec("x", (ell_x,), "index", "target sequence of token ids, 0-based", bound=N_V)],
+        params=model.params, output=TensorSpec("loss", (), doc="the summed negative log-likelihood"),
+        lines=[Assign("P", call(model, label=("θ", r"\theta"), z="z", x="x", **_theta(model))),
+               Assign("loss", next_token_nll("P", "x"), returns=True)],
+        params_label="θ", constraints=model.constraints, options=model.options,
+        builder=build_edloss, option_docs=model.option_docs,
+    )
+
+
+def _check_p_mask(p_mask):
+    if isinstance(p_mask, bool) or not isinstance(p_mask, (int, float)) or not 0 < p_mask < 1:
+        raise ConfigError(f"p_mask = {p_mask!r} must be in (0, 1)")
+    return float(p_mask)
+
+
+def build_eloss(*, p_mask: float = 0.15, **model_options) -> Algorithm:
+    """Algorithm 12, lines 3–5: mask each token with probability p_mask, then the loss over the masked ones,
+    ``−Σ_{t: m[t]=1} log P[x[t], t]``.  Random: execution takes ``seed``."""
+    p_mask = _check_p_mask(p_mask)
+    model = build_etransformer(**model_options)
+    if model.options["head"] != "mlm":
+        raise ConfigError("eloss needs the masked-LM head (head='mlm')")
+    extra = {"s": "s"} if model.options["token_types"] else {}
+    return Algorithm(
+        number=12, name="eloss", display="ELoss",
+        summary="Algorithm 12's loss: predict randomly masked tokens from all the others.",
+        inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the masked-token loss"),
+        lines=[Assign("m", draw_mask("x", p_mask)),
+               Assign("x_tilde", replace_masked("x", "m", N_V)),
+               Assign("P", call(model, label=("θ", r"\theta"), x="x_tilde", **extra, **_theta(model))),
+               Assign("loss", masked_nll("P", "x", "m"), returns=True)],
+        params_label="θ", constraints=model.constraints, options={"p_mask": p_mask, **model.options},
+        builder=build_eloss, option_docs={"p_mask": "probability that a token is masked", **model.option_docs},
+        random=True,
+    )
+
+
+def _training(number, name, display, loss, data, pick_args, summary, builder):
+    n, theta = LoopIndex("n"), _theta(loss)
+    args = {k: pick(v, n) for k, v in pick_args.items()}
+    body = (Assign("loss", call(loss, label=("θ", r"\theta"), **args, **theta)),
+            Assign("theta", _call_node(GradStepOp, loss, (), {**args, **theta})))
+    return Algorithm(
+        number=number, name=name, display=display, summary=summary,
+        inputs=data, params=loss.params, output=TensorSpec("theta", (), doc="the trained parameters θ̂"),
+        lines=[Loop("i", N_epochs, (Loop("n", N_data, body, sequential=True),), sequential=True)],
+        params_label="θ, η", constraints=loss.constraints, options=loss.options, builder=builder,
+        option_docs=loss.option_docs, random=loss.random,
+        notes=[f"a gradient step costs the loss's forward FLOPs times {BACKWARD['matmul'][0]} for the backward "
+               "pass (rule per convention: formal.cost.BACKWARD), and 2 FLOPs per parameter for the update "
+               "under full; the gradient comes from the torch reference"],
+    )
+
+
+def build_dtraining(**options) -> Algorithm:
+    """Algorithm 13: N_epochs passes of per-sequence SGD on :func:`build_dloss`."""
+    loss = build_dloss(**options)
+    return _training(13, "dtraining", "DTraining", loss,
+                     [TensorSpec("data", (N_data, ell), "index", "N_data sequences of token ids", bound=N_V)],
+                     {"x": "data"}, "Algorithm 13: train a decoder-only transformer by next-token prediction.",
+                     build_dtraining)
+
+
+def build_etraining(**options) -> Algorithm:
+    """Algorithm 12: N_epochs passes of per-sequence SGD on :func:`build_eloss`."""
+    loss = build_eloss(**options)
+    data = [TensorSpec("data", (N_data, ell), "index", "N_data sequences of token ids", bound=N_V)]
+    picks = {"x": "data"}
+    if loss.options["token_types"]:
+        data.append(TensorSpec("types", (N_data, ell), "index", "their token types",
+                               bound=loss.spec("s").bound))
+        picks["s"] = "types"
+    return _training(12, "etraining", "ETraining", loss, data, picks,
+                     "Algorithm 12: train an encoder-only transformer by masked-token prediction.", build_etraining)
+
+
+def build_edtraining(**options) -> Algorithm:
+    """Algorithm 11: N_epochs passes of per-pair SGD on :func:`build_edloss`."""
+    loss = build_edloss(**options)
+    return _training(11, "edtraining", "EDTraining", loss,
+                     [TensorSpec("sources", (N_data, ell_z), "index", "source sequences", bound=N_V),
+                      TensorSpec("targets", (N_data, ell_x), "index", "target sequences", bound=N_V)],
+                     {"z": "sources", "x": "targets"},
+                     "Algorithm 11: train an encoder–decoder transformer for sequence-to-sequence prediction.",
+                     build_edtraining)
+
+
+dloss, eloss, edloss = build_dloss(), build_eloss(), build_edloss()
+dtraining, etraining, edtraining = build_dtraining(), build_etraining(), build_edtraining()
+
