@@ -4,8 +4,10 @@ Subcommands:
 
 ``list [--json]``
     the algorithms, by number and name.
-``show NAME [--json] [--latex] [--convention matmul|full] [--params] [-o KEY=VALUE ...]``
+``show NAME [--json] [--latex] [--convention matmul|kaplan|chinchilla|full] [--params] [-o KEY=VALUE ...]``
     one algorithm as numbered pseudocode with each line's result shape and cost, and the totals.
+``complexity PRESET|--config FILE.toml [--seq-len T] [--batch B] [--convention C] [--dtype D] [--symbolic] [--json]``
+    parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache.
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
 Commands that need torch are found through the ``formal_transformers.commands`` entry-point group.
@@ -78,6 +80,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build a variant, e.g. -o n_kv_heads=2 or -o norm=rms (repeatable)")
     p.set_defaults(run=_show)
 
+    p = sub.add_parser("complexity", help="parameters, FLOPs, memory and KV cache of a model",
+                       description="What a model costs, derived from its algorithm object: parameters, FLOPs of "
+                                   "a forward pass and of a training step, activation memory, KV cache.")
+    p.add_argument("preset", nargs="?", help="a preset name (see `complexity --list`)")
+    p.add_argument("--config", metavar="FILE.toml", help="a model configuration file instead of a preset")
+    p.add_argument("--list", action="store_true", help="list the presets")
+    p.add_argument("--seq-len", type=int, metavar="T", help="sequence length (default: the preset's context)")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch (default 1)")
+    p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
+    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="fp32", help="bytes per scalar")
+    p.add_argument("--symbolic", action="store_true", help="print the formulas instead of numbers")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_complexity)
+
     _plugin_commands(sub)
     return parser
 
@@ -135,6 +151,74 @@ def _show(args, out):
         out.write(render.to_latex(algorithm))
     else:
         out.write(render.to_text(algorithm, args.convention))
+
+
+def _complexity(args, out):
+    from . import complexity, presets
+    from .config import load_config
+    if args.list:
+        for p in presets.PRESETS.values():
+            out.write(f"{p.name:<17} {p.algorithm:<14} {p.doc.split(':')[0]}\n")
+        return
+    if (args.preset is None) == (args.config is None):
+        raise _UsageError("give a preset name or --config FILE.toml (one of them)")
+    if args.config is not None:
+        name, algorithm, options, sizes, default_len = load_config(args.config)
+    else:
+        preset = presets.get(args.preset)
+        name, algorithm, options, sizes, default_len = (preset.name, preset.algorithm, preset.options,
+                                                        preset.sizes, preset.seq_len)
+    model = complexity.Model(algorithm, options)
+    if args.symbolic:
+        result = {"name": name, "algorithm": algorithm, "options": options, "convention": args.convention,
+                  **complexity.formulas(model, args.convention)}
+    else:
+        seq_len = default_len if args.seq_len is None else args.seq_len
+        if seq_len is None:
+            raise _UsageError("the configuration has no seq_len: give --seq-len T")
+        result = {"name": name, **complexity.report(model, sizes, seq_len=seq_len, batch=args.batch,
+                                                    convention=args.convention, dtype=args.dtype)}
+    if args.json:
+        json.dump(result, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(_complexity_text(result, args.symbolic))
+
+
+def _group(n) -> str:
+    return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
+
+
+def _complexity_text(r, symbolic) -> str:
+    head = f"{r['name']}: {r['algorithm']}"
+    if symbolic:
+        lines = [head + f" ({r['convention']} convention), as formulas"]
+        rows = [("parameters, total", r["params"]["total"]), ("  embedding", r["params"]["embedding"]),
+                ("  non-embedding", r["params"]["non_embedding"]),
+                ("FLOPs, forward (one sequence)", r["flops"]["forward_per_sequence"]),
+                ("FLOPs, training step (one sequence)", r["flops"]["training_step_per_sequence"]),
+                ("activations (scalars, one sequence)", r["memory"]["activations_scalars_per_sequence"])]
+        if r["kv_cache"]:
+            rows += [("KV cache (scalars per token)", r["kv_cache"]["scalars_per_token"])]
+        return "\n".join(lines + [f"{k}:\n  {v}" for k, v in rows]) + "\n"
+    f, m, p = r["flops"], r["memory"], r["params"]
+    lines = [head + f" at sequence length {r['seq_len']}, batch {r['batch']}, {r['convention']} convention, "
+                    f"{r['dtype']}",
+             f"parameters          {_group(p['total'])}  (embedding {_group(p['embedding'])}, "
+             f"non-embedding {_group(p['non_embedding'])})",
+             f"FLOPs forward       {_group(f['forward'])} per batch, {_group(f['forward_per_sequence'])} per "
+             f"sequence, {_group(f['forward_per_token'])} per token",
+             f"FLOPs training step {_group(f['training_step'])} per batch, "
+             f"{_group(f['training_step_per_sequence'])} per sequence, {_group(f['training_step_per_token'])} per token",
+             f"activation memory   {_group(m['activations_bytes'])} bytes per batch "
+             f"({m['activations_bytes'] / 2**30:.2f} GiB), {_group(m['activations_bytes_per_token'])} per token"]
+    if r["kv_cache"]:
+        k = r["kv_cache"]
+        lines.append(f"KV cache            {_group(k['bytes_per_token'])} bytes per token, "
+                     f"{_group(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)")
+    else:
+        lines.append("KV cache            none derived (only decoder-only models decode with a cache here)")
+    return "\n".join(lines) + "\n"
 
 
 def _fail(message: str) -> int:

@@ -14,7 +14,7 @@ import sympy as sp
 from .errors import ConfigError
 from .symbols import by_name
 
-__all__ = ["CONVENTIONS", "BACKWARD", "Work", "Cost", "check_convention"]
+__all__ = ["CONVENTIONS", "BACKWARD", "gradient_step", "Work", "Cost", "check_convention"]
 
 #: The FLOP conventions of this level, with what each counts.
 CONVENTIONS = {
@@ -44,6 +44,12 @@ BACKWARD = {
     "full": (2, "backward taken as 2 × forward, an estimate: the numpy specification executes no backward "
                 "pass; the SGD update adds 2 FLOPs per parameter (a multiplication by η and a subtraction)"),
 }
+
+
+def gradient_step(forward: dict, params) -> dict:
+    """FLOPs of a gradient step after a forward pass costing ``forward`` (convention → FLOPs): the backward
+    pass by :data:`BACKWARD`'s rule, and under ``full`` the SGD update, 2 FLOPs per parameter."""
+    return {c: BACKWARD[c][0] * forward[c] + (2 * params if c == "full" else 0) for c in CONVENTIONS}
 
 
 def check_convention(convention: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 
 from ..algorithm import Algorithm, Assign, CallOp, Loop, _call_node, call
-from ..cost import BACKWARD, CONVENTIONS, Work
+from ..cost import BACKWARD, Work, gradient_step
 from ..errors import ConfigError
 from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
 from ..shapes import TensorSpec
@@ -38,8 +38,7 @@ class GradStepOp(CallOp):
     def work(self, shapes, out):
         forward = super().work(shapes, out)
         params = self.callee.param_count().xreplace(self._substitution(shapes))
-        flops = {c: BACKWARD[c][0] * forward.flops[c] + (2 * params if c == "full" else 0) for c in CONVENTIONS}
-        return Work(flops, params, forward.depth)
+        return Work(gradient_step(forward.flops, params), params, forward.depth)
 
     def numpy(self, ctx, *values):
         raise ConfigError(f"{ctx.where()}: the numpy specification computes losses, not gradients; execute "

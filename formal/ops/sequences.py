@@ -281,7 +281,8 @@ class Greedy(Op):
         return 0
 
     def numpy(self, ctx, p):
-        return np.array([int(np.argmax(p))])
+        top = np.max(p)  # n − 1 comparisons
+        return np.array([int(np.flatnonzero(np.asarray(p) == np.asarray(top))[0])])
 
     def text(self, args):
         return f"argmax {args[0].at(POSTFIX)}"

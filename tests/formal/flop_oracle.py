@@ -4,7 +4,7 @@ Every ufunc call on a value derived from the inputs passes through ``__array_ufu
 what numpy actually performed, from the operand shapes met at run time — not from the algorithm objects:
 
 - ``matmul``: 2·k per entry of the result (the FlopCounterMode convention), recorded apart as ``matmul``;
-- any other ufunc call with a floating result: one per result element;
+- any other ufunc call with a floating (or object, ``frompyfunc``) result: one per result element;
 - a ufunc ``reduce`` (``sum``, ``max``): n − 1 per reduced group of n.
 
 Products that bypass the matmul ufunc (``dot``, ``einsum``, ...) raise, so none can go uncounted.
@@ -58,7 +58,7 @@ def _record(ufunc, method, raw, result, kwargs):
     if tally is None:
         return
     out = np.asarray(result)
-    if not np.issubdtype(out.dtype, np.floating):
+    if not (np.issubdtype(out.dtype, np.floating) or out.dtype == object):  # object: a per-element erf
         return
     if ufunc is np.matmul:
         a, b = (np.asarray(x) for x in raw)

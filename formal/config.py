@@ -1,0 +1,62 @@
+"""Model configuration files (TOML) for ``formal-transformers complexity --config``.
+
+A configuration is data, read with a TOML parser; nothing in it is executed::
+
+    name = "my-gpt"             # optional
+    algorithm = "dtransformer"  # edtransformer, etransformer or dtransformer
+    seq_len = 1024              # optional: the default sequence length
+    [options]                   # the algorithm's options, e.g. norm = "rms"
+    tied = true
+    [sizes]                     # the size symbols by their ASCII names
+    N_V = 50257
+    ell_max = 1024
+    d_e = 768
+    L = 12
+    H = 12
+    d_mlp = 3072
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["load_config", "KEYS"]
+
+KEYS = ("name", "algorithm", "seq_len", "options", "sizes")
+
+
+def load_config(path: str):
+    """``(name, algorithm, options, sizes, seq_len)`` from a TOML file; a :class:`ConfigError` names what is
+    wrong (unreadable file, malformed TOML, unknown key, wrong type)."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path!r} is not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"config file {path!r} has an unknown key {unknown[0]!r}; known: {', '.join(KEYS)}")
+    algorithm = data.get("algorithm")
+    if not isinstance(algorithm, str):
+        raise ConfigError(f"config file {path!r} needs algorithm = \"dtransformer\" (or etransformer, edtransformer)")
+    options, sizes = data.get("options", {}), data.get("sizes", {})
+    for key, table in (("options", options), ("sizes", sizes)):
+        if not isinstance(table, dict):
+            raise ConfigError(f"config file {path!r}: [{key}] must be a table, got {table!r}")
+    for key, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"config file {path!r}: size {key} = {value!r} must be an integer")
+    seq_len = data.get("seq_len")
+    if seq_len is not None and (isinstance(seq_len, bool) or not isinstance(seq_len, int)):
+        raise ConfigError(f"config file {path!r}: seq_len = {seq_len!r} must be an integer")
+    name = data.get("name", path)
+    return str(name), algorithm, dict(options), dict(sizes), seq_len
