@@ -182,8 +182,9 @@ class Algorithm:
             found |= set(c.symbols)
         indices = set()
         for record in self.derivation.records:  # sizes only the lines use (a truncation's ℓ_max)
-            if record.shape is None:
+            if record.shape is None:  # a loop: its trip count is a size (N_epochs), its index is not
                 indices.add(record.line.index)
+                found |= sp.sympify(record.line.count).free_symbols
                 continue
             for shape in (record.shape if isinstance(record.shape, Several) else (record.shape,)):
                 for d in shape:
