@@ -74,6 +74,11 @@ class Constraint:
     explain: Callable[[dict], str]
 
 
+def _size_value(expr, values: dict) -> int:
+    """A size expression at bound values."""
+    return int(expr.xreplace({s: values[s] for s in expr.free_symbols}))
+
+
 def even(symbol, reason: str) -> Constraint:
     return Constraint(f"{sym_text(symbol)} is even", (symbol,), lambda v: v[symbol] % 2 == 0,
                       lambda v: f"{symbol} = {v[symbol]} must be even ({reason})")
@@ -81,8 +86,7 @@ def even(symbol, reason: str) -> Constraint:
 
 def divides(divisor, multiple, reason: str) -> Constraint:
     symbols = tuple(sorted((divisor.free_symbols | multiple.free_symbols), key=str))
-    def value(expr, v):
-        return int(expr.xreplace({s: v[s] for s in expr.free_symbols}))
+    value = _size_value
     return Constraint(f"{sym_text(divisor)} divides {sym_text(multiple)}", symbols,
                       lambda v: value(multiple, v) % value(divisor, v) == 0,
                       lambda v: f"{multiple} = {value(multiple, v)} is not divisible by "
@@ -90,9 +94,9 @@ def divides(divisor, multiple, reason: str) -> Constraint:
 
 
 def at_most(small, large, reason: str) -> Constraint:
+    """``small ≤ large`` (ℓ ≤ ℓ_max), checked once both are bound."""
     symbols = tuple(sorted((small.free_symbols | large.free_symbols), key=str))
-    def value(expr, v):
-        return int(expr.xreplace({s: v[s] for s in expr.free_symbols}))
+    value = _size_value
     return Constraint(f"{sym_text(small)} ≤ {sym_text(large)}", symbols, lambda v: value(small, v) <= value(large, v),
                       lambda v: f"{small} = {value(small, v)} exceeds {large} = {value(large, v)} ({reason})")
 

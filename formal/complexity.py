@@ -57,9 +57,6 @@ class Model:
         shapes = cached.derivation.output_shapes[1:]
         return sp.expand(sum(numel(s) for s in shapes))
 
-    def length_symbols(self):
-        return [s for s in self.algorithm.symbols if str(s) in ("ell", "ell_x", "ell_z")]
-
 
 def _number(expr, values) -> int:
     value = expr.xreplace(values)

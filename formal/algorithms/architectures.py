@@ -9,11 +9,11 @@ d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, call_columns
+from ..algorithm import Algorithm, Assign, call, call_columns
 from ..errors import ConfigError
 from ..ops import LoopIndex, activation as nonlinearity, add, add_bias, concat, const_mask, first_column, matmul, positions
 from ..shapes import TensorSpec
-from ..symbols import L, L_dec, L_enc, N_V, d_e, d_f, d_patch, ell, ell_max, ell_x, ell_z, n_classes, n_types
+from ..symbols import L, L_dec, L_enc, N_V, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes, n_types
 from . import blocks
 from .blocks import OPTION_DOCS, StackOptions, embed, layer_loop, mlp, norm_columns, sublayers, unembed
 from .embedding import build_positional_embedding, build_token_embedding
@@ -139,7 +139,6 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
         classify = build_unembedding(bias=bias)
         args = {"W_u": "W_head", **({"b_u": "b_head"} if bias else {})}
         label = "W_head" + (", b_head" if bias else "")
-        from ..algorithm import call
         lines.append(Assign("p", call(classify, label=(label, label), e=first_column("X"), **args), returns=True))
         params += [TensorSpec("W_head", (n_classes, d_e), doc="classifier")]
         params += [TensorSpec("b_head", (n_classes,), doc="classifier bias")] if bias else []
@@ -178,20 +177,17 @@ def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation
         ("2", lambda z: mlp("enc_", opts, l, z)),
     ])
     causal, cross = const_mask("causal", ell_x, ell_x), const_mask("ones", ell_z, ell_x)
+    pre = opts.norm_position == "pre"
+    encoded = "Z_final" if pre else "Z"  # pre-LN: the decoder reads the normalised encoder output
     decoder = sublayers("X", opts, l, [
         ("3", lambda x: blocks.attention_call("dec_", opts, l, x, causal, glyph=("W^dec_l", r"W^{\mathrm{dec}}_l"))),
-        ("4", lambda x: blocks.attention_call("cross_", opts, l, x, cross, z="Z",
+        ("4", lambda x: blocks.attention_call("cross_", opts, l, x, cross, z=encoded,
                                               glyph=("W^e/d_l", r"W^{\mathrm{e/d}}_l"))),
         ("5", lambda x: mlp("dec_", opts, l, x)),
     ])
-    final = []
-    if opts.norm_position == "pre":
-        final = [Assign("Z_final", norm_columns("Z", "_enc", opts, glyph="_enc"), forall="t")]
+    final = [Assign("Z_final", norm_columns("Z", "_enc", opts, glyph="_enc"), forall="t")] if pre else []
     last, unembedding_params = unembed("X", opts)
-    dec_final = [Assign("X", norm_columns("X", "_dec", opts, glyph="_dec"), forall="t")] \
-        if opts.norm_position == "pre" else []
-    if final:  # pre-LN: the decoder reads the normalised encoder output
-        decoder = [_rename_z(line) for line in decoder]
+    dec_final = [Assign("X", norm_columns("X", "_dec", opts, glyph="_dec"), forall="t")] if pre else []
     params = (blocks.token_params() + embedding_params
               + blocks.layer_params("enc_", opts, (L_enc,), ("1", "2"), ("enc_",))
               + blocks.layer_params("dec_", opts, (L_dec,), ("3", "4", "5"), ("dec_", "cross_"))
@@ -210,19 +206,6 @@ def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation
         options=opts.as_dict(), builder=build_edtransformer, option_docs=OPTION_DOCS,
     )
 
-
-def _rename_z(line):
-    """Point the cross-attention of a pre-LN decoder at the normalised encoder output."""
-    from ..ops import Apply, Ref
-
-    def visit(node):
-        if isinstance(node, Ref):
-            return Ref("Z_final") if node.name == "Z" else node
-        return Apply(node.op, tuple(visit(a) for a in node.args))
-    return Assign(line.target, visit(line.expr), line.note, line.forall, line.returns)
-
-
-_unused = (ell_max, d_patch, build_unembedding)
 
 edtransformer = build_edtransformer()
 etransformer = build_etransformer()

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy as sp
 
 from ..algorithm import Assign, Loop, at_most, call, call_columns
 from ..errors import ConfigError
-from ..ops import LoopIndex, activation, add, add_bias, const_mask, matmul, mul, pick, positions, transpose
+from ..ops import activation, add, add_bias, matmul, mul, pick, positions, transpose
 from ..shapes import TensorSpec
 from ..symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
 from .attention import _kv_heads, build_mhattention

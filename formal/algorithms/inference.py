@@ -16,7 +16,7 @@ from ..algorithm import Algorithm, Assign, Loop, at_most, call
 from ..errors import ConfigError
 from ..ops import (concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate)
 from ..shapes import TensorSpec
-from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps, H
+from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
 from .architectures import build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 
@@ -66,7 +66,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
     else:
         prefill = build_kv_dtransformer(**model_options, step="prefill")
         extend = build_kv_dtransformer(**model_options, step="extend")
-        kv = H if model.options["n_kv_heads"] is None else extend.spec("K_c").shape[1]
+        kv = extend.spec("K_c").shape[1]  # key/value heads: H, or n_kv_heads
         lines = [
             Assign(("P", "K", "V"), call(prefill, label=label, x="x", **theta)),
             Assign("y", _draw(last_column("P", "ℓ"), tau, decoding)),

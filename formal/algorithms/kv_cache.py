@@ -9,7 +9,7 @@ returns the cache grown by them.  The outputs equal Algorithm 10's on the whole 
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, at_most, call
+from ..algorithm import Algorithm, Assign, Loop, at_most, call
 from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from ..shapes import TensorSpec
 from ..symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
@@ -92,7 +92,6 @@ def build_kv_dtransformer(*, norm="layer", eps=0.0, position="learned", activati
     if not pre:
         body.append(Assign("X", norm_columns("X", "1", opts, l, "^1_l"), forall="t"))
     body += blocks.sublayers("X", opts, l, [("2", lambda x: mlp("", opts, l, x))])
-    from ..algorithm import Loop
     final = [Assign("X", norm_columns("X", "", opts), forall="t")] if pre else []
     last, unembedding_params = unembed("X", opts)
     last = Assign(last.target, last.expr, forall="t")

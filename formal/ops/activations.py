@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..shapes import numel
 from .base import Op
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; one call per element
@@ -25,7 +26,6 @@ class Activation(Op):
         return shapes[0]
 
     def flops(self, shapes, out):
-        from ..shapes import numel
         return {"full": self.per_element * numel(out)}
 
     def text(self, args):
