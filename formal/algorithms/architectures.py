@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, call, call_columns
 from ..errors import ConfigError
-from ..ops import LoopIndex, activation as nonlinearity, add, add_bias, concat, const_mask, first_column, matmul, positions
+from ..ops import LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column, positions
 from ..shapes import TensorSpec
 from ..symbols import L, L_dec, L_enc, N_V, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes, n_types
 from . import blocks
+from .attention import _affine
 from .blocks import OPTION_DOCS, StackOptions, embed, layer_loop, mlp, norm_columns, sublayers, unembed
 from .embedding import build_positional_embedding, build_token_embedding
 from .unembedding import build_unembedding
@@ -82,32 +83,10 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
         raise ConfigError("head='classifier' has its own W_head and b_head: tied and unembedding_bias do not apply")
     l = LoopIndex("l")
     length = ell + 1 if inputs == "patches" else ell
-    lines, params, constraints = [], [], []
     if inputs == "tokens":
-        first, embedding_params, constraints = embed("X", "x", ell, opts)
-        if token_types:
-            first = Assign("X", add(first.expr, call_columns(build_token_embedding(), label=("W_s", "W_s"),
-                                                             v="s", W_e="W_s")), forall="t")
-        params += blocks.token_params() + embedding_params
-        if token_types:
-            params.append(TensorSpec("W_s", (d_e, n_types), doc="token-type (segment) embedding matrix",
-                                     embedding=True))
-        lines.append(first)
-        data = [TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V)]
-        if token_types:
-            data.append(TensorSpec("s", (ell,), "index", "token types (segment ids), 0-based", bound=n_types))
+        lines, params, constraints, data = _token_inputs(opts, token_types)
     else:
-        patches = add_bias(matmul("W_patch", "X_p", role="embed"), "b_patch") if bias else \
-            matmul("W_patch", "X_p", role="embed")
-        positional = build_positional_embedding(encoding="learned")
-        lines.append(Assign("X", add(concat("x_class", patches),
-                                     call_columns(positional, label=("W_p", "W_p"), t=positions(length),
-                                                  W_p="W_p")), forall="t"))
-        params += [TensorSpec("W_patch", (d_e, d_patch), doc="patch projection", embedding=True)]
-        params += [TensorSpec("b_patch", (d_e,), doc="patch projection bias", embedding=True)] if bias else []
-        params += [TensorSpec("x_class", (d_e, 1), doc="class token", embedding=True),
-                   TensorSpec("W_p", (d_e, length), doc="positional embedding matrix", embedding=True)]
-        data = [TensorSpec("X_p", (d_patch, ell), doc="image patches, flattened, one column per patch")]
+        lines, params, constraints, data = _patch_inputs(opts, length)
     if embedding_norm:
         lines.append(Assign("X", norm_columns("X", "_e", opts, glyph="_e"), forall="t"))
         params += blocks.norm_params("_e", opts, doc="embedding norm")
@@ -118,31 +97,10 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
     ])
     lines.append(layer_loop("l", L, body))
     params += blocks.layer_params("", opts, (L,), ("1", "2"), ("",))
-    if head == "mlm":
-        width = d_e if opts.tied else d_f  # tying W_u = W_eᵀ makes d_f = d_e
-        if opts.norm_position == "pre":
-            lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
-            params += blocks.norm_params("", opts, doc="final")
-        f = add_bias(matmul("W_f", "X"), "b_f") if bias else matmul("W_f", "X")
-        lines += [Assign("X", nonlinearity("gelu", f)),
-                  Assign("X", norm_columns("X", "_f", opts, glyph=""), forall="t")]
-        params += [TensorSpec("W_f", (width, d_e), doc="final projection")]
-        params += [TensorSpec("b_f", (width,), doc="final projection bias")] if bias else []
-        params += blocks.norm_params("_f", opts, width=width, doc="final")
-        last, unembedding_params = unembed("X", opts, width=width, bias=unembedding_bias)
-        lines.append(last)
-        params += unembedding_params
-        output = TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of the token at t")
-    else:
-        lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
-        params += blocks.norm_params("", opts, doc="final")
-        classify = build_unembedding(bias=bias)
-        args = {"W_u": "W_head", **({"b_u": "b_head"} if bias else {})}
-        label = "W_head" + (", b_head" if bias else "")
-        lines.append(Assign("p", call(classify, label=(label, label), e=first_column("X"), **args), returns=True))
-        params += [TensorSpec("W_head", (n_classes, d_e), doc="classifier")]
-        params += [TensorSpec("b_head", (n_classes,), doc="classifier bias")] if bias else []
-        output = TensorSpec("p", (n_classes,), doc="distribution over the classes")
+    head_lines, head_params, output = (_mlm_head(opts, unembedding_bias) if head == "mlm"
+                                       else _classifier_head(opts))
+    lines += head_lines
+    params += head_params
     options = {**opts.as_dict(), "token_types": token_types, "embedding_norm": embedding_norm,
                "unembedding_bias": unembedding_bias, "inputs": inputs, "head": head}
     return Algorithm(
@@ -157,6 +115,64 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
                      "inputs": "tokens, or patches (ViT: X_p ∈ ℝ^(d_patch×ℓ) with a class token)",
                      "head": "mlm (Algorithm 9's W_f, LN, W_u) or classifier (ViT: W_head on the class token)"},
     )
+
+
+def _token_inputs(opts, token_types):
+    """Algorithm 9's embedding line, with BERT's token types added: lines, params, constraints, inputs."""
+    first, embedding_params, constraints = embed("X", "x", ell, opts)
+    params = blocks.token_params() + embedding_params
+    data = [TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V)]
+    if token_types:
+        first = Assign("X", add(first.expr, call_columns(build_token_embedding(), label=("W_s", "W_s"),
+                                                         v="s", W_e="W_s")), forall="t")
+        params.append(TensorSpec("W_s", (d_e, n_types), doc="token-type (segment) embedding matrix", embedding=True))
+        data.append(TensorSpec("s", (ell,), "index", "token types (segment ids), 0-based", bound=n_types))
+    return [first], params, constraints, data
+
+
+def _patch_inputs(opts, length):
+    """ViT's embedding line ``X ← [x_class, W_patch X_p + b_patch 1ᵀ] + W_p``: lines, params, constraints,
+    inputs."""
+    patches = _affine("W_patch", "X_p", "b_patch", opts.bias, role="embed")
+    positional = build_positional_embedding(encoding="learned")
+    line = Assign("X", add(concat("x_class", patches),
+                           call_columns(positional, label=("W_p", "W_p"), t=positions(length), W_p="W_p")),
+                  forall="t")
+    params = [TensorSpec("W_patch", (d_e, d_patch), doc="patch projection", embedding=True)]
+    params += [TensorSpec("b_patch", (d_e,), doc="patch projection bias", embedding=True)] if opts.bias else []
+    params += [TensorSpec("x_class", (d_e, 1), doc="class token", embedding=True),
+               TensorSpec("W_p", (d_e, length), doc="positional embedding matrix", embedding=True)]
+    data = [TensorSpec("X_p", (d_patch, ell), doc="image patches, flattened, one column per patch")]
+    return [line], params, [], data
+
+
+def _mlm_head(opts, unembedding_bias):
+    """Algorithm 9, lines 14–16: ``GELU(W_f X + b_f 1ᵀ)``, LN, ``softmax(W_u X)``: lines, params, output."""
+    width = d_e if opts.tied else d_f  # tying W_u = W_eᵀ makes d_f = d_e
+    lines, params = [], []
+    if opts.norm_position == "pre":
+        lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
+        params += blocks.norm_params("", opts, doc="final")
+    lines += [Assign("X", nonlinearity("gelu", _affine("W_f", "X", "b_f", opts.bias))),
+              Assign("X", norm_columns("X", "_f", opts, glyph=""), forall="t")]
+    params += [TensorSpec("W_f", (width, d_e), doc="final projection")]
+    params += [TensorSpec("b_f", (width,), doc="final projection bias")] if opts.bias else []
+    params += blocks.norm_params("_f", opts, width=width, doc="final")
+    last, unembedding_params = unembed("X", opts, width=width, bias=unembedding_bias)
+    output = TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of the token at t")
+    return lines + [last], params + unembedding_params, output
+
+
+def _classifier_head(opts):
+    """ViT's head ``softmax(W_head LN(X)[:, 1] + b_head)``, Algorithm 7 on the class token."""
+    classify = build_unembedding(bias=opts.bias)
+    args = {"W_u": "W_head", **({"b_u": "b_head"} if opts.bias else {})}
+    label = "W_head" + (", b_head" if opts.bias else "")
+    lines = [Assign("X", norm_columns("X", "", opts), forall="t"),
+             Assign("p", call(classify, label=(label, label), e=first_column("X"), **args), returns=True)]
+    params = blocks.norm_params("", opts, doc="final") + [TensorSpec("W_head", (n_classes, d_e), doc="classifier")]
+    params += [TensorSpec("b_head", (n_classes,), doc="classifier bias")] if opts.bias else []
+    return lines, params, TensorSpec("p", (n_classes,), doc="distribution over the classes")
 
 
 def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation="relu", bias=True,

@@ -23,9 +23,10 @@ def _check(bias, empty):
         raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
 
 
-def _affine(W, x, b, bias, *, ones=True):
+def _affine(W, x, b, bias, *, ones=True, role="weight"):
     """``W x + b 1ᵀ`` (just ``W x`` without biases)."""
-    return add_bias(matmul(W, x), b, ones=ones) if bias else matmul(W, x)
+    product = matmul(W, x, role=role)
+    return add_bias(product, b, ones=ones) if bias else product
 
 
 def _projection(prefix, out, inp, bias, doc, heads=()):

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from ..algorithm import Assign, Loop, at_most, call, call_columns
 from ..errors import ConfigError
-from ..ops import activation, add, add_bias, matmul, mul, pick, positions, transpose
+from ..ops import activation, add, matmul, mul, pick, positions, transpose
 from ..shapes import TensorSpec
 from ..symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
-from .attention import _kv_heads, build_mhattention
+from .attention import _affine, _kv_heads, build_mhattention
 from .embedding import ENCODINGS, build_positional_embedding, token_embedding
 from .normalization import NORMS, _check_eps, build_layer_norm
 from .unembedding import build_unembedding
@@ -156,15 +156,14 @@ def attention_call(prefix, opts, l, x, mask, z=None, glyph=("W_l", "W_l")):
 
 def mlp(prefix, opts, l, x):
     """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ`` (layer ``l``); SwiGLU gates W_mlp1 X by SiLU(W_gate X)."""
-    def affine(w, b):
-        product = matmul(pick(f"{prefix}{w}", l), x)
-        return add_bias(product, pick(f"{prefix}{b}", l)) if opts.bias else product
+    def layer(name):
+        return pick(f"{prefix}{name}", l)
+    up = _affine(layer("W_mlp1"), x, layer("b_mlp1") if opts.bias else None, opts.bias)
     if opts.activation == "swiglu":
-        hidden = mul(activation("silu", matmul(pick(f"{prefix}W_gate", l), x)), affine("W_mlp1", "b_mlp1"))
+        hidden = mul(activation("silu", matmul(layer("W_gate"), x)), up)
     else:
-        hidden = activation(opts.activation, affine("W_mlp1", "b_mlp1"))
-    out = matmul(pick(f"{prefix}W_mlp2", l), hidden)
-    return add_bias(out, pick(f"{prefix}b_mlp2", l)) if opts.bias else out
+        hidden = activation(opts.activation, up)
+    return _affine(layer("W_mlp2"), hidden, layer("b_mlp2") if opts.bias else None, opts.bias)
 
 
 def sublayers(x, opts, l, steps):

@@ -14,9 +14,9 @@ from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, Sta
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax
 from .activations import ACTIVATIONS, Activation
-from .sequences import (ConstMask, Concat, DrawMask, FirstColumn, Greedy, LastColumn, MaskedNLL, NextTokenNLL,
-                        Positions, Replace, Sample, Strip, Truncate, capped, special_token, Drop,
-                        SpecialToken)
+from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
+from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
+                        Strip, Truncate, capped, special_token)
 
 __all__ = [
     "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "SINUSOIDS",

@@ -1,4 +1,4 @@
-"""Ops on whole sequences: positions, constant masks, concatenation, truncation, sampling, and losses.
+"""Ops on whole sequences: positions, constant masks, concatenation, truncation and sampling.
 
 Token sequences are integer vectors (0-based ids); the special tokens are the last three ids of the
 vocabulary (SPEC.md): ``mask_token = N_V − 3``, ``bos_token = N_V − 2``, ``eos_token = N_V − 1``.
@@ -10,13 +10,13 @@ import numpy as np
 import sympy as sp
 
 from .. import masks
-from ..errors import ConfigError, DomainError
+from ..errors import ConfigError
 from ..shapes import Mismatch, same_dim
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, Op, _rank
 
 __all__ = ["capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
-           "Strip", "Drop", "SpecialToken", "NextTokenNLL", "MaskedNLL", "DrawMask", "Replace", "special_token"]
+           "Strip", "Drop", "SpecialToken", "special_token"]
 
 
 def special_token(kind: str, n_vocab: int) -> int:
@@ -314,105 +314,3 @@ class Strip(Op):
 
     def latex(self, args):
         return rf"{args[0].at(POSTFIX, True)} \setminus \{{\mathrm{{bos}}, \mathrm{{eos}}\}}"
-
-
-class NextTokenNLL(Op):
-    """``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]`` (Algorithms 11 and 13): column t predicts token t + 1.
-    FLOPs (full): ℓ − 1 logarithms, ℓ − 2 additions and a negation, 2ℓ − 2 in all."""
-
-    name = "nll"
-
-    def shape(self, shapes):
-        p, x = shapes
-        _rank(p, (2,), "distributions")
-        if not same_dim(p[1], x[0]):
-            raise Mismatch(str(p[1]), p[1], x[0], "one distribution per token")
-        return ()
-
-    def flops(self, shapes, out):
-        return {"full": 2 * shapes[1][0] - 2}
-
-    def numpy(self, ctx, p, x):
-        if x.shape[0] < 2:
-            raise DomainError(f"{ctx.where()}: the next-token loss needs at least 2 tokens, got {x.shape[0]}")
-        picked = p[x[1:], np.arange(x.shape[0] - 1)]
-        return np.negative(np.sum(np.log(picked)))
-
-    def text(self, args):
-        return f"−Σ_(t=1)^(ℓ−1) log {args[0].at(POSTFIX)}[{args[1].text}[t+1], t]"
-
-    def latex(self, args):
-        return rf"-\sum_{{t=1}}^{{\ell-1}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t+1], t]"
-
-
-class MaskedNLL(Op):
-    """``−Σ_{t: m[t]=1} log P[x[t], t]`` (Algorithm 12), written ``−Σ_t m[t]·log P[x[t], t]``.
-    FLOPs (full): ℓ logarithms, ℓ multiplications, ℓ − 1 additions and a negation, 3ℓ in all."""
-
-    name = "masked_nll"
-
-    def shape(self, shapes):
-        p, x, m = shapes
-        if not (same_dim(p[1], x[0]) and same_dim(x[0], m[0])):
-            raise Mismatch(str(p[1]), p[1], x[0], "one distribution and one mask entry per token")
-        return ()
-
-    def flops(self, shapes, out):
-        return {"full": 3 * shapes[1][0]}
-
-    def numpy(self, ctx, p, x, m):
-        picked = p[x, np.arange(x.shape[0])]
-        return np.negative(np.sum(np.multiply(m, np.log(picked))))
-
-    def text(self, args):
-        return f"−Σ_(t: {args[2].text}[t]=1) log {args[0].at(POSTFIX)}[{args[1].text}[t], t]"
-
-    def latex(self, args):
-        return rf"-\sum_{{t: {args[2].text}[t]=1}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t], t]"
-
-
-class DrawMask(Op):
-    """``m[t] ∼ Bernoulli(p_mask)`` for every token, with the execution's seeded generator (Algorithm 12,
-    line 4).  The draw is not counted; the 0/1 vector is materialised."""
-
-    name = "draw_mask"
-    free = True
-
-    def __init__(self, p_mask: float):
-        self.p_mask = p_mask
-
-    def shape(self, shapes):
-        return shapes[0]
-
-    def numpy(self, ctx, x):
-        return (ctx.rng.random(np.shape(x)) < self.p_mask).astype(np.float64)
-
-    def text(self, args):
-        return f"∀t: [[rand() < p_mask]], p_mask = {self.p_mask:g}"
-
-    def latex(self, args):
-        return rf"\forall t: [\![\mathrm{{rand}}() < p_{{\mathrm{{mask}}}}]\!],\ p_{{\mathrm{{mask}}}} = {self.p_mask:g}"
-
-
-class Replace(Op):
-    """``x̃[t] ← mask_token where m[t] = 1``, else x[t].  Free."""
-
-    name = "replace"
-    free = True
-
-    def __init__(self, n_vocab):
-        self.n_vocab = n_vocab
-
-    def shape(self, shapes):
-        return shapes[0]
-
-    def numpy(self, ctx, x, m):
-        return np.where(m == 1, special_token("mask", ctx.evaluate(self.n_vocab)), x)
-
-    def text(self, args):
-        return f"{args[0].text} with mask_token where {args[1].text}[t] = 1"
-
-    def latex(self, args):
-        return rf"{args[0].text} \text{{ with mask\_token where }} {args[1].text}[t] = 1"
-
-

@@ -1,0 +1,64 @@
+"""Speed figures of the model stack (issue 3), printed as a table of medians.
+
+    python benchmarks/bench_stack.py [--repeats N]
+
+- ``formal-transformers complexity gpt3-175b --json`` as a whole process;
+- deriving the symbolic cost (every convention) of ``dtransformer``, warm, on a freshly built object (its
+  attention, norm and unembedding callees are built afresh with it; the token embedding object is shared);
+- evaluating every preset (parameters, FLOPs, memory at its context length), all together, warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+from bench_core import _process
+
+
+def _median(f, repeats):
+    f()  # warm up: imports, sympy caches
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _derive_dtransformer():
+    from formal.algorithms.architectures import build_dtransformer
+    from formal.cost import CONVENTIONS
+    fresh = build_dtransformer()
+    for convention in CONVENTIONS:
+        fresh.cost(convention)
+
+
+def _evaluate_presets():
+    from formal.presets import PRESETS
+    for preset in PRESETS.values():
+        preset.evaluate()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args(argv)
+    py = sys.executable
+    rows = [
+        ("formal-transformers complexity gpt3-175b --json (process)",
+         _process([py, "-m", "formal", "complexity", "gpt3-175b", "--json"], args.repeats), 2.0),
+        ("derive dtransformer's symbolic cost, all conventions (warm)",
+         _median(_derive_dtransformer, args.repeats), 0.3),
+        ("evaluate all presets together (warm)", _median(_evaluate_presets, args.repeats), 1.0),
+    ]
+    print(f"{'figure':<62} {'median s':>9} {'budget s':>9}")
+    for name, value, budget in rows:
+        print(f"{name:<62} {value:>9.3f} {budget:>9.1f}")
+    print(f"(median of {args.repeats} runs each; python {sys.version.split()[0]})")
+
+
+if __name__ == "__main__":
+    main()
