@@ -27,6 +27,26 @@ def _process(argv, repeats):
     return statistics.median(times)
 
 
+def _median(f, repeats):
+    """Median seconds of ``f()`` over ``repeats`` calls, after one call to warm up (imports, sympy caches)."""
+    f()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _table(rows, repeats):
+    """Print (figure, median seconds, budget seconds or None) rows."""
+    width = max(len(name) for name, _, _ in rows)
+    print(f"{'figure':<{width}} {'median s':>9} {'budget s':>9}")
+    for name, value, budget in rows:
+        print(f"{name:<{width}} {value:>9.3f} {('' if budget is None else f'{budget:.1f}'):>9}")
+    print(f"(median of {repeats} runs each; python {sys.version.split()[0]})")
+
+
 def _core():
     from formal.algorithms import ALGORITHMS
     return [a for a in ALGORITHMS.values() if a.number <= 7]
@@ -54,23 +74,14 @@ def main(argv=None):
                  "print(time.perf_counter() - t)")
     cold = statistics.median(float(subprocess.run([py, "-c", cold_code], check=True, capture_output=True,
                                                   text=True).stdout) for _ in range(args.repeats))
-    _derive_all()  # warm up: imports, sympy caches
-    derive = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        _derive_all()
-        derive.append(time.perf_counter() - start)
     rows = [
         ("python -c pass (interpreter start)", bare, None),
         ("python -c 'import formal' (process)", imported, 1.0),
-        ("derive shapes+costs of Algorithms 1-7 (warm)", statistics.median(derive), 0.2),
+        ("derive shapes+costs of Algorithms 1-7 (warm)", _median(_derive_all, args.repeats), 0.2),
         ("derive shapes+costs of Algorithms 1-7 (cold, first use)", cold, None),
         ("formal-transformers show attention --json (process)", show, 2.0),
     ]
-    print(f"{'figure':<55} {'median s':>9} {'budget s':>9}")
-    for name, value, budget in rows:
-        print(f"{name:<55} {value:>9.3f} {('' if budget is None else f'{budget:.1f}'):>9}")
-    print(f"(median of {args.repeats} runs each; python {sys.version.split()[0]})")
+    _table(rows, args.repeats)
 
 
 if __name__ == "__main__":

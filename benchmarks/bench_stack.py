@@ -11,21 +11,9 @@
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 
-from bench_core import _process
-
-
-def _median(f, repeats):
-    f()  # warm up: imports, sympy caches
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_core import _median, _process, _table
 
 
 def _derive_dtransformer():
@@ -54,10 +42,7 @@ def main(argv=None):
          _median(_derive_dtransformer, args.repeats), 0.3),
         ("evaluate all presets together (warm)", _median(_evaluate_presets, args.repeats), 1.0),
     ]
-    print(f"{'figure':<62} {'median s':>9} {'budget s':>9}")
-    for name, value, budget in rows:
-        print(f"{name:<62} {value:>9.3f} {budget:>9.1f}")
-    print(f"(median of {args.repeats} runs each; python {sys.version.split()[0]})")
+    _table(rows, args.repeats)
 
 
 if __name__ == "__main__":
