@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import sympy as sp
 from hypothesis import strategies as st
 
 import formal
@@ -28,6 +29,13 @@ class Case:
 
     def __repr__(self):
         return f"Case({self.algorithm!r}, sizes={self.sizes})"
+
+
+def evaluate(expr, sizes):
+    """A derived expression at the oracle's sizes (given by name)."""
+    value = expr.xreplace({s: sp.Integer(sizes[s.name]) for s in expr.free_symbols})
+    assert not value.free_symbols, f"{expr} has symbols the case does not size"
+    return value
 
 
 def normal(rng, *shape, scale=1.0):

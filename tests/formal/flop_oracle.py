@@ -79,3 +79,14 @@ def counting(value):
     if np.issubdtype(array.dtype, np.floating):
         return array.view(Counting)
     return value
+
+
+def tallied_run(algorithm, kwargs):
+    """Run ``algorithm`` on counting copies of ``kwargs``; return the run and the tally of its work."""
+    tally = Tally()
+    Counting.tally = tally
+    try:
+        run = algorithm.run(**{k: counting(v) for k, v in kwargs.items()})
+    finally:
+        Counting.tally = None
+    return run, tally

@@ -204,6 +204,27 @@ def dinference_cases(draw):
     return Case(algorithms.dinference.variant(**opts), kwargs, s, case.params)
 
 
+@st.composite
+def edinference_cases(draw):
+    """Algorithm 15 on a random encoder–decoder.  Its sizes lack n_steps and ell_out, which only the run
+    knows (eos may be drawn early), so it is not in :data:`STACK_STRATEGIES`."""
+    case = draw(edtransformer_cases())
+    s, kwargs = dict(case.sizes), dict(case.kwargs)
+    del s["ell_x"], kwargs["x"]
+    s["ell_gen"] = kwargs["ell_gen"] = draw(st.integers(1, 4))
+    if "ell_max" in s:  # the target positions come from the same table
+        s["ell_max"] = max(s["ell_z"], s["ell_gen"]) + draw(st.integers(0, 1))
+        if "W_p" in kwargs:
+            kwargs["W_p"] = np.random.default_rng(0).normal(size=(s["d_e"], s["ell_max"]))
+        else:
+            kwargs["ell_max"] = s["ell_max"]
+    decoding = draw(st.sampled_from(["sample", "greedy"]))
+    if decoding == "sample":
+        kwargs["seed"] = draw(SEED)
+    opts = {**case.algorithm.options, "decoding": decoding, "tau": draw(st.sampled_from([0.5, 1.0, 2.0]))}
+    return Case(algorithms.edinference.variant(**opts), kwargs, s, case.params)
+
+
 STACK_STRATEGIES = {
     "dtransformer": dtransformer_cases(),
     "etransformer": etransformer_cases(),

@@ -3,21 +3,13 @@ shapes, parameter counts and FLOPs derived symbolically must equal what the nump
 
 import numpy as np
 import pytest
-import sympy as sp
-from cases import STRATEGIES
-from flop_oracle import Counting, Tally, counting
+from cases import STRATEGIES, evaluate
+from flop_oracle import tallied_run
 from hypothesis import given
 from stack_cases import STACK_STRATEGIES
 
 STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
-
-
-def evaluate(expr, sizes):
-    """A derived expression at the oracle's sizes (given by name)."""
-    value = expr.xreplace({s: sp.Integer(sizes[s.name]) for s in expr.free_symbols})
-    assert not value.free_symbols, f"{expr} has symbols the case does not size"
-    return value
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
@@ -58,12 +50,7 @@ def test_derived_flops_equal_counted_flops(name, convention):
 
     @given(STRATEGIES[name])
     def check(case):
-        tally = Tally()
-        Counting.tally = tally
-        try:
-            case.algorithm.run(**{k: counting(v) for k, v in case.kwargs.items()})
-        finally:
-            Counting.tally = None
+        _, tally = tallied_run(case.algorithm, case.kwargs)
         counted = tally.matmul if convention == "matmul" else tally.full
         assert evaluate(case.algorithm.cost(convention).flops, case.sizes) == counted, tally.products
 

@@ -7,14 +7,17 @@ import pytest
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
-from stack_cases import dtransformer_cases, edtransformer_cases, etransformer_cases
+from cases import evaluate
+from flop_oracle import tallied_run
+from stack_cases import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
 
 import formal
 from formal import algorithms, presets
 from formal.asymptotics import leading_term
 from formal.cli import main
 from formal.complexity import Model
-from formal.symbols import H, L, d_attn, d_e, d_mid, d_mlp
+from formal.shapes import Binding
+from formal.symbols import H, L, by_name, d_attn, d_e, d_mid, d_mlp, n_steps
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -156,13 +159,89 @@ def test_cache_saves_a_derived_formula():
     assert sp.degree(plain, ell_gen) == 3 and sp.degree(cached, ell_gen) == 2
 
 
+@pytest.mark.parametrize("convention", ["matmul", "full"])
+@given(edinference_cases())
+def test_edinference_cost_of_the_steps_taken_equals_counted_flops(convention, case):
+    """Algorithm 15's cost is derived for ℓ_gen steps, the longest run.  Evaluated at the number of steps a
+    run took (eos may come first), it equals the tally of what numpy performed — encoder rerun each step."""
+    run, tally = tallied_run(case.algorithm, case.kwargs)
+    steps = int(run.binding[n_steps])
+    assert 1 <= steps <= case.sizes["ell_gen"]
+    counted = tally.matmul if convention == "matmul" else tally.full
+    assert evaluate(case.algorithm.cost(convention).flops, {**case.sizes, "ell_gen": steps}) == counted
+
+
+def _model_options(algorithm):
+    return {k: v for k, v in algorithm.options.items() if k not in ("tau", "decoding")}
+
+
+@given(edinference_cases())
+def test_edinference_equals_a_hand_written_greedy_loop(case):
+    """Algorithm 15 written out here with Algorithm 8 as the model: from [bos], append the argmax of the
+    last column until eos is drawn or ℓ_gen tokens are; the result drops bos and a final eos."""
+    greedy = case.algorithm.variant(decoding="greedy")
+    kwargs = {k: v for k, v in case.kwargs.items() if k != "seed"}
+    run = greedy.run(**kwargs)
+
+    model = algorithms.edtransformer.variant(**_model_options(case.algorithm))
+    n_vocab, cap = case.sizes["N_V"], case.sizes["ell_gen"]
+    bos, eos = n_vocab - 2, n_vocab - 1
+    inputs = {k: v for k, v in kwargs.items() if k != "ell_gen"}
+    x_hat = [bos]
+    while len(x_hat) <= cap:
+        x_hat.append(int(np.argmax(model(x=np.array(x_hat), **inputs)[:, -1])))
+        if x_hat[-1] == eos:
+            break
+    expected = x_hat[1:-1] if x_hat[-1] == eos else x_hat[1:]
+
+    assert run.output.tolist() == expected
+    assert int(run.binding[n_steps]) == len(x_hat) - 1
+    assert eos not in run.output.tolist() and len(run.output) <= cap
+
+
+def _edinference_params(algorithm, sizes, seed=0):
+    b = Binding({by_name(k): v for k, v in sizes.items()})
+    rng = np.random.default_rng(seed)
+    return {p.name: rng.normal(size=tuple(b.evaluate(d) for d in p.shape)) for p in algorithm.params}
+
+
+@pytest.mark.parametrize("eos_sign, expected", [(1, []), (-1, [0, 0, 0, 0])])
+def test_edinference_stops_at_eos_or_at_the_length_cap(eos_sign, expected):
+    """Post-LN (Algorithm 8 as written): with the last layer norm's γ = 0 the decoder's last state is its β
+    whatever the input, so the logits are W_u β.  W_u = β in eos's row only makes eos the argmax (stop after
+    one step, nothing returned); −β there makes token 0 the first maximum every step (run to the cap, 4)."""
+    a = algorithms.edinference.variant(decoding="greedy", tied=False, position="sinusoidal-vaswani")
+    sizes = {"N_V": 5, "d_e": 4, "L_enc": 1, "L_dec": 1, "H": 2, "d_attn": 2, "d_mid": 2, "d_mlp": 3}
+    params = _edinference_params(a, sizes)
+    params["gamma5"] = np.zeros((1, 4))
+    params["W_u"] = np.zeros((5, 4))
+    params["W_u"][4] = eos_sign * params["beta5"][0]
+    run = a.run(z=np.array([0, 1, 2]), ell_gen=4, ell_max=4, **params)
+    assert run.output.tolist() == expected
+    assert int(run.binding[n_steps]) == (1 if eos_sign > 0 else 4)
+
+
+def test_edinference_length_cap_must_fit_the_position_table():
+    a = algorithms.edinference.variant(decoding="greedy")
+    sizes = {"N_V": 5, "d_e": 2, "L_enc": 1, "L_dec": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1, "ell_max": 3}
+    with pytest.raises(formal.ConfigError, match="ell_gen = 4 exceeds ell_max = 3"):
+        a.run(z=np.array([0, 1]), ell_gen=4, **_edinference_params(a, sizes))
+
+
+def test_edinference_sampling_is_reproducible_with_a_seed():
+    a = algorithms.edinference.variant(tau=2.0)
+    sizes = {"N_V": 6, "d_e": 2, "L_enc": 1, "L_dec": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1, "ell_max": 8}
+    params, z = _edinference_params(a, sizes), np.array([0, 1])
+    runs = [a(z=z, ell_gen=8, seed=seed, **params).tolist() for seed in (7, 7, 8, 9, 10)]
+    assert runs[0] == runs[1]
+    assert len({tuple(r) for r in runs}) > 1
+
+
 def test_context_is_truncated_to_ell_max():
     """DInference keeps at most the last ℓ_max tokens (SPEC.md decision 9): it runs past ℓ_max."""
     rng = np.random.default_rng(0)
     a = algorithms.dinference.variant(decoding="greedy", position="sinusoidal-vaswani")
     s = {"N_V": 5, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1}
-    from formal.shapes import Binding
-    from formal.symbols import by_name
     b = Binding({by_name(k): v for k, v in s.items()})
     params = {p.name: rng.normal(size=tuple(b.evaluate(d) for d in p.shape)) for p in a.params}
     out = a(x=np.array([1, 2, 3]), ell_gen=4, ell_max=3, **params)
@@ -189,8 +268,6 @@ def test_sequence_longer_than_ell_max_is_a_config_error():
 
 def test_training_computes_the_loss_and_asks_the_reference_for_the_gradient():
     """Algorithm 13 in numpy: its loss line runs, its gradient step says where gradients come from."""
-    from formal.shapes import Binding
-    from formal.symbols import by_name
     s = {"N_V": 5, "ell_max": 3, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1}
     b = Binding({by_name(k): v for k, v in s.items()})
     rng = np.random.default_rng(0)
