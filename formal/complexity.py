@@ -65,9 +65,16 @@ def _number(expr, values) -> int:
     return int(value) if value.is_integer else int(sp.ceiling(value))
 
 
+def _per_token(total: int, tokens: int) -> int | float:
+    """``total / tokens``: an integer when it divides evenly, else a float."""
+    quotient, remainder = divmod(total, tokens)
+    return quotient if remainder == 0 else total / tokens
+
+
 def report(model: Model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str = "matmul",
            dtype: str = "fp32") -> dict:
-    """Every figure of ``complexity`` as integers (bytes for memory)."""
+    """Every figure of ``complexity`` (bytes for memory): integers, except a per-token figure that does not
+    divide evenly, a float."""
     check_convention(convention)
     if dtype not in DTYPES:
         raise ConfigError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPES)}")
@@ -86,11 +93,11 @@ def report(model: Model, sizes: dict, *, seq_len: int, batch: int = 1, conventio
         "batch": batch, "convention": convention, "dtype": dtype,
         "params": {k: _number(v, values) for k, v in model.params().items()},
         "flops": {"forward": per_sequence * batch, "forward_per_sequence": per_sequence,
-                  "forward_per_token": per_sequence / tokens,
+                  "forward_per_token": _per_token(per_sequence, tokens),
                   "training_step": step * batch, "training_step_per_sequence": step,
-                  "training_step_per_token": step / tokens},
+                  "training_step_per_token": _per_token(step, tokens)},
         "memory": {"activations_bytes": memory * batch, "activations_bytes_per_sequence": memory,
-                   "activations_bytes_per_token": memory / tokens},
+                   "activations_bytes_per_token": _per_token(memory, tokens)},
         "kv_cache": None,
     }
     cache = model.kv_cache_scalars()

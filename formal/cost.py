@@ -27,8 +27,8 @@ CONVENTIONS = {
               "activations are not counted. Hence C_forward ≈ 2N + 2·L·ℓ·d_attn per token.",
     "chinchilla": "Hoffmann et al. 2022, Appendix F: 2 FLOPs per multiply-add of every matrix product (weights, "
                   "scores, value weighting, unembedding), the token embedding counted as a one-hot product "
-                  "(2·d_e·N_V per token), 3 FLOPs per softmax entry; norms, biases and activations are "
-                  "not counted.",
+                  "(2·d_e·N_V per token), 3 FLOPs per entry of the attention softmax; the output softmax, "
+                  "norms, biases and activations are not counted.",
     "full": "every floating-point operation the numpy semantics perform: 2mkn per matrix product, one per "
             "element of each elementwise operation, n−1 per reduction of n elements; table lookups, masks, "
             "views and constants computed from sizes alone are free. Each op's docstring gives its count.",

@@ -23,7 +23,7 @@ def build_unembedding(*, bias: bool = False) -> Algorithm:
         params=[TensorSpec("W_u", (N_V, d_e), doc="unembedding matrix")]
                + ([TensorSpec("b_u", (N_V,), doc="unembedding bias")] if bias else []),
         output=TensorSpec("p", (N_V,), doc="a probability distribution over the vocabulary"),
-        lines=[Assign("p", softmax(add(logits, "b_u") if bias else logits), returns=True)],
+        lines=[Assign("p", softmax(add(logits, "b_u") if bias else logits, over="logits"), returns=True)],
         params_label="W_u" + (", b_u" if bias else ""), builder=build_unembedding,
         options={"bias": bias}, option_docs={"bias": "whether the logits get a bias b_u"},
     )

@@ -88,8 +88,9 @@ def mean(a, size):
     return Mean(size)(a)
 
 
-def softmax(a, *, empty: str = "zero"):
-    return Softmax(empty)(a)
+def softmax(a, *, empty: str = "zero", over: str = "scores"):
+    """Softmax of each column; ``over="logits"`` for an output distribution (see :class:`Softmax`)."""
+    return Softmax(empty, over)(a)
 
 
 def mask_fill(s, mask):

@@ -40,6 +40,9 @@ class Mean(Op):
 
 EMPTY_POLICIES = ("zero", "nan", "error")
 
+#: What a softmax normalises: attention scores or output logits (the chinchilla convention counts only the first).
+SOFTMAX_INPUTS = ("scores", "logits")
+
 
 class Softmax(Op):
     """Softmax of each column (over axis 0).
@@ -48,14 +51,17 @@ class Softmax(Op):
     ``"zero"`` returns a zero column, ``"nan"`` a NaN column, ``"error"`` raises :class:`DomainError`.
 
     FLOPs (full) for an n×m input: per column n−1 comparisons for the maximum, n subtractions of it,
-    n exponentials, n−1 additions and n divisions: 5nm − 2m.  Under ``chinchilla``: 3 per entry
-    (Hoffmann et al. 2022, Appendix F); none under ``matmul`` and ``kaplan``.
+    n exponentials, n−1 additions and n divisions: 5nm − 2m.  Under ``chinchilla``: 3 per entry of a
+    softmax over attention scores, none over output logits (Hoffmann et al. 2022, Appendix F, counts only
+    the former); none under ``matmul`` and ``kaplan``.
     """
 
     name = "softmax"
 
-    def __init__(self, empty: str = "zero"):
-        self.empty = empty
+    def __init__(self, empty: str = "zero", over: str = "scores"):
+        if over not in SOFTMAX_INPUTS:
+            raise ValueError(f"softmax over {over!r}; known: {', '.join(SOFTMAX_INPUTS)}")
+        self.empty, self.over = empty, over
 
     def shape(self, shapes):
         _rank(shapes[0], (1, 2), "a softmax")
@@ -63,7 +69,10 @@ class Softmax(Op):
 
     def flops(self, shapes, out):
         n = out[0]
-        return {"full": 5 * numel(out) - 2 * numel(out) / n, "chinchilla": 3 * numel(out)}
+        counts = {"full": 5 * numel(out) - 2 * numel(out) / n}
+        if self.over == "scores":
+            counts["chinchilla"] = 3 * numel(out)
+        return counts
 
     def numpy(self, ctx, s):
         top = np.max(s, axis=0, keepdims=True)
