@@ -18,3 +18,22 @@ def test_ci_runs_the_readme_test_command():
 
 def test_readme_main_job_shows_mhattention():
     assert _readme_commands()[0].endswith("formal-transformers show mhattention")
+
+
+def test_docs_tables_are_generated_from_the_objects():
+    """docs/conf.py writes the conventions, options and presets tables from the objects at build time:
+    every convention, every preset with its derived parameter count, and every model option appear."""
+    import importlib.util
+
+    from formal import algorithms
+    from formal.cost import CONVENTIONS
+    from formal.presets import PRESETS
+
+    spec = importlib.util.spec_from_file_location("docs_conf", ROOT / "docs" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    conventions, options, presets = conf._conventions(), conf._options(), conf._presets()
+    assert all(f"``{name}``" in conventions for name in CONVENTIONS)
+    assert all(f"``{option}``" in options for option in algorithms.etransformer.options)
+    for preset in PRESETS.values():
+        assert f"``{preset.name}``" in presets and f"{preset.evaluate()['params']:,}" in presets

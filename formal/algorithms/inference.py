@@ -14,9 +14,32 @@ import math
 
 from ..algorithm import Algorithm, Assign, Loop, at_most, call
 from ..errors import ConfigError
-from ..ops import (concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate)
+from ..ops import (
+    concat,
+    drop,
+    greedy,
+    last_column,
+    sample,
+    special_token,
+    start_token,
+    strip,
+    truncate,
+)
 from ..shapes import TensorSpec
-from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
+from ..symbols import (
+    N_V,
+    L,
+    d_attn,
+    d_mid,
+    ell,
+    ell_gen,
+    ell_max,
+    ell_out,
+    ell_x,
+    ell_z,
+    i,
+    n_steps,
+)
 from .architectures import build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 
@@ -102,7 +125,8 @@ def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_opt
     tau = _check_decoding(tau, decoding)
     model = build_edtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
-    constraints = []
+    # the target x̂ grows to ℓ_gen tokens: ℓ_gen ≤ ℓ_max replaces the model's ℓ_x ≤ ℓ_max
+    constraints = [c for c in model.constraints if ell_x not in c.symbols]
     if model.options["position"] != "none":
         constraints.append(at_most(ell_gen, ell_max, "the target positions come from the same table"))
 
@@ -124,7 +148,7 @@ def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_opt
         summary="Algorithm 15: generate a target sequence for a source sequence with an encoder–decoder transformer.",
         inputs=[TensorSpec("z", (ell_z,), "index", "the source sequence, token ids, 0-based", bound=N_V)],
         params=model.params, output=TensorSpec("y_gen", (ell_out,), doc="the generated tokens, without bos and eos"),
-        lines=lines, params_label="θ̂", constraints=list(model.constraints) + constraints,
+        lines=lines, params_label="θ̂", constraints=constraints,
         options={"tau": tau, "decoding": decoding, **model.options}, builder=build_edinference,
         random=decoding == "sample", option_docs={**_DOCS, **model.option_docs},
         notes=["ℓ_gen is the length cap: pass it as ell_gen=<int>; costs are for ℓ_gen steps (no early eos)"],

@@ -5,11 +5,16 @@ import os
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
 from cases import evaluate
 from flop_oracle import tallied_run
-from stack_cases import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
+from hypothesis import given
+from hypothesis import strategies as st
+from stack_cases import (
+    dtransformer_cases,
+    edinference_cases,
+    edtransformer_cases,
+    etransformer_cases,
+)
 
 import formal
 from formal import algorithms, presets
@@ -199,7 +204,8 @@ def test_edinference_equals_a_hand_written_greedy_loop(case):
     assert eos not in run.output.tolist() and len(run.output) <= cap
 
 
-def _edinference_params(algorithm, sizes, seed=0):
+def _random_params(algorithm, sizes, seed=0):
+    """Random parameters of the shapes ``algorithm`` states, for tests that do not check the shapes."""
     b = Binding({by_name(k): v for k, v in sizes.items()})
     rng = np.random.default_rng(seed)
     return {p.name: rng.normal(size=tuple(b.evaluate(d) for d in p.shape)) for p in algorithm.params}
@@ -212,7 +218,7 @@ def test_edinference_stops_at_eos_or_at_the_length_cap(eos_sign, expected):
     one step, nothing returned); −β there makes token 0 the first maximum every step (run to the cap, 4)."""
     a = algorithms.edinference.variant(decoding="greedy", tied=False, position="sinusoidal-vaswani")
     sizes = {"N_V": 5, "d_e": 4, "L_enc": 1, "L_dec": 1, "H": 2, "d_attn": 2, "d_mid": 2, "d_mlp": 3}
-    params = _edinference_params(a, sizes)
+    params = _random_params(a, sizes)
     params["gamma5"] = np.zeros((1, 4))
     params["W_u"] = np.zeros((5, 4))
     params["W_u"][4] = eos_sign * params["beta5"][0]
@@ -225,13 +231,13 @@ def test_edinference_length_cap_must_fit_the_position_table():
     a = algorithms.edinference.variant(decoding="greedy")
     sizes = {"N_V": 5, "d_e": 2, "L_enc": 1, "L_dec": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1, "ell_max": 3}
     with pytest.raises(formal.ConfigError, match="ell_gen = 4 exceeds ell_max = 3"):
-        a.run(z=np.array([0, 1]), ell_gen=4, **_edinference_params(a, sizes))
+        a.run(z=np.array([0, 1]), ell_gen=4, **_random_params(a, sizes))
 
 
 def test_edinference_sampling_is_reproducible_with_a_seed():
     a = algorithms.edinference.variant(tau=2.0)
     sizes = {"N_V": 6, "d_e": 2, "L_enc": 1, "L_dec": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1, "ell_max": 8}
-    params, z = _edinference_params(a, sizes), np.array([0, 1])
+    params, z = _random_params(a, sizes), np.array([0, 1])
     runs = [a(z=z, ell_gen=8, seed=seed, **params).tolist() for seed in (7, 7, 8, 9, 10)]
     assert runs[0] == runs[1]
     assert len({tuple(r) for r in runs}) > 1
@@ -239,11 +245,8 @@ def test_edinference_sampling_is_reproducible_with_a_seed():
 
 def test_context_is_truncated_to_ell_max():
     """DInference keeps at most the last ℓ_max tokens (SPEC.md decision 9): it runs past ℓ_max."""
-    rng = np.random.default_rng(0)
     a = algorithms.dinference.variant(decoding="greedy", position="sinusoidal-vaswani")
-    s = {"N_V": 5, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1}
-    b = Binding({by_name(k): v for k, v in s.items()})
-    params = {p.name: rng.normal(size=tuple(b.evaluate(d) for d in p.shape)) for p in a.params}
+    params = _random_params(a, {"N_V": 5, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1})
     out = a(x=np.array([1, 2, 3]), ell_gen=4, ell_max=3, **params)
     assert out.shape == (4,)
 
@@ -269,9 +272,7 @@ def test_sequence_longer_than_ell_max_is_a_config_error():
 def test_training_computes_the_loss_and_asks_the_reference_for_the_gradient():
     """Algorithm 13 in numpy: its loss line runs, its gradient step says where gradients come from."""
     s = {"N_V": 5, "ell_max": 3, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1}
-    b = Binding({by_name(k): v for k, v in s.items()})
-    rng = np.random.default_rng(0)
-    params = {p.name: rng.normal(size=tuple(b.evaluate(d) for d in p.shape)) for p in algorithms.dtraining.params}
+    params = _random_params(algorithms.dtraining, s)
     assert np.isfinite(algorithms.dloss(x=np.array([1, 2, 3]), **params))
     with pytest.raises(formal.ConfigError, match="computes losses, not gradients"):
         algorithms.dtraining.run(data=np.array([[1, 2, 3]]), N_epochs=1, **params)
