@@ -14,32 +14,9 @@ import math
 
 from ..algorithm import Algorithm, Assign, Loop, at_most, call
 from ..errors import ConfigError
-from ..ops import (
-    concat,
-    drop,
-    greedy,
-    last_column,
-    sample,
-    special_token,
-    start_token,
-    strip,
-    truncate,
-)
+from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from ..shapes import TensorSpec
-from ..symbols import (
-    N_V,
-    L,
-    d_attn,
-    d_mid,
-    ell,
-    ell_gen,
-    ell_max,
-    ell_out,
-    ell_x,
-    ell_z,
-    i,
-    n_steps,
-)
+from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_x, ell_z, i, n_steps
 from .architectures import build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 

@@ -9,12 +9,7 @@ from cases import evaluate
 from flop_oracle import tallied_run
 from hypothesis import given
 from hypothesis import strategies as st
-from stack_cases import (
-    dtransformer_cases,
-    edinference_cases,
-    edtransformer_cases,
-    etransformer_cases,
-)
+from stack_cases import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
 
 import formal
 from formal import algorithms, presets
