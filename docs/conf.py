@@ -11,7 +11,7 @@ extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
 napoleon_numpy_docstring = True
 autodoc_member_order = "bysource"
 html_theme = "alabaster"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]  # included into pages, not pages themselves
 
 GENERATED = Path(__file__).parent / "_generated"
 
