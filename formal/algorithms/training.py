@@ -10,7 +10,8 @@ computes it.  Sequences of one dataset share a length ℓ here (the paper allows
 from __future__ import annotations
 
 
-from ..algorithm import Algorithm, Assign, CallOp, Loop, _call_node, call
+from ..algorithm import Algorithm, Assign, CallOp, Loop, call
+from ..calls import call_node
 from ..cost import BACKWARD, Work, gradient_step
 from ..errors import ConfigError
 from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
@@ -118,7 +119,7 @@ def _training(number, name, display, loss, data, pick_args, summary, builder):
     n, theta = LoopIndex("n"), _theta(loss)
     args = {k: pick(v, n) for k, v in pick_args.items()}
     body = (Assign("loss", call(loss, label=("θ", r"\theta"), **args, **theta)),
-            Assign("theta", _call_node(GradStepOp, loss, (), {**args, **theta})))
+            Assign("theta", call_node(GradStepOp, loss, (), {**args, **theta})))
     return Algorithm(
         number=number, name=name, display=display, summary=summary,
         inputs=data, params=loss.params, output=TensorSpec("theta", (), doc="the trained parameters θ̂"),
