@@ -75,51 +75,94 @@ def _uncap(expr, assumptions: list, index, count):
 
 
 def derive(algorithm) -> Derivation:
-    env = {s.name: s.shape for s in algorithm.signature}
-    numbers = count(1)
-    records: list = []
-    assumptions: list = []
+    """Run ``algorithm``'s lines over symbolic shapes: every line's shape and work, and the whole."""
+    return _Deriver(algorithm).run()
 
-    def fail(number, m: Mismatch):
-        return ShapeError(algorithm=algorithm.label, line=number, symbol=m.symbol, expected=m.expected,
+
+class _Deriver:
+    """The state of one derivation: the shapes of the values defined so far (``env``), the numbered line
+    records, and the assumptions the cost formulas make."""
+
+    def __init__(self, algorithm):
+        self.algorithm = algorithm
+        self.env = {s.name: s.shape for s in algorithm.signature}
+        self.numbers = count(1)
+        self.records: list = []
+        self.assumptions: list = []
+
+    def run(self) -> Derivation:
+        work = self.walk(self.algorithm.lines, 0).canonical()
+        outputs = []
+        for spec in self.algorithm.outputs:
+            got = self.env[spec.name]
+            if not _same_shape(got, spec.shape):
+                raise ShapeError(algorithm=self.algorithm.label, line=len(self.records),
+                                 symbol=f"shape of {spec.name}", expected=spec.shape, got=got,
+                                 detail="the lines do not produce the stated output")
+            outputs.append(got)
+        return Derivation(tuple(self.records), dict(self.env), work, tuple(outputs), tuple(self.assumptions))
+
+    def fail(self, number, m: Mismatch) -> ShapeError:
+        return ShapeError(algorithm=self.algorithm.label, line=number, symbol=m.symbol, expected=m.expected,
                           got=m.got, detail=m.detail)
 
-    def evaluate(node, number):
+    def walk(self, lines, level) -> Work:
+        total = Work()
+        for line in lines:
+            number = next(self.numbers)
+            if hasattr(line, "body"):
+                slot = len(self.records)
+                self.records.append(None)  # the header is numbered before its body
+                work = self.loop(line, number, level)
+                self.records[slot] = LineRecord(number, level, line, None, work.canonical())
+            else:
+                shape, work = self.evaluate(line.expr, number)
+                work = Work(work.flops, work.memory, work.depth if work.depth != 0 else sp.Integer(1))
+                self.assign(line, number, shape)
+                self.records.append(LineRecord(number, level, line, shape, work.canonical()))
+            total = total + work
+        return total
+
+    def evaluate(self, node, number):
+        """The shape and work of an expression."""
         if isinstance(node, Ref):
-            return env[node.name], Work()
+            return self.env[node.name], Work()
         shapes, work = [], Work()
         for arg in node.args:
-            shape, w = evaluate(arg, number)
+            shape, w = self.evaluate(arg, number)
             shapes.append(shape)
             work = work + w
         try:
             out = node.op.shape(shapes)
             return out, work + node.op.work(shapes, out)
         except Mismatch as m:
-            raise fail(number, m) from None
+            raise self.fail(number, m) from None
 
-    def assign(line, number, shape):
+    def assign(self, line, number, shape):
         names = targets(line)
         shapes = tuple(shape) if isinstance(shape, Several) else (shape,)
         if len(names) != len(shapes):
-            raise fail(number, Mismatch("results", len(names), len(shapes), "targets against the call's outputs"))
-        env.update(zip(names, shapes))
+            raise self.fail(number, Mismatch("results", len(names), len(shapes),
+                                             "targets against the call's outputs"))
+        self.env.update(zip(names, shapes))
 
-    def check_carry(line, number, at, stage):
+    def check_carry(self, line, number, at, stage):
+        """The shapes a loop states for its carried values hold at iteration ``at``."""
         for name, stated in line.carry:
             want = tuple(d.xreplace({line.index: at}) for d in stated)
-            if not _same_shape(env[name], want):
-                raise fail(number, Mismatch(f"shape of {name}", want, env[name],
-                                            f"the loop's stated shape does not hold {stage}"))
+            if not _same_shape(self.env[name], want):
+                raise self.fail(number, Mismatch(f"shape of {name}", want, self.env[name],
+                                                 f"the loop's stated shape does not hold {stage}"))
 
-    def loop(line, number, level) -> Work:
+    def loop(self, line, number, level) -> Work:
+        env = self.env
         if line.carry:
-            check_carry(line, number, sp.Integer(1), "on entry")
+            self.check_carry(line, number, sp.Integer(1), "on entry")
             env.update(line.carry)
         before = dict(env)
-        body = walk(line.body, level + 1)
+        body = self.walk(line.body, level + 1)
         if line.carry:
-            check_carry(line, number, line.index + 1, "after an iteration (induction step)")
+            self.check_carry(line, number, line.index + 1, "after an iteration (induction step)")
         stacked = {name: (line.count,) + env[name] for name in line.stack}
         kept = {name: shape for name, shape in env.items()  # a value a sequential loop leaves: its last
                 if name not in before and line.index not in _symbols(shape)}
@@ -130,37 +173,14 @@ def derive(algorithm) -> Derivation:
         if line.carry:
             last = (line.trips if line.trips is not None else line.count) + 1
             env.update({name: tuple(d.xreplace({line.index: last}) for d in shape) for name, shape in line.carry})
-        if line.index is not None:
-            args = (assumptions, line.index, line.count)
-            uncapped = Work({c: _uncap(f, *args) for c, f in body.flops.items()},
-                            _uncap(body.memory, *args), _uncap(body.depth, *args))
-            total = uncapped.summed(line.index, line.count)
-            return total if line.sequential else Work(total.flops, total.memory, body.depth)
-        return body.times(line.count, sequential=line.sequential)
+        return self.loop_work(line, body)
 
-    def walk(lines, level) -> Work:
-        total = Work()
-        for line in lines:
-            number = next(numbers)
-            if hasattr(line, "body"):
-                slot = len(records)
-                records.append(None)
-                work = loop(line, number, level)
-                records[slot] = LineRecord(number, level, line, None, work.canonical())
-            else:
-                shape, work = evaluate(line.expr, number)
-                work = Work(work.flops, work.memory, work.depth if work.depth != 0 else sp.Integer(1))
-                assign(line, number, shape)
-                records.append(LineRecord(number, level, line, shape, work.canonical()))
-            total = total + work
-        return total
-
-    work = walk(algorithm.lines, 0).canonical()
-    outputs = []
-    for spec in algorithm.outputs:
-        got = env[spec.name]
-        if not _same_shape(got, spec.shape):
-            raise ShapeError(algorithm=algorithm.label, line=len(records), symbol=f"shape of {spec.name}",
-                             expected=spec.shape, got=got, detail="the lines do not produce the stated output")
-        outputs.append(got)
-    return Derivation(tuple(records), dict(env), work, tuple(outputs), tuple(assumptions))
+    def loop_work(self, line, body: Work) -> Work:
+        """A loop's work: the body's times the count, or, over a growing index, summed in closed form."""
+        if line.index is None:
+            return body.times(line.count, sequential=line.sequential)
+        args = (self.assumptions, line.index, line.count)
+        uncapped = Work({c: _uncap(f, *args) for c, f in body.flops.items()},
+                        _uncap(body.memory, *args), _uncap(body.depth, *args))
+        total = uncapped.summed(line.index, line.count)
+        return total if line.sequential else Work(total.flops, total.memory, body.depth)
