@@ -56,13 +56,14 @@ def _options() -> str:
 
 
 def _presets() -> str:
+    from formal.complexity import Model, report
     from formal.presets import PRESETS
     rows = []
     for p in PRESETS.values():
-        cost = p.evaluate()
-        per_token, remainder = divmod(cost["flops"], p.seq_len)
-        per_token = f"{per_token:,}" if not remainder else f"{cost['flops'] / p.seq_len:,.1f}"
-        rows.append((f"``{p.name}``", f"``{p.algorithm}``", f"{cost['params']:,}", per_token, p.doc))
+        figures = report(Model(p.algorithm, p.options), p.sizes, seq_len=p.seq_len)
+        per_token = figures["flops"]["forward_per_token"]
+        per_token = f"{per_token:,.1f}" if isinstance(per_token, float) else f"{per_token:,}"
+        rows.append((f"``{p.name}``", f"``{p.algorithm}``", f"{figures['params']['total']:,}", per_token, p.doc))
     per_token_header = "forward FLOPs per token at its context length (matmul)"
     header = ("preset", "algorithm", "parameters (derived)", per_token_header, "source and checks")
     return _table(header, rows, (12, 12, 14, 14, 48))

@@ -24,7 +24,8 @@ CONVENTIONS = {
     "kaplan": "Kaplan et al. 2020, Table 1: 2 FLOPs per multiply-add of every product with a non-embedding "
               "weight matrix, plus the attention score product KᵀQ (2·ℓ_z·d_attn per query and head); "
               "embeddings, the unembedding, the value-weighting product, softmax, norms, biases and "
-              "activations are not counted. Hence C_forward ≈ 2N + 2·L·ℓ·d_attn per token.",
+              "activations are not counted. Hence C_forward = 2N + 2·L·ℓ·H·d_attn per token, N the entries "
+              "of the non-embedding weight matrices.",
     "chinchilla": "Hoffmann et al. 2022, Appendix F: 2 FLOPs per multiply-add of every matrix product (weights, "
                   "scores, value weighting, unembedding), the token embedding counted as a one-hot product "
                   "(2·d_e·N_V per token), 3 FLOPs per entry of the attention softmax; the output softmax, "
