@@ -40,16 +40,14 @@ class _UsageError(Exception):
 
 
 def parse_option(text: str):
-    """``KEY=VALUE`` → (key, value); the value is a bool, None, an int, a float or else a string —
-    parsed, never evaluated."""
+    """``KEY=VALUE`` → (key, value); the value is a bool, an int, a float or else a string — parsed,
+    never evaluated.  ``none`` stays a string: it names variants (``position=none``)."""
     key, sep, raw = text.partition("=")
     if not sep or not key.isidentifier():
         raise _UsageError(f"option {text!r} must be KEY=VALUE")
     lowered = raw.strip().lower()
     if lowered in ("true", "false"):
         return key, lowered == "true"
-    if lowered == "none":
-        return key, None
     for kind in (int, float):
         try:
             return key, kind(raw)

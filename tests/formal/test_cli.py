@@ -106,6 +106,12 @@ def test_show_variant_options(capsys):
     assert data["options"] == {"norm": "rms", "eps": 1e-5} and "beta" not in data["params"]
 
 
+def test_show_option_value_none_names_a_variant(capsys):
+    """``position=none`` is the variant without positional embedding, not Python's None."""
+    status, out, _ = run(capsys, "show", "dtransformer", "-o", "position=none", "--json")
+    assert status == 0 and "W_p" not in json.loads(out)["params"]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["show", "nope"], "unknown algorithm 'nope'"),
     (["show", "attention", "--bogus"], "unrecognized arguments: --bogus"),
