@@ -1,0 +1,182 @@
+"""Run any of the spec's algorithms on the reference, with the spec's arguments.
+
+:func:`execute` takes what ``algorithm(**arguments)`` takes — keyword arguments named as the spec names its
+inputs, parameters and sizes, numpy arrays in the paper's column layout — converts them (:mod:`.convert`),
+runs the torch implementation of that algorithm and variant, and converts the result back.  The formal ↔
+reference properties compare the two results directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from formal.errors import ConfigError
+
+from . import layers, require_torch, stacks
+from .convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy, tokens_to_torch
+from .decoding import dinference, edinference, kv_dtransformer
+from .device import device as resolve_device, dtype as resolve_dtype
+from .training import dloss, draw_mask, edloss, eloss
+
+__all__ = ["execute", "Call", "SUPPORTED"]
+
+torch = require_torch()
+
+
+class Call:
+    """One call's arguments, converted on demand: parameters, inputs as rows, masks, sizes, options."""
+
+    def __init__(self, algorithm, arguments: dict, *, dtype="float64", device="auto", path="explicit"):
+        self.algorithm, self.options, self.path = algorithm, algorithm.options, path
+        self.dtype, self.device = resolve_dtype(dtype), resolve_device(device) if isinstance(device, str) else device
+        names = {s.name for s in algorithm.signature} | {str(s) for s in algorithm.symbols} | {"seed", "eta"}
+        unknown = sorted(set(arguments) - names)
+        if unknown:
+            raise ConfigError(f"{algorithm.label} got an unexpected argument {unknown[0]!r}")
+        self.arguments = arguments
+        given = {p.name for p in algorithm.params if p.name in arguments}
+        self.params = params_to_torch({k: arguments[k] for k in given}, dtype=self.dtype, device=self.device)
+
+    def __getitem__(self, name):
+        try:
+            return self.arguments[name]
+        except KeyError:
+            raise ConfigError(f"{self.algorithm.label} is missing argument {name!r}") from None
+
+    def get(self, name, default=None):
+        return self.arguments.get(name, default)
+
+    def rows(self, name):
+        return columns_to_rows(self[name], dtype=self.dtype, device=self.device)
+
+    def tokens(self, name):
+        return tokens_to_torch(self[name], device=self.device)
+
+    def tensor(self, name):
+        return torch.tensor(np.asarray(self[name], dtype=np.float64), dtype=self.dtype, device=self.device)
+
+    def weights(self, *names):
+        return {n: self.params[n] for n in names if n in self.params}
+
+    def rng(self):
+        return np.random.default_rng(self.get("seed"))
+
+    def kwargs(self):
+        """Keyword arguments every stack takes: the attention path and ℓ_max for fixed tables."""
+        return {"path": self.path, "ell_max": self.get("ell_max")}
+
+
+_QKV = ("W_q", "W_k", "W_v", "b_q", "b_k", "b_v")
+_MHA = _QKV + ("W_o", "b_o")
+
+
+def _vector(result) -> np.ndarray:
+    return to_numpy(result[0])
+
+
+def _attention(c: Call, fn, names):
+    X = c.rows("X")
+    Z = X if c.get("Z") is None else c.rows("Z")
+    mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
+    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **c.weights(*names)))
+
+
+def _kv_mhattention(c: Call):
+    X = c.rows("X")
+    cache = (None, None)
+    if c.options["step"] == "extend":  # the spec's cache is H_kv×d×ℓ_c per head; the reference's (1, H_kv, ℓ_c, d)
+        cache = (c.tensor("K_c").transpose(-1, -2)[None], c.tensor("V_c").transpose(-1, -2)[None])
+    total = X.shape[1] + (0 if cache[0] is None else cache[0].shape[2])
+    mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
+    Y, K, V = layers.mhattention_kv(X, *cache, mask, path=c.path, **c.weights(*_MHA))
+    return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
+
+
+def _kv_dtransformer(c: Call):
+    cache = None
+    if c.options["step"] == "extend":  # the spec's L×H_kv×d×ℓ_c ↦ one (1, H_kv, ℓ_c, d) pair per layer
+        K_c, V_c = c.tensor("K_c").transpose(-1, -2), c.tensor("V_c").transpose(-1, -2)
+        cache = [(K_c[l][None], V_c[l][None]) for l in range(K_c.shape[0])]
+    logits, grown = kv_dtransformer(c.tokens("x"), cache, c.params, c.options, **c.kwargs())
+    K = torch.stack([k[0] for k, _ in grown]).transpose(-1, -2)
+    V = torch.stack([v[0] for _, v in grown]).transpose(-1, -2)
+    return rows_to_columns(stacks.probabilities(logits)), to_numpy(K), to_numpy(V)
+
+
+def _etransformer(c: Call):
+    if c.options["inputs"] == "patches":
+        logits = stacks.etransformer(c.params, c.options, X_p=c.rows("X_p"), **c.kwargs())
+        return _vector(stacks.probabilities(logits))
+    s = c.tokens("s") if c.options["token_types"] else None
+    logits = stacks.etransformer(c.params, c.options, x=c.tokens("x"), s=s, **c.kwargs())
+    return rows_to_columns(stacks.probabilities(logits))
+
+
+def _eloss(c: Call):
+    x = c.tokens("x")
+    m = torch.tensor(draw_mask(x.shape[-1], c.options["p_mask"], c.rng()), dtype=c.dtype, device=c.device)[None]
+    s = c.tokens("s") if c.options["token_types"] else None
+    return _vector(eloss(x, m, c.params, c.options, s=s, **c.kwargs()))
+
+
+def _positional(c: Call):
+    t = torch.as_tensor(c["t"], device=c.device)
+    encoding = c.options["encoding"]
+    if encoding == "learned":
+        return to_numpy(layers.positional_embedding(t, W_p=c.params["W_p"]))
+    return to_numpy(layers.positional_embedding(t, encoding, d_e=c["d_e"], ell_max=c["ell_max"], dtype=c.dtype,
+                                                device=c.device))
+
+
+def _norm(c: Call):
+    e = c.tensor("e")
+    return to_numpy(layers.layer_norm(e, c.params["gamma"], c.params.get("beta"), norm=c.options["norm"],
+                                      eps=c.options["eps"]))
+
+
+#: Algorithm name → the reference run on a :class:`Call`, returning the spec's layout.
+_RUNNERS = {
+    "token_embedding": lambda c: to_numpy(layers.token_embedding(torch.as_tensor(c["v"], device=c.device),
+                                                                 c.params["W_e"])),
+    "positional_embedding": _positional,
+    "single_query_attention": lambda c: _vector(layers.single_query_attention(
+        c.tensor("e")[None], c.rows("e_t"), **c.weights(*_QKV))),
+    "attention": lambda c: _attention(c, layers.attention, _QKV),
+    "mhattention": lambda c: _attention(c, layers.mhattention, _MHA),
+    "kv_mhattention": _kv_mhattention,
+    "layer_norm": _norm,
+    "unembedding": lambda c: to_numpy(layers.unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u"))),
+    "dtransformer": lambda c: rows_to_columns(stacks.probabilities(
+        stacks.dtransformer(c.tokens("x"), c.params, c.options, **c.kwargs()))),
+    "etransformer": _etransformer,
+    "edtransformer": lambda c: rows_to_columns(stacks.probabilities(
+        stacks.edtransformer(c.tokens("z"), c.tokens("x"), c.params, c.options, **c.kwargs()))),
+    "kv_dtransformer": _kv_dtransformer,
+    "dloss": lambda c: _vector(dloss(c.tokens("x"), c.params, c.options, **c.kwargs())),
+    "edloss": lambda c: _vector(edloss(c.tokens("z"), c.tokens("x"), c.params, c.options, **c.kwargs())),
+    "eloss": _eloss,
+    "dinference": lambda c: to_numpy(dinference(c.tokens("x"), c.params, c.options, ell_gen=c["ell_gen"],
+                                                rng=c.rng(), **c.kwargs())[0]),
+    "edinference": lambda c: to_numpy(edinference(c.tokens("z"), c.params, c.options, ell_gen=c["ell_gen"],
+                                                  rng=c.rng(), **c.kwargs())[0]),
+}
+
+#: The algorithms :func:`execute` runs (training is :func:`reference.training.train`).
+SUPPORTED = tuple(_RUNNERS)
+
+
+def execute(algorithm, *, dtype="float64", device="auto", path="explicit", **arguments):
+    """The reference's result for ``algorithm(**arguments)``, in the spec's layout (numpy float64).
+
+    >>> import numpy as np, formal
+    >>> W_e = np.arange(6.0).reshape(2, 3)
+    >>> execute(formal.token_embedding, v=2, W_e=W_e, device="cpu")
+    array([2., 5.])
+    """
+    try:
+        runner = _RUNNERS[algorithm.name]
+    except KeyError:
+        raise ConfigError(f"the reference runs {', '.join(SUPPORTED)}; {algorithm.name} is trained with "
+                          "reference.training.train") from None
+    with torch.no_grad():
+        return runner(Call(algorithm, arguments, dtype=dtype, device=device, path=path))
