@@ -118,7 +118,7 @@ def _flex(Q, K, V, mask):
 
 def _heads(X, W, b=None):
     """``W^h X + b^h 1ᵀ`` for every head at once: X (B, ℓ, d), W (H, d_out, d) → (B, H, ℓ, d_out)."""
-    Y = torch.einsum("bld,hed->bhle", X, W)
+    Y = X[:, None] @ W.transpose(-1, -2)                                   # (B, 1, ℓ, d) @ (H, d, d_out)
     return Y if b is None else Y + b[:, None, :]
 
 
