@@ -1,0 +1,165 @@
+"""Implementations nobody here wrote, read into the spec's names: weights and the variant that explains them.
+
+Each reader takes a built module (random weights are fine: nothing is downloaded) and returns
+``(params, options)``: the module's weights as numpy float64 arrays under the spec's canonical names, in the
+spec's orientation, and the options of the spec's algorithm that say where the module departs from the
+paper.  ``algorithm.variant(**options)(**inputs, **params)`` must then equal what the module computes —
+``tests/reference/test_third_party.py`` and ``formal-transformers verify`` check that it does.
+
+- :func:`from_multihead_attention` — ``torch.nn.MultiheadAttention`` is Algorithm 5 (``mhattention``) with
+  ``d_attn = d_mid = d_e / H``; asked for its attention weights (``need_weights=True``) it gives NaN for a
+  query no key may see: the spec's ``empty="nan"``; without them (the fast path) zeros: ``empty="zero"``.
+- :func:`from_transformer_encoder` — a stack of ``torch.nn.TransformerEncoderLayer`` is the layer loop of
+  Algorithm 9: ``norm_first`` is ``norm_position``, ``activation`` and ``layer_norm_eps`` are
+  ``activation`` and ``eps``, ``bias`` is ``bias``.
+- :func:`from_gpt2` — HF ``GPT2LMHeadModel`` is Algorithm 10 with GELU-tanh (``gelu_new``), the
+  unembedding tied to ``W_e`` and ``eps = layer_norm_epsilon``.
+- :func:`from_bert` — HF ``BertForMaskedLM`` is Algorithm 9 with token types, a layer norm after the
+  embedding, the MLM head's output bias, the unembedding tied to ``W_e`` and ``eps = layer_norm_eps``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from formal.errors import ConfigError
+
+from . import require_torch
+from .convert import to_numpy
+
+__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert"]
+
+torch = require_torch()
+
+
+def _heads(weight, H):
+    """A (H·d_head, d_in) projection whose rows are grouped by head ↦ the spec's (H, d_head, d_in)."""
+    return weight.reshape(H, weight.shape[0] // H, weight.shape[1])
+
+
+def _stack(per_layer: list) -> dict:
+    """One dict of arrays per layer ↦ one dict of arrays stacked on a leading layer axis."""
+    return {name: np.stack([layer[name] for layer in per_layer]) for name in per_layer[0]}
+
+
+def _attention(H, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None) -> dict:
+    """Algorithm 5's parameters from row-major (out, in) projections whose rows are grouped by head; the
+    columns of W_o are the stacked heads [Y¹; …; Yᴴ], as the spec stacks them."""
+    p = {"W_q": _heads(W_q, H), "W_k": _heads(W_k, H), "W_v": _heads(W_v, H), "W_o": W_o}
+    if b_q is not None:
+        p.update(b_q=b_q.reshape(H, -1), b_k=b_k.reshape(H, -1), b_v=b_v.reshape(H, -1), b_o=b_o)
+    return p
+
+
+def from_multihead_attention(mha, *, need_weights: bool = True) -> tuple[dict, dict]:
+    """``torch.nn.MultiheadAttention`` ↦ (Algorithm 5's parameters, options).
+
+    The module must be batch-first or not, either; its keys and values may have their own sizes
+    (``kdim``, ``vdim``), but its value head size is its query head size, as torch builds it.
+    """
+    if mha.bias_k is not None or mha.add_zero_attn:
+        raise ConfigError("MultiheadAttention with add_bias_kv or add_zero_attn has no counterpart in Algorithm 5")
+    H, E = mha.num_heads, mha.embed_dim
+    if mha._qkv_same_embed_dim:
+        W_q, W_k, W_v = to_numpy(mha.in_proj_weight).reshape(3, E, E)
+    else:
+        W_q, W_k, W_v = (to_numpy(w) for w in (mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight))
+    biases = {}
+    if mha.in_proj_bias is not None:
+        b_q, b_k, b_v = to_numpy(mha.in_proj_bias).reshape(3, E)
+        biases = dict(b_q=b_q, b_k=b_k, b_v=b_v, b_o=to_numpy(mha.out_proj.bias))
+    params = _attention(H, W_q, W_k, W_v, to_numpy(mha.out_proj.weight), **biases)
+    return params, {"bias": mha.in_proj_bias is not None, "empty": "nan" if need_weights else "zero"}
+
+
+_ACTIVATIONS = {"relu": "relu", "gelu": "gelu"}
+
+
+def _encoder_layer(layer) -> dict:
+    attn, E = layer.self_attn, layer.self_attn.embed_dim
+    biased = attn.in_proj_bias is not None
+    biases = (*to_numpy(attn.in_proj_bias).reshape(3, E), to_numpy(attn.out_proj.bias)) if biased else ()
+    params = _attention(attn.num_heads, *to_numpy(attn.in_proj_weight).reshape(3, E, E),
+                        to_numpy(attn.out_proj.weight), *biases)
+    params.update(W_mlp1=to_numpy(layer.linear1.weight), W_mlp2=to_numpy(layer.linear2.weight),
+                  gamma1=to_numpy(layer.norm1.weight), beta1=to_numpy(layer.norm1.bias),
+                  gamma2=to_numpy(layer.norm2.weight), beta2=to_numpy(layer.norm2.bias))
+    if biased:
+        params.update(b_mlp1=to_numpy(layer.linear1.bias), b_mlp2=to_numpy(layer.linear2.bias))
+    return params
+
+
+def from_transformer_encoder(layers) -> tuple[dict, dict]:
+    """A sequence of ``torch.nn.TransformerEncoderLayer`` ↦ (the per-layer parameters of Algorithm 9's
+    layer loop, stacked on a leading layer axis; options).  Every layer must be built alike."""
+    layers = list(layers)
+    first = layers[0]
+    name = getattr(first.activation, "__name__", type(first.activation).__name__).lower()
+    if name not in _ACTIVATIONS:
+        raise ConfigError(f"TransformerEncoderLayer activation {name!r} has no counterpart; known: relu, gelu")
+    if first.norm1.bias is None:
+        raise ConfigError("TransformerEncoderLayer(bias=False) drops the layer norms' β too, which Algorithm 6 "
+                          "always has")
+    options = {"activation": _ACTIVATIONS[name], "norm_position": "pre" if first.norm_first else "post",
+               "eps": float(first.norm1.eps), "bias": first.self_attn.in_proj_bias is not None}
+    return _stack([_encoder_layer(layer) for layer in layers]), options
+
+
+def from_gpt2(model) -> tuple[dict, dict]:
+    """HF ``GPT2LMHeadModel`` ↦ (Algorithm 10's parameters, options).  GPT-2's ``Conv1D`` stores its
+    weights as (in, out); the spec's are (out, in)."""
+    config, t = model.config, model.transformer
+    if config.activation_function != "gelu_new":
+        raise ConfigError(f"GPT-2 activation {config.activation_function!r}: only gelu_new (GELU-tanh) is mapped")
+    H, E = config.n_head, config.n_embd
+    per_layer = []
+    for block in t.h:
+        W = to_numpy(block.attn.c_attn.weight).T.reshape(3, E, E)           # (q|k|v, out, in)
+        b = to_numpy(block.attn.c_attn.bias).reshape(3, E)
+        p = _attention(H, *W, to_numpy(block.attn.c_proj.weight).T, *b, to_numpy(block.attn.c_proj.bias))
+        p.update(W_mlp1=to_numpy(block.mlp.c_fc.weight).T, b_mlp1=to_numpy(block.mlp.c_fc.bias),
+                 W_mlp2=to_numpy(block.mlp.c_proj.weight).T, b_mlp2=to_numpy(block.mlp.c_proj.bias),
+                 gamma1=to_numpy(block.ln_1.weight), beta1=to_numpy(block.ln_1.bias),
+                 gamma2=to_numpy(block.ln_2.weight), beta2=to_numpy(block.ln_2.bias))
+        per_layer.append(p)
+    params = {"W_e": to_numpy(t.wte.weight).T, "W_p": to_numpy(t.wpe.weight).T, **_stack(per_layer),
+              "gamma": to_numpy(t.ln_f.weight), "beta": to_numpy(t.ln_f.bias)}
+    tied = model.lm_head.weight is t.wte.weight
+    if not tied:
+        params["W_u"] = to_numpy(model.lm_head.weight)
+    options = {"activation": "gelu-tanh", "tied": tied, "eps": float(config.layer_norm_epsilon),
+               "norm_position": "pre", "position": "learned", "bias": True}
+    return params, options
+
+
+def from_bert(model) -> tuple[dict, dict]:
+    """HF ``BertForMaskedLM`` ↦ (Algorithm 9's parameters, options)."""
+    config, bert, head = model.config, model.bert, model.cls.predictions
+    if config.hidden_act != "gelu":
+        raise ConfigError(f"BERT activation {config.hidden_act!r}: only gelu (exact) is mapped")
+    H, emb = config.num_attention_heads, bert.embeddings
+    per_layer = []
+    for block in bert.encoder.layer:
+        a = block.attention
+        p = _attention(H, *(to_numpy(getattr(a.self, n).weight) for n in ("query", "key", "value")),
+                       to_numpy(a.output.dense.weight),
+                       *(to_numpy(getattr(a.self, n).bias) for n in ("query", "key", "value")),
+                       to_numpy(a.output.dense.bias))
+        p.update(gamma1=to_numpy(a.output.LayerNorm.weight), beta1=to_numpy(a.output.LayerNorm.bias),
+                 W_mlp1=to_numpy(block.intermediate.dense.weight), b_mlp1=to_numpy(block.intermediate.dense.bias),
+                 W_mlp2=to_numpy(block.output.dense.weight), b_mlp2=to_numpy(block.output.dense.bias),
+                 gamma2=to_numpy(block.output.LayerNorm.weight), beta2=to_numpy(block.output.LayerNorm.bias))
+        per_layer.append(p)
+    params = {"W_e": to_numpy(emb.word_embeddings.weight).T, "W_p": to_numpy(emb.position_embeddings.weight).T,
+              "W_s": to_numpy(emb.token_type_embeddings.weight).T, "gamma_e": to_numpy(emb.LayerNorm.weight),
+              "beta_e": to_numpy(emb.LayerNorm.bias), **_stack(per_layer),
+              "W_f": to_numpy(head.transform.dense.weight), "b_f": to_numpy(head.transform.dense.bias),
+              "gamma_f": to_numpy(head.transform.LayerNorm.weight), "beta_f": to_numpy(head.transform.LayerNorm.bias),
+              "b_u": to_numpy(head.bias)}
+    tied = head.decoder.weight is emb.word_embeddings.weight
+    if not tied:
+        params["W_u"] = to_numpy(head.decoder.weight)
+    options = {"activation": "gelu", "tied": tied, "eps": float(config.layer_norm_eps), "norm_position": "post",
+               "position": "learned", "bias": True, "token_types": True, "embedding_norm": True,
+               "unembedding_bias": True}
+    return params, options

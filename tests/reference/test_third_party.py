@@ -1,0 +1,148 @@
+"""Third-party conformance: implementations nobody here wrote — torch's MultiheadAttention and
+TransformerEncoderLayer, HF transformers' GPT2LMHeadModel and BertForMaskedLM — built offline from configs
+with random weights, read into the spec's names (:mod:`reference.third_party`), equal the spec's numpy
+execution in float64 (≤ 1e-10), the variant options explaining every difference from the paper."""
+
+import numpy as np
+import pytest
+import torch
+from cases import SEED
+from hypothesis import given
+from hypothesis import strategies as st
+
+from formal import algorithms
+from formal.errors import ConfigError
+from reference import third_party
+
+F = torch.nn.functional
+FLOAT64 = 1e-10
+
+
+def _randomise(module, seed):
+    """Every parameter ~ N(0, 0.5²): libraries initialise biases to 0 and norms to 1, which would hide a
+    misplaced bias or γ."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+    return module.double().eval()
+
+
+def _columns(t):
+    """A batch of one, (1, ℓ, d) ↦ the spec's (d, ℓ)."""
+    return t[0].detach().numpy().T
+
+
+@st.composite
+def sizes(draw, *, layers=True):
+    H, d_head = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    s = {"H": H, "d_e": H * d_head, "ell": draw(st.integers(1, 5)), "d_mlp": draw(st.integers(1, 6)),
+         "N_V": draw(st.integers(4, 9)), "seed": draw(SEED)}
+    s["ell_max"] = s["ell"] + draw(st.integers(0, 2))
+    if layers:
+        s["L"] = draw(st.integers(1, 2))
+    return s
+
+
+# ------------------------------------------------------------------------------ torch.nn.MultiheadAttention
+@given(sizes(layers=False), st.booleans(), st.booleans(), st.booleans(), st.integers(1, 4), st.integers(1, 5))
+def test_torch_multihead_attention_is_algorithm_5(s, bias, need_weights, cross, d_z, ell_z):
+    """torch.nn.MultiheadAttention = Algorithm 5 with d_attn = d_mid = d_e/H, random masks included; a
+    query no key may see gives NaN with need_weights=True and zeros through the fast path — the spec's
+    ``empty="nan"`` and ``empty="zero"`` (SPEC.md decision 7)."""
+    rng = np.random.default_rng(s["seed"])
+    E, ell = s["d_e"], s["ell"]
+    kdim = d_z if cross else E
+    ell_z = ell_z if cross else ell
+    mha = _randomise(torch.nn.MultiheadAttention(E, s["H"], bias=bias, batch_first=True, kdim=kdim, vdim=kdim),
+                     s["seed"])
+    X, Z = rng.normal(size=(E, ell)), rng.normal(size=(kdim, ell_z))
+    mask = rng.random((ell_z, ell)) < 0.7                                   # the spec's ℓ_z×ℓ_x, 1 = admitted
+    x, z = torch.tensor(X.T[None]), torch.tensor(Z.T[None])
+    got, _ = mha(x, z, z, attn_mask=torch.tensor(~mask.T), need_weights=need_weights)
+    params, options = third_party.from_multihead_attention(mha, need_weights=need_weights)
+    want = algorithms.mhattention.variant(**options)(X=X, Z=Z, mask=mask.astype(float), **params)
+    got = _columns(got)
+    assert np.array_equal(np.isnan(want), np.isnan(got))
+    assert np.nanmax(np.abs(want - got), initial=0.0) <= FLOAT64
+
+
+# ---------------------------------------------------------------------------- torch.nn.TransformerEncoderLayer
+@given(sizes(), st.booleans(), st.sampled_from(["relu", "gelu"]), st.sampled_from([1e-5, 1e-3]))
+def test_torch_transformer_encoder_layers_are_algorithm_9_layers(s, norm_first, activation, eps):
+    """A stack of torch.nn.TransformerEncoderLayer (either ``norm_first``) between an embedding and the MLM
+    head, written here in plain torch, = Algorithm 9 with ``norm_position``, ``activation`` and ``eps`` read
+    off the layers: post-LN ``X ← LN(X + f(X))``, pre-LN ``X ← X + f(LN(X))`` with a final LN."""
+    rng = np.random.default_rng(s["seed"])
+    E, L = s["d_e"], s["L"]
+    layers = [_randomise(torch.nn.TransformerEncoderLayer(E, s["H"], s["d_mlp"], dropout=0.0, activation=activation,
+                                                          layer_norm_eps=eps, batch_first=True, norm_first=norm_first),
+                         s["seed"] + l) for l in range(L)]
+    params, options = third_party.from_transformer_encoder(layers)
+    head = {"W_e": (E, s["N_V"]), "W_p": (E, s["ell_max"]), "W_f": (E, E), "b_f": (E,), "gamma_f": (E,),
+            "beta_f": (E,), "W_u": (s["N_V"], E)}
+    if norm_first:
+        head.update(gamma=(E,), beta=(E,))
+    params.update({n: rng.normal(size=shape) for n, shape in head.items()})
+    x = rng.integers(0, s["N_V"], size=s["ell"])
+    t = {n: torch.tensor(v) for n, v in params.items()}
+
+    X = (t["W_e"].T[torch.tensor(x)] + t["W_p"].T[: s["ell"]])[None]      # (1, ℓ, d_e)
+    with torch.no_grad():
+        for layer in layers:
+            X = layer(X)
+        if norm_first:
+            X = F.layer_norm(X, (E,), t["gamma"], t["beta"], eps)
+        X = F.layer_norm(F.gelu(F.linear(X, t["W_f"], t["b_f"])), (E,), t["gamma_f"], t["beta_f"], eps)
+        got = _columns(torch.softmax(F.linear(X, t["W_u"]), dim=-1))
+    spec = algorithms.etransformer.variant(**options)
+    assert np.max(np.abs(spec(x=x, **params) - got)) <= FLOAT64
+
+
+def test_transformer_encoder_layer_without_bias_is_refused():
+    """bias=False also drops the layer norms' β, which Algorithm 6 always has: refused, not misread."""
+    layer = torch.nn.TransformerEncoderLayer(4, 2, 8, bias=False, batch_first=True)
+    with pytest.raises(ConfigError, match="bias=False"):
+        third_party.from_transformer_encoder([layer])
+
+
+# ------------------------------------------------------------------------------------ HF transformers
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+@given(s=sizes(), eps=st.sampled_from([1e-5, 1e-2]))
+def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
+    """HF GPT2LMHeadModel = Algorithm 10 (pre-LN, causal) with activation=gelu-tanh (``gelu_new``), the
+    unembedding tied to W_e, and eps = layer_norm_epsilon."""
+    config = transformers.GPT2Config(vocab_size=s["N_V"], n_positions=s["ell_max"], n_embd=s["d_e"], n_layer=s["L"],
+                                     n_head=s["H"], n_inner=s["d_mlp"], layer_norm_epsilon=eps, bos_token_id=None,
+                                     eos_token_id=None, attn_implementation=attn_implementation)
+    model = _randomise(transformers.GPT2LMHeadModel(config), s["seed"])
+    x = np.random.default_rng(s["seed"]).integers(0, s["N_V"], size=s["ell"])
+    with torch.no_grad():
+        got = _columns(torch.softmax(model(torch.tensor(x)[None]).logits, dim=-1))
+    params, options = third_party.from_gpt2(model)
+    assert options["tied"] and "W_u" not in params
+    spec = algorithms.dtransformer.variant(**options)
+    assert np.max(np.abs(spec(x=x, **params) - got)) <= FLOAT64
+
+
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+@given(s=sizes(), n_types=st.integers(1, 3), eps=st.sampled_from([1e-12, 1e-2]))
+def test_hf_bert_for_masked_lm_is_algorithm_9(attn_implementation, s, n_types, eps):
+    """HF BertForMaskedLM = Algorithm 9 (post-LN, exact GELU, W_f head) with token types, a layer norm after
+    the embedding, the output bias, the unembedding tied to W_e and eps = layer_norm_eps."""
+    config = transformers.BertConfig(vocab_size=s["N_V"], hidden_size=s["d_e"], num_hidden_layers=s["L"],
+                                     num_attention_heads=s["H"], intermediate_size=s["d_mlp"],
+                                     max_position_embeddings=s["ell_max"], type_vocab_size=n_types,
+                                     layer_norm_eps=eps, attn_implementation=attn_implementation)
+    model = _randomise(transformers.BertForMaskedLM(config), s["seed"])
+    rng = np.random.default_rng(s["seed"])
+    x, types = rng.integers(0, s["N_V"], size=s["ell"]), rng.integers(0, n_types, size=s["ell"])
+    with torch.no_grad():
+        logits = model(torch.tensor(x)[None], token_type_ids=torch.tensor(types)[None]).logits
+    params, options = third_party.from_bert(model)
+    spec = algorithms.etransformer.variant(**options)
+    got = _columns(torch.softmax(logits, dim=-1))
+    assert np.max(np.abs(spec(x=x, s=types, **params) - got)) <= FLOAT64
