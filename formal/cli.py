@@ -10,7 +10,8 @@ Subcommands:
     parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache.
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
-Commands that need torch are found through the ``formal_transformers.commands`` entry-point group.
+Commands that need torch (``conform``, ``verify``) are found through the ``formal_transformers.commands``
+entry-point group; a command returns its exit status (1: the implementation it checked is at fault).
 """
 
 from __future__ import annotations
@@ -219,28 +220,29 @@ def _complexity_text(r, symbolic) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = 2) -> int:
+    """One line on stderr; exit 2 for bad usage, 1 where a checked implementation is at fault."""
     first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
     print(f"{PROG}: error: {first}", file=sys.stderr)
-    return 2
+    return status
 
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
-        args.run(args, sys.stdout)
+        status = args.run(args, sys.stdout)
         sys.stdout.flush()
     except _UsageError as exc:
         return _fail(exc)
     except FormalError as exc:
-        return _fail(exc)
+        return _fail(exc, getattr(exc, "status", 2))
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (`| head`): not an error
         return 0
     except KeyboardInterrupt:
         return 130
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":  # pragma: no cover

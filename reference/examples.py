@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from formal import algorithms, masks
+from formal import algorithms
 from formal.algorithms.blocks import MLP_ACTIVATIONS, NORM_POSITIONS, POSITIONS
 from formal.algorithms.embedding import ENCODINGS
 from formal.algorithms.inference import DECODINGS
@@ -83,6 +83,7 @@ def _options(name, rng, fixed):
     options = {}
     for option, choices in VARIANTS[name].items():
         options[option] = fixed[option] if option in fixed else choices[rng.integers(len(choices))]
+    options.update({k: v for k, v in fixed.items() if k not in options})
     if options.get("inputs") == "patches":
         options.update(head="classifier", tied=False, token_types=False, unembedding_bias=False, position="learned")
     return options
@@ -96,7 +97,8 @@ def _sizes(name, options, rng, small):
                               "d_patch", "ell_c", "L", "L_enc", "L_dec")}
     s["d_e"] = 2 * draw(1, max(1, small // 2 + 1))
     groups = draw(1, 2)
-    s["n_kv_heads"] = draw(1, 2) if options.get("n_kv_heads") == "grouped" else None
+    kv = options.get("n_kv_heads")
+    s["n_kv_heads"] = draw(1, 2) if kv == "grouped" else kv if isinstance(kv, int) else None
     s["H"] = groups * (s["n_kv_heads"] or draw(1, 2))
     s["N_V"] = draw(4, 4 + small)
     s["n_types"], s["n_classes"] = draw(1, 3), draw(2, 4)
@@ -128,16 +130,21 @@ def _mask(rng, ell_z, ell_x):
         return "causal-bottom-right"
     if kind == 3:
         return "causal-top-left"
-    return rng.random((ell_z, ell_x)) < 0.6
+    mask = rng.random((ell_z, ell_x)) < 0.6
+    if rng.random() < 0.5:  # a query with no admitted key (SPEC.md decision 7), on purpose and often
+        mask[:, rng.integers(ell_x)] = False
+    return mask
 
 
 def example(name: str, seed: int, *, small: int = 4, **fixed_options) -> Example:
-    """The example ``(name, seed)``; ``small`` bounds the sizes, ``fixed_options`` pins options."""
+    """The example ``(name, seed)``; ``small`` bounds the sizes, ``fixed_options`` pins options (any option
+    of the algorithm; the others are drawn from :data:`VARIANTS`)."""
     if name not in VARIANTS:
         raise ConfigError(f"no examples for {name!r}; known: {', '.join(VARIANTS)}")
-    unknown = sorted(set(fixed_options) - set(VARIANTS[name]))
+    known = {**algorithms.get(name).options, **VARIANTS[name]}
+    unknown = sorted(set(fixed_options) - set(known))
     if unknown:
-        raise ConfigError(f"{name} has no option {unknown[0]!r}; its options: {', '.join(VARIANTS[name])}")
+        raise ConfigError(f"{name} has no option {unknown[0]!r}; its options: {', '.join(known)}")
     rng = np.random.default_rng([seed, small])
     options = _options(name, rng, fixed_options)
     sizes = _sizes(name, options, rng, small)

@@ -1,0 +1,98 @@
+"""The commands that need torch, registered with the front door (:mod:`formal.cli`) through the
+``formal_transformers.commands`` entry-point group: ``conform`` and ``verify``.
+
+Each ``register_*`` adds its subparser; each command's ``run`` writes its report and returns the exit
+status: 0 when every property holds, 1 when one does not (the checked implementation is at fault), and
+bad usage raises a :class:`~formal.errors.FormalError`, which the front door prints as one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+from formal.cli import parse_option
+from formal.errors import FormalError
+
+from . import require_torch
+
+__all__ = ["register_conform", "register_verify"]
+
+
+def _need_torch():
+    """Without torch a command says how to install it, in one line (exit 2), instead of an ImportError."""
+    try:
+        require_torch()
+    except ImportError as exc:
+        raise FormalError(str(exc)) from None
+
+
+def register_conform(sub):
+    p = sub.add_parser(
+        "conform", help="check any implementation of an algorithm against the spec",
+        description="Check a Python function against one of the spec's algorithms on seeded random examples: "
+                    "equality with the spec, shapes, NaN, masks, causality, equivariance. Exit 0 when every "
+                    "property holds, 1 with the smallest failing configuration when one does not, 2 on bad usage.")
+    p.add_argument("target", metavar="TARGET", help="path/to/file.py:function or module:function")
+    p.add_argument("--algorithm", required=True, metavar="NAME", help="the spec's algorithm (see `list`)")
+    p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="the variant the function implements, e.g. -o bias=false (repeatable)")
+    p.add_argument("--layout", choices=("columns", "rows"), default="columns",
+                   help="columns: the paper's d×ℓ (default); rows: inputs and outputs transposed, ℓ×d")
+    p.add_argument("--examples", type=int, default=20, metavar="N", help="random examples (default 20)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="passed to the function as device= when it takes one (default cpu)")
+    p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64",
+                   help="the precision the function computes in: its calibrated tolerance applies (default float64)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_conform)
+
+
+def _conform(args, out) -> int:
+    _need_torch()
+    from .conform import conform, report_text
+    from .device import device as resolve_device
+    from .targets import load
+    resolve_device(args.device)  # cuda without a GPU: a usage error, before anything is imported
+    function = load(args.target)
+    options = dict(parse_option(o) for o in args.option)
+    report = conform(function, args.target, args.algorithm, options=options, layout=args.layout,
+                     n_examples=args.examples, seed=args.seed, device=args.device, precision=args.precision)
+    if args.json:
+        json.dump(report.as_json(), out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(report_text(report))
+    return 0 if report.ok else 1
+
+
+def register_verify(sub):
+    p = sub.add_parser(
+        "verify", help="check the torch reference against the spec, every algorithm and variant",
+        description="The package's main job: run the formal ↔ reference and cost properties for every algorithm "
+                    "and variant (float64 equality, both attention paths, float32/bfloat16 within calibrated "
+                    "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
+                    "KV cache = recomputation, third-party implementations) and print one table.")
+    p.add_argument("--profile", choices=("quick", "thorough"), default="quick",
+                   help="quick: a few examples per check, under 2 minutes on 2 CPU cores; thorough: many more")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where the reference runs (auto: cuda when available)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--only", metavar="NAMES", help="comma-separated algorithm names (default: all)")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(run=_verify)
+
+
+def _verify(args, out) -> int:
+    _need_torch()
+    import sys
+
+    from .verify import verify, write_json
+    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only,
+                    progress=None if args.quiet else sys.stderr)
+    out.write(report.text())
+    if args.json:
+        write_json(report, args.json)
+    return 0 if report.ok else 1

@@ -1,0 +1,289 @@
+"""Check any implementation of one of the spec's algorithms against the spec (``formal-transformers conform``).
+
+The checks run on seeded random examples of the chosen variant (:mod:`reference.examples`), smallest first,
+so the first failure found is at the smallest configuration tried.  Each example is checked for:
+
+``signature``    the function takes the spec's keyword arguments (:mod:`reference.targets` says which);
+``runs``         it returns instead of raising;
+``shape``        every output has the spec's shape;
+``finite``       no NaN or ±inf where the spec's output has none (a NaN is a failure, named as such);
+``spec``         every output equals the spec's numpy execution: max |Δ| ≤ tolerance · max(1, max |spec|);
+``masks``        a query's output does not move when context columns its mask hides move (Algorithm 4,
+                 line 5: a hidden score is −∞, so a hidden key has no influence);
+``causality``    a decoder's output column t does not move when tokens after t move (Algorithms 8 and 10:
+                 column t predicts token t + 1 from tokens ≤ t);
+``equivariance`` where no position breaks symmetry: permuting the queries permutes the output columns,
+                 permuting the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without
+                 positions).
+
+The last three are properties of the algorithm checked on the function alone; the spec comparison already
+implies them, but a failure of one names the bug better than an error figure does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from formal import algorithms, masks
+from formal.errors import ConfigError
+
+from . import tolerances
+from .examples import EXAMPLE_ALGORITHMS, examples
+from .targets import Failed, Target
+
+__all__ = ["PROPERTIES", "Check", "Report", "conform"]
+
+PROPERTIES = {
+    "signature": "takes the spec's keyword arguments",
+    "runs": "returns instead of raising",
+    "shape": "every output has the spec's shape",
+    "finite": "no NaN or inf where the spec has none",
+    "spec": "equals the spec's numpy execution",
+    "masks": "hidden context columns do not move a query's output",
+    "causality": "output column t does not depend on tokens after t",
+    "equivariance": "permuting tokens permutes (queries) or keeps (context) the output",
+}
+
+_DECODERS = ("dtransformer", "edtransformer")
+_ATTENTION = ("attention", "mhattention")
+
+
+@dataclass
+class Check:
+    """One property over the examples it applied to: how many, and the largest deviation measured."""
+
+    property: str
+    examples: int = 0
+    max_error: float = 0.0
+    verdict: str = "pass"
+
+
+@dataclass
+class Report:
+    target: str
+    algorithm: str
+    options: dict
+    layout: str
+    seed: int
+    examples: int
+    tolerance: float
+    checks: dict = field(default_factory=dict)
+    failure: dict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "checks": [asdict(c) for c in self.checks.values()],
+                "verdict": "pass" if self.ok else "fail"}
+
+
+def _outputs(result) -> tuple:
+    return tuple(np.asarray(r, dtype=np.float64) for r in (result if isinstance(result, tuple) else (result,)))
+
+
+def _mask_shape(arguments) -> tuple:
+    ell_x = arguments["X"].shape[1]
+    if arguments.get("Z") is not None:
+        return arguments["Z"].shape[1], ell_x
+    ell_c = arguments["K_c"].shape[-1] if arguments.get("K_c") is not None else 0
+    return ell_c + ell_x, ell_x
+
+
+def normalise(example) -> dict:
+    """The example's arguments as a function receives them: a mask as an explicit 0/1 float array."""
+    arguments = dict(example.arguments)
+    if "mask" in {s.name for s in example.algorithm.inputs}:
+        arguments["mask"] = masks.resolve(arguments.get("mask"), *_mask_shape(arguments)).astype(np.float64)
+    return arguments
+
+
+class _Checker:
+    """The properties, run on one example at a time; each returns the deviation it measured."""
+
+    def __init__(self, target: Target, relative: float, seed: int):
+        self.target, self.relative = target, relative
+        self.rng = np.random.default_rng(seed)
+
+    def allowed(self, reference) -> float:
+        return self.relative * max(tolerances.scale(r) for r in reference)
+
+    def compare_spec(self, want: tuple, got: tuple) -> float:
+        """``shape``, ``finite`` and ``spec`` on one example."""
+        t = self.target
+        for w, g, spec in zip(want, got, t.algorithm.outputs):
+            if w.shape != g.shape:
+                raise Failed("shape", f"output {spec.name} has shape {t.shape(g.shape)}, the spec's is "
+                                      f"{t.shape(w.shape)}")
+            for bad, word in ((np.isnan(g) & ~np.isnan(w), "NaN"), (np.isinf(g) & np.isfinite(w), "inf")):
+                if bad.any():
+                    where = t.index(tuple(int(i) for i in np.argwhere(bad)[0]))
+                    raise Failed("finite", f"{word} in output {spec.name} at {list(where)} (the spec's value there "
+                                           f"is {w[tuple(np.argwhere(bad)[0])]:.6g})")
+            if not np.array_equal(np.isnan(w), np.isnan(g)):
+                where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]))
+                raise Failed("spec", f"output {spec.name} at {list(where)} is a number where the spec gives NaN "
+                                     f"(an empty neighbourhood under empty='nan')")
+        worst, allowed = 0.0, self.allowed(want)
+        for w, g, spec in zip(want, got, t.algorithm.outputs):
+            if not w.size:
+                continue
+            diff = np.where(np.isnan(w), 0.0, np.abs(w - g))
+            at = np.unravel_index(int(np.argmax(diff)), diff.shape)
+            if diff[at] > allowed:
+                raise Failed("spec", f"output {spec.name} at {list(t.index(tuple(int(i) for i in at)))} is "
+                                     f"{g[at]:.6g}, the spec's is {w[at]:.6g} (|Δ| = {diff[at]:.3g} > allowed "
+                                     f"{allowed:.3g})")
+            worst = max(worst, float(diff[at]))
+        return worst
+
+    def _moved(self, prop, before, after, columns, what) -> float:
+        """Fail ``prop`` when output columns ``columns`` moved between two runs of the function."""
+        b, a = before[0][..., columns], after[0][..., columns]
+        diff = np.abs(np.nan_to_num(a - b))
+        allowed = self.allowed((before[0],))
+        if diff.size and diff.max() > allowed:
+            raise Failed(prop, f"{what} (|Δ| = {diff.max():.3g} > allowed {allowed:.3g})")
+        return float(diff.max()) if diff.size else 0.0
+
+    def masks(self, arguments, got) -> float | None:
+        """Perturb the context columns hidden from the query that hides the most; its column must stay."""
+        if arguments.get("Z") is None:
+            return None
+        M = arguments["mask"]
+        hidden = (M == 0).sum(axis=0)
+        if not hidden.any():
+            return None
+        t = int(np.argmax(hidden))
+        keys = np.flatnonzero(M[:, t] == 0)
+        moved = dict(arguments, Z=arguments["Z"].copy())
+        moved["Z"][:, keys] += self.rng.normal(size=(moved["Z"].shape[0], len(keys)))
+        return self._moved("masks", got, self.target(moved), [t],
+                           f"output column {t} moved when context columns {keys.tolist()}, which its mask hides, "
+                           "changed")
+
+    def causality(self, arguments, got) -> float | None:
+        x = arguments["x"]
+        if len(x) < 2:
+            return None
+        t = int(self.rng.integers(len(x) - 1))
+        n_vocab = arguments["W_e"].shape[1]
+        later = x.copy()
+        later[t + 1:] = (later[t + 1:] + 1 + self.rng.integers(n_vocab - 1, size=len(x) - t - 1)) % n_vocab
+        return self._moved("causality", got, self.target(dict(arguments, x=later)), list(range(t + 1)),
+                           f"output columns 0…{t} moved when only tokens after position {t} changed")
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A random permutation of n ≥ 2 items that moves at least one."""
+        perm = self.rng.permutation(n)
+        return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
+
+    def equivariance(self, name, arguments) -> float | None:
+        """Permutations: of the context (output unchanged) and of the queries (output columns permuted)."""
+        args = dict(arguments)
+        if name in _ATTENTION:
+            args["mask"] = np.ones_like(args["mask"])
+        base = self.target(args)
+        worst = 0.0
+        context = {"single_query_attention": "e_t", "attention": "Z", "mhattention": "Z", "edtransformer": "z"}
+        key = context.get(name)
+        if key and args.get(key) is not None and args[key].shape[-1] > 1:
+            perm = self.permutation(args[key].shape[-1])
+            worst = self._moved("equivariance", base, self.target(dict(args, **{key: args[key][..., perm]})),
+                                slice(None), f"the output moved when the context {key} was permuted by "
+                                             f"{perm.tolist()}")
+        query = {"attention": "X", "mhattention": "X", "etransformer": "x"}.get(name)
+        if query and args[query].shape[-1] > 1:
+            perm = self.permutation(args[query].shape[-1])
+            moved = dict(args, **{query: args[query][..., perm]})
+            if name == "etransformer" and args.get("s") is not None:
+                moved["s"] = args["s"][perm]
+            after = self.target(moved)
+            want = tuple(b[..., perm] for b in base)
+            worst = max(worst, self._moved("equivariance", want, after, slice(None),
+                                           f"permuting the tokens {query} by {perm.tolist()} did not permute the "
+                                           "output columns alike"))
+        return worst
+
+
+def _applies(name, options, arguments) -> dict:
+    return {
+        "masks": name in _ATTENTION,
+        "causality": name in _DECODERS,
+        "equivariance": (name in _ATTENTION + ("single_query_attention",)
+                         or (name in ("etransformer", "edtransformer") and options.get("position") == "none"
+                             and options.get("inputs", "tokens") == "tokens")),
+    }
+
+
+def conform(function, target_name: str, name: str, *, options=None, layout="columns", n_examples=20, seed=0,
+            device="cpu", precision="float64") -> Report:
+    """Run every property of algorithm ``name`` (built with ``options``) on ``function``; the report holds
+    each property's count and largest deviation, and the first failure (the smallest example) if any."""
+    if name not in EXAMPLE_ALGORITHMS:
+        raise ConfigError(f"conform checks {', '.join(EXAMPLE_ALGORITHMS)}; not {name!r}")
+    if isinstance(n_examples, bool) or not isinstance(n_examples, int) or n_examples < 1:
+        raise ConfigError(f"--examples = {n_examples!r} must be a positive integer")
+    algorithm = algorithms.get(name, **(options or {}))
+    fixed = dict(algorithm.options)
+    target = Target(function, target_name, algorithm, layout=layout, device=device)
+    relative = tolerances.relative(precision, name)
+    report = Report(target_name, algorithm.label, fixed, layout, seed, n_examples, relative,
+                    {p: Check(p) for p in PROPERTIES})
+    checker = _Checker(target, relative, seed)
+    cases = examples(name, n_examples, seed=seed, **fixed)
+    for example in cases:
+        arguments = normalise(example)
+        try:
+            target.check_signature(arguments)
+            report.checks["signature"].examples += 1
+            got = target(arguments)
+            report.checks["runs"].examples += 1
+            want = _outputs(example.algorithm(**arguments))
+            error = checker.compare_spec(want, got)
+            for p in ("shape", "finite", "spec"):
+                report.checks[p].examples += 1
+            report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
+            for prop, applies in _applies(name, fixed, arguments).items():
+                if not applies:
+                    continue
+                measured = (checker.equivariance(name, arguments) if prop == "equivariance"
+                            else getattr(checker, prop)(arguments, got))
+                if measured is not None:
+                    report.checks[prop].examples += 1
+                    report.checks[prop].max_error = max(report.checks[prop].max_error, measured)
+        except Failed as failed:
+            report.checks[failed.property].examples += 1
+            report.checks[failed.property].verdict = "FAIL"
+            report.failure = {"property": failed.property, "message": str(failed), "example": example.describe(),
+                              "example_seed": example.seed}
+            break
+    for check in report.checks.values():
+        if check.examples == 0 and check.verdict == "pass":
+            check.verdict = "n/a" if report.ok else "not run"
+    return report
+
+
+def report_text(report: Report) -> str:
+    """The report as a table and one verdict line."""
+    opts = ", ".join(f"{k}={v!r}" for k, v in report.options.items()) or "default"
+    lines = [f"conform {report.target} against {report.algorithm} [{opts}]",
+             f"layout {report.layout}, {report.examples} examples from seed {report.seed}, tolerance "
+             f"{report.tolerance:.0e} × max(1, max |spec|)", "",
+             f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
+    for c in report.checks.values():
+        error = f"{c.max_error:10.2e}" if c.examples and c.property in ("spec", "masks", "causality",
+                                                                         "equivariance") else f"{'-':>10}"
+        lines.append(f"{c.property:<13} {c.examples:>8} {error}  {c.verdict:<7}  {PROPERTIES[c.property]}")
+    lines.append("")
+    if report.ok:
+        lines.append(f"PASS: every property held on {report.examples} examples")
+    else:
+        f = report.failure
+        lines.append(f"FAIL {f['property']}: {f['message']}")
+        lines.append(f"  smallest failing configuration: {f['example']} (example seed {f['example_seed']}; "
+                     f"rerun with --seed {report.seed} --examples {report.examples})")
+    return "\n".join(lines) + "\n"

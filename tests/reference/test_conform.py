@@ -1,0 +1,172 @@
+"""`formal-transformers conform`: correct implementations pass, every planted bug fails with the property it
+breaks, and bad input gives one line and exit 2 (the command line at fault) or 1 (the implementation)."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from formal.cli import main
+from reference.conform import _Checker, normalise
+from reference.examples import examples
+from reference.targets import Failed, Target
+
+HERE = Path(__file__).parent / "implementations"
+sys.path.insert(0, str(HERE))
+import correct  # noqa: E402
+import planted  # noqa: E402
+
+from formal import algorithms  # noqa: E402
+
+
+def conform(capsys, target, *args):
+    status = main(["conform", f"{HERE}/{target}", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("function, algorithm, extra", [
+    ("attention", "attention", []),
+    ("mhattention", "mhattention", []),
+    ("layer_norm", "layer_norm", []),
+    ("unembedding", "unembedding", []),
+    ("dtransformer", "dtransformer", []),
+    ("edtransformer", "edtransformer", []),
+    ("attention_rows_torch", "attention", ["--layout", "rows"]),
+])
+def test_correct_implementations_conform(capsys, function, algorithm, extra):
+    """A correct implementation of the default variant passes every property (exit 0)."""
+    status, out, _ = conform(capsys, f"correct.py:{function}", "--algorithm", algorithm, "--examples", "12", *extra)
+    assert status == 0, out
+    assert "PASS" in out.splitlines()[-1]
+
+
+PLANTED = [  # (function, algorithm, the property that must fail)
+    # the issue's list: bugs public implementations of the paper had
+    ("dtransformer_pre_ln_overwrites_residual", "dtransformer", "spec"),
+    ("edtransformer_shared_self_cross_weights", "edtransformer", "spec"),
+    ("attention_einsum_ignores_weights", "attention", "spec"),
+    ("dtransformer_layer_norm_over_whole_tensor", "dtransformer", "spec"),
+    ("dtransformer_softmax_over_positions", "dtransformer", "spec"),
+    ("dtransformer_causal_mask_only_at_ell_max", "dtransformer", "spec"),
+    ("attention_multiplicative_mask", "attention", "spec"),
+    ("attention_divides_by_d", "attention", "spec"),
+    # more departures from the spec
+    ("mhattention_heads_interleaved", "mhattention", "spec"),
+    ("attention_scores_transposed", "attention", "spec"),
+    ("attention_nan_for_empty_rows", "attention", "finite"),
+    ("attention_ignores_mask", "attention", "spec"),
+    ("layer_norm_unbiased_variance", "layer_norm", "spec"),
+    ("dtransformer_positions_off_by_one", "dtransformer", "spec"),
+    ("unembedding_without_softmax", "unembedding", "spec"),
+    ("attention_wrong_shape", "attention", "shape"),
+    ("attention_returns_text", "attention", "shape"),
+    ("attention_raises", "attention", "runs"),
+    ("attention_wrong_signature", "attention", "signature"),
+]
+
+
+@pytest.mark.parametrize("function, algorithm, prop", PLANTED)
+def test_every_planted_bug_is_caught(capsys, function, algorithm, prop):
+    """Each planted bug: exit 1, the failing property named, the smallest failing configuration and the
+    seed reported, one line of verdict — no traceback."""
+    status, out, err = conform(capsys, f"planted.py:{function}", "--algorithm", algorithm)
+    assert status == 1, out
+    verdict = [line for line in out.splitlines() if line.startswith("FAIL ")]
+    assert verdict and verdict[0].startswith(f"FAIL {prop}:"), out
+    assert "smallest failing configuration" in out and "seed" in out
+    assert "Traceback" not in out + err
+
+
+def test_json_report(capsys):
+    status, out, _ = conform(capsys, "planted.py:attention_divides_by_d", "--algorithm", "attention", "--json",
+                             "--examples", "5", "--seed", "3")
+    report = json.loads(out)
+    assert status == 1 and report["verdict"] == "fail" and report["failure"]["property"] == "spec"
+    assert report["seed"] == 3 and {c["property"] for c in report["checks"]} >= {"spec", "shape", "masks"}
+
+
+def test_variant_options_are_checked(capsys):
+    """``-o`` picks the variant: the default implementation (bias) fails the bias-free variant's signature,
+    since no b_q is passed to it."""
+    status, out, _ = conform(capsys, "correct.py:attention", "--algorithm", "attention", "-o", "bias=false")
+    assert status == 1 and "FAIL signature" in out
+
+
+# --------------------------------------------------------------------- the algorithm's own properties
+def _checker(function, name, **options):
+    algorithm = algorithms.get(name, **options)
+    return _Checker(Target(function, function.__name__, algorithm), 1e-10, seed=0), algorithm
+
+
+def test_masks_property_catches_a_function_that_reads_hidden_keys():
+    """Algorithm 4, line 5: hidden keys have no influence — a function ignoring the mask fails ``masks``."""
+    checker, _ = _checker(planted.attention_ignores_mask, "attention")
+    for ex in examples("attention", 30, seed=0, bias=True, empty="zero"):
+        args = normalise(ex)
+        if args.get("Z") is not None and (args["mask"] == 0).any():
+            with pytest.raises(Failed) as failed:
+                checker.masks(args, checker.target(args))
+            assert failed.value.property == "masks"
+            return
+    pytest.fail("no example with a hidden key")
+
+
+def test_causality_property_catches_a_bidirectional_decoder():
+    """Algorithm 10: column t of P depends on tokens ≤ t only — a decoder without its mask fails."""
+    def bidirectional(x, params):
+        return correct.dtransformer(x, params, _mask=lambda ell, ell_max: np.ones((ell, ell)))
+    checker, _ = _checker(bidirectional, "dtransformer")
+    ex = next(e for e in examples("dtransformer", 10, seed=0, **algorithms.dtransformer.options)
+              if len(e.arguments["x"]) >= 3)
+    args = normalise(ex)
+    with pytest.raises(Failed, match="only tokens after"):
+        for _ in range(10):  # the position t is drawn; some t may see no change by chance
+            checker.causality(args, checker.target(args))
+
+
+def test_equivariance_property_catches_a_position_dependent_attention():
+    """Attention without a mask commutes with permutations of the tokens — adding a position signal breaks it."""
+    def positional(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
+        return correct.attention(X + np.arange(X.shape[1]), mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
+    checker, _ = _checker(positional, "attention")
+    ex = next(e for e in examples("attention", 10, seed=0, bias=True, empty="zero")
+              if e.arguments["X"].shape[1] >= 2)
+    with pytest.raises(Failed) as failed:
+        checker.equivariance("attention", normalise(ex))
+    assert failed.value.property == "equivariance"
+
+
+# ------------------------------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("target, args, status, message", [
+    ("nowhere.py:attention", [], 2, "does not exist"),
+    ("correct.py", [], 2, "must be path/to/file.py:function"),
+    ("correct.py:missing", [], 2, "has no function 'missing'"),
+    ("correct.py:attention", ["--algorithm", "nope"], 2, "conform checks"),
+    ("correct.py:attention", ["--examples", "0"], 2, "--examples = 0"),
+    ("correct.py:attention", ["-o", "colour=red"], 2, "no option 'colour'"),
+    ("planted.py:NOT_A_FUNCTION", [], 1, "not a function"),
+    ("broken.py:attention", [], 1, "importing"),
+])
+def test_bad_targets_and_usage(capsys, tmp_path, target, args, status, message):
+    if target.startswith("broken.py"):
+        broken = tmp_path / "broken.py"
+        broken.write_text("import numpy as np\nraise RuntimeError('half-written module')\n")
+        code = main(["conform", f"{broken}:attention", "--algorithm", "attention"])
+    else:
+        code = main(["conform", f"{HERE}/{target}", *(args if "--algorithm" in args else ["--algorithm", "attention",
+                                                                                          *args])])
+    out, err = capsys.readouterr()
+    assert code == status
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+    assert "Traceback" not in err
+
+
+def test_module_targets(capsys, monkeypatch):
+    """``module:function`` imports a module from sys.path; an unknown module is a usage error."""
+    monkeypatch.syspath_prepend(str(HERE))
+    assert main(["conform", "correct:layer_norm", "--algorithm", "layer_norm", "--examples", "3"]) == 0
+    assert main(["conform", "no_such_module_here:f", "--algorithm", "layer_norm"]) == 2
+    assert "no module named" in capsys.readouterr().err
