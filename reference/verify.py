@@ -1,0 +1,289 @@
+"""``formal-transformers verify``: the spec against its torch reference, every algorithm and variant.
+
+Each check runs on seeded random examples (:mod:`reference.examples`, options drawn from every variant) and
+measures one number, the largest deviation, against what it may be:
+
+========================  =====================================================================  ===========
+check                     what is compared                                                       allowed
+========================  =====================================================================  ===========
+``float64``               the reference's output with the spec's numpy execution                 1e-10
+``sdpa path``             the same on the fast path (``scaled_dot_product_attention``)           1e-10
+``flex path``             the same on FlexAttention with the mask as a mask function (CUDA only)  1e-10
+``float32``, ``bfloat16`` the reference in that precision with the float64 spec                  calibrated
+``matmul FLOPs``          derived FLOPs (``matmul``) with ``FlopCounterMode`` on the explicit path  0
+``params``                derived parameter count with the sum of ``numel``                      0
+``SGD step``              ``(θ − θ')/η`` of the reference's step, along a random direction, with   1e-6 rel.
+                          central differences of the spec's loss
+``KV cache``              prefill then one-token steps with Algorithm 10 on the whole sequence   1e-10
+========================  =====================================================================  ===========
+
+Errors in float checks are absolute, scaled by ``max(1, max |spec|)``; token outputs (Algorithms 14, 15)
+count the tokens that differ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from formal.errors import ConfigError
+
+from . import require_torch, tolerances, training
+from .convert import params_to_torch, tokens_to_torch
+from .device import device as resolve_device
+from .examples import EXAMPLE_ALGORITHMS, example, examples
+from .execute import execute
+
+__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json"]
+
+torch = require_torch()
+
+#: Profile → examples per check.
+PROFILES = {"quick": 12, "thorough": 100}
+
+_FAST = ("attention", "mhattention", "kv_mhattention", "dtransformer", "etransformer", "edtransformer",
+         "kv_dtransformer")
+_TOKENS = ("dinference", "edinference")
+_LOSSES = ("dloss", "edloss", "eloss")
+_FD_STEP, _ETA = 1e-6, 0.1
+
+
+def _outputs(value) -> tuple:
+    return tuple(np.asarray(v, dtype=np.float64) for v in (value if isinstance(value, tuple) else (value,)))
+
+
+def _error(want, got) -> float:
+    """max |want − got| / max(1, max |want|) over every output; NaN must sit where the spec has NaN."""
+    worst = 0.0
+    for w, g in zip(_outputs(want), _outputs(got)):
+        if w.shape != g.shape or not np.array_equal(np.isnan(w), np.isnan(g)):
+            return float("inf")
+        if w.size:
+            worst = max(worst, float(np.nanmax(np.abs(w - g), initial=0.0)) / tolerances.scale(w))
+    return worst
+
+
+class _Checks:
+    """One method per check: each returns the deviation measured on one example."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def float64(self, ex, **kw):
+        got = execute(ex.algorithm, device=self.device, **kw, **ex.arguments)
+        want = ex.algorithm(**ex.arguments)
+        if ex.algorithm.name in _TOKENS:
+            return float(np.sum(np.asarray(want) != np.asarray(got))) if np.shape(want) == np.shape(got) else np.inf
+        return _error(want, got)
+
+    def sdpa(self, ex):
+        return self.float64(ex, path="sdpa")
+
+    def flex(self, ex):
+        return self.float64(ex, path="flex")
+
+    def lower(self, ex, dtype):
+        return _error(ex.algorithm(**ex.arguments), execute(ex.algorithm, device=self.device, dtype=dtype,
+                                                            **ex.arguments))
+
+    def flops(self, ex):
+        from torch.utils.flop_counter import FlopCounterMode
+        with FlopCounterMode(display=False) as counter:
+            execute(ex.algorithm, device=self.device, **ex.arguments)
+        return abs(counter.get_total_flops() - _evaluate(ex.algorithm.cost("matmul").flops, ex.sizes))
+
+    def params(self, ex):
+        tensors = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
+        return abs(sum(t.numel() for t in tensors.values()) - _evaluate(ex.algorithm.param_count(), ex.sizes))
+
+    def sgd_step(self, ex):
+        """(θ − θ')/η · u for a random unit direction u, against (L(θ + hu) − L(θ − hu)) / 2h of the spec."""
+        rng = np.random.default_rng(ex.seed)
+        direction = {p: rng.normal(size=np.shape(ex.arguments[p])) for p in ex.params}
+        norm = np.sqrt(sum(float(np.sum(d ** 2)) for d in direction.values()))
+        direction = {p: d / norm for p, d in direction.items()}
+        sides = []
+        for sign in (1, -1):
+            moved = {**ex.arguments, **{p: ex.arguments[p] + sign * _FD_STEP * direction[p] for p in ex.params}}
+            sides.append(float(ex.algorithm(**moved)))
+        finite_difference = (sides[0] - sides[1]) / (2 * _FD_STEP)
+        theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
+        stepped = training.sgd_step(theta, _loss(ex, self.device), _ETA)
+        along = sum(float(torch.sum((theta[p] - stepped[p]).detach() * torch.as_tensor(direction[p], device=self.device)))
+                    for p in ex.params) / _ETA
+        return abs(along - finite_difference) / max(1.0, abs(finite_difference))
+
+    def kv_cache(self, ex):
+        """Prefill the first token(s), then extend one token at a time: the distributions of the whole
+        sequence equal Algorithm 10's (the spec's dtransformer on the same parameters)."""
+        from formal import algorithms
+        options = {k: v for k, v in ex.algorithm.options.items() if k != "step"}
+        whole = algorithms.dtransformer.variant(**options)
+        theta = {k: v for k, v in ex.arguments.items() if k not in ("x", "K_c", "V_c")}
+        x = np.asarray(ex.arguments["x"], dtype=np.int64)
+        prefill = algorithms.kv_dtransformer.variant(**options, step="prefill")
+        extend = algorithms.kv_dtransformer.variant(**options, step="extend")
+        P, K, V = execute(prefill, device=self.device, x=x[:1], **theta)
+        columns = [P]
+        for t in range(1, len(x)):
+            P, K, V = execute(extend, device=self.device, x=x[t:t + 1], K_c=K, V_c=V, **theta)
+            columns.append(P)
+        return _error(whole(x=x, **theta), np.concatenate(columns, axis=1))
+
+
+def _evaluate(expr, sizes) -> int:
+    return int(expr.xreplace({s: sizes[str(s)] for s in expr.free_symbols}))
+
+
+def _loss(ex, device):
+    """The reference's loss of the example as a function of the parameter dict."""
+    a, o = ex.arguments, ex.algorithm.options
+    extra = {"ell_max": a.get("ell_max")}
+    tokens = {n: tokens_to_torch(a[n], device=device) for n in ("x", "z", "s") if n in a}
+    if ex.algorithm.name == "dloss":
+        return lambda p: training.dloss(tokens["x"], p, o, **extra).sum()
+    if ex.algorithm.name == "edloss":
+        return lambda p: training.edloss(tokens["z"], tokens["x"], p, o, **extra).sum()
+    mask = training.draw_mask(len(a["x"]), o["p_mask"], np.random.default_rng(a["seed"]))
+    m = torch.tensor(mask, dtype=torch.float64, device=device)[None]
+    return lambda p: training.eloss(tokens["x"], m, p, o, s=tokens.get("s") if o["token_types"] else None,
+                                    **extra).sum()
+
+
+#: check name → (algorithms it applies to, allowed deviation (None: calibrated), runs on CUDA only).
+CHECKS = {
+    "float64": (EXAMPLE_ALGORITHMS, tolerances.FLOAT64, False),
+    "sdpa path": (_FAST, tolerances.FLOAT64, False),
+    "flex path": (("attention", "mhattention"), tolerances.FLOAT64, True),
+    "float32": (tuple(n for n in EXAMPLE_ALGORITHMS if n not in _TOKENS), None, False),
+    "bfloat16": (tuple(n for n in EXAMPLE_ALGORITHMS if n not in _TOKENS), None, False),
+    "matmul FLOPs": (tuple(n for n in EXAMPLE_ALGORITHMS if n not in _TOKENS), 0, False),
+    "params": (EXAMPLE_ALGORITHMS, 0, False),
+    "SGD step": (_LOSSES, 1e-6, False),
+    "KV cache": (("kv_dtransformer",), tolerances.FLOAT64, False),
+}
+
+
+@dataclass
+class Row:
+    algorithm: str
+    check: str
+    examples: int
+    max_error: float
+    allowed: float
+    verdict: str
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    profile: str
+    device: str
+    seed: int
+    torch: str
+    rows: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(r.verdict != "FAIL" for r in self.rows)
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "verdict": "pass" if self.ok else "fail",
+                "rows": [{**asdict(r), "max_error": r.max_error if np.isfinite(r.max_error) else None}
+                         for r in self.rows]}
+
+    def text(self) -> str:
+        width = max(len(r.algorithm) for r in self.rows) if self.rows else 9
+        lines = [f"verify: the spec against the torch reference — profile {self.profile}, device {self.device}, "
+                 f"seed {self.seed}, torch {self.torch}", "",
+                 f"{'algorithm':<{width}}  {'check':<12}  {'examples':>8}  {'max error':>9}  {'allowed':>9}  verdict"]
+        for r in self.rows:
+            lines.append(f"{r.algorithm:<{width}}  {r.check:<12}  {r.examples:>8}  {_figure(r.max_error):>9}  "
+                         f"{_figure(r.allowed):>9}  {r.verdict}{'  ' + r.detail if r.detail else ''}")
+        failed = [r for r in self.rows if r.verdict == "FAIL"]
+        lines += ["", f"{len(self.rows) - len(failed)} passed, {len(failed)} failed ({len(self.rows)} checks, "
+                      f"{sum(r.examples for r in self.rows)} examples, {self.seconds:.0f} s)"]
+        return "\n".join(lines) + "\n"
+
+
+def _figure(x) -> str:
+    if x == 0:
+        return "0"
+    return "inf" if not np.isfinite(x) else f"{x:.1e}"
+
+
+def _plan(only, device) -> list:
+    names = EXAMPLE_ALGORITHMS if only is None else only
+    unknown = [n for n in names if n not in EXAMPLE_ALGORITHMS]
+    if unknown:
+        raise ConfigError(f"verify knows no algorithm {unknown[0]!r}; known: {', '.join(EXAMPLE_ALGORITHMS)}")
+    return [(name, check) for name in names for check, (applies, _, cuda) in CHECKS.items()
+            if name in applies and (device.type == "cuda" or not cuda)]
+
+
+def _run(checks, check, ex):
+    method = {"sdpa path": checks.sdpa, "flex path": checks.flex, "matmul FLOPs": checks.flops,
+              "params": checks.params, "SGD step": checks.sgd_step, "KV cache": checks.kv_cache,
+              "float64": checks.float64}.get(check)
+    return method(ex) if method else checks.lower(ex, check)
+
+
+def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) -> Report:
+    """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live line."""
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    dev = resolve_device(device)
+    plan = _plan(only, dev)
+    report = Report(profile, str(dev), seed, torch.__version__)
+    checks, start = _Checks(dev), time.perf_counter()
+    live = progress is not None and hasattr(progress, "isatty") and progress.isatty()
+    for i, (name, check) in enumerate(plan):
+        if live:
+            progress.write(f"\r\033[Kverify [{i + 1}/{len(plan)}] {name}: {check}")
+            progress.flush()
+        n = PROFILES[profile]
+        if check == "SGD step":  # tiny sizes; eloss masks half its tokens so that its loss is not 0
+            cases = [example(name, seed + k, small=2, **({"p_mask": 0.5} if name == "eloss" else {})) for k in range(n)]
+        else:
+            cases = examples(name, n, seed=seed)
+        _, allowed, _ = CHECKS[check]
+        allowed = tolerances.relative(check, name) if allowed is None else allowed
+        worst, detail = 0.0, ""
+        for ex in cases:
+            try:
+                error = _run(checks, check, ex)
+            except Exception as exc:  # the reference broke: report it as this check's failure
+                error, detail = float("inf"), f"{ex.describe()}: {type(exc).__name__}: {exc}"
+            if error > allowed and not detail:
+                detail = ex.describe()
+            worst = max(worst, error)
+        report.rows.append(Row(name, check, len(cases), worst, allowed, "FAIL" if worst > allowed else "pass",
+                               detail if worst > allowed else ""))
+    if live:
+        progress.write("\r\033[K")
+        progress.flush()
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def write_json(report: Report, path) -> None:
+    """Write the report as JSON atomically: a temporary file beside ``path``, then one rename."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ConfigError(f"cannot write {path!r}: folder {folder!r} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".verify-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(report.as_json(), f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
