@@ -1,9 +1,18 @@
 """The torch reference implementation of the model stack (needs the ``torch`` extra).
 
 It takes its parameters from the formal objects' canonical names, so one set of random parameters drives
-both the specification (:mod:`formal`) and this reference.  The implementation arrives with the
-reference issue; today the package offers only :func:`require_torch`, which the command-line front door
-uses to explain a missing install.
+both the specification (:mod:`formal`) and this reference.
+
+- :mod:`.layers` (Algorithms 1–7), :mod:`.stacks` (8–10), :mod:`.training` (11–13: losses, the SGD step,
+  minibatches, AdamW), :mod:`.decoding` (14, 15, KV cache); batch-first, on ``cuda`` when available, in
+  float64, float32 or bfloat16 (:mod:`.device`).
+- :mod:`.convert` moves arrays and parameters between the spec's world and this one, both ways;
+  :mod:`.execute` runs any spec algorithm here with the spec's arguments.
+- :mod:`.third_party` reads torch's and HF transformers' modules into the spec's names.
+- :mod:`.conform` checks any implementation against the spec; :mod:`.verify` checks this reference.
+
+Every submodule needs torch; this package itself does not, so the command line can say how to install it
+(:func:`require_torch`).
 """
 
 from __future__ import annotations

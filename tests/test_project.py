@@ -16,8 +16,10 @@ def test_ci_runs_the_readme_test_command():
     assert f'. "$venv/bin/activate" && {install_and_test}' in (ROOT / ".ci" / "run").read_text()
 
 
-def test_readme_main_job_shows_mhattention():
-    assert _readme_commands()[0].endswith("formal-transformers show mhattention")
+def test_readme_main_job_is_verify_with_the_cpu_wheel():
+    """The main job needs torch: its install line takes the CPU wheel, as the test command does."""
+    main_job = _readme_commands()[0]
+    assert main_job.endswith("formal-transformers verify") and "pip install torch==2.13.0 " in main_job
 
 
 def test_docs_tables_are_generated_from_the_objects():

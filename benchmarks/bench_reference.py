@@ -1,0 +1,82 @@
+"""Speed figures of the torch reference (issue 4), printed as a table of medians.
+
+    python benchmarks/bench_reference.py [--repeats N] [--device auto|cpu|cuda] [--seq-len T] [--dtype D]
+
+- ``formal-transformers verify --profile quick`` as a whole process (budget: 2 minutes on 2 CPU cores);
+- one forward pass of GPT-2 small (124M parameters, random weights, batch 1) through the reference
+  (explicit and SDPA attention paths) and through HF ``GPT2LMHeadModel`` on the same weights, measured
+  interleaved in the same process, and the ratio reference / HF (DESIGN.md's budget on a GPU: ≤ 1.25).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+from bench_core import _process
+
+
+def _forward_timings(repeats, device, seq_len, dtype):
+    import torch
+    import transformers
+
+    from reference import stacks, third_party
+    from reference.convert import params_to_torch
+    from reference.device import device as resolve_device, dtype as resolve_dtype
+
+    dev, dt = resolve_device(device), resolve_dtype(dtype)
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(bos_token_id=None, eos_token_id=None, attn_implementation="sdpa")
+    model = transformers.GPT2LMHeadModel(config).eval()                 # GPT-2 small: 12 layers, d_e 768
+    params, options = third_party.from_gpt2(model)
+    model = model.to(device=dev, dtype=dt)
+    theta = params_to_torch(params, dtype=dt, device=dev)
+    x = torch.randint(0, config.vocab_size, (1, seq_len), device=dev)
+    runs = {"HF GPT2LMHeadModel": lambda: model(x).logits,
+            "reference, sdpa path": lambda: stacks.dtransformer(x, theta, options, path="sdpa"),
+            "reference, explicit path": lambda: stacks.dtransformer(x, theta, options, path="explicit")}
+    times = {name: [] for name in runs}
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    with torch.no_grad():
+        err = (runs["HF GPT2LMHeadModel"]() - runs["reference, sdpa path"]()).abs().max().item()
+        for f in runs.values():  # warm up
+            f()
+        for _ in range(repeats):  # interleaved, so that the machine's noise falls on all alike
+            for name, f in runs.items():
+                sync()
+                start = time.perf_counter()
+                f()
+                sync()
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}, err, dev, dt
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--seq-len", type=int, default=256)
+    parser.add_argument("--dtype", default="float32", choices=("float64", "float32", "bfloat16"))
+    parser.add_argument("--skip-verify", action="store_true", help="only the forward-pass timings")
+    args = parser.parse_args()
+    if not args.skip_verify:
+        seconds = _process([sys.executable, "-m", "formal", "verify", "--quiet", "--device", args.device],
+                           max(1, args.repeats // 2))
+        print(f"verify --profile quick, whole process: median {seconds:.1f} s (budget 120 s)")
+    medians, err, dev, dt = _forward_timings(args.repeats, args.device, args.seq_len, args.dtype)
+    hf = medians["HF GPT2LMHeadModel"]
+    print(f"GPT-2 small forward, batch 1, ℓ = {args.seq_len}, {dt}, {dev} "
+          f"(max |logit difference| reference vs HF: {err:.1e}):")
+    for name, t in medians.items():
+        print(f"  {name:<26} {t * 1000:9.1f} ms   {t / hf:5.2f} × HF")
+    print(f"(median of {args.repeats} interleaved runs; torch {__import__('torch').__version__})")
+
+
+if __name__ == "__main__":
+    main()
