@@ -3,18 +3,25 @@
 The checks run on seeded random examples of the chosen variant (:mod:`reference.examples`), smallest first,
 so the first failure found is at the smallest configuration tried.  Each example is checked for:
 
-``signature``    the function takes the spec's keyword arguments (:mod:`reference.targets` says which);
-``runs``         it returns instead of raising;
-``shape``        every output has the spec's shape;
-``finite``       no NaN or ±inf where the spec's output has none (a NaN is a failure, named as such);
-``spec``         every output equals the spec's numpy execution: max |Δ| ≤ tolerance · max(1, max |spec|);
-``masks``        a query's output does not move when context columns its mask hides move (Algorithm 4,
-                 line 5: a hidden score is −∞, so a hidden key has no influence);
-``causality``    a decoder's output column t does not move when tokens after t move (Algorithms 8 and 10:
-                 column t predicts token t + 1 from tokens ≤ t);
-``equivariance`` where no position breaks symmetry: permuting the queries permutes the output columns,
-                 permuting the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without
-                 positions).
+``signature``
+    the function takes the spec's keyword arguments (:mod:`reference.targets` says which);
+``runs``
+    it returns instead of raising;
+``shape``
+    every output has the spec's shape;
+``finite``
+    no NaN or inf where the spec's output has none (a NaN is a failure, named as such);
+``spec``
+    every output equals the spec's numpy execution: max abs difference ≤ tolerance · max(1, max abs(spec));
+``masks``
+    a query's output does not move when context columns its mask hides move (Algorithm 4, line 5: a
+    hidden score is −∞, so a hidden key has no influence);
+``causality``
+    a decoder's output column t does not move when tokens after t move (Algorithms 8 and 10: column t
+    predicts token t + 1 from tokens ≤ t);
+``equivariance``
+    where no position breaks symmetry, permuting the queries permutes the output columns and permuting
+    the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without positions).
 
 The last three are properties of the algorithm checked on the function alone; the spec comparison already
 implies them, but a failure of one names the bug better than an error figure does.

@@ -3,22 +3,26 @@
 Each check runs on seeded random examples (:mod:`reference.examples`, options drawn from every variant) and
 measures one number, the largest deviation, against what it may be:
 
-========================  =====================================================================  ===========
-check                     what is compared                                                       allowed
-========================  =====================================================================  ===========
-``float64``               the reference's output with the spec's numpy execution                 1e-10
-``sdpa path``             the same on the fast path (``scaled_dot_product_attention``)           1e-10
-``flex path``             the same on FlexAttention with the mask as a mask function (CUDA only)  1e-10
-``float32``, ``bfloat16`` the reference in that precision with the float64 spec                  calibrated
-``matmul FLOPs``          derived FLOPs (``matmul``) with ``FlopCounterMode`` on the explicit path  0
-``params``                derived parameter count with the sum of ``numel``                      0
-``SGD step``              ``(θ − θ')/η`` of the reference's step, along a random direction, with   1e-6 rel.
-                          central differences of the spec's loss
-``KV cache``              prefill then one-token steps with Algorithm 10 on the whole sequence   1e-10
-========================  =====================================================================  ===========
+``float64``
+    the reference's output against the spec's numpy execution; allowed 1e-10.
+``sdpa path``
+    the same on the fast path (``scaled_dot_product_attention``); 1e-10.
+``flex path``
+    the same on FlexAttention with the mask as a mask function (CUDA only); 1e-10.
+``float32``, ``bfloat16``
+    the reference in that precision against the float64 spec; the calibrated tolerance.
+``matmul FLOPs``
+    the derived FLOPs (``matmul`` convention) against ``FlopCounterMode`` on the explicit path; 0.
+``params``
+    the derived parameter count against the sum of ``numel``; 0.
+``SGD step``
+    ``(θ − θ')/η`` of the reference's step along a random direction against central differences of the
+    spec's loss; 1e-6, relative.
+``KV cache``
+    a prefill, then one-token steps, against Algorithm 10 on the whole sequence; 1e-10.
 
-Errors in float checks are absolute, scaled by ``max(1, max |spec|)``; token outputs (Algorithms 14, 15)
-count the tokens that differ.
+Errors in float checks are absolute, scaled by ``max(1, max abs(spec))``; token outputs (Algorithms 14
+and 15) count the tokens that differ.
 """
 
 from __future__ import annotations

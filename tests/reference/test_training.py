@@ -54,21 +54,25 @@ def test_sgd_step_follows_finite_differences_of_the_spec_loss(name):
                 assert abs(moved - g) <= 1e-6 * max(1.0, abs(g)), (ex.describe(), p, index, moved, g)
 
 
-def _dataset(ex, n, rng):
-    return tokens_to_torch(rng.integers(0, ex.sizes["N_V"], size=(n, ex.sizes["ell"])), device="cpu")[0]
-
-
-def test_training_is_epochs_of_per_sequence_steps():
-    """Algorithm 13: ``train`` (torch.optim.SGD, batch 1) = N_epochs passes of ``sgd_step`` over the data
-    in order, written here as that loop."""
-    ex = example("dloss", 5)
+def _decoder_setup(seed, n_sequences):
+    """A dloss example's parameters, ``n_sequences`` random sequences of its length, and its loss of
+    (params, batch) → per-sequence losses."""
+    ex = example("dloss", seed)
     o, ell_max = ex.algorithm.options, ex.arguments.get("ell_max")
-    data = _dataset(ex, 3, np.random.default_rng(0))
+    rng = np.random.default_rng(seed)
+    data = tokens_to_torch(rng.integers(0, ex.sizes["N_V"], size=(n_sequences, ex.sizes["ell"])), device="cpu")[0]
     theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device="cpu")
 
     def loss(p, x):
         return training.dloss(x, p, o, ell_max=ell_max)
 
+    return theta, data, loss
+
+
+def test_training_is_epochs_of_per_sequence_steps():
+    """Algorithm 13: ``train`` (torch.optim.SGD, batch 1) = N_epochs passes of ``sgd_step`` over the data
+    in order, written here as that loop."""
+    theta, data, loss = _decoder_setup(5, 3)
     trained = training.train(theta, loss, (data,), eta=0.05, epochs=2)
     expected = theta
     for _ in range(2):
@@ -81,14 +85,7 @@ def test_training_is_epochs_of_per_sequence_steps():
 def test_minibatch_step_follows_the_mean_gradient():
     """Minibatches (SPEC.md decision 11, a variant): one step over a batch moves θ by −η × the mean of the
     sequences' gradients, each taken alone with the paper's step."""
-    ex = example("dloss", 6)
-    o, ell_max = ex.algorithm.options, ex.arguments.get("ell_max")
-    data = _dataset(ex, 3, np.random.default_rng(1))
-    theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device="cpu")
-
-    def loss(p, x):
-        return training.dloss(x, p, o, ell_max=ell_max)
-
+    theta, data, loss = _decoder_setup(6, 3)
     trained = training.train(theta, loss, (data,), eta=1.0, batch_size=3)
     singles = [training.sgd_step(theta, lambda p, x=x: loss(p, x[None]).sum(), 1.0) for x in data]
     for p in theta:
@@ -100,14 +97,10 @@ def test_adamw_first_step_is_a_normalised_step_with_decoupled_decay():
     """AdamW (Loshchilov & Hutter 2019, Algorithm 2), first step: the bias-corrected moments are m̂ = g and
     v̂ = g², so each entry moves by −η·g/(|g| + ε) (ε = 1e-8, torch's default), after the decoupled decay
     θ ← θ(1 − ηλ)."""
-    ex = example("dloss", 8)
-    o, ell_max = ex.algorithm.options, ex.arguments.get("ell_max")
-    data = _dataset(ex, 1, np.random.default_rng(2))
-    theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device="cpu")
-    grads = training.sgd_step(theta, lambda p: training.dloss(data, p, o, ell_max=ell_max).sum(), 1.0)
+    theta, data, loss = _decoder_setup(8, 1)
+    grads = training.sgd_step(theta, lambda p: loss(p, data).sum(), 1.0)
     eta, decay, adam_eps = 1e-3, 0.1, 1e-8
-    trained = training.train(theta, lambda p, x: training.dloss(x, p, o, ell_max=ell_max), (data,), eta=eta,
-                             optimizer="adamw", weight_decay=decay)
+    trained = training.train(theta, loss, (data,), eta=eta, optimizer="adamw", weight_decay=decay)
     for p in theta:
         g = theta[p] - grads[p]
         expected = theta[p] * (1 - eta * decay) - eta * g / (g.abs() + adam_eps)
