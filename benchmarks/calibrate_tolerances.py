@@ -11,22 +11,16 @@ from __future__ import annotations
 import argparse
 import math
 
-import numpy as np
-
 from reference import tolerances
 from reference.examples import EXAMPLE_ALGORITHMS, examples
 from reference.execute import execute
+from reference.verify import relative_error
 
 
 def worst(name, dtype, n, seed, device):
-    out = 0.0
-    for ex in examples(name, n, seed=seed):
-        want, got = ex.algorithm(**ex.arguments), execute(ex.algorithm, dtype=dtype, device=device, **ex.arguments)
-        for w, g in zip(*((want, got) if isinstance(want, tuple) else ((want,), (got,)))):
-            w, g = np.asarray(w, dtype=np.float64), np.asarray(g, dtype=np.float64)
-            if w.size:
-                out = max(out, float(np.nanmax(np.abs(w - g), initial=0.0)) / tolerances.scale(w))
-    return out
+    return max(relative_error(ex.algorithm(**ex.arguments),
+                              execute(ex.algorithm, dtype=dtype, device=device, **ex.arguments))
+               for ex in examples(name, n, seed=seed))
 
 
 def main():

@@ -92,19 +92,11 @@ def _outputs(result) -> tuple:
     return tuple(np.asarray(r, dtype=np.float64) for r in (result if isinstance(result, tuple) else (result,)))
 
 
-def _mask_shape(arguments) -> tuple:
-    ell_x = arguments["X"].shape[1]
-    if arguments.get("Z") is not None:
-        return arguments["Z"].shape[1], ell_x
-    ell_c = arguments["K_c"].shape[-1] if arguments.get("K_c") is not None else 0
-    return ell_c + ell_x, ell_x
-
-
 def normalise(example) -> dict:
     """The example's arguments as a function receives them: a mask as an explicit 0/1 float array."""
     arguments = dict(example.arguments)
     if "mask" in {s.name for s in example.algorithm.inputs}:
-        arguments["mask"] = masks.resolve(arguments.get("mask"), *_mask_shape(arguments)).astype(np.float64)
+        arguments["mask"] = masks.resolve(arguments.get("mask"), *example.shape("mask")).astype(np.float64)
     return arguments
 
 

@@ -22,7 +22,7 @@ from formal.algorithms.kv_cache import STEPS
 from formal.algorithms.normalization import NORMS
 from formal.errors import ConfigError
 
-__all__ = ["Example", "example", "examples", "EXAMPLE_ALGORITHMS"]
+__all__ = ["Example", "example", "examples", "evaluate", "EXAMPLE_ALGORITHMS"]
 
 _STACK = {"norm": NORMS, "eps": (1e-5, 0.1), "position": POSITIONS, "activation": MLP_ACTIVATIONS,
           "bias": (True, False), "tied": (True, False), "n_kv_heads": (None, "grouped"),
@@ -73,6 +73,14 @@ class Example:
         """The total of the sizes: what "smallest configuration" means."""
         return sum(self.sizes.values())
 
+    def evaluate(self, expr) -> int:
+        """A derived expression (parameter count, FLOPs) at this example's sizes."""
+        return evaluate(expr, self.sizes)
+
+    def shape(self, name: str) -> tuple:
+        """The spec's shape of argument ``name`` at this example's sizes."""
+        return _evaluate(self.algorithm.spec(name).shape, self.sizes)
+
     def describe(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.algorithm.options.items())
         sizes = ", ".join(f"{k}={v}" for k, v in sorted(self.sizes.items()))
@@ -113,11 +121,14 @@ def _sizes(name, options, rng, small):
     return s
 
 
-def _evaluate(shape, sizes):
-    symbols = {sp.Symbol(k, integer=True, positive=True): v for k, v in sizes.items() if v is not None}
-    by_name = {str(k): v for k, v in symbols.items()}
-    return tuple(int(d.xreplace({f: by_name[str(f)] for f in d.free_symbols})) if isinstance(d, sp.Basic) else int(d)
-                 for d in shape)
+def evaluate(expr, sizes: dict) -> int:
+    """A derived size, count or cost (a sympy expression) at sizes given by symbol name."""
+    expr = sp.sympify(expr)
+    return int(expr.xreplace({s: sizes[str(s)] for s in expr.free_symbols}))
+
+
+def _evaluate(shape, sizes) -> tuple:
+    return tuple(evaluate(d, sizes) for d in shape)
 
 
 def _mask(rng, ell_z, ell_x):

@@ -54,7 +54,7 @@ def _attention(H, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None) ->
 def from_multihead_attention(mha, *, need_weights: bool = True) -> tuple[dict, dict]:
     """``torch.nn.MultiheadAttention`` ↦ (Algorithm 5's parameters, options).
 
-    The module must be batch-first or not, either; its keys and values may have their own sizes
+    The module may be batch-first or not; its keys and values may have their own sizes
     (``kdim``, ``vdim``), but its value head size is its query head size, as torch builds it.
     """
     if mha.bias_k is not None or mha.add_zero_attn:

@@ -43,7 +43,7 @@ from .device import device as resolve_device
 from .examples import EXAMPLE_ALGORITHMS, example, examples
 from .execute import execute
 
-__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json"]
+__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json", "relative_error", "example_loss"]
 
 torch = require_torch()
 
@@ -61,7 +61,7 @@ def _outputs(value) -> tuple:
     return tuple(np.asarray(v, dtype=np.float64) for v in (value if isinstance(value, tuple) else (value,)))
 
 
-def _error(want, got) -> float:
+def relative_error(want, got) -> float:
     """max |want − got| / max(1, max |want|) over every output; NaN must sit where the spec has NaN."""
     worst = 0.0
     for w, g in zip(_outputs(want), _outputs(got)):
@@ -83,7 +83,7 @@ class _Checks:
         want = ex.algorithm(**ex.arguments)
         if ex.algorithm.name in _TOKENS:
             return float(np.sum(np.asarray(want) != np.asarray(got))) if np.shape(want) == np.shape(got) else np.inf
-        return _error(want, got)
+        return relative_error(want, got)
 
     def sdpa(self, ex):
         return self.float64(ex, path="sdpa")
@@ -92,18 +92,18 @@ class _Checks:
         return self.float64(ex, path="flex")
 
     def lower(self, ex, dtype):
-        return _error(ex.algorithm(**ex.arguments), execute(ex.algorithm, device=self.device, dtype=dtype,
+        return relative_error(ex.algorithm(**ex.arguments), execute(ex.algorithm, device=self.device, dtype=dtype,
                                                             **ex.arguments))
 
     def flops(self, ex):
         from torch.utils.flop_counter import FlopCounterMode
         with FlopCounterMode(display=False) as counter:
             execute(ex.algorithm, device=self.device, **ex.arguments)
-        return abs(counter.get_total_flops() - _evaluate(ex.algorithm.cost("matmul").flops, ex.sizes))
+        return abs(counter.get_total_flops() - ex.evaluate(ex.algorithm.cost("matmul").flops))
 
     def params(self, ex):
         tensors = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
-        return abs(sum(t.numel() for t in tensors.values()) - _evaluate(ex.algorithm.param_count(), ex.sizes))
+        return abs(sum(t.numel() for t in tensors.values()) - ex.evaluate(ex.algorithm.param_count()))
 
     def sgd_step(self, ex):
         """(θ − θ')/η · u for a random unit direction u, against (L(θ + hu) − L(θ − hu)) / 2h of the spec."""
@@ -117,7 +117,7 @@ class _Checks:
             sides.append(float(ex.algorithm(**moved)))
         finite_difference = (sides[0] - sides[1]) / (2 * _FD_STEP)
         theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
-        stepped = training.sgd_step(theta, _loss(ex, self.device), _ETA)
+        stepped = training.sgd_step(theta, example_loss(ex, self.device), _ETA)
         along = sum(float(torch.sum((theta[p] - stepped[p]).detach() * torch.as_tensor(direction[p], device=self.device)))
                     for p in ex.params) / _ETA
         return abs(along - finite_difference) / max(1.0, abs(finite_difference))
@@ -137,14 +137,10 @@ class _Checks:
         for t in range(1, len(x)):
             P, K, V = execute(extend, device=self.device, x=x[t:t + 1], K_c=K, V_c=V, **theta)
             columns.append(P)
-        return _error(whole(x=x, **theta), np.concatenate(columns, axis=1))
+        return relative_error(whole(x=x, **theta), np.concatenate(columns, axis=1))
 
 
-def _evaluate(expr, sizes) -> int:
-    return int(expr.xreplace({s: sizes[str(s)] for s in expr.free_symbols}))
-
-
-def _loss(ex, device):
+def example_loss(ex, device="cpu"):
     """The reference's loss of the example as a function of the parameter dict."""
     a, o = ex.arguments, ex.algorithm.options
     extra = {"ell_max": a.get("ell_max")}

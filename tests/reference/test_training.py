@@ -9,23 +9,9 @@ import torch
 from reference import training
 from reference.convert import params_to_torch, tokens_to_torch
 from reference.examples import example
+from reference.verify import example_loss
 
 H_FD = 1e-6
-
-
-def _loss_fn(ex):
-    """The reference's loss of the example's sequence, as a function of the parameter dict."""
-    a, o = ex.arguments, ex.algorithm.options
-    extra = {"ell_max": a.get("ell_max")}
-    if ex.algorithm.name == "dloss":
-        return lambda p: training.dloss(tokens_to_torch(a["x"], device="cpu"), p, o, **extra).sum()
-    if ex.algorithm.name == "edloss":
-        return lambda p: training.edloss(tokens_to_torch(a["z"], device="cpu"), tokens_to_torch(a["x"], device="cpu"),
-                                         p, o, **extra).sum()
-    x = tokens_to_torch(a["x"], device="cpu")
-    m = torch.tensor(training.draw_mask(x.shape[-1], o["p_mask"], np.random.default_rng(a["seed"])))[None]
-    s = tokens_to_torch(a["s"], device="cpu") if o["token_types"] else None
-    return lambda p: training.eloss(x, m, p, o, s=s, **extra).sum()
 
 
 def _finite_difference(ex, name, index):
@@ -46,7 +32,7 @@ def test_sgd_step_follows_finite_differences_of_the_spec_loss(name):
     eta = 0.1
     for ex in [example(name, seed, small=2) for seed in (3, 4, 5)]:
         theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device="cpu")
-        stepped = training.sgd_step(theta, _loss_fn(ex), eta)
+        stepped = training.sgd_step(theta, example_loss(ex), eta)
         for p in ex.params:
             for index in np.ndindex(np.shape(ex.arguments[p])):
                 g = _finite_difference(ex, p, index)
