@@ -1,6 +1,7 @@
 """Sphinx configuration: `sphinx-build docs docs/_build` (needs the `docs` extra).
 
-The tables of FLOP conventions, model options and presets are written into ``docs/_generated/`` from the
+The tables of FLOP conventions, model options, presets, attention patterns and Vaswani et al.'s Table 1 are
+written into ``docs/_generated/`` from the
 objects themselves at each build, so the documentation cannot drift from the code.
 """
 
@@ -69,9 +70,40 @@ def _presets() -> str:
     return _table(header, rows, (12, 12, 14, 14, 48))
 
 
+def _patterns() -> str:
+    from formal.graphs import analysis, patterns
+    from formal.symbols import latex
+    examples = {"full": patterns.full(64), "causal": patterns.causal(64), "cross": patterns.cross(48, 64),
+                "sliding_window": patterns.sliding_window(64, 8), "dilated": patterns.dilated(64, 8, 2),
+                "global_local": patterns.global_local(64, 8, 2), "strided": patterns.strided(64, 8),
+                "fixed": patterns.fixed(64, 8, 2), "random": patterns.random(64, 2, window=4, n_global=2),
+                "swin": patterns.swin(8, 8, 4, shifted=True)}
+    rows = []
+    for name, kind in patterns.PATTERNS.items():
+        p = examples[name]
+        regime, conditions, _ = analysis.edge_count_regime(p)
+        when = ", ".join(f":math:`{latex(c)} \\ge 0`" for c in conditions) or "always"
+        coverage = analysis.layers_to_coverage(p) if p.self_attention else None
+        rows.append((f"``{name}``", kind.doc, f":math:`{latex(regime)}`", when, repr(p).split("(", 1)[1][:-1],
+                     "—" if not p.self_attention else ("never" if coverage is None else coverage)))
+    header = ("pattern", "what", "edges |E|", "formula valid when", "example", "layers to full coverage")
+    return _table(header, rows, (10, 18, 30, 14, 20, 8))
+
+
+def _table1() -> str:
+    from formal.graphs import analysis
+    sizes = (16, 64, 256)
+    measured = [analysis.vaswani_table1(n) for n in sizes]
+    rows = [(r["layer type"], *(m[i]["max path length"] for m in measured), r["Vaswani et al."])
+            for i, r in enumerate(measured[0])]
+    return _table(("layer type", *(f"n = {n}" for n in sizes), "Table 1 says"), rows, (40, 12, 12, 12, 24))
+
+
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
-    for name, make in {"conventions": _conventions, "options": _options, "presets": _presets}.items():
+    tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
+              "table1": _table1}
+    for name, make in tables.items():
         (GENERATED / f"{name}.rst").write_text(make(), encoding="utf-8")
 
 

@@ -8,6 +8,9 @@ Subcommands:
     one algorithm as numbered pseudocode with each line's result shape and cost, and the totals.
 ``complexity PRESET|--config FILE.toml [--seq-len T] [--batch B] [--convention C] [--dtype D] [--symbolic] [--json]``
     parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache.
+``graph PATTERN --n N [pattern options] [--layers L] [--draw FILE.png] [--json]``
+    an attention pattern as a graph: edges and their formula, density, FLOPs against dense attention,
+    receptive field per layer, layers to full coverage, maximum path length (:mod:`formal.graphs.command`).
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
 Commands that need torch (``conform``, ``verify``) are found through the ``formal_transformers.commands``
@@ -92,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symbolic", action="store_true", help="print the formulas instead of numbers")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_complexity)
+
+    from .graphs.command import register as register_graph
+    register_graph(sub, _UsageError)
 
     _plugin_commands(sub)
     return parser

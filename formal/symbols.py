@@ -77,7 +77,21 @@ _TABLE = [
     SymbolInfo("p_mask", "p_mask", r"p_{\mathrm{mask}}", "masking probability", "real"),
     SymbolInfo("eta", "η", r"\eta", "learning rate", "real"),
 ]
-_INFO = {row.name: row for row in _TABLE}
+# the parameters of sparse attention patterns (formal.graphs); made on demand by by_name
+_PATTERN_TABLE = [
+    SymbolInfo("window", "w", "w", "keys per query of a sliding window, the query itself included"),
+    SymbolInfo("dilation", "δ", r"\delta", "distance between the keys of a dilated window"),
+    SymbolInfo("n_global", "g", "g", "number of global positions (the first g)"),
+    SymbolInfo("stride", "s", "s", "stride of a Sparse Transformer pattern (Child et al.'s l)"),
+    SymbolInfo("summary", "c", "c", "summary positions per block of the fixed pattern"),
+    SymbolInfo("n_random", "r", "r", "random keys per query (BigBird)"),
+    SymbolInfo("height", "n_h", r"n_{h}", "rows of a token grid"),
+    SymbolInfo("width", "n_w", r"n_{w}", "columns of a token grid"),
+    SymbolInfo("swin_window", "M", "M", "side of a Swin window (M×M tokens)"),
+    SymbolInfo("shift", "σ", r"\sigma", "offset of Swin's shifted windows"),
+    SymbolInfo("n_edges", "|E|", r"|E|", "edges of an attention pattern: the score computations of one head"),
+]
+_INFO = {row.name: row for row in _TABLE + _PATTERN_TABLE}
 
 
 @lru_cache(maxsize=None)

@@ -141,14 +141,15 @@ def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=
     return _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, "zero", path), K, V
 
 
-def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path):
-    """Queries of every head against their group's keys and values, stacked and projected by W_o."""
+def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None):
+    """Queries of every head against their group's keys and values, stacked and projected by W_o
+    (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges)."""
     H, n_kv = W_q.shape[0], K.shape[1]
     if H % n_kv:
         raise ConfigError(f"H = {H} is not divisible by n_kv_heads = {n_kv}")
     Q = _heads(X, W_q, b_q)                                                 # (B, H, ℓ_x, d_attn)
     K, V = K.repeat_interleave(H // n_kv, dim=1), V.repeat_interleave(H // n_kv, dim=1)
-    Y = attend(Q, K, V, mask, empty=empty, path=path)                       # (B, H, ℓ_x, d_mid)
+    Y = (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)        # (B, H, ℓ_x, d_mid)
     Y = Y.transpose(1, 2).reshape(X.shape[0], X.shape[1], -1)               # (B, ℓ_x, H·d_mid): [Y¹; …; Yᴴ]
     return F.linear(Y, W_o, b_o)
 

@@ -1,0 +1,235 @@
+"""``formal-transformers graph PATTERN --n N [options]``: a pattern's edges, cost and reach.
+
+Prints the edge count (and its symbolic formula), density, in-degrees, the attention FLOPs against dense
+attention of the same size, the receptive field per layer, the layers until every position reaches every
+position it may, and the maximum path length; ``--json`` prints the same as one object and ``--draw FILE``
+writes a picture.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import ConfigError
+from ..symbols import text
+from . import analysis, patterns
+from .pattern import from_graph
+
+__all__ = ["register", "LAYERED_LIMIT", "CHOICES"]
+
+LAYERED_LIMIT = 4096  # positions up to which the layered analysis (ℓ² bits per layer state) runs
+
+#: Pattern name on the command line → (builder, the options it takes: argparse dest → builder argument).
+CHOICES = {
+    "full": (patterns.full, {}),
+    "causal": (patterns.causal, {"align": "align"}),
+    "cross": (patterns.cross, {}),
+    "sliding-window": (patterns.sliding_window, {"window": "window", "causal": "causal"}),
+    "dilated": (patterns.dilated, {"window": "window", "dilation": "dilation", "causal": "causal"}),
+    "global-local": (patterns.global_local, {"window": "window", "n_global": "n_global", "causal": "causal"}),
+    "strided": (patterns.strided, {"stride": "stride", "part": "part"}),
+    "fixed": (patterns.fixed, {"stride": "stride", "summary": "summary", "part": "part"}),
+    "random": (patterns.random, {"n_random": "n_random", "window": "window", "n_global": "n_global",
+                                 "seed": "seed"}),
+    "swin": (patterns.swin, {"window": "window", "shifted": "shifted", "shift": "shift"}),
+    "edgelist": (None, {}),
+}
+REQUIRED = {"sliding-window": ("window",), "dilated": ("window", "dilation"), "global-local": ("window", "n_global"),
+            "strided": ("stride",), "fixed": ("stride",), "random": ("n_random",), "swin": ("window",)}
+EXTRA = {"n_z": ("cross", "causal"), "grid": ("swin",), "file": ("edgelist",)}  # options beside the builder's
+FLAGS = {"window": "--window", "dilation": "--dilation", "n_global": "--global", "stride": "--stride",
+         "summary": "--summary", "part": "--part", "n_random": "--random", "seed": "--seed", "shift": "--shift",
+         "shifted": "--shifted", "causal": "--causal/--bidirectional", "align": "--align", "n_z": "--n-z",
+         "grid": "--grid", "file": "--file"}
+
+
+def register(sub, usage_error):
+    """Add the ``graph`` subcommand to the parser's subcommands; ``usage_error`` makes an exit-2 error."""
+    p = sub.add_parser("graph", help="a sparse attention pattern: edges, FLOPs, receptive field, path length",
+                       description="An attention pattern as a graph: edges (with the symbolic count), density, "
+                                   "attention FLOPs against dense attention, receptive field per layer, layers to "
+                                   "full coverage, maximum path length.")
+    p.add_argument("pattern", choices=tuple(CHOICES), metavar="PATTERN", help=", ".join(CHOICES))
+    p.add_argument("--n", type=int, metavar="N", help="sequence length (the queries; the keys too, except cross)")
+    p.add_argument("--n-z", type=int, dest="n_z", metavar="N", help="context length (cross; causal with ℓ_z ≠ ℓ_x)")
+    p.add_argument("--align", choices=("top-left", "bottom-right"), help="causal alignment when ℓ_z ≠ ℓ_x")
+    p.add_argument("--window", type=int, metavar="W", help="window size (keys per query, itself included; "
+                                                           "Swin: the side M)")
+    p.add_argument("--dilation", type=int, metavar="D", help="distance between a dilated window's keys")
+    p.add_argument("--global", type=int, dest="n_global", metavar="G", help="global positions (the first G)")
+    p.add_argument("--stride", type=int, metavar="S", help="Sparse Transformer stride")
+    p.add_argument("--summary", type=int, metavar="C", help="fixed pattern: summary positions per block")
+    p.add_argument("--part", choices=patterns.PARTS, help="Sparse Transformer head(s) to take (default both)")
+    p.add_argument("--random", type=int, dest="n_random", metavar="R", help="random keys per query (BigBird)")
+    p.add_argument("--seed", type=int, metavar="S", help="seed of the random pattern (default 0)")
+    p.add_argument("--grid", metavar="HxW", help="Swin token grid, e.g. 8x8 (N = H·W)")
+    p.add_argument("--shifted", action="store_true", default=None, help="Swin's shifted windows")
+    p.add_argument("--shift", type=int, metavar="S", help="offset of the shifted windows (default M/2)")
+    direction = p.add_mutually_exclusive_group()
+    direction.add_argument("--causal", action="store_true", default=None, help="keys at or before the query only")
+    direction.add_argument("--bidirectional", dest="causal", action="store_false", help="keys on both sides")
+    p.add_argument("--file", metavar="FILE", help="edgelist: one 'key query' pair of positions per line")
+    p.add_argument("--layers", type=int, default=4, metavar="L", help="layers of receptive field to show (default 4)")
+    p.add_argument("--heads", type=int, default=1, metavar="H", help="heads, for the FLOPs (default 1)")
+    p.add_argument("--d-head", type=int, default=64, metavar="D", help="width of a head, for the FLOPs (default 64)")
+    p.add_argument("--draw", metavar="FILE.png", help="write a picture of the mask (and the graph when short)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=lambda args, out: _run(args, out, usage_error))
+
+
+# ------------------------------------------------------------------------------------------ building
+def _grid(text_):
+    height, sep, width = text_.lower().partition("x")
+    if not sep or not height.isdigit() or not width.isdigit():
+        raise ConfigError(f"--grid {text_!r} must be HxW, e.g. 8x8")
+    return int(height), int(width)
+
+
+def _edgelist(path, n):
+    import networkx as nx
+    try:
+        G = nx.read_edgelist(path, nodetype=int, create_using=nx.DiGraph, data=False)
+    except FileNotFoundError:
+        raise ConfigError(f"--file {path!r} does not exist") from None
+    except (TypeError, ValueError, OSError) as exc:
+        raise ConfigError(f"--file {path!r} is not an edge list of integer pairs 'key query': {exc}") from None
+    G.add_nodes_from(range(n))
+    return from_graph(G, ell=n, name="edgelist")
+
+
+def build(args, usage_error):
+    """The pattern the command line describes."""
+    builder, takes = CHOICES[args.pattern]
+    given = {dest for dest in FLAGS if getattr(args, dest, None) is not None}
+    allowed = set(takes) | {flag for flag, users in EXTRA.items() if args.pattern in users}
+    extra = sorted(given - allowed)
+    if extra:
+        raise usage_error(f"{FLAGS[extra[0]]} does not apply to the {args.pattern} pattern")
+    missing = [d for d in REQUIRED.get(args.pattern, ()) if d not in given]
+    if missing:
+        raise usage_error(f"the {args.pattern} pattern needs {FLAGS[missing[0]]}")
+    if args.pattern == "swin":
+        if args.grid is None:
+            raise usage_error("the swin pattern needs --grid HxW")
+        height, width = _grid(args.grid)
+        if args.n is not None and args.n != height * width:
+            raise usage_error(f"--n {args.n} disagrees with --grid {args.grid} ({height * width} tokens)")
+        options = {takes[d]: getattr(args, d) for d in takes if d in given}
+        return builder(height, width, options.pop("window"), **options)
+    if args.n is None:
+        raise usage_error(f"the {args.pattern} pattern needs --n N")
+    if args.pattern == "edgelist":
+        if args.file is None:
+            raise usage_error("the edgelist pattern needs --file FILE")
+        return _edgelist(args.file, args.n)
+    options = {takes[d]: getattr(args, d) for d in takes if d in given}
+    if args.pattern in ("cross", "causal") and args.n_z is not None:
+        return builder(args.n_z, args.n, **options)
+    if args.pattern == "cross":
+        return builder(args.n, args.n)
+    return builder(args.n, **options)
+
+
+# ------------------------------------------------------------------------------------------ reporting
+def report(p, *, layers: int, heads: int, d_head: int) -> dict:
+    """Everything the command prints, as plain data."""
+    degree = p.in_degree
+    result = {"pattern": p.name, "params": p.params, "self_attention": p.self_attention,
+              "ell_z": p.ell_z, "ell_x": p.ell_x, "edges": p.n_edges, "density": p.density,
+              "in_degree": {**_spread(degree), "empty": int((degree == 0).sum())}}
+    if p.name in patterns.PATTERNS:
+        exact, values = analysis.symbolic_edge_count(p)
+        regime, conditions, holds = analysis.edge_count_regime(p)
+        result["formula"] = {"exact": text(exact), "values": {str(k): int(v) for k, v in values.items()},
+                             "simplified": text(regime), "when": [f"{text(c)} ≥ 0" for c in conditions],
+                             "simplified_applies": holds}
+    d_model = heads * d_head
+    sizes = {"H": heads, "d_attn": d_head, "d_mid": d_head, "d_x": d_model, "d_z": d_model, "d_out": d_model}
+    flops = analysis.attention_flops(p, sizes)
+    result["flops"] = {"sparse": flops["sparse"], "dense": flops["dense"],
+                       "ratio": flops["ratio"], "convention": "matmul", "heads": heads, "d_head": d_head,
+                       "sparse_formula": text(flops["sparse_formula"])}
+    result["layers"] = _layered(p, layers)
+    return result
+
+
+def _layered(p, layers):
+    if not p.self_attention:
+        return {"skipped": "cross-attention: queries never become keys, so layers do not compose"}
+    if p.ell_x > LAYERED_LIMIT:
+        return {"skipped": f"ℓ = {p.ell_x} is above {LAYERED_LIMIT}: the layered analysis keeps ℓ² bits per layer"}
+    sizes = analysis.receptive_field_sizes(p, layers)
+    plain = analysis.receptive_field_sizes(p, layers, residual=False)
+    per_layer = [{"layer": l + 1, **_spread(s), "min_without_residual": _spread(t)["min"]}
+                 for l, (s, t) in enumerate(zip(sizes, plain))]
+    return {"receptive_field": per_layer, "coverage_target": "earlier positions" if p.is_causal else "all positions",
+            "layers_to_coverage": analysis.layers_to_coverage(p),
+            "layers_to_coverage_without_residual": analysis.layers_to_coverage(p, residual=False),
+            "max_path_length": analysis.max_path_length(p)}
+
+
+def _spread(values) -> dict:
+    if not values.size:
+        return {"min": 0, "mean": 0.0, "max": 0}
+    return {"min": int(values.min()), "mean": float(values.mean()), "max": int(values.max())}
+
+
+def _n(value) -> str:
+    return f"{value:,}"
+
+
+def _layers_text(value) -> str:
+    return "never" if value is None else f"{_n(value)} layer{'s' * (value != 1)}"
+
+
+def to_text(r) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+    kind = "self-attention" if r["self_attention"] else f"cross-attention, {_n(r['ell_z'])} keys"
+    lines = [f"{r['pattern']}({params}): {kind}, {_n(r['ell_x'])} queries",
+             f"edges             {_n(r['edges'])}"]
+    if "formula" in r:
+        f = r["formula"]
+        if f["simplified_applies"] and f["simplified"] != f["exact"]:
+            when = f"  (when {', '.join(f['when'])})" if f["when"] else ""
+            lines.append(f"  formula         {f['simplified']}{when}")
+            lines.append(f"  exact, any size {f['exact']}")
+        else:
+            lines.append(f"  formula         {f['exact']}")
+    d = r["in_degree"]
+    lines += [f"density           {r['density']:.4g} of {_n(r['ell_z'] * r['ell_x'])} pairs",
+              f"in-degree         min {d['min']}, mean {d['mean']:.2f}, max {d['max']}"
+              + (f"; {d['empty']} queries see no key" if d["empty"] else "")]
+    f = r["flops"]
+    lines.append(f"attention FLOPs   {_n(f['sparse'])} against {_n(f['dense'])} dense ({f['ratio']:.3g}×), "
+                 f"{f['convention']} convention, H = {f['heads']}, d_head = {f['d_head']}")
+    layered = r["layers"]
+    if "skipped" in layered:
+        lines.append(f"layers            skipped: {layered['skipped']}")
+        return "\n".join(lines) + "\n"
+    lines.append("receptive field   layer   min    mean     max   (with the residual path; min without it)")
+    for row in layered["receptive_field"]:
+        lines.append(f"                  {row['layer']:>5} {row['min']:>5} {row['mean']:>7.1f} {row['max']:>7}"
+                     f"   ({row['min_without_residual']})")
+    lines += [f"full coverage     {_layers_text(layered['layers_to_coverage'])} with the residual path, "
+              f"{_layers_text(layered['layers_to_coverage_without_residual'])} without "
+              f"(every position reaching {layered['coverage_target']})",
+              f"max path length   {_layers_text(layered['max_path_length'])}"]
+    return "\n".join(lines) + "\n"
+
+
+def _run(args, out, usage_error):
+    for name in ("layers", "heads", "d_head"):
+        value = getattr(args, name)
+        if value < (0 if name == "layers" else 1):
+            raise usage_error(f"--{name.replace('_', '-')} {value} must be {'≥ 0' if name == 'layers' else '≥ 1'}")
+    p = build(args, usage_error)
+    result = report(p, layers=args.layers, heads=args.heads, d_head=args.d_head)
+    if args.draw:
+        from .draw import draw
+        draw(p, args.draw)
+        result["picture"] = args.draw
+    if args.json:
+        json.dump(result, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(to_text(result) + (f"picture           {args.draw}\n" if args.draw else ""))

@@ -1,0 +1,108 @@
+"""Pictures of attention patterns (needs matplotlib: ``pip install 'formal-transformers[draw]'``).
+
+:func:`draw` writes the pattern's mask as an image — keys ``t_z`` down, queries ``t_x`` across, the spec's
+``Mask`` layout — and, for short sequences, the graph itself as an arc diagram: tokens on a line, an arc
+from each key to each query that attends to it.  Long sequences are shown as the density of admitted
+pairs per block of the mask, so the picture is never ℓ² pixels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from .pattern import as_pattern
+
+__all__ = ["draw", "mask_image", "ARC_LIMIT", "PIXELS"]
+
+ARC_LIMIT = 48   # positions up to which the arc diagram is drawn beside the mask
+PIXELS = 512     # the mask image's largest side; longer sequences are shown per block
+
+
+def mask_image(pattern, pixels: int = PIXELS) -> np.ndarray:
+    """The mask (ℓ_z×ℓ_x) as floats in [0, 1]; above ``pixels`` positions, the fraction of admitted pairs in
+    each block, computed from the edges (no ℓ² array)."""
+    p = as_pattern(pattern)
+    rows, cols = min(p.ell_z, pixels), min(p.ell_x, pixels)
+    r = p.keys * rows // max(p.ell_z, 1)                                  # block of each edge
+    c = p.queries * cols // max(p.ell_x, 1)
+    hits = np.bincount(r * cols + c, minlength=rows * cols).reshape(rows, cols)
+    size_r = np.bincount(np.arange(p.ell_z) * rows // max(p.ell_z, 1), minlength=rows)
+    size_c = np.bincount(np.arange(p.ell_x) * cols // max(p.ell_x, 1), minlength=cols)
+    return hits / np.maximum(np.outer(size_r, size_c), 1)
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError("drawing needs matplotlib: pip install 'formal-transformers[draw]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _arcs(ax, p):
+    """Tokens on a line; an arc above the line for each edge k → q (a loop mark for k = q)."""
+    from matplotlib.patches import Arc
+    if p.self_attention:
+        keys_y = queries_y = 0.0
+    else:
+        keys_y, queries_y = 0.0, 1.0
+    for k, q in zip(p.keys.tolist(), p.queries.tolist()):
+        if p.self_attention and k != q:
+            centre, width = (k + q) / 2, abs(q - k)
+            ax.add_patch(Arc((centre, 0), width, width * 0.8, theta1=0 if q > k else 180,
+                             theta2=180 if q > k else 360, lw=0.6, alpha=0.5,
+                             color="tab:blue" if q > k else "tab:orange"))
+        elif not p.self_attention:
+            ax.plot([k, q], [keys_y, queries_y], lw=0.5, alpha=0.4, color="tab:blue")
+    loops = p.keys[p.keys == p.queries] if p.self_attention else np.array([], dtype=int)
+    ax.scatter(np.arange(p.ell_z), np.full(p.ell_z, keys_y), s=14, color="black", zorder=3)
+    if not p.self_attention:
+        ax.scatter(np.arange(p.ell_x), np.full(p.ell_x, queries_y), s=14, color="tab:red", zorder=3)
+        ax.set_yticks([keys_y, queries_y], ["keys (Z)", "queries (X)"])
+    else:
+        ax.scatter(loops, np.zeros(loops.size), s=40, facecolors="none", edgecolors="tab:green", zorder=4,
+                   label="attends to itself")
+        widest = int(np.abs(p.queries - p.keys).max(initial=1))
+        span = 0.4 * widest + 0.5                                         # an arc over w positions is 0.8·w tall
+        ax.set_ylim(-span, span)
+        ax.set_yticks([])
+        ax.legend(loc="lower right", fontsize=7, frameon=False)
+    ax.set_xlim(-1, max(p.ell_z, p.ell_x))
+    ax.set_xlabel("position (arcs above: from an earlier key; below: from a later key)" if p.self_attention
+                  else "position")
+    ax.set_title("as a graph: key → query", fontsize=9)
+
+
+def draw(pattern, path, *, title: str | None = None) -> None:
+    """Write a PNG (or any format matplotlib knows from ``path``'s suffix) of ``pattern``."""
+    plt = _pyplot()
+    p = as_pattern(pattern)
+    arcs = max(p.ell_z, p.ell_x) <= ARC_LIMIT
+    fig, axes = plt.subplots(1, 2 if arcs else 1, figsize=(11 if arcs else 6, 5.2), squeeze=False)
+    ax = axes[0, 0]
+    image = mask_image(p)
+    blocked = image.shape != (p.ell_z, p.ell_x)
+    shown = ax.imshow(image, cmap="Greys", vmin=0, vmax=1, interpolation="nearest", aspect="auto",
+                      extent=(-0.5, p.ell_x - 0.5, p.ell_z - 0.5, -0.5))
+    ax.set_xlabel("query position t_x")
+    ax.set_ylabel("key position t_z")
+    ax.set_title("Mask[t_z, t_x]" + (" (fraction admitted per block)" if blocked else " (black: attends)"),
+                 fontsize=9)
+    if blocked:
+        fig.colorbar(shown, ax=ax, fraction=0.046)
+    if arcs:
+        _arcs(axes[0, 1], p)
+    from matplotlib.ticker import MaxNLocator
+    for axis in (ax.xaxis, ax.yaxis, axes[0, -1].xaxis):
+        axis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(title or repr(p), fontsize=10)
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot write the picture to {str(path)!r}: {exc}") from None
+    finally:
+        plt.close(fig)

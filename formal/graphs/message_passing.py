@@ -1,0 +1,170 @@
+"""Attention as message passing on a graph: Algorithms 4 and 5 with the mask given as a pattern.
+
+Every query node ``q`` receives one message per in-edge ``k → q``: the value ``v_k = W_v z_k + b_v`` weighted
+by the softmax, over ``q``'s in-neighbours ``N(q)``, of the scores ``q_qᵀ k_k / √d_attn``:
+
+.. math:: \\tilde v_q = \\sum_{k \\in N(q)} \\frac{\\exp(s_{kq})}{\\sum_{k' \\in N(q)} \\exp(s_{k'q})}\\, v_k,
+    \\qquad s_{kq} = \\frac{(W_q x_q + b_q)^\\top (W_k z_k + b_k)}{\\sqrt{d_\\mathrm{attn}}}
+
+which is Algorithm 4 with ``Mask[k, q] = [[k → q ∈ E]]``.  A query with no in-edge (an empty
+neighbourhood) gets zeros, NaN, or a DomainError by ``empty`` (SPEC.md decision 7), as in the core.
+
+Two executors compute it:
+
+- ``"loop"`` — the specification, read off the formula above: a Python loop over the query nodes of the
+  networkx graph and over each one's predecessors;
+- ``"edges"`` — vectorised over the edge arrays, a chunk of queries at a time: scores per edge, a
+  segmented softmax (``reduceat`` over each query's run of edges), and a segmented sum of the weighted
+  values.  Time is O(``|E|``·d) and memory O(ℓ·d) plus a fixed chunk, never O(ℓ²).
+
+Arrays follow the paper's layout: one column per token (``X`` is d_x×ℓ_x).
+
+Examples
+--------
+>>> import numpy as np
+>>> from formal import attention as alg4
+>>> from formal.graphs import patterns
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(4, 6))
+>>> W = {name: rng.normal(size=(3, 4)) for name in ("W_q", "W_k", "W_v")}
+>>> p = patterns.sliding_window(6, 2)
+>>> np.allclose(attention(p, X, **W), alg4(X=X, mask=p.mask(), **W, b_q=np.zeros(3), b_k=np.zeros(3),
+...                                         b_v=np.zeros(3)), rtol=0, atol=1e-12)
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+
+from ..errors import ConfigError, DomainError
+from ..ops import EMPTY_POLICIES
+from .pattern import as_pattern
+
+__all__ = ["attention", "mhattention", "propagate_loop", "propagate_edges", "EXECUTORS"]
+
+EXECUTORS = ("edges", "loop")
+MAX_EDGES = 1 << 12  # edges per chunk: bounds the working memory and keeps a chunk's gathers in cache
+
+
+def _columns(name, A):
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2:
+        raise ConfigError(f"{name} must be a matrix with one column per token, got shape {A.shape}")
+    return A
+
+
+def _project(W, A, b, name):
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2 or W.shape[1] != A.shape[0]:
+        raise ConfigError(f"{name} has shape {W.shape} but the tokens have {A.shape[0]} rows")
+    out = W @ A
+    return out if b is None else out + np.asarray(b, dtype=float)[:, None]
+
+
+def _empty_check(pattern, empty):
+    if empty not in EMPTY_POLICIES:
+        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+    lonely = np.flatnonzero(pattern.in_degree == 0)
+    if lonely.size and empty == "error":
+        raise DomainError(f"query column {lonely.tolist()} has no admitted key (an empty neighbourhood) and "
+                          "empty='error'")
+    return lonely
+
+
+def propagate_loop(G, Q, K, V, *, empty="zero") -> np.ndarray:
+    """The readable executor: for each query node, softmax over its predecessors' scores, sum their values.
+
+    ``G`` is a pattern's networkx graph (:meth:`~formal.graphs.pattern.Pattern.to_networkx`); ``Q`` is
+    d_attn×ℓ_x, ``K`` d_attn×ℓ_z, ``V`` d_v×ℓ_z.  Returns d_v×ℓ_x.
+    """
+    pattern = as_pattern(G, ell_z=K.shape[1], ell_x=Q.shape[1])
+    _empty_check(pattern, empty)
+    if not isinstance(G, nx.DiGraph):
+        G = pattern.to_networkx()                                         # an undirected graph or a mask
+    Y = np.zeros((V.shape[0], Q.shape[1]))
+    for q in range(Q.shape[1]):
+        senders = sorted(node if pattern.self_attention else node[1]
+                         for node in G.predecessors(pattern.node(q, "x")))
+        if not senders:
+            Y[:, q] = np.nan if empty == "nan" else 0.0
+            continue
+        scores = np.array([Q[:, q] @ K[:, k] / math.sqrt(Q.shape[0]) for k in senders])
+        weights = np.exp(scores - scores.max())
+        weights /= weights.sum()
+        Y[:, q] = sum(w * V[:, k] for w, k in zip(weights, senders))
+    return Y
+
+
+def propagate_edges(pattern, Q, K, V, *, empty="zero", max_edges: int = MAX_EDGES) -> np.ndarray:
+    """The vectorised executor over the edge arrays (same arguments and result as :func:`propagate_loop`)."""
+    pattern = as_pattern(pattern, ell_z=K.shape[1], ell_x=Q.shape[1])
+    lonely = _empty_check(pattern, empty)
+    Qt, Kt, Vt = (np.ascontiguousarray(A.T) for A in (Q, K, V))          # one row per token
+    Y = np.zeros((Q.shape[1], V.shape[0]))                                # (ℓ_x, d_v)
+    scale = 1.0 / math.sqrt(Q.shape[0])
+    for q0, q1 in pattern.chunks(max_edges):
+        e0, e1 = pattern.indptr[q0], pattern.indptr[q1]
+        if e0 == e1:
+            continue
+        keys, queries = pattern.keys[e0:e1], pattern.queries[e0:e1]
+        s = np.einsum("ed,ed->e", Qt[queries], Kt[keys]) * scale          # (edges,) the scores
+        degree = pattern.in_degree[q0:q1]
+        rows = np.flatnonzero(degree) + q0                                # queries with a neighbour
+        starts, counts = pattern.indptr[rows] - e0, degree[degree > 0]
+        w = np.exp(s - np.repeat(np.maximum.reduceat(s, starts), counts))  # softmax, stable
+        w /= np.repeat(np.add.reduceat(w, starts), counts)
+        Y[rows] = np.add.reduceat(w[:, None] * Vt[keys], starts, axis=0)   # Σ_k α_kq v_k
+    if empty == "nan":
+        Y[lonely] = np.nan
+    return Y.T
+
+
+def _propagate(executor):
+    if executor == "edges":
+        return lambda p, Q, K, V, empty: propagate_edges(p, Q, K, V, empty=empty)
+    if executor == "loop":
+        return lambda p, Q, K, V, empty: propagate_loop(p.to_networkx(), Q, K, V, empty=empty)
+    raise ConfigError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
+
+
+def _inputs(pattern, X, Z):
+    X = _columns("X", X)
+    Z = X if Z is None else _columns("Z", Z)
+    return as_pattern(pattern, ell_z=Z.shape[1], ell_x=X.shape[1], inputs=("Z" if Z is not X else "X", "X")), X, Z
+
+
+def attention(pattern, X, Z=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
+              executor="edges") -> np.ndarray:
+    """Algorithm 4 on a graph: ``X`` (d_x×ℓ_x) attends to ``Z`` (d_z×ℓ_z, default ``X``) along the edges
+    of ``pattern`` (a :class:`~formal.graphs.pattern.Pattern`, a networkx graph or a 0/1 mask).
+
+    Parameters are the spec's (``formal-transformers show attention --params``); biases may be omitted.
+    Returns d_out×ℓ_x.
+    """
+    pattern, X, Z = _inputs(pattern, X, Z)
+    Q, K, V = _project(W_q, X, b_q, "W_q"), _project(W_k, Z, b_k, "W_k"), _project(W_v, Z, b_v, "W_v")
+    return _propagate(executor)(pattern, Q, K, V, empty)
+
+
+def mhattention(pattern, X, Z=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None,
+                empty="zero", executor="edges") -> np.ndarray:
+    """Algorithm 5 on a graph: H heads (``W_q`` is H×d_attn×d_x) of :func:`attention`, stacked and projected
+    by ``W_o``.  With fewer key/value heads (``W_k`` H_kv×d_attn×d_z) it is grouped-query attention: query
+    head ``h`` uses key/value head ``h // (H/H_kv)``, as in the core."""
+    pattern, X, Z = _inputs(pattern, X, Z)
+    W_q, W_k, W_v = (np.asarray(W, dtype=float) for W in (W_q, W_k, W_v))
+    H, n_kv = W_q.shape[0], W_k.shape[0]
+    if W_q.ndim != 3 or W_k.ndim != 3 or W_v.ndim != 3 or W_v.shape[0] != n_kv or H % n_kv:
+        raise ConfigError(f"W_q, W_k, W_v must be stacked per head with H = {H} divisible by the key/value heads "
+                          f"H_kv = {n_kv}; got shapes {W_q.shape}, {W_k.shape}, {W_v.shape}")
+    pick = (lambda b, h: None if b is None else np.asarray(b)[h])
+    propagate = _propagate(executor)
+    keys = [_project(W_k[g], Z, pick(b_k, g), "W_k") for g in range(n_kv)]
+    values = [_project(W_v[g], Z, pick(b_v, g), "W_v") for g in range(n_kv)]
+    heads = [propagate(pattern, _project(W_q[h], X, pick(b_q, h), "W_q"), keys[h // (H // n_kv)],
+                       values[h // (H // n_kv)], empty) for h in range(H)]
+    return _project(W_o, np.vstack(heads), b_o, "W_o")                   # W_o [Y¹; …; Yᴴ] + b_o 1ᵀ

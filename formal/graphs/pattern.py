@@ -1,0 +1,317 @@
+"""An attention pattern: which keys each query attends to, as a graph with edges ``key → query``.
+
+A :class:`Pattern` keeps its edges as two integer arrays sorted by query, then key (a compressed
+sparse column layout of the spec's mask ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}``), so patterns of millions of edges are
+built and executed without a Python loop per edge.  :meth:`Pattern.to_networkx` gives the same pattern as a
+networkx ``DiGraph`` for inspection and graph algorithms.
+
+Nodes of the networkx form
+--------------------------
+- **self-attention** (keys and queries are the same tokens): node ``t`` for position ``t`` (0-based), with
+  attributes ``position=t`` and ``side="self"``;
+- **cross-attention** (bipartite): nodes ``("z", t)`` for the context (keys, ``side="z"``,
+  ``bipartite=0``) and ``("x", t)`` for the primary sequence (queries, ``side="x"``, ``bipartite=1``).
+
+An edge ``k → q`` means ``Mask[k, q] = 1``: query ``q`` attends to key ``k``.  Self-loops are never added:
+a token attends to itself only where its pattern (or the user's graph) says so.
+
+Examples
+--------
+>>> import numpy as np
+>>> p = from_mask(np.tril(np.ones((3, 3))).T)
+>>> p
+Pattern('mask', ell=3, 6 edges)
+>>> sorted(p.to_networkx().edges)
+[(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]
+>>> p.in_degree.tolist()
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+from .. import masks
+from ..errors import ConfigError
+
+__all__ = ["Pattern", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask"]
+
+SIDES = ("z", "x")
+
+
+def _index_array(values, what) -> np.ndarray:
+    array = np.asarray(values)
+    if array.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer) or array.dtype == bool:
+        raise ConfigError(f"{what} must be a 1-D array of integer positions, got dtype {array.dtype} and shape "
+                          f"{array.shape}")
+    return array.astype(np.int64, copy=False)
+
+
+def _size(value, name) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ConfigError(f"{name} = {value!r} must be a non-negative integer")
+    return int(value)
+
+
+class Pattern:
+    """The edges ``key → query`` of one attention layer over ``ℓ_z`` keys and ``ℓ_x`` queries.
+
+    Built by the functions of :mod:`formal.graphs.patterns`, :func:`from_mask`, :func:`from_graph` or
+    :func:`from_pairs`; immutable (its arrays are read-only).
+
+    Attributes
+    ----------
+    keys, queries : numpy.ndarray of int64
+        The edges, sorted by query then key; ``keys[e] → queries[e]``.
+    indptr : numpy.ndarray of int64
+        ``ℓ_x + 1`` offsets: the keys of query ``q`` are ``keys[indptr[q]:indptr[q + 1]]``.
+    ell_z, ell_x : int
+        Keys (context positions) and queries (primary positions).
+    self_attention : bool
+        Whether keys and queries are the same tokens (then ``ell_z == ell_x``).
+    name : str
+        The pattern's name (``"sliding_window"``, ``"mask"``, ``"graph"``).
+    params : dict
+        The arguments it was built with (``{"window": 128, "causal": True}``).
+    """
+
+    __slots__ = ("keys", "queries", "indptr", "ell_z", "ell_x", "self_attention", "name", "params")
+
+    def __init__(self, keys, queries, *, ell_z, ell_x, self_attention, name="graph", params=None):
+        # Trusted constructor: arrays already validated, sorted and unique (see from_pairs).
+        self.keys, self.queries = keys, queries
+        self.ell_z, self.ell_x = ell_z, ell_x
+        self.self_attention, self.name, self.params = self_attention, name, dict(params or {})
+        self.indptr = np.concatenate(([0], np.cumsum(np.bincount(queries, minlength=ell_x)))).astype(np.int64)
+        for array in (self.keys, self.queries, self.indptr):
+            array.flags.writeable = False
+
+    # ------------------------------------------------------------------------------------------- counts
+    @property
+    def n_edges(self) -> int:
+        """``|E|``: the score computations one head performs."""
+        return int(self.keys.size)
+
+    @property
+    def density(self) -> float:
+        """``|E|`` / (ℓ_z·ℓ_x): the fraction of the dense score matrix that is computed."""
+        pairs = self.ell_z * self.ell_x
+        return self.n_edges / pairs if pairs else 0.0
+
+    @property
+    def in_degree(self) -> np.ndarray:
+        """Keys seen by each query (ℓ_x entries); 0 is an empty neighbourhood."""
+        return np.diff(self.indptr)
+
+    @property
+    def out_degree(self) -> np.ndarray:
+        """Queries that see each key (ℓ_z entries)."""
+        return np.bincount(self.keys, minlength=self.ell_z)
+
+    @property
+    def is_causal(self) -> bool:
+        """Whether every edge of a self-attention pattern goes from a key to a query at or after it."""
+        return self.self_attention and bool(np.all(self.keys <= self.queries))
+
+    # --------------------------------------------------------------------------------------- conversions
+    def mask(self) -> np.ndarray:
+        """The spec's ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` as booleans: ``Mask[k, q]`` iff the edge ``k → q`` exists."""
+        m = np.zeros((self.ell_z, self.ell_x), dtype=bool)
+        m[self.keys, self.queries] = True
+        return m
+
+    def node(self, position: int, side: str):
+        """The networkx node of ``position`` on ``side`` (``"z"`` for a key, ``"x"`` for a query)."""
+        return int(position) if self.self_attention else (side, int(position))
+
+    def to_networkx(self) -> nx.DiGraph:
+        """A new ``DiGraph`` with every position as a node (isolated ones included) and an edge per key → query.
+
+        networkx stores a graph as dicts, so this costs Python work per edge; the patterns themselves and the
+        executors never need it.
+        """
+        G = nx.DiGraph(name=self.name, params=dict(self.params), ell_z=self.ell_z, ell_x=self.ell_x)
+        if self.self_attention:
+            G.add_nodes_from((t, {"position": t, "side": "self"}) for t in range(self.ell_x))
+            G.add_edges_from(zip(self.keys.tolist(), self.queries.tolist()))
+            return G
+        for part, (side, ell) in enumerate((("z", self.ell_z), ("x", self.ell_x))):
+            G.add_nodes_from(((side, t), {"position": t, "side": side, "bipartite": part}) for t in range(ell))
+        G.add_edges_from(zip((("z", k) for k in self.keys.tolist()), (("x", q) for q in self.queries.tolist())))
+        return G
+
+    def chunks(self, max_edges: int):
+        """Consecutive query ranges ``(q0, q1)`` covering all queries, each with at most ``max_edges`` edges
+        (or one query, if that query alone has more)."""
+        start = 0
+        while start < self.ell_x:
+            stop = int(np.searchsorted(self.indptr, self.indptr[start] + max_edges, side="right")) - 1
+            stop = min(max(stop, start + 1), self.ell_x)
+            yield start, stop
+            start = stop
+
+    # ------------------------------------------------------------------------------------------ identity
+    def __eq__(self, other):
+        if not isinstance(other, Pattern):
+            return NotImplemented
+        return ((self.ell_z, self.ell_x, self.self_attention) == (other.ell_z, other.ell_x, other.self_attention)
+                and np.array_equal(self.keys, other.keys) and np.array_equal(self.queries, other.queries))
+
+    __hash__ = None
+
+    def __repr__(self):
+        size = f"ell={self.ell_x}" if self.self_attention else f"ell_z={self.ell_z}, ell_x={self.ell_x}"
+        params = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"Pattern({self.name!r}, {size}{params}, {self.n_edges:,} edges)"
+
+
+def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="graph", params=None,
+               duplicates="error") -> Pattern:
+    """A pattern from edge arrays ``keys[e] → queries[e]`` (any order).
+
+    ``ell_x`` defaults to ``ell_z``; ``self_attention`` defaults to ``ell_z == ell_x``.  A repeated edge is
+    an error (``duplicates="error"``: attention has no edge weights to sum) or merged (``"merge"``, for
+    patterns built as unions of parts).
+    """
+    ell_z = _size(ell_z, "ell_z")
+    ell_x = ell_z if ell_x is None else _size(ell_x, "ell_x")
+    if self_attention is None:
+        self_attention = ell_z == ell_x
+    if self_attention and ell_z != ell_x:
+        raise ConfigError(f"a self-attention pattern has ell_z = ell_x, got ell_z = {ell_z}, ell_x = {ell_x}")
+    if duplicates not in ("error", "merge"):
+        raise ConfigError(f"duplicates = {duplicates!r}; known: error, merge")
+    k, q = _index_array(keys, "keys"), _index_array(queries, "queries")
+    if k.shape != q.shape:
+        raise ConfigError(f"keys and queries must have one entry per edge, got {k.size} and {q.size}")
+    for array, ell, what in ((k, ell_z, "key"), (q, ell_x, "query")):
+        bad = (array < 0) | (array >= ell)
+        if np.any(bad):
+            raise ConfigError(f"{what} position {int(array[np.argmax(bad)])} is outside the sequence 0..{ell - 1} "
+                              f"(ell = {ell})")
+    linear = q * max(ell_z, 1) + k
+    step = np.diff(linear)
+    if np.all(step > 0):                                                  # already sorted and unique (builders)
+        return Pattern(k, q, ell_z=ell_z, ell_x=ell_x, self_attention=bool(self_attention), name=name,
+                       params=params)
+    order = np.argsort(linear, kind="stable")
+    linear = linear[order]
+    repeated = np.flatnonzero(np.diff(linear) == 0)
+    if repeated.size:
+        if duplicates == "error":
+            e = order[repeated[0]]
+            raise ConfigError(f"duplicate edge {int(k[e])} → {int(q[e])}: attention has no edge weights to sum; "
+                              "give each edge once")
+        linear = np.unique(linear)
+    return Pattern(linear % max(ell_z, 1), linear // max(ell_z, 1), ell_z=ell_z, ell_x=ell_x,
+                   self_attention=bool(self_attention), name=name, params=params)
+
+
+def from_mask(mask, *, ell_z=None, ell_x=None, self_attention=None, name="mask") -> Pattern:
+    """The pattern of a mask ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` (rows keys, columns queries; a name such as
+    ``"causal"`` needs ``ell_z`` and ``ell_x``).  A square mask is self-attention unless
+    ``self_attention=False``; giving ``ell_z``/``ell_x`` checks the mask's shape."""
+    if isinstance(mask, str) or mask is None:
+        if ell_z is None or ell_x is None:
+            raise ConfigError(f"mask {mask!r} needs ell_z and ell_x")
+        shape = (ell_z, ell_x)
+    else:
+        shape = np.shape(mask)
+        if len(shape) != 2:
+            raise ConfigError(f"a mask is a 2-D ell_z×ell_x array, got shape {shape}")
+        shape = (shape[0] if ell_z is None else ell_z, shape[1] if ell_x is None else ell_x)
+    m = masks.resolve(mask, *shape)
+    if self_attention is None:
+        self_attention = shape[0] == shape[1]
+    if self_attention and shape[0] != shape[1]:
+        raise ConfigError(f"a self-attention mask is square, got shape {shape}")
+    q, k = np.nonzero(m.T)  # sorted by query, then key
+    return Pattern(k.astype(np.int64), q.astype(np.int64), ell_z=shape[0], ell_x=shape[1],
+                   self_attention=bool(self_attention), name=name)
+
+
+def to_mask(pattern) -> np.ndarray:
+    """The spec's boolean ``ℓ_z×ℓ_x`` mask of a pattern or graph (see :func:`as_pattern`)."""
+    return as_pattern(pattern).mask()
+
+
+def _position(node, ell, what):
+    if isinstance(node, (bool, np.bool_)) or not isinstance(node, (int, np.integer)):
+        raise ConfigError(f"{what} node {node!r} is not a position: a self-attention graph has integer nodes "
+                          f"0..{ell - 1}")
+    if not 0 <= node < ell:
+        raise ConfigError(f"node {node!r} is outside the sequence 0..{ell - 1} (ell = {ell})")
+    return int(node)
+
+
+def _is_cross_node(node):
+    return isinstance(node, tuple) and len(node) == 2 and node[0] in SIDES
+
+
+def from_graph(G, *, ell=None, ell_z=None, ell_x=None, name="graph") -> Pattern:
+    """The pattern of a networkx graph (adjacency-restricted attention, as in graph attention networks).
+
+    A ``DiGraph`` edge ``k → q`` lets query ``q`` attend to key ``k``; an undirected ``Graph`` edge lets each
+    end attend to the other.  Nodes are positions ``0..ℓ−1`` (self-attention) or ``("z", t)``/``("x", t)``
+    (cross-attention).  ``ell`` defaults to the graph's own ``ell_x`` attribute or its number of nodes.  No
+    self-loop is added: a node attends to itself only if the graph has the loop.
+
+    Raises
+    ------
+    ConfigError
+        For a multigraph (duplicate edges are rejected, not summed), a node outside the sequence, or
+        a node that is not a position.
+    """
+    if isinstance(G, (nx.MultiGraph, nx.MultiDiGraph)):
+        raise ConfigError(f"{type(G).__name__}: duplicate edges are rejected, not summed; give a Graph or DiGraph")
+    if not isinstance(G, nx.Graph):
+        raise ConfigError(f"expected a networkx Graph or DiGraph, got {type(G).__name__}")
+    edges = list(G.edges)
+    if not G.is_directed():
+        edges += [(v, u) for u, v in edges if u != v]
+    cross = any(_is_cross_node(n) for n in G.nodes)
+    if cross:
+        ell_z = G.graph.get("ell_z") if ell_z is None else ell_z
+        ell_x = G.graph.get("ell_x") if ell_x is None else ell_x
+        counts = {side: sum(1 for n in G.nodes if _is_cross_node(n) and n[0] == side) for side in SIDES}
+        ell_z, ell_x = (counts["z"] if ell_z is None else ell_z), (counts["x"] if ell_x is None else ell_x)
+        for n in G.nodes:
+            if not _is_cross_node(n):
+                raise ConfigError(f"node {n!r} of a cross-attention graph is not ('z', t) or ('x', t)")
+            _position(n[1], ell_z if n[0] == "z" else ell_x, f"{n[0]}-side")
+        for u, v in edges:
+            if u[0] != "z" or v[0] != "x":
+                raise ConfigError(f"edge {u!r} → {v!r} of a cross-attention graph must go from a key ('z', t) to a "
+                                  "query ('x', t)")
+        keys, queries = [u[1] for u, _ in edges], [v[1] for _, v in edges]
+        return from_pairs(np.array(keys, dtype=np.int64), np.array(queries, dtype=np.int64), ell_z=ell_z,
+                          ell_x=ell_x, self_attention=False, name=name)
+    if ell is None:
+        ell = G.graph.get("ell_x", G.number_of_nodes())
+    ell = _size(ell, "ell")
+    for n in G.nodes:
+        _position(n, ell, "a")
+    keys = np.array([u for u, _ in edges], dtype=np.int64)
+    queries = np.array([v for _, v in edges], dtype=np.int64)
+    return from_pairs(keys, queries, ell_z=ell, self_attention=True, name=name)
+
+
+def as_pattern(obj, *, ell_z=None, ell_x=None, inputs=None) -> Pattern:
+    """A :class:`Pattern` from a pattern, a networkx graph, or a 0/1 mask; ``ell_z``/``ell_x``, when given, are
+    checked (a mask of the wrong shape or a graph of the wrong size is a ConfigError that names the
+    ``inputs`` — e.g. ``("Z", "X")`` — whose columns set them)."""
+    if isinstance(obj, Pattern):
+        pattern = obj
+    elif isinstance(obj, nx.Graph):
+        pattern = from_graph(obj, ell=ell_x if ell_z == ell_x else None, ell_z=ell_z, ell_x=ell_x)
+    else:
+        return from_mask(obj, ell_z=ell_z, ell_x=ell_x)
+    for i, (name, role, want, got) in enumerate((("ell_z", "keys", ell_z, pattern.ell_z),
+                                                  ("ell_x", "queries", ell_x, pattern.ell_x))):
+        if want is not None and want != got:
+            source = f"{inputs[i]} has {want} columns" if inputs else f"{want} was expected"
+            raise ConfigError(f"the pattern has {name} = {got} {role} but {source}")
+    return pattern

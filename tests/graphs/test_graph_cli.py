@@ -1,0 +1,111 @@
+"""``formal-transformers graph``: what it prints agrees with the analysis, pictures are written, and bad
+usage is one line with exit status 2 (issue 5: CLI)."""
+
+import json
+
+import pytest
+
+from formal.cli import main
+from formal.graphs import analysis, patterns
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_json_report_agrees_with_the_analysis(capsys):
+    status, out, err = run(capsys, "graph", "sliding-window", "--n", "64", "--window", "8", "--layers", "3",
+                           "--json")
+    assert status == 0 and err == ""
+    r = json.loads(out)
+    p = patterns.sliding_window(64, 8)
+    assert r["edges"] == p.n_edges and r["density"] == p.density
+    assert r["formula"]["values"] == {"ell": 64, "window": 8}
+    sizes = analysis.receptive_field_sizes(p, 3)
+    assert [row["max"] for row in r["layers"]["receptive_field"]] == sizes.max(axis=1).tolist()
+    assert r["layers"]["layers_to_coverage"] == analysis.layers_to_coverage(p) == 9
+    assert r["layers"]["max_path_length"] == analysis.max_path_length(p)
+    assert r["flops"]["sparse"] < r["flops"]["dense"]
+
+
+def test_text_report_names_every_quantity(capsys):
+    status, out, _ = run(capsys, "graph", "strided", "--n", "256", "--stride", "16")
+    assert status == 0
+    for word in ("edges", "formula", "density", "in-degree", "attention FLOPs", "receptive field",
+                 "full coverage", "max path length"):
+        assert word in out
+    assert "2 layers with the residual path" in out
+
+
+def test_never_is_reported_for_split_graphs(capsys):
+    status, out, _ = run(capsys, "graph", "dilated", "--n", "32", "--window", "4", "--dilation", "2")
+    assert status == 0 and "full coverage     never with the residual path" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["full", "--n", "12"], ["causal", "--n", "6", "--n-z", "9", "--align", "bottom-right"],
+    ["cross", "--n", "5", "--n-z", "7"], ["global-local", "--n", "40", "--window", "3", "--global", "2", "--causal"],
+    ["fixed", "--n", "40", "--stride", "8", "--summary", "2", "--part", "summary"],
+    ["random", "--n", "60", "--random", "3", "--window", "2", "--global", "1", "--seed", "7"],
+    ["swin", "--grid", "8x12", "--window", "4", "--shifted", "--shift", "1"],
+])
+def test_every_pattern_runs_and_counts_its_edges(capsys, argv):
+    status, out, err = run(capsys, "graph", *argv, "--json")
+    assert status == 0, err
+    r = json.loads(out)
+    assert r["edges"] > 0 and "formula" in r
+
+
+def test_edgelist_file_is_a_user_graph(capsys, tmp_path):
+    path = tmp_path / "graph.txt"
+    path.write_text("0 1\n1 2\n2 0\n")
+    status, out, _ = run(capsys, "graph", "edgelist", "--file", str(path), "--n", "4", "--json")
+    r = json.loads(out)
+    assert status == 0 and r["edges"] == 3 and "formula" not in r
+    assert r["in_degree"]["empty"] == 1                                    # position 3 sees nothing
+
+
+def test_draw_writes_a_png(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    for argv, name in ((["causal", "--n", "12"], "small.png"), (["sliding-window", "--n", "3000", "--window", "64",
+                                                                  "--layers", "0"], "large.png")):
+        path = tmp_path / name
+        status, out, err = run(capsys, "graph", *argv, "--draw", str(path))
+        assert status == 0, err
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["full"], "needs --n N"),
+    (["full", "--n", "8", "--window", "3"], "--window does not apply to the full pattern"),
+    (["sliding-window", "--n", "8"], "needs --window"),
+    (["sliding-window", "--n", "8", "--window", "0"], "window = 0 must be a positive integer"),
+    (["swin", "--grid", "6x8", "--window", "4"], "height 6 is not divisible by the Swin window 4"),
+    (["swin", "--grid", "8", "--window", "4"], "--grid '8' must be HxW"),
+    (["swin", "--grid", "8x8", "--window", "4", "--n", "60"], "disagrees with --grid"),
+    (["swin", "--window", "4"], "needs --grid"),
+    (["causal", "--n", "4", "--n-z", "6"], "explicit alignment"),
+    (["edgelist", "--n", "4"], "needs --file"),
+    (["edgelist", "--n", "4", "--file", "/nonexistent/graph.txt"], "does not exist"),
+    (["full", "--n", "8", "--layers", "-1"], "--layers -1"),
+    (["bogus", "--n", "8"], "invalid choice"),
+])
+def test_bad_usage_is_one_line_and_exit_2(capsys, argv, message):
+    status, out, err = run(capsys, "graph", *argv)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_edgelist_outside_the_sequence_is_a_config_error(capsys, tmp_path):
+    path = tmp_path / "graph.txt"
+    path.write_text("0 9\n")
+    status, _, err = run(capsys, "graph", "edgelist", "--file", str(path), "--n", "4")
+    assert status == 2 and "node 9 is outside the sequence 0..3" in err
+
+
+def test_unwritable_picture_is_one_line(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    status, _, err = run(capsys, "graph", "full", "--n", "4", "--draw", str(tmp_path / "no" / "such" / "dir.png"))
+    assert status == 2 and "cannot write the picture" in err and err.count("\n") == 1
