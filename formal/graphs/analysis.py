@@ -45,7 +45,8 @@ __all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", 
            "receptive_field_sizes", "layers_to_coverage", "max_path_length", "vaswani_table1"]
 
 WORDS = 64          # bits per word of a bit set
-EDGE_BUDGET = 1 << 16  # edges gathered at once while propagating
+EDGE_BUDGET = 1 << 16  # edges gathered at once while propagating by segments
+TABLE_BUDGET = 1 << 22  # entries of a table of runs of keys; more fragmented patterns propagate by segments
 
 
 # --------------------------------------------------------------------------------------------- counting
@@ -146,6 +147,19 @@ def _layers(patterns) -> list:
     return items
 
 
+class _Stack:
+    """The layers' patterns, cycled, each with its neighbour table: ``stack.step(bits, l, residual)``."""
+
+    def __init__(self, patterns):
+        self.patterns = _layers(patterns)
+        self.tables = [_runs(p) for p in self.patterns]
+        self.ell, self.period = self.patterns[0].ell_x, len(self.patterns)
+
+    def step(self, bits, layer, residual):
+        i = layer % self.period
+        return _step(bits, self.patterns[i], residual, self.tables[i])
+
+
 def _identity(ell) -> np.ndarray:
     bits = np.zeros((ell, -(-ell // WORDS)), dtype=np.uint64)
     t = np.arange(ell)
@@ -153,9 +167,53 @@ def _identity(ell) -> np.ndarray:
     return bits
 
 
-def _step(bits, p: Pattern, residual: bool) -> np.ndarray:
+def _runs(p: Pattern):
+    """Each query's keys as maximal runs of consecutive positions, in a table ``(starts, stops)`` of shape
+    (ℓ_x, most runs of a query), padded with empty runs; None when it would exceed TABLE_BUDGET entries
+    (then propagation goes by segments of edges).  A window is one run per query, a full or causal
+    pattern too, a random graph about one per edge."""
+    if not p.n_edges:
+        return np.zeros((p.ell_x, 0), np.int64), np.zeros((p.ell_x, 0), np.int64)
+    first = np.ones(p.n_edges, dtype=bool)
+    first[1:] = (p.keys[1:] != p.keys[:-1] + 1) | (p.queries[1:] != p.queries[:-1])
+    begin = np.flatnonzero(first)
+    end = np.append(begin[1:], p.n_edges)
+    owner = p.queries[begin]
+    per_query = np.bincount(owner, minlength=p.ell_x)
+    if per_query.max() * p.ell_x > TABLE_BUDGET:
+        return None
+    slot = np.arange(begin.size) - (np.cumsum(per_query) - per_query)[owner]
+    starts = np.zeros((p.ell_x, per_query.max()), dtype=np.int64)
+    stops = np.zeros_like(starts)
+    starts[owner, slot], stops[owner, slot] = p.keys[begin], p.keys[end - 1] + 1
+    return starts, stops
+
+
+def _range_or_table(bits, longest: int) -> np.ndarray:
+    """Sparse table of ORs: ``table[j, i]`` is the OR of rows ``i … i + 2^j − 1`` (zeros past the end), so
+    the OR of any run ``[a, b)`` is ``table[j, a] | table[j, b − 2^j]`` with ``2^j ≤ b − a < 2^{j+1}``; levels
+    up to the ``longest`` run only."""
+    levels = [bits]
+    while 2 ** len(levels) <= longest:
+        prev, half = levels[-1], 2 ** (len(levels) - 1)
+        nxt = prev.copy()
+        nxt[:-half] |= prev[half:]
+        levels.append(nxt)
+    return np.stack(levels)
+
+
+def _step(bits, p: Pattern, residual: bool, runs=None) -> np.ndarray:
     """One layer: row q becomes the OR of the rows of its keys (and of itself, with the residual path)."""
     out = bits.copy() if residual else np.zeros_like(bits)
+    if runs is not None:                                                  # two lookups per run of keys
+        starts, stops = runs
+        table = _range_or_table(bits, int((stops - starts).max(initial=0)))
+        for a, b in zip(starts.T, stops.T):
+            rows = np.flatnonzero(b > a)
+            a, b = a[rows], b[rows]
+            j = np.floor(np.log2(b - a)).astype(np.int64)                # 2^j ≤ run length < 2^(j+1)
+            out[rows] |= table[j, a] | table[j, b - 2**j]
+        return out
     degree = p.in_degree
     for q0, q1 in p.chunks(max(1, EDGE_BUDGET * 8 // bits.shape[1])):
         e0, e1 = p.indptr[q0], p.indptr[q1]
@@ -195,11 +253,11 @@ def _pack(rows_bool) -> np.ndarray:
 
 def receptive_field(patterns, layers: int, *, residual: bool = True) -> np.ndarray:
     """``R[k, q]``: whether position ``q`` after ``layers`` layers depends on input position ``k`` (a mask)."""
-    layers_ = _layers(patterns)
-    bits = _identity(layers_[0].ell_x)
+    stack = _Stack(patterns)
+    bits = _identity(stack.ell)
     for l in range(_layer_count(layers)):
-        bits = _step(bits, layers_[l % len(layers_)], residual)
-    return _to_bool(bits, layers_[0].ell_x)
+        bits = stack.step(bits, l, residual)
+    return _to_bool(bits, stack.ell)
 
 
 def _layer_count(layers):
@@ -210,42 +268,55 @@ def _layer_count(layers):
 
 def receptive_field_sizes(patterns, layers: int, *, residual: bool = True) -> np.ndarray:
     """``(layers, ℓ)`` array: the receptive-field size of every position after each of layers 1..L."""
-    layers_ = _layers(patterns)
-    bits, sizes = _identity(layers_[0].ell_x), []
+    stack = _Stack(patterns)
+    bits, sizes = _identity(stack.ell), []
     for l in range(_layer_count(layers)):
-        bits = _step(bits, layers_[l % len(layers_)], residual)
+        bits = stack.step(bits, l, residual)
         sizes.append(_popcount(bits))
-    return np.array(sizes, dtype=np.int64).reshape(len(sizes), layers_[0].ell_x)
+    return np.array(sizes, dtype=np.int64).reshape(len(sizes), stack.ell)
 
 
-def layers_to_coverage(patterns, *, residual: bool = True):
+def layers_to_coverage(patterns, *, residual: bool = True, progress=None):
     """The fewest layers after which every position depends on every position it may — every position, or
     every one at or before it when all layers are causal — or ``None`` when no depth achieves it (the
-    positions split into classes that never exchange information, e.g. a purely dilated window)."""
-    layers_ = _layers(patterns)
-    ell, period = layers_[0].ell_x, len(layers_)
-    target = _pack(_target(layers_))
-    bits, seen, l = _identity(ell), set(), 0
+    positions split into classes that never exchange information, e.g. a purely dilated window).
+
+    With the residual path and a finite answer, this is also :func:`max_path_length` (every pair that is
+    connected at all is one it may reach).  ``progress``, if given, is called with each layer number.
+    """
+    stack = _Stack(patterns)
+    target = _pack(_target(stack.patterns))
+    bits, seen, quiet, l = _identity(stack.ell), set(), 0, 0
     while True:
         if np.array_equal(bits & target, target):
             return l
-        state = (l % period, hashlib.blake2b(bits.tobytes(), digest_size=16).digest())
-        if state in seen:
-            return None                                                   # the sequence of states cycles
-        seen.add(state)
-        bits = _step(bits, layers_[l % period], residual)
-        l += 1
+        if residual:
+            # Receptive fields only grow: a whole period without change is a fixed point.
+            if quiet == stack.period:
+                return None
+        else:
+            state = (l % stack.period, hashlib.blake2b(bits.tobytes(), digest_size=16).digest())
+            if state in seen:
+                return None                                               # the sequence of states cycles
+            seen.add(state)
+        new = stack.step(bits, l, residual)
+        quiet = quiet + 1 if residual and np.array_equal(new, bits) else 0
+        bits, l = new, l + 1
+        if progress is not None:
+            progress(l)
 
 
-def max_path_length(patterns) -> int:
+def max_path_length(patterns, *, progress=None) -> int:
     """The largest number of layers (with the residual path) any connected pair ``k → q`` needs: the maximum
-    over such pairs of their shortest-path distance (Vaswani et al. 2017, Table 1)."""
-    layers_ = _layers(patterns)
-    period = len(layers_)
-    bits, l, last_change, quiet = _identity(layers_[0].ell_x), 0, 0, 0
-    while quiet < period:
-        new = _step(bits, layers_[l % period], residual=True)
+    over such pairs of their shortest-path distance (Vaswani et al. 2017, Table 1).  ``progress``, if
+    given, is called with each layer number."""
+    stack = _Stack(patterns)
+    bits, l, last_change, quiet = _identity(stack.ell), 0, 0, 0
+    while quiet < stack.period:
+        new = stack.step(bits, l, residual=True)
         l += 1
+        if progress is not None:
+            progress(l)
         if np.array_equal(new, bits):
             quiet += 1
         else:

@@ -9,6 +9,7 @@ writes a picture.
 from __future__ import annotations
 
 import json
+import sys
 
 from ..errors import ConfigError
 from ..symbols import text
@@ -131,8 +132,8 @@ def build(args, usage_error):
 
 
 # ------------------------------------------------------------------------------------------ reporting
-def report(p, *, layers: int, heads: int, d_head: int) -> dict:
-    """Everything the command prints, as plain data."""
+def report(p, *, layers: int, heads: int, d_head: int, progress=None) -> dict:
+    """Everything the command prints, as plain data (``progress``: a stream for a live line on long runs)."""
     degree = p.in_degree
     result = {"pattern": p.name, "params": p.params, "self_attention": p.self_attention,
               "ell_z": p.ell_z, "ell_x": p.ell_x, "edges": p.n_edges, "density": p.density,
@@ -149,11 +150,23 @@ def report(p, *, layers: int, heads: int, d_head: int) -> dict:
     result["flops"] = {"sparse": flops["sparse"], "dense": flops["dense"],
                        "ratio": flops["ratio"], "convention": "matmul", "heads": heads, "d_head": d_head,
                        "sparse_formula": text(flops["sparse_formula"])}
-    result["layers"] = _layered(p, layers)
+    result["layers"] = _layered(p, layers, progress)
     return result
 
 
-def _layered(p, layers):
+def _live(stream, what):
+    """A callback writing a live ``what: layer N`` line to ``stream`` when it is a terminal, else None."""
+    if stream is None or not getattr(stream, "isatty", lambda: False)():
+        return None
+
+    def show(layer):
+        if layer % 16 == 0:
+            stream.write(f"\r\033[K{what}: layer {layer:,}")
+            stream.flush()
+    return show
+
+
+def _layered(p, layers, progress=None):
     if not p.self_attention:
         return {"skipped": "cross-attention: queries never become keys, so layers do not compose"}
     if p.ell_x > LAYERED_LIMIT:
@@ -162,10 +175,16 @@ def _layered(p, layers):
     plain = analysis.receptive_field_sizes(p, layers, residual=False)
     per_layer = [{"layer": l + 1, **_spread(s), "min_without_residual": _spread(t)["min"]}
                  for l, (s, t) in enumerate(zip(sizes, plain))]
+    covered = analysis.layers_to_coverage(p, progress=_live(progress, "full coverage"))
+    plain_covered = analysis.layers_to_coverage(p, residual=False, progress=_live(progress, "without residual"))
+    # With the residual path, covering every allowed pair at L layers makes L the maximum path length.
+    longest = covered if covered is not None else analysis.max_path_length(p, progress=_live(progress, "path"))
+    if _live(progress, ""):
+        progress.write("\r\033[K")
+        progress.flush()
     return {"receptive_field": per_layer, "coverage_target": "earlier positions" if p.is_causal else "all positions",
-            "layers_to_coverage": analysis.layers_to_coverage(p),
-            "layers_to_coverage_without_residual": analysis.layers_to_coverage(p, residual=False),
-            "max_path_length": analysis.max_path_length(p)}
+            "layers_to_coverage": covered, "layers_to_coverage_without_residual": plain_covered,
+            "max_path_length": longest}
 
 
 def _spread(values) -> dict:
@@ -223,7 +242,7 @@ def _run(args, out, usage_error):
         if value < (0 if name == "layers" else 1):
             raise usage_error(f"--{name.replace('_', '-')} {value} must be {'≥ 0' if name == 'layers' else '≥ 1'}")
     p = build(args, usage_error)
-    result = report(p, layers=args.layers, heads=args.heads, d_head=args.d_head)
+    result = report(p, layers=args.layers, heads=args.heads, d_head=args.d_head, progress=sys.stderr)
     if args.draw:
         from .draw import draw
         draw(p, args.draw)
