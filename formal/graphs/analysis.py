@@ -41,8 +41,8 @@ from ..symbols import by_name, ell_x, ell_z
 from .pattern import Pattern, as_pattern
 from .patterns import PATTERNS
 
-__all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", "in_degree", "attention_flops", "receptive_field",
-           "receptive_field_sizes", "layers_to_coverage", "max_path_length", "vaswani_table1"]
+__all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", "in_degree", "attention_flops",
+           "receptive_field", "receptive_field_sizes", "layers_to_coverage", "max_path_length", "vaswani_table1"]
 
 WORDS = 64          # bits per word of a bit set
 EDGE_BUDGET = 1 << 16  # edges gathered at once while propagating by segments

@@ -52,7 +52,8 @@ def register(sub, usage_error):
                                    "full coverage, maximum path length.")
     p.add_argument("pattern", choices=tuple(CHOICES), metavar="PATTERN", help=", ".join(CHOICES))
     p.add_argument("--n", type=int, metavar="N", help="sequence length (the queries; the keys too, except cross)")
-    p.add_argument("--n-z", type=int, dest="n_z", metavar="N", help="context length (cross; causal with ℓ_z ≠ ℓ_x)")
+    p.add_argument("--n-z", type=int, dest="n_z", metavar="N",
+                   help="context length (cross; causal with ℓ_z ≠ ℓ_x)")
     p.add_argument("--align", choices=("top-left", "bottom-right"), help="causal alignment when ℓ_z ≠ ℓ_x")
     p.add_argument("--window", type=int, metavar="W", help="window size (keys per query, itself included; "
                                                            "Swin: the side M)")
@@ -154,34 +155,32 @@ def report(p, *, layers: int, heads: int, d_head: int, progress=None) -> dict:
     return result
 
 
-def _live(stream, what):
-    """A callback writing a live ``what: layer N`` line to ``stream`` when it is a terminal, else None."""
-    if stream is None or not getattr(stream, "isatty", lambda: False)():
-        return None
-
-    def show(layer):
-        if layer % 16 == 0:
-            stream.write(f"\r\033[K{what}: layer {layer:,}")
-            stream.flush()
-    return show
-
-
-def _layered(p, layers, progress=None):
+def _layered(p, layers, stream=None):
+    """Receptive fields, coverage and path length; a live ``what: layer N`` line on ``stream`` if a terminal."""
     if not p.self_attention:
         return {"skipped": "cross-attention: queries never become keys, so layers do not compose"}
     if p.ell_x > LAYERED_LIMIT:
         return {"skipped": f"ℓ = {p.ell_x} is above {LAYERED_LIMIT}: the layered analysis keeps ℓ² bits per layer"}
+    live = stream is not None and getattr(stream, "isatty", lambda: False)()
+
+    def tracker(what):
+        def show(layer):
+            if layer % 16 == 0:
+                stream.write(f"\r\033[K{what}: layer {layer:,}")
+                stream.flush()
+        return show if live else None
+
     sizes = analysis.receptive_field_sizes(p, layers)
     plain = analysis.receptive_field_sizes(p, layers, residual=False)
     per_layer = [{"layer": l + 1, **_spread(s), "min_without_residual": _spread(t)["min"]}
                  for l, (s, t) in enumerate(zip(sizes, plain))]
-    covered = analysis.layers_to_coverage(p, progress=_live(progress, "full coverage"))
-    plain_covered = analysis.layers_to_coverage(p, residual=False, progress=_live(progress, "without residual"))
+    covered = analysis.layers_to_coverage(p, progress=tracker("full coverage"))
+    plain_covered = analysis.layers_to_coverage(p, residual=False, progress=tracker("without the residual path"))
     # With the residual path, covering every allowed pair at L layers makes L the maximum path length.
-    longest = covered if covered is not None else analysis.max_path_length(p, progress=_live(progress, "path"))
-    if _live(progress, ""):
-        progress.write("\r\033[K")
-        progress.flush()
+    longest = covered if covered is not None else analysis.max_path_length(p, progress=tracker("max path length"))
+    if live:
+        stream.write("\r\033[K")
+        stream.flush()
     return {"receptive_field": per_layer, "coverage_target": "earlier positions" if p.is_causal else "all positions",
             "layers_to_coverage": covered, "layers_to_coverage_without_residual": plain_covered,
             "max_path_length": longest}

@@ -2,8 +2,9 @@
 
 :func:`draw` writes the pattern's mask as an image — keys ``t_z`` down, queries ``t_x`` across, the spec's
 ``Mask`` layout — and, for short sequences, the graph itself as an arc diagram: tokens on a line, an arc
-from each key to each query that attends to it.  Long sequences are shown as the density of admitted
-pairs per block of the mask, so the picture is never ℓ² pixels.
+from each key to each query that attends to it; for a token grid (Swin), the grid coloured by window.
+Long sequences are shown as the density of admitted pairs per block of the mask, so the picture is never
+ℓ² pixels.
 """
 
 from __future__ import annotations
@@ -76,12 +77,29 @@ def _arcs(ax, p):
     ax.set_title("as a graph: key → query", fontsize=9)
 
 
+def _grid(ax, p):
+    """A token grid (Swin): each token coloured by the window it attends within (the graph's components)."""
+    import networkx as nx
+    height, width = p.params["height"], p.params["width"]
+    label = np.zeros(p.ell_x, dtype=int)
+    for i, component in enumerate(nx.weakly_connected_components(p.to_networkx())):
+        label[list(component)] = i
+    ax.imshow(label.reshape(height, width) % 20, cmap="tab20", vmin=0, vmax=19, interpolation="nearest")
+    if height * width <= 256:
+        for t in range(p.ell_x):
+            ax.text(t % width, t // width, str(t), ha="center", va="center", fontsize=6)
+    ax.set_xlabel("grid column")
+    ax.set_ylabel("grid row")
+    ax.set_title(f"token grid {height}×{width}: colour = the window a token attends within", fontsize=9)
+
+
 def draw(pattern, path, *, title: str | None = None) -> None:
     """Write a PNG (or any format matplotlib knows from ``path``'s suffix) of ``pattern``."""
     plt = _pyplot()
     p = as_pattern(pattern)
-    arcs = max(p.ell_z, p.ell_x) <= ARC_LIMIT
-    fig, axes = plt.subplots(1, 2 if arcs else 1, figsize=(11 if arcs else 6, 5.2), squeeze=False)
+    grid = p.self_attention and {"height", "width"} <= set(p.params)
+    arcs = not grid and max(p.ell_z, p.ell_x) <= ARC_LIMIT
+    fig, axes = plt.subplots(1, 2 if arcs or grid else 1, figsize=(11 if arcs or grid else 6, 5.2), squeeze=False)
     ax = axes[0, 0]
     image = mask_image(p)
     blocked = image.shape != (p.ell_z, p.ell_x)
@@ -95,6 +113,8 @@ def draw(pattern, path, *, title: str | None = None) -> None:
         fig.colorbar(shown, ax=ax, fraction=0.046)
     if arcs:
         _arcs(axes[0, 1], p)
+    elif grid:
+        _grid(axes[0, 1], p)
     from matplotlib.ticker import MaxNLocator
     for axis in (ax.xaxis, ax.yaxis, axes[0, -1].xaxis):
         axis.set_major_locator(MaxNLocator(integer=True))

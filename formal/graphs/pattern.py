@@ -169,7 +169,7 @@ class Pattern:
 
 
 def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="graph", params=None,
-               duplicates="error") -> Pattern:
+               duplicates="error", _owned=False) -> Pattern:
     """A pattern from edge arrays ``keys[e] → queries[e]`` (any order).
 
     ``ell_x`` defaults to ``ell_z``; ``self_attention`` defaults to ``ell_z == ell_x``.  A repeated edge is
@@ -195,6 +195,8 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
     linear = q * max(ell_z, 1) + k
     step = np.diff(linear)
     if np.all(step > 0):                                                  # already sorted and unique (builders)
+        if not _owned:                                                    # the pattern will make them read-only
+            k, q = k.copy(), q.copy()
         return Pattern(k, q, ell_z=ell_z, ell_x=ell_x, self_attention=bool(self_attention), name=name,
                        params=params)
     order = np.argsort(linear, kind="stable")

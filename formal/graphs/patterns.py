@@ -87,7 +87,8 @@ def _window_span(ell, window, causal):
 
 
 def _self(keys, queries, ell, name, params, duplicates="error") -> Pattern:
-    return from_pairs(keys, queries, ell_z=ell, self_attention=True, name=name, params=params, duplicates=duplicates)
+    return from_pairs(keys, queries, ell_z=ell, self_attention=True, name=name, params=params, duplicates=duplicates,
+                      _owned=True)
 
 
 # ----------------------------------------------------------------------------------- dense and causal
@@ -228,7 +229,8 @@ def _part(part, allowed):
 
 def strided(ell, stride, *, part="both") -> Pattern:
     """Child et al.'s strided pattern (causal): head 1 sees the previous ``stride`` positions and itself
-    (``A⁽¹⁾_i = {max(0, i − l), …, i}``), head 2 every ``stride``-th earlier position (``(i − j) mod l = 0``).
+    (``A⁽¹⁾_i = {max(0, i − l), …, i}``), head 2 every ``stride``-th earlier position
+    (``(i − j) mod l = 0``).
     ``part`` is ``"local"`` (head 1), ``"stride"`` (head 2) or ``"both"`` (their union, one merged head).
 
     ``|E| = ℓ + Σ_{q<ℓ} min(q, s) + Σ_{q<ℓ} ⌊q/s⌋ − max(ℓ − s, 0)`` for ``"both"``.
@@ -337,7 +339,8 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     boundaries by ``shift`` (default ``⌊M/2⌋``) — Swin's cyclic shift with its attention mask, which splits
     the windows at the image border instead of wrapping around.
 
-    ``|E| = n_h·n_w·M²`` unshifted; shifted, ``(σ² + (M−σ)² + (n_h/M − 1)M²)·(σ² + (M−σ)² + (n_w/M − 1)M²)``.
+    ``|E| = n_h·n_w·M²`` unshifted; shifted,
+    ``(σ² + (M−σ)² + (n_h/M − 1)M²)·(σ² + (M−σ)² + (n_w/M − 1)M²)``.
     """
     height, width, window = _count("height", height), _count("width", width), _count("window", window)
     for name, side in (("height", height), ("width", width)):

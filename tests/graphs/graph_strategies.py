@@ -45,7 +45,6 @@ def grid(ell):
     return k, q
 
 
-#: name → (strategy of keyword arguments, oracle mask from them): the papers' definitions.
 def _sliding(a):
     k, q = grid(a["ell"])
     return (q - a["window"] < k) & (k <= q) if a["causal"] else np.abs(q - k) < a["window"]
@@ -101,6 +100,7 @@ def _kwargs(**strategies):
 
 
 CAUSAL = st.booleans()
+#: name → (builder, strategy of its keyword arguments, oracle mask from them: the paper's definition).
 BUILTINS = {
     "full": (P.full, _kwargs(ell=LENGTH), lambda a: np.ones((a["ell"],) * 2, bool)),
     "causal": (P.causal, _kwargs(ell_z=LENGTH), lambda a: np.triu(np.ones((a["ell_z"],) * 2, bool))),
@@ -115,8 +115,9 @@ BUILTINS = {
         ell=LENGTH, stride=st.just(s), summary=st.integers(1, s), part=st.sampled_from(["both", "local", "summary"]))),
         _fixed),
     "swin": (P.swin, st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)).flatmap(
-        lambda t: st.integers(0, t[2] - 1).map(lambda s: {"height": t[0] * t[2], "width": t[1] * t[2],
-                                                           "window": t[2], **({"shifted": True, "shift": s} if s else {})})),
+        lambda t: st.integers(0, t[2] - 1).map(lambda s: {
+            "height": t[0] * t[2], "width": t[1] * t[2], "window": t[2],
+            **({"shifted": True, "shift": s} if s else {})})),
         _swin),
 }
 

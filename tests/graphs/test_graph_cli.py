@@ -3,6 +3,7 @@ usage is one line with exit status 2 (issue 5: CLI)."""
 
 import json
 
+import numpy as np
 import pytest
 
 from formal.cli import main
@@ -70,7 +71,9 @@ def test_edgelist_file_is_a_user_graph(capsys, tmp_path):
 def test_draw_writes_a_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     for argv, name in ((["causal", "--n", "12"], "small.png"), (["sliding-window", "--n", "3000", "--window", "64",
-                                                                  "--layers", "0"], "large.png")):
+                                                                  "--layers", "0"], "large.png"),
+                       (["swin", "--grid", "8x12", "--window", "4", "--shifted"], "grid.png"),
+                       (["cross", "--n", "5", "--n-z", "7"], "bipartite.png")):
         path = tmp_path / name
         status, out, err = run(capsys, "graph", *argv, "--draw", str(path))
         assert status == 0, err
@@ -109,3 +112,34 @@ def test_unwritable_picture_is_one_line(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     status, _, err = run(capsys, "graph", "full", "--n", "4", "--draw", str(tmp_path / "no" / "such" / "dir.png"))
     assert status == 2 and "cannot write the picture" in err and err.count("\n") == 1
+
+
+def test_mask_image_is_the_mask_or_its_block_densities():
+    """Short sequences are drawn pixel for pixel; long ones as the fraction of admitted pairs per block,
+    which sums back to |E| when weighted by the block sizes."""
+    from formal.graphs.draw import mask_image
+    small = patterns.dilated(30, 3, 2)
+    assert (mask_image(small) == small.mask()).all()
+    large = patterns.sliding_window(1000, 37)
+    image = mask_image(large, pixels=64)
+    assert image.shape == (64, 64) and image.max() <= 1
+    sizes = np.bincount(np.arange(1000) * 64 // 1000)
+    assert round(float((image * np.outer(sizes, sizes)).sum())) == large.n_edges
+
+
+def test_long_layered_analyses_show_a_live_line_on_a_terminal():
+    """On a terminal the layer count is shown as it runs and erased at the end; elsewhere nothing."""
+    import io
+
+    from formal.graphs.command import report
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    p = patterns.sliding_window(200, 2)
+    terminal, pipe = Terminal(), io.StringIO()
+    report(p, layers=1, heads=1, d_head=4, progress=terminal)
+    report(p, layers=1, heads=1, d_head=4, progress=pipe)
+    assert "full coverage: layer 192" in terminal.getvalue() and terminal.getvalue().endswith("\r\033[K")
+    assert pipe.getvalue() == ""

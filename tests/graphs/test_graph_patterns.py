@@ -175,3 +175,10 @@ def test_patterns_are_immutable():
     for array in (p.keys, p.queries, p.indptr):
         with pytest.raises(ValueError):
             array[0] = 1
+
+
+def test_from_pairs_leaves_the_callers_arrays_alone():
+    keys, queries = np.array([0, 0, 1]), np.array([0, 1, 1])
+    p = from_pairs(keys, queries, ell_z=2)
+    keys[0] = 1                                                           # still writable, and not shared
+    assert p.keys.tolist() == [0, 0, 1]
