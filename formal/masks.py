@@ -56,7 +56,10 @@ def causal(ell_z: int, ell_x: int, *, align: str | None = None) -> np.ndarray:
 
 
 def resolve(mask, ell_z: int, ell_x: int) -> np.ndarray:
-    """A boolean ``ℓ_z×ℓ_x`` matrix from a mask name, ``None`` (bidirectional) or an array of 0/1."""
+    """A boolean ``ℓ_z×ℓ_x`` matrix from a mask name, ``None`` (bidirectional), an array of 0/1, or an
+    attention pattern (:class:`formal.graphs.Pattern`, anything with a ``mask()`` method)."""
+    if callable(getattr(mask, "mask", None)):
+        mask = mask.mask()
     if mask is None or (isinstance(mask, str) and mask == "bidirectional"):
         return bidirectional(ell_z, ell_x)
     if isinstance(mask, str):

@@ -154,3 +154,15 @@ def test_bad_input(call, error, message):
 
 
 P_ = {"W_q": np.ones((2, 3)), "W_k": np.ones((2, 3)), "W_v": np.ones((3, 3))}
+
+
+def test_the_spec_takes_a_pattern_as_its_mask():
+    """Algorithms 4 and 5 accept a pattern wherever they take a mask (its mask() is used), and check its size."""
+    rng = np.random.default_rng(2)
+    p = patterns.strided(7, 2)
+    X = rng.normal(size=(3, 7))
+    params = {"W_q": rng.normal(size=(2, 3)), "W_k": rng.normal(size=(2, 3)), "W_v": rng.normal(size=(3, 3))}
+    spec = alg4.variant(bias=False)
+    np.testing.assert_array_equal(spec(X=X, mask=p, **params), spec(X=X, mask=p.mask(), **params))
+    with pytest.raises(ConfigError, match=r"mask has shape \(7, 7\)"):
+        spec(X=X[:, :5], mask=p, **params)
