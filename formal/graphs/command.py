@@ -203,7 +203,7 @@ def _layers_text(value) -> str:
 def to_text(r) -> str:
     params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
     kind = "self-attention" if r["self_attention"] else f"cross-attention, {_n(r['ell_z'])} keys"
-    lines = [f"{r['pattern']}({params}): {kind}, {_n(r['ell_x'])} queries",
+    lines = [f"{r['pattern']}{f'({params})' if params else ''}: {kind}, {_n(r['ell_x'])} queries",
              f"edges             {_n(r['edges'])}"]
     if "formula" in r:
         f = r["formula"]
