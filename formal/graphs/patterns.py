@@ -347,6 +347,8 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
         if side % window:
             raise ConfigError(f"the grid's {name} {side} is not divisible by the Swin window {window}")
     shifted = _flag("shifted", shifted)
+    if shift is not None and not shifted:
+        raise ConfigError(f"shift = {shift!r} is given but shifted = False: pass shifted=True for shifted windows")
     shift = (window // 2 if shift is None else _count("shift", shift)) if shifted else 0
     if shifted and not 0 < shift < window:
         raise ConfigError(f"shift = {shift} must be between 1 and window − 1 = {window - 1}")

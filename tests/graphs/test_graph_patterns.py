@@ -131,6 +131,7 @@ def test_swin_alternating_windows_connect_the_grid():
     (lambda: patterns.swin(6, 8, 4), "height 6 is not divisible by the Swin window 4"),
     (lambda: patterns.swin(8, 6, 4), "width 6 is not divisible by the Swin window 4"),
     (lambda: patterns.swin(8, 8, 4, shifted=True, shift=4), "shift = 4 must be between 1 and window − 1 = 3"),
+    (lambda: patterns.swin(8, 8, 4, shift=1), "shift = 1 is given but shifted = False"),
     (lambda: patterns.fixed(8, 2, 3), "summary = 3 must be at most stride = 2"),
     (lambda: patterns.strided(8, 2, part="summary"), "part = 'summary'"),
     (lambda: patterns.random(6, 5, window=2), "n_random = 5 is more than the 3 keys query"),
