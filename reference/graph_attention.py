@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 
-from formal.errors import ConfigError, DomainError
+from formal.errors import ConfigError
+from formal.ops import check_empty_policy, empty_neighbourhood
 from formal.graphs.pattern import as_pattern
 
 from . import require_torch
-from .layers import EMPTY_POLICIES, _attend_heads, _heads, attend
+from .layers import _attend_heads, _heads, attend
 
 __all__ = ["attend_edges", "attention", "mhattention", "GRAPH_PATHS"]
 
@@ -34,14 +35,12 @@ def attend_edges(Q, K, V, keys, queries, *, empty="zero"):
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_v) → (B, H, ℓ_x, d_v).  A query with no
     edge gets zeros, NaN or a DomainError by ``empty`` (SPEC.md decision 7).
     """
-    if empty not in EMPTY_POLICIES:
-        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+    check_empty_policy(empty)
     B, H, ell_x, _ = Q.shape
     degree = torch.bincount(queries, minlength=ell_x)
     lonely = degree == 0
     if empty == "error" and bool(lonely.any()):
-        raise DomainError(f"query column {torch.nonzero(lonely).flatten().tolist()} has no admitted key (an empty "
-                          "neighbourhood) and empty='error'")
+        raise empty_neighbourhood(torch.nonzero(lonely).flatten().tolist())
     s = (Q[:, :, queries] * K[:, :, keys]).sum(-1) / math.sqrt(Q.shape[-1])  # (B, H, |E|) the scores
     top = torch.full((B, H, ell_x), -math.inf, dtype=s.dtype, device=s.device)
     top = top.scatter_reduce(2, queries.expand(B, H, -1), s, "amax")         # per query, for stability

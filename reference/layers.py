@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from formal.errors import ConfigError, DomainError
+from formal.errors import ConfigError
+from formal.ops import EMPTY_POLICIES, check_empty_policy, empty_neighbourhood
 
 from . import require_torch
 
@@ -22,7 +23,6 @@ torch = require_torch()
 F = torch.nn.functional
 
 ATTENTION_PATHS = ("explicit", "sdpa", "flex")
-EMPTY_POLICIES = ("zero", "nan", "error")
 
 
 # ------------------------------------------------------------------------------------------ Algorithms 1, 2
@@ -72,14 +72,13 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit"):
     (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
     NaN, or a DomainError, by ``empty`` (SPEC.md decision 7).
     """
-    if empty not in EMPTY_POLICIES:
-        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+    check_empty_policy(empty)
     if mask is not None and mask.dim() == 3:
         mask = mask[:, None]                                                # (B, 1, ℓ_x, ℓ_z)
     empty_rows = None if mask is None else ~mask.any(-1, keepdim=True)     # (…, ℓ_x, 1)
     if empty_rows is not None and empty == "error" and bool(empty_rows.any()):
         rows = torch.nonzero(empty_rows.reshape(-1, empty_rows.shape[-2]).any(0)).flatten().tolist()
-        raise DomainError(f"query column {rows} has no admitted key (an empty neighbourhood) and empty='error'")
+        raise empty_neighbourhood(rows)
     if path == "explicit":
         S = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])               # (B, H, ℓ_x, ℓ_z)
         if mask is not None:

@@ -7,7 +7,7 @@ import sympy as sp
 
 from ..algorithm import Algorithm, Assign, Loop, call, divides
 from ..errors import ConfigError
-from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
+from ..ops import (EMPTY_POLICIES, KVGroup, check_empty_policy, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
 from ..shapes import TensorSpec
 from ..symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
@@ -19,8 +19,7 @@ __all__ = ["single_query_attention", "attention", "mhattention",
 def _check(bias, empty):
     if not isinstance(bias, bool):
         raise ConfigError(f"bias = {bias!r} must be True or False")
-    if empty not in EMPTY_POLICIES:
-        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+    check_empty_policy(empty)
 
 
 def _affine(W, x, b, bias, *, ones=True, role="weight"):

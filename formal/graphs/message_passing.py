@@ -40,8 +40,8 @@ import math
 import networkx as nx
 import numpy as np
 
-from ..errors import ConfigError, DomainError
-from ..ops import EMPTY_POLICIES
+from ..errors import ConfigError
+from ..ops import check_empty_policy, empty_neighbourhood
 from .pattern import as_pattern
 
 __all__ = ["attention", "mhattention", "propagate_loop", "propagate_edges", "EXECUTORS"]
@@ -66,12 +66,10 @@ def _project(W, A, b, name):
 
 
 def _empty_check(pattern, empty):
-    if empty not in EMPTY_POLICIES:
-        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+    check_empty_policy(empty)
     lonely = np.flatnonzero(pattern.in_degree == 0)
     if lonely.size and empty == "error":
-        raise DomainError(f"query column {lonely.tolist()} has no admitted key (an empty neighbourhood) and "
-                          "empty='error'")
+        raise empty_neighbourhood(lonely.tolist())
     return lonely
 
 

@@ -12,14 +12,14 @@ from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, Op, Ref, Rendered, a
 from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Sub
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
-from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax
+from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
 from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
 from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
                         Strip, Truncate, capped, special_token)
 
 __all__ = [
-    "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "SINUSOIDS",
+    "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "check_empty_policy", "empty_neighbourhood", "SINUSOIDS",
     "matmul", "matmul_t", "weighted_sum", "add", "add_bias", "add_constant", "sub", "mul", "div", "square",
     "sqrt", "div_sqrt", "mean", "softmax", "mask_fill", "gather", "pick", "stack_rows", "sinusoid",
     # the op classes, and what an op's rendering needs

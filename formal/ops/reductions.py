@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DomainError
+from ..errors import ConfigError, DomainError
 from ..shapes import Mismatch, numel, same_dim
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import POSTFIX, PRODUCT, Op, _rank
@@ -39,6 +39,19 @@ class Mean(Op):
 
 
 EMPTY_POLICIES = ("zero", "nan", "error")
+
+
+def check_empty_policy(empty: str) -> str:
+    """``empty`` if it names a policy for a query with no admitted key (SPEC.md decision 7), else a ConfigError."""
+    if empty not in EMPTY_POLICIES:
+        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+    return empty
+
+
+def empty_neighbourhood(columns, where: str = "") -> DomainError:
+    """The error ``empty="error"`` raises for the query ``columns`` that admit no key."""
+    return DomainError(f"{where}query column {list(columns)} has no admitted key (an empty neighbourhood) and "
+                       "empty='error'")
 
 #: What a softmax normalises: attention scores or output logits (the chinchilla convention counts only the first).
 SOFTMAX_INPUTS = ("scores", "logits")
@@ -79,8 +92,7 @@ class Softmax(Op):
         empty = ~np.isfinite(top)  # a column of −∞ only
         if np.any(empty) and self.empty == "error":
             columns = np.flatnonzero(np.reshape(empty, -1))
-            raise DomainError(f"{ctx.where()}: query column {columns.tolist()} has no admitted key "
-                              "(an empty neighbourhood) and empty='error'")
+            raise empty_neighbourhood(columns.tolist(), f"{ctx.where()}: ")
         e = np.exp(s - np.where(empty, 0.0, top))
         total = np.sum(e, axis=0, keepdims=True)
         p = e / np.where(empty, 1.0, total)  # an empty column is exp(−∞) = 0 everywhere
