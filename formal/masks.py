@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import ConfigError
 
-__all__ = ["ALIGNMENTS", "NAMED", "bidirectional", "causal", "resolve"]
+__all__ = ["ALIGNMENTS", "NAMED", "bidirectional", "causal", "causal_shift", "resolve"]
 
 ALIGNMENTS = ("top-left", "bottom-right")
 
@@ -35,13 +35,9 @@ def bidirectional(ell_z: int, ell_x: int) -> np.ndarray:
     return np.ones((ell_z, ell_x), dtype=bool)
 
 
-def causal(ell_z: int, ell_x: int, *, align: str | None = None) -> np.ndarray:
-    """The unidirectional mask.
-
-    ``align="top-left"`` (the paper's): ``Mask[t_z, t_x] = [[t_z ≤ t_x]]``.
-    ``align="bottom-right"`` (what a KV cache needs): ``Mask[t_z, t_x] = [[t_z ≤ t_x + ℓ_z − ℓ_x]]``, so the
-    last query sees the whole context.  When ``ℓ_z = ℓ_x`` the two agree and ``align`` may be omitted.
-    """
+def causal_shift(ell_z: int, ell_x: int, align: str | None = None) -> int:
+    """``s`` such that the causal mask is ``t_z ≤ t_x + s``: 0 top-left, ``ℓ_z − ℓ_x`` bottom-right.
+    Raises ConfigError for an unknown alignment, or none when ``ℓ_z ≠ ℓ_x`` (SPEC.md decision 6)."""
     if align is None:
         if ell_z != ell_x:
             raise ConfigError(f"a causal mask with ell_z = {ell_z} != ell_x = {ell_x} needs an explicit "
@@ -49,7 +45,17 @@ def causal(ell_z: int, ell_x: int, *, align: str | None = None) -> np.ndarray:
         align = "top-left"
     if align not in ALIGNMENTS:
         raise ConfigError(f"unknown causal alignment {align!r}; known: {', '.join(ALIGNMENTS)}")
-    shift = 0 if align == "top-left" else ell_z - ell_x
+    return 0 if align == "top-left" else ell_z - ell_x
+
+
+def causal(ell_z: int, ell_x: int, *, align: str | None = None) -> np.ndarray:
+    """The unidirectional mask.
+
+    ``align="top-left"`` (the paper's): ``Mask[t_z, t_x] = [[t_z ≤ t_x]]``.
+    ``align="bottom-right"`` (what a KV cache needs): ``Mask[t_z, t_x] = [[t_z ≤ t_x + ℓ_z − ℓ_x]]``, so the
+    last query sees the whole context.  When ``ℓ_z = ℓ_x`` the two agree and ``align`` may be omitted.
+    """
+    shift = causal_shift(ell_z, ell_x, align)
     t_z = np.arange(ell_z)[:, None]
     t_x = np.arange(ell_x)[None, :]
     return t_z <= t_x + shift

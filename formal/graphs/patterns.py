@@ -112,13 +112,8 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     """
     ell_z = _count("ell_z", ell_z, 0)
     ell_x = ell_z if ell_x is None else _count("ell_x", ell_x, 0)
-    if align is None and ell_z != ell_x:
-        raise ConfigError(f"a causal pattern with ell_z = {ell_z} != ell_x = {ell_x} needs an explicit alignment: "
-                          f"{' or '.join(map(repr, masks.ALIGNMENTS))}")
+    shift = masks.causal_shift(ell_z, ell_x, align)                      # the spec's alignment rule
     align = align or "top-left"
-    if align not in masks.ALIGNMENTS:
-        raise ConfigError(f"unknown causal alignment {align!r}; known: {', '.join(masks.ALIGNMENTS)}")
-    shift = 0 if align == "top-left" else ell_z - ell_x
     stops = np.clip(np.arange(ell_x, dtype=np.int64) + 1 + shift, 0, ell_z)
     keys, queries = _ranges(np.zeros(ell_x, np.int64), stops)
     if ell_z == ell_x:
