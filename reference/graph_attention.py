@@ -20,6 +20,7 @@ from formal.ops import check_empty_policy, empty_neighbourhood
 from formal.graphs.pattern import as_pattern
 
 from . import require_torch
+from . import layers
 from .layers import _attend_heads, _heads, attend
 
 __all__ = ["attend_edges", "attention", "mhattention", "GRAPH_PATHS"]
@@ -75,9 +76,8 @@ def attention(pattern, X, Z=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None
     Z = X if Z is None else Z
     pattern = _pattern(pattern, X, Z)
     fn, mask = _attend_fn(pattern, path, X.device)
-    one = (lambda t: None if t is None else t[None])
-    Q, K, V = _heads(X, one(W_q), one(b_q)), _heads(Z, one(W_k), one(b_k)), _heads(Z, one(W_v), one(b_v))
-    return fn(Q, K, V, mask, empty=empty, path=path)[:, 0]
+    return layers.attention(X, Z, mask, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v, empty=empty,
+                            path=path, attend_fn=fn)
 
 
 def mhattention(pattern, X, Z=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, empty="zero",

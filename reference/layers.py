@@ -154,12 +154,13 @@ def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None
 
 
 def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
-              path="explicit"):
-    """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out)."""
+              path="explicit", attend_fn=None):
+    """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
+    :func:`attend`, as in :func:`_attend_heads`)."""
     Z = X if Z is None else Z
     one = (lambda t: None if t is None else t[None])
     Q, K, V = _heads(X, one(W_q), one(b_q)), _heads(Z, one(W_k), one(b_k)), _heads(Z, one(W_v), one(b_v))
-    return attend(Q, K, V, mask, empty=empty, path=path)[:, 0]
+    return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)[:, 0]
 
 
 def single_query_attention(e, e_t, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):

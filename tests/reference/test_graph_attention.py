@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from formal import DomainError
+from formal import attention as alg4
 from formal import mhattention as alg5
 from formal.graphs import from_mask, message_passing, patterns
 from reference import graph_attention
@@ -101,3 +102,19 @@ def test_flex_and_scatter_on_cuda_equal_the_explicit_path(make):
     for path in ("flex", "scatter"):
         got = graph_attention.mhattention(pattern, X, **params, path=path)
         torch.testing.assert_close(got, explicit, rtol=1e-3, atol=1e-4)
+
+
+@given(builtin(), st.booleans(), SEED)
+def test_single_head_scatter_path_is_algorithm_4(case, bias, seed):
+    """One head (Algorithm 4) over a pattern in torch equals the spec on its mask."""
+    _, _, pattern, _ = case
+    if pattern.ell_x == 0:
+        return
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(3, pattern.ell_x))
+    params = {"W_q": rng.normal(size=(2, 3)), "W_k": rng.normal(size=(2, 3)), "W_v": rng.normal(size=(4, 3))}
+    if bias:
+        params.update(b_q=rng.normal(size=2), b_k=rng.normal(size=2), b_v=rng.normal(size=4))
+    spec = alg4.variant(bias=bias)(X=X, mask=pattern, **params)
+    got = graph_attention.attention(pattern, _rows(X), **{k: torch.from_numpy(v) for k, v in params.items()})
+    np.testing.assert_allclose(got[0].numpy().T, spec, rtol=0, atol=1e-10)
