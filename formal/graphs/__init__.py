@@ -2,6 +2,7 @@
 
 - :mod:`.pattern` — :class:`Pattern` (edges ``key → query`` as arrays) and its conversions to and from the
   spec's ``{0,1}^{ℓ_z×ℓ_x}`` masks and networkx graphs;
+- :mod:`.edges` — edge arrays from array operations (runs of keys, fixed offsets), never a loop per edge;
 - :mod:`.patterns` — the built-in patterns (full, causal, cross, sliding window, dilated, Longformer's
   global + local, the Sparse Transformer's strided and fixed, BigBird's random, Swin's windows) with their
   symbolic edge counts, and any user graph;

@@ -38,6 +38,7 @@ import sympy as sp
 from ..cost import check_convention
 from ..errors import ConfigError
 from ..symbols import by_name, ell_x, ell_z
+from .edges import integer
 from .pattern import Pattern, as_pattern
 from .patterns import PATTERNS
 
@@ -255,22 +256,16 @@ def receptive_field(patterns, layers: int, *, residual: bool = True) -> np.ndarr
     """``R[k, q]``: whether position ``q`` after ``layers`` layers depends on input position ``k`` (a mask)."""
     stack = _Stack(patterns)
     bits = _identity(stack.ell)
-    for l in range(_layer_count(layers)):
+    for l in range(integer("layers", layers, 0)):
         bits = stack.step(bits, l, residual)
     return _to_bool(bits, stack.ell)
-
-
-def _layer_count(layers):
-    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 0:
-        raise ConfigError(f"layers = {layers!r} must be a non-negative integer")
-    return int(layers)
 
 
 def receptive_field_sizes(patterns, layers: int, *, residual: bool = True) -> np.ndarray:
     """``(layers, ℓ)`` array: the receptive-field size of every position after each of layers 1..L."""
     stack = _Stack(patterns)
     bits, sizes = _identity(stack.ell), []
-    for l in range(_layer_count(layers)):
+    for l in range(integer("layers", layers, 0)):
         bits = stack.step(bits, l, residual)
         sizes.append(_popcount(bits))
     return np.array(sizes, dtype=np.int64).reshape(len(sizes), stack.ell)

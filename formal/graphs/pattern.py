@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import masks
 from ..errors import ConfigError
+from .edges import integer
 
 __all__ = ["Pattern", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask"]
 
@@ -48,12 +49,6 @@ def _index_array(values, what) -> np.ndarray:
         raise ConfigError(f"{what} must be a 1-D array of integer positions, got dtype {array.dtype} and shape "
                           f"{array.shape}")
     return array.astype(np.int64, copy=False)
-
-
-def _size(value, name) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ConfigError(f"{name} = {value!r} must be a non-negative integer")
-    return int(value)
 
 
 class Pattern:
@@ -176,8 +171,8 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
     an error (``duplicates="error"``: attention has no edge weights to sum) or merged (``"merge"``, for
     patterns built as unions of parts).
     """
-    ell_z = _size(ell_z, "ell_z")
-    ell_x = ell_z if ell_x is None else _size(ell_x, "ell_x")
+    ell_z = integer("ell_z", ell_z, 0)
+    ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
     if self_attention is None:
         self_attention = ell_z == ell_x
     if self_attention and ell_z != ell_x:
@@ -293,7 +288,7 @@ def from_graph(G, *, ell=None, ell_z=None, ell_x=None, name="graph") -> Pattern:
                           ell_x=ell_x, self_attention=False, name=name)
     if ell is None:
         ell = G.graph.get("ell_x", G.number_of_nodes())
-    ell = _size(ell, "ell")
+    ell = integer("ell", ell, 0)
     for n in G.nodes:
         _position(n, ell, "a")
     keys = np.array([u for u, _ in edges], dtype=np.int64)

@@ -41,6 +41,7 @@ import sympy as sp
 
 from .. import masks
 from ..errors import ConfigError
+from .edges import flag, integer, offsets, ranges, window_span
 from .pattern import Pattern, from_graph, from_pairs
 from .sums import sum_floor, sum_min, triangle
 
@@ -49,43 +50,6 @@ __all__ = ["full", "causal", "cross", "sliding_window", "dilated", "global_local
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _count(name, value, minimum=1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        kind = "positive" if minimum == 1 else f"≥ {minimum}"
-        raise ConfigError(f"{name} = {value!r} must be a {kind} integer")
-    return int(value)
-
-
-def _flag(name, value) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} = {value!r} must be True or False")
-    return value
-
-
-def _ranges(starts, stops):
-    """For each query q, the keys ``starts[q] ≤ k < stops[q]`` (empty where stop ≤ start)."""
-    lens = np.maximum(np.asarray(stops) - np.asarray(starts), 0)
-    queries = np.repeat(np.arange(lens.size, dtype=np.int64), lens)
-    offset = np.repeat(np.asarray(starts, dtype=np.int64) - (np.cumsum(lens) - lens), lens)
-    return np.arange(queries.size, dtype=np.int64) + offset, queries
-
-
-def _offsets(ell, offsets):
-    """For each query q, the keys ``q + o`` for ``o`` in ``offsets`` that fall inside ``0..ℓ−1``."""
-    q = np.arange(ell, dtype=np.int64)[:, None]
-    k = q + np.asarray(offsets, dtype=np.int64)[None, :]                  # (ℓ, len(offsets))
-    inside = (k >= 0) & (k < ell)
-    return k[inside], np.broadcast_to(q, k.shape)[inside]
-
-
-def _window_span(ell, window, causal):
-    """Bounds ``[start, stop)`` of the window of each query (see the module's note on counting)."""
-    q = np.arange(ell, dtype=np.int64)
-    start = np.maximum(q - window + 1, 0)
-    stop = q + 1 if causal else np.minimum(q + window, ell)
-    return start, stop
-
-
 def _self(keys, queries, ell, name, params, duplicates="error") -> Pattern:
     return from_pairs(keys, queries, ell_z=ell, self_attention=True, name=name, params=params, duplicates=duplicates,
                       _owned=True)
@@ -94,8 +58,8 @@ def _self(keys, queries, ell, name, params, duplicates="error") -> Pattern:
 # ----------------------------------------------------------------------------------- dense and causal
 def full(ell) -> Pattern:
     """Bidirectional attention (``Mask ≡ 1``, an encoder): every query sees every key.  ``|E| = ℓ²``."""
-    ell = _count("ell", ell, 0)
-    return _self(*_ranges(np.zeros(ell, np.int64), np.full(ell, ell)), ell, "full", {})
+    ell = integer("ell", ell, 0)
+    return _self(*ranges(np.zeros(ell, np.int64), np.full(ell, ell)), ell, "full", {})
 
 
 def _count_full(ell):
@@ -110,12 +74,12 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     ``"bottom-right"`` (the last query sees every key: what a KV cache needs).  ``|E| = ℓ(ℓ+1)/2`` for
     self-attention.
     """
-    ell_z = _count("ell_z", ell_z, 0)
-    ell_x = ell_z if ell_x is None else _count("ell_x", ell_x, 0)
+    ell_z = integer("ell_z", ell_z, 0)
+    ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
     shift = masks.causal_shift(ell_z, ell_x, align)                      # the spec's alignment rule
     align = align or "top-left"
     stops = np.clip(np.arange(ell_x, dtype=np.int64) + 1 + shift, 0, ell_z)
-    keys, queries = _ranges(np.zeros(ell_x, np.int64), stops)
+    keys, queries = ranges(np.zeros(ell_x, np.int64), stops)
     if ell_z == ell_x:
         return _self(keys, queries, ell_z, "causal", {})
     return from_pairs(keys, queries, ell_z=ell_z, ell_x=ell_x, self_attention=False, name="causal",
@@ -133,8 +97,8 @@ def _count_causal(ell=None, ell_z=None, ell_x=None, align=None):
 def cross(ell_z, ell_x) -> Pattern:
     """Cross-attention: the bipartite graph in which every query of X sees every token of the context Z
     (Algorithm 8's encoder–decoder attention).  ``|E| = ℓ_z·ℓ_x``."""
-    ell_z, ell_x = _count("ell_z", ell_z, 0), _count("ell_x", ell_x, 0)
-    keys, queries = _ranges(np.zeros(ell_x, np.int64), np.full(ell_x, ell_z))
+    ell_z, ell_x = integer("ell_z", ell_z, 0), integer("ell_x", ell_x, 0)
+    keys, queries = ranges(np.zeros(ell_x, np.int64), np.full(ell_x, ell_z))
     return from_pairs(keys, queries, ell_z=ell_z, ell_x=ell_x, self_attention=False, name="cross")
 
 
@@ -149,8 +113,8 @@ def sliding_window(ell, window, *, causal=True) -> Pattern:
 
     ``|E| = ℓ + Σ_{q<ℓ} min(q, w − 1)`` causal, twice that less ℓ bidirectional.
     """
-    ell, window, causal = _count("ell", ell, 0), _count("window", window), _flag("causal", causal)
-    return _self(*_ranges(*_window_span(ell, window, causal)), ell, "sliding_window",
+    ell, window, causal = integer("ell", ell, 0), integer("window", window), flag("causal", causal)
+    return _self(*ranges(*window_span(ell, window, causal)), ell, "sliding_window",
                  {"window": window, "causal": causal})
 
 
@@ -166,11 +130,11 @@ def dilated(ell, window, dilation, *, causal=True) -> Pattern:
 
     ``|E| = δ·Σ_{i<b} min(w, i + 1) + (ℓ − δb)·min(w, b + 1)``, ``b = ⌊ℓ/δ⌋`` (causal).
     """
-    ell, window, dilation = _count("ell", ell, 0), _count("window", window), _count("dilation", dilation)
-    causal = _flag("causal", causal)
+    ell, window, dilation = integer("ell", ell, 0), integer("window", window), integer("dilation", dilation)
+    causal = flag("causal", causal)
     steps = -dilation * np.arange(window - 1, -1, -1)
-    offsets = steps if causal else np.concatenate((steps, -steps[-2::-1]))
-    return _self(*_offsets(ell, offsets), ell, "dilated", {"window": window, "dilation": dilation, "causal": causal})
+    distances = steps if causal else np.concatenate((steps, -steps[-2::-1]))
+    return _self(*offsets(ell, distances), ell, "dilated", {"window": window, "dilation": dilation, "causal": causal})
 
 
 def _count_dilated(ell, window, dilation, causal=True):
@@ -186,11 +150,11 @@ def global_local(ell, window, n_global, *, causal=False) -> Pattern:
 
     ``|E| = ℓ² − (ℓ − g)² + |window on ℓ − g positions|`` bidirectional.
     """
-    ell, window, causal = _count("ell", ell, 0), _count("window", window), _flag("causal", causal)
-    n_global = _count("n_global", n_global, 0)
+    ell, window, causal = integer("ell", ell, 0), integer("window", window), flag("causal", causal)
+    n_global = integer("n_global", n_global, 0)
     if n_global > ell:
         raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
-    parts = [_ranges(*_window_span(ell, window, causal)), *_global(ell, n_global, causal)]
+    parts = [ranges(*window_span(ell, window, causal)), *_global(ell, n_global, causal)]
     return _self(np.concatenate([k for k, _ in parts]), np.concatenate([q for _, q in parts]), ell, "global_local",
                  {"window": window, "n_global": n_global, "causal": causal}, duplicates="merge")
 
@@ -200,8 +164,8 @@ def _global(ell, n_global, causal):
     (causally, only those at or before the query).  O(g·ℓ) edges, built without the ℓ² others."""
     q = np.arange(ell, dtype=np.int64)
     upto = q + 1 if causal else np.full(ell, ell)
-    seen = _ranges(np.zeros(ell, np.int64), np.minimum(upto, n_global))          # global keys
-    seeing = _ranges(np.zeros(ell, np.int64), np.where(q < n_global, upto, 0))  # global queries
+    seen = ranges(np.zeros(ell, np.int64), np.minimum(upto, n_global))          # global keys
+    seeing = ranges(np.zeros(ell, np.int64), np.where(q < n_global, upto, 0))  # global queries
     return seen, seeing
 
 
@@ -230,10 +194,10 @@ def strided(ell, stride, *, part="both") -> Pattern:
 
     ``|E| = ℓ + Σ_{q<ℓ} min(q, s) + Σ_{q<ℓ} ⌊q/s⌋ − max(ℓ − s, 0)`` for ``"both"``.
     """
-    ell, stride, part = _count("ell", ell, 0), _count("stride", stride), _part(part, PARTS[:3])
+    ell, stride, part = integer("ell", ell, 0), integer("stride", stride), _part(part, PARTS[:3])
     q = np.arange(ell, dtype=np.int64)
-    local = _ranges(np.maximum(q - stride, 0), q + 1)
-    strides = _offsets(ell, -stride * np.arange(-(-ell // stride) - 1, -1, -1))
+    local = ranges(np.maximum(q - stride, 0), q + 1)
+    strides = offsets(ell, -stride * np.arange(-(-ell // stride) - 1, -1, -1))
     chosen = {"local": [local], "stride": [strides], "both": [local, strides]}[part]
     return _self(np.concatenate([c[0] for c in chosen]), np.concatenate([c[1] for c in chosen]), ell, "strided",
                  {"stride": stride, "part": part}, duplicates="merge")
@@ -252,14 +216,14 @@ def fixed(ell, stride, summary=1, *, part="both") -> Pattern:
 
     ``|E| = ℓ(ℓ+1)/2 + (c − s)·Σ_{q<ℓ} ⌊q/s⌋`` for ``"both"``.
     """
-    ell, stride, summary = _count("ell", ell, 0), _count("stride", stride), _count("summary", summary)
+    ell, stride, summary = integer("ell", ell, 0), integer("stride", stride), integer("summary", summary)
     part = _part(part, ("both", "local", "summary"))
     if summary > stride:
         raise ConfigError(f"summary = {summary} must be at most stride = {stride} (positions per block)")
     q = np.arange(ell, dtype=np.int64)
-    local = _ranges(q - q % stride, q + 1)
+    local = ranges(q - q % stride, q + 1)
     summaries = np.flatnonzero(q % stride >= stride - summary)             # the summary keys, in order
-    index, queries = _ranges(np.zeros(ell, np.int64), np.searchsorted(summaries, q, side="right"))
+    index, queries = ranges(np.zeros(ell, np.int64), np.searchsorted(summaries, q, side="right"))
     chosen = {"local": [local], "summary": [(summaries[index], queries)],
               "both": [local, (summaries[index], queries)]}[part]
     return _self(np.concatenate([c[0] for c in chosen]), np.concatenate([c[1] for c in chosen]), ell, "fixed",
@@ -282,8 +246,8 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
 
     ``|E| = |global_local| + r·(ℓ − g)``; a query with fewer than ``r`` keys left to draw is a ConfigError.
     """
-    ell, n_random = _count("ell", ell, 0), _count("n_random", n_random)
-    window, n_global = _count("window", window, 0), _count("n_global", n_global, 0)
+    ell, n_random = integer("ell", ell, 0), integer("n_random", n_random)
+    window, n_global = integer("window", window, 0), integer("n_global", n_global, 0)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ConfigError(f"seed = {seed!r} must be an integer")
     if n_global > ell:
@@ -337,14 +301,14 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     ``|E| = n_h·n_w·M²`` unshifted; shifted,
     ``(σ² + (M−σ)² + (n_h/M − 1)M²)·(σ² + (M−σ)² + (n_w/M − 1)M²)``.
     """
-    height, width, window = _count("height", height), _count("width", width), _count("window", window)
+    height, width, window = integer("height", height), integer("width", width), integer("window", window)
     for name, side in (("height", height), ("width", width)):
         if side % window:
             raise ConfigError(f"the grid's {name} {side} is not divisible by the Swin window {window}")
-    shifted = _flag("shifted", shifted)
+    shifted = flag("shifted", shifted)
     if shift is not None and not shifted:
         raise ConfigError(f"shift = {shift!r} is given but shifted = False: pass shifted=True for shifted windows")
-    shift = (window // 2 if shift is None else _count("shift", shift)) if shifted else 0
+    shift = (window // 2 if shift is None else integer("shift", shift)) if shifted else 0
     if shifted and not 0 < shift < window:
         raise ConfigError(f"shift = {shift} must be between 1 and window − 1 = {window - 1}")
     # Rows (columns) fall into groups split at shift + a·M: the windows after Swin's masked cyclic shift.
@@ -354,7 +318,7 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     members = np.argsort(group, kind="stable")                             # tokens grouped, in order
     sizes = np.bincount(group)
     first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    index, queries = _ranges(first[group], first[group] + sizes[group])
+    index, queries = ranges(first[group], first[group] + sizes[group])
     params = {"height": height, "width": width, "window": window}
     if shifted:
         params["shift"] = shift
