@@ -84,6 +84,8 @@ class Algorithm:
         produce it.
     lines : sequence of Assign or Loop
     constraints : sequence of Constraint
+        The conditions on sizes this algorithm states itself; :attr:`size_constraints` adds those of the
+        algorithms it calls.
     defaults : dict
         Inputs that may be omitted, mapped to the input they default to (``{"Z": "X"}``).
     options : dict
@@ -145,7 +147,7 @@ class Algorithm:
         for s in self.signature + self.outputs:
             for d in s.shape + ((s.bound,) if s.bound is not None else ()):
                 found |= d.free_symbols
-        for c in self.constraints:
+        for c in self.constraints + self.size_constraints:
             found |= set(c.symbols)
         indices = set()
         for record in self.derivation.records:  # sizes only the lines use (a truncation's ℓ_max)
@@ -164,6 +166,13 @@ class Algorithm:
         """Shapes and work of every line, by abstract interpretation over symbolic shapes."""
         from .derivation import derive
         return derive(self)
+
+    @cached_property
+    def size_constraints(self) -> tuple:
+        """Every :class:`Constraint` on this algorithm's sizes: its own, and those of every algorithm it calls
+        (recursively), renamed to its symbols by each call; deduplicated, and without those that hold
+        whatever the sizes (``2 ≤ d_f`` of Algorithm 9's final layer norm over d_f)."""
+        return self.derivation.constraints
 
     @property
     def output_shape(self) -> tuple:

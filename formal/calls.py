@@ -1,6 +1,6 @@
 """Calls of one algorithm inside a line of another: :func:`call` (``Y^h ← Attention(X, Z | W^h_qkv, Mask)``)
-and :func:`call_columns` (``∀t: X̃[:, t] ← layer_norm(X[:, t] | γ, β)``).  A call's shape and work are its
-callee's, renamed to the caller's symbols by unifying the signatures."""
+and :func:`call_columns` (``∀t: X̃[:, t] ← layer_norm(X[:, t] | γ, β)``).  A call's shape, work and size
+constraints are its callee's, renamed to the caller's symbols by unifying the signatures."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ class CallOp(Op):
     """A call of another algorithm inside a line (``Y^h ← Attention(X, Z | W^h_qkv, Mask)``).
 
     Its shape comes from unifying the callee's signature with the argument shapes, which renames the
-    callee's symbols to the caller's; its work is the callee's, renamed the same way.
+    callee's symbols to the caller's; its work and its size constraints are the callee's, renamed the same
+    way.
     """
 
     name = "call"
@@ -51,6 +52,11 @@ class CallOp(Op):
 
     def work(self, shapes, out):
         return self.callee.derivation.work.xreplace(self._substitution(shapes))
+
+    def constraints(self, shapes) -> tuple:
+        """The callee's size constraints (its own and its callees'), renamed to the caller's symbols."""
+        substitution = self._substitution(shapes)
+        return tuple(c.renamed(substitution) for c in self.callee.size_constraints)
 
     def numpy(self, ctx, *values):
         arguments = dict(zip(self.names, values))
@@ -116,6 +122,9 @@ class ColumnCallOp(CallOp):
     def work(self, shapes, out):
         n, inner = self._split(shapes)
         return super().work(inner, out).times(n, sequential=False)
+
+    def constraints(self, shapes) -> tuple:
+        return super().constraints(self._split(shapes)[1])
 
     def numpy(self, ctx, *values):
         inputs = {s.name for s in self.callee.inputs}

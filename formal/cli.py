@@ -25,9 +25,9 @@ import sys
 
 from . import __version__
 from .cost import CONVENTIONS
-from .errors import FormalError
+from .errors import ConfigError, FormalError
 
-__all__ = ["main", "build_parser", "parse_option"]
+__all__ = ["main", "build_parser", "parse_option", "bounded_int"]
 
 PROG = "formal-transformers"
 
@@ -60,6 +60,52 @@ def parse_option(text: str):
     return key, raw
 
 
+def _integers(minimum: int, maximum: int | None) -> str:
+    if maximum is not None:
+        return f"an integer from {minimum} to {maximum}"
+    return {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer ≥ {minimum}")
+
+
+def bounded_int(minimum: int, maximum: int | None = None):
+    """An argparse ``type`` for an integer option: the integer written, if ``minimum ≤ value ≤ maximum``
+    (``maximum=None``: no upper bound); anything else is the parser's one-line usage error, exit status 2
+    (``argument --seed: -1 must be a non-negative integer``).
+
+    Examples
+    --------
+    >>> seed = bounded_int(0)
+    >>> seed("7")
+    7
+    >>> seed("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: -1 must be a non-negative integer
+    >>> bounded_int(1, 8)("1.5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '1.5' must be an integer from 1 to 8
+    """
+    for name, bound in (("minimum", minimum), ("maximum", maximum)):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+            raise ConfigError(f"bounded_int: {name} = {bound!r} must be an int")
+    if maximum is not None and maximum < minimum:
+        raise ConfigError(f"bounded_int: maximum = {maximum} is below minimum = {minimum}")
+    wanted = _integers(minimum, maximum)
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:  # not an integer: '1.5', 'abc', or too many digits
+            shown = text if len(text) <= 24 else text[:20] + "…"
+            raise argparse.ArgumentTypeError(f"{shown!r} must be {wanted}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{value} must be {wanted}")
+        return value
+
+    parse.__name__ = wanted  # what argparse calls the type in its own messages
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Formal Algorithms for Transformers as executable objects: "
                      "shapes and costs derived from the pseudocode.")
@@ -88,8 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("preset", nargs="?", help="a preset name (see `complexity --list`)")
     p.add_argument("--config", metavar="FILE.toml", help="a model configuration file instead of a preset")
     p.add_argument("--list", action="store_true", help="list the presets")
-    p.add_argument("--seq-len", type=int, metavar="T", help="sequence length (default: the preset's context)")
-    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch (default 1)")
+    p.add_argument("--seq-len", type=bounded_int(1), metavar="T",
+                   help="sequence length (default: the preset's context)")
+    p.add_argument("--batch", type=bounded_int(1), default=1, metavar="B", help="sequences per batch (default 1)")
     p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
     p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="fp32", help="bytes per scalar")
     p.add_argument("--symbolic", action="store_true", help="print the formulas instead of numbers")

@@ -4,6 +4,11 @@ Each line's result shape comes from its ops' shape rules, and its work from thei
 multiplies the work of its body by its symbolic trip count; it is never unrolled.  A loop over a growing
 value (:class:`~formal.algorithm.Loop` with ``index`` and ``carry``) has its stated shapes checked by
 induction and its work summed over the iterations in closed form.
+
+An op may state size constraints on its arguments (the next-token loss needs 2 tokens); a call brings its
+callee's, renamed to the caller's symbols by the call's substitution.  Inside a growing loop they are taken
+at its last iteration, where the values are largest.  With the algorithm's own, deduplicated and without
+those that hold whatever the sizes, they are the derivation's ``constraints``.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class Derivation:
     work: Work          # the whole algorithm, canonical (expanded)
     output_shapes: tuple
     assumptions: tuple = ()  # conditions the cost formulas assume (a context that is never truncated)
+    constraints: tuple = ()  # Constraints on the sizes: the algorithm's own and its callees', renamed
 
     @property
     def output_shape(self) -> tuple:
@@ -74,6 +80,20 @@ def _uncap(expr, assumptions: list, index, count):
     return expr.xreplace({c: c.args[0] for c in found}) if found else expr
 
 
+def _always_holds(constraint) -> bool:
+    """Whether a constraint holds whatever the sizes; ``min(n, cap) ≤ b`` does when ``cap ≤ b`` does (a
+    truncated context fits the table it was truncated to)."""
+    a, b = constraint.args
+    if constraint.relation == "<=" and isinstance(a, capped):
+        return constraint.renamed({a: a.args[1]}).always_holds
+    return constraint.always_holds
+
+
+def _settle(constraints) -> tuple:
+    """Constraints deduplicated (equal relation and sides), in order, less those that always hold."""
+    return tuple(dict.fromkeys(c for c in constraints if not _always_holds(c)))
+
+
 def derive(algorithm) -> Derivation:
     """Run ``algorithm``'s lines over symbolic shapes: every line's shape and work, and the whole."""
     return _Deriver(algorithm).run()
@@ -89,6 +109,8 @@ class _Deriver:
         self.numbers = count(1)
         self.records: list = []
         self.assumptions: list = []
+        self.constraints: list = list(algorithm.constraints)
+        self.growing: list = []  # (index, count) of the growing loops around the current line
 
     def run(self) -> Derivation:
         work = self.walk(self.algorithm.lines, 0).canonical()
@@ -100,7 +122,8 @@ class _Deriver:
                                  symbol=f"shape of {spec.name}", expected=spec.shape, got=got,
                                  detail="the lines do not produce the stated output")
             outputs.append(got)
-        return Derivation(tuple(self.records), dict(self.env), work, tuple(outputs), tuple(self.assumptions))
+        return Derivation(tuple(self.records), dict(self.env), work, tuple(outputs), tuple(self.assumptions),
+                          _settle(self.constraints))
 
     def fail(self, number, m: Mismatch) -> ShapeError:
         return ShapeError(algorithm=self.algorithm.label, line=number, symbol=m.symbol, expected=m.expected,
@@ -134,9 +157,18 @@ class _Deriver:
             work = work + w
         try:
             out = node.op.shape(shapes)
+            self.stated(node.op.constraints(shapes))
             return out, work + node.op.work(shapes, out)
         except Mismatch as m:
             raise self.fail(number, m) from None
+
+    def stated(self, constraints):
+        """An op's constraints (a call's: its callee's, renamed already), in the algorithm's symbols;
+        inside growing loops, at their last iterations."""
+        for c in constraints:
+            for index, last in reversed(self.growing):
+                c = c.renamed({index: last})
+            self.constraints.append(c)
 
     def assign(self, line, number, shape):
         names = targets(line)
@@ -160,7 +192,11 @@ class _Deriver:
             self.check_carry(line, number, sp.Integer(1), "on entry")
             env.update(line.carry)
         before = dict(env)
+        if line.index is not None:
+            self.growing.append((line.index, line.count))
         body = self.walk(line.body, level + 1)
+        if line.index is not None:
+            self.growing.pop()
         if line.carry:
             self.check_carry(line, number, line.index + 1, "after an iteration (induction step)")
         stacked = {name: (line.count,) + env[name] for name in line.stack}

@@ -14,6 +14,7 @@ from itertools import count
 import numpy as np
 
 from . import masks
+from .arrays import index_array, real_array
 from .errors import ConfigError, ShapeError
 from .ops import Ref
 from .algorithm import targets
@@ -60,21 +61,6 @@ class _Context:
 
     def where(self) -> str:
         return f"{self.algorithm.label}, line {self.line}"
-
-
-def _as_real(name, value):
-    try:
-        array = np.asanyarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{name} must be a real array, got {type(value).__name__}: {exc}") from None
-    return array
-
-
-def _as_index(name, value):
-    array = np.asarray(value)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
-        raise ConfigError(f"{name} must be an integer index (or an array of them), got {value!r}")
-    return array
 
 
 def _rng(algorithm, arguments: dict):
@@ -148,7 +134,8 @@ class _Executor:
             if spec.kind == "mask":
                 masks_pending.append(spec)
                 continue
-            array = _as_index(spec.name, raw[spec.name]) if spec.kind == "index" else _as_real(spec.name, raw[spec.name])
+            check = index_array if spec.kind == "index" else real_array
+            array = check(spec.name, raw[spec.name])
             self._bind(spec, array, "signature")
             self.values[spec.name] = array
         for spec in masks_pending:
@@ -156,7 +143,7 @@ class _Executor:
             self.values[spec.name] = masks.resolve(raw[spec.name], ell_z, ell_x)
 
     def _check_constraints(self):
-        for c in self.algorithm.constraints:
+        for c in self.algorithm.size_constraints:
             if all(s in self.binding.values for s in c.symbols):
                 if not c.holds(self.binding.values):
                     raise ConfigError(f"{self.algorithm.label}: {c.explain(self.binding.values)}")
@@ -164,7 +151,7 @@ class _Executor:
     def _read(self, name, line):
         if name in self.unchecked:
             spec = self.algorithm.spec(name)
-            array = _as_real(name, self.unchecked.pop(name))
+            array = real_array(name, self.unchecked.pop(name))
             self._bind(spec, array, line)
             self._check_constraints()
             self.values[name] = array

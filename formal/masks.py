@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import REAL_KINDS, checked_array
 from .errors import ConfigError
 
 __all__ = ["ALIGNMENTS", "NAMED", "bidirectional", "causal", "causal_shift", "resolve"]
@@ -63,7 +64,11 @@ def causal(ell_z: int, ell_x: int, *, align: str | None = None) -> np.ndarray:
 
 def resolve(mask, ell_z: int, ell_x: int) -> np.ndarray:
     """A boolean ``ℓ_z×ℓ_x`` matrix from a mask name, ``None`` (bidirectional), an array of 0/1, or an
-    attention pattern (:class:`formal.graphs.Pattern`, anything with a ``mask()`` method)."""
+    attention pattern (:class:`formal.graphs.Pattern`, anything with a ``mask()`` method).
+
+    Raises :class:`ConfigError` for an unknown name, an array of the wrong shape, one that is not real
+    (complex, strings, objects; see :func:`formal.arrays.checked_array`), or an entry other than 0 and 1
+    (NaN included)."""
     if callable(getattr(mask, "mask", None)):
         mask = mask.mask()
     if mask is None or (isinstance(mask, str) and mask == "bidirectional"):
@@ -74,15 +79,14 @@ def resolve(mask, ell_z: int, ell_x: int) -> np.ndarray:
         if mask.startswith("causal-") and mask[len("causal-"):] in ALIGNMENTS:
             return causal(ell_z, ell_x, align=mask[len("causal-"):])
         raise ConfigError(f"unknown mask {mask!r}; known: {', '.join(NAMED)}, or a 0/1 array")
-    try:
-        array = np.asarray(mask)
-    except Exception as exc:  # noqa: BLE001 — any conversion failure is the caller's bad input
-        raise ConfigError(f"mask must be a 0/1 array of shape ({ell_z}, {ell_x}): {exc}") from None
+    array = checked_array("mask", mask, REAL_KINDS, f"a 0/1 array of shape ({ell_z}, {ell_x})")
     if array.shape != (ell_z, ell_x):
         raise ConfigError(f"mask has shape {array.shape} but Mask ∈ {{0,1}}^(ell_z×ell_x) needs "
                           f"({ell_z}, {ell_x})")
     if array.dtype != bool:
-        if not np.issubdtype(array.dtype, np.number) or not np.all((array == 0) | (array == 1)):
-            raise ConfigError("mask entries must be 0 or 1 (or booleans); a mask is not additive")
+        bad = (array != 0) & (array != 1)  # NaN included
+        if np.any(bad):
+            raise ConfigError(f"mask entries must be 0 or 1 (or booleans), got {array[bad].flat[0].item()!r}; "
+                              "a mask is not additive")
         array = array != 0
-    return array
+    return np.asarray(array)

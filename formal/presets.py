@@ -58,8 +58,10 @@ def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
     """``sizes`` (names → ints) completed with SPEC.md decision 4's defaults, ``d_attn = d_mid = d_e/H``
     and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.
 
-    Raises :class:`ConfigError` for a size that is not a positive integer, an unknown size name, or
-    ``d_e`` not divisible by ``H`` when the head sizes are left to their default.
+    Raises :class:`ConfigError` for a size that is not a positive integer, an unknown size name, ``d_e`` not
+    divisible by ``H`` when the head sizes are left to their default, or a size constraint that fails (one
+    of ``algorithm.size_constraints``: its own and those of the algorithms it calls, ``ℓ ≤ ℓ_max``,
+    ``2 ≤ d_e`` under layer norm with eps = 0).
     """
     known = {str(s) for s in algorithm.symbols}
     values = {}
@@ -91,7 +93,7 @@ def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
     if missing:
         raise ConfigError(f"{algorithm.label} needs the size {missing[0]} (sizes given: {', '.join(sorted(values))})")
     bound = {by_name(k): v for k, v in values.items()}
-    for c in algorithm.constraints:
+    for c in algorithm.size_constraints:
         if not c.holds(bound):
             raise ConfigError(f"{algorithm.label}: {c.explain(bound)}")
     return values

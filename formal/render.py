@@ -144,8 +144,8 @@ def to_text(algorithm, convention="matmul") -> str:
     out.append("Output:      " + ", ".join(_signature_entry(o) for o in algorithm.outputs))
     if algorithm.params:
         out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
-    if algorithm.constraints:
-        out.append("Requires:    " + ", ".join(c.text for c in algorithm.constraints))
+    if algorithm.size_constraints:
+        out.append("Requires:    " + ", ".join(c.text for c in algorithm.size_constraints))
     for note in algorithm.notes:
         out.append("Note:        " + note)
     if algorithm.options:
@@ -238,7 +238,7 @@ def to_json(algorithm, convention="matmul") -> dict:
         "assumptions": list(d.assumptions),
         "notes": list(algorithm.notes),
         "index_bounds": {s.name: str(s.bound) for s in algorithm.inputs if s.kind == "index"},
-        "constraints": [c.text for c in algorithm.constraints],
+        "constraints": [c.text for c in algorithm.size_constraints],
         "cost": {k: str(v) for k, v in cost.as_dict().items()},
         "flops": {c: str(d.work.flops[c]) for c in CONVENTIONS},
         "lines": [{"number": r.number, "level": r.level, "text": line_text(r.line),

@@ -107,6 +107,14 @@ def _kv_heads(n_kv_heads_option):
     return sp.Integer(n_kv_heads_option)
 
 
+def _grouping(kv) -> list:
+    """The condition grouped-query attention with ``kv`` key/value heads states: ``kv`` divides H (none
+    when ``kv`` is None or H, one key/value head per head)."""
+    if kv is None or kv == H:
+        return []
+    return [divides(kv, H, "each key/value head serves H/n_kv_heads query heads")]
+
+
 def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None) -> Algorithm:
     """Algorithm 5: H heads of Algorithm 4 stacked and projected by W_o.
 
@@ -138,7 +146,7 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
         inputs=inputs, params=params,
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W", defaults={"Z": "X"},
-        constraints=[divides(kv, H, "each key/value head serves H/n_kv_heads query heads")] if grouped else [],
+        constraints=_grouping(kv),
         options={"bias": bias, "empty": empty, "n_kv_heads": n_kv_heads}, builder=build_mhattention,
         option_docs={"bias": "whether the projections have biases",
                      "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
-from ..algorithm import Algorithm, Assign, Loop, at_most, call
+from ..algorithm import Algorithm, Assign, Loop, call
 from ..errors import ConfigError
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from ..shapes import TensorSpec
-from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_x, ell_z, i, n_steps
+from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
 from .architectures import build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 
@@ -47,7 +47,8 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
     Without the cache each step runs Algorithm 10 on the whole context (at most the last ℓ_max tokens).
     With ``kv_cache=True`` a prefill runs the prompt once and every later step runs only the newest token
     against the cached keys and values; it returns the same tokens for the same seed.  A cache cannot
-    re-window absolute positions, so it requires ℓ + ℓ_gen − 1 ≤ ℓ_max instead of truncating.
+    re-window absolute positions, so it requires ℓ + ℓ_gen − 1 ≤ ℓ_max instead of truncating (derived: the
+    last step's call needs it, see ``size_constraints``).
     """
     tau = _check_decoding(tau, decoding)
     if not isinstance(kv_cache, bool):
@@ -55,7 +56,6 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
     model = build_dtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
     label = ("θ̂", r"\hat{\theta}")
-    constraints = []
     if not kv_cache:
         lines = [Loop("i", ell_gen, (
             Assign("P", call(model, label=label, x=truncate("x", ell_max), **theta)),
@@ -78,8 +78,6 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
             ), sequential=True, index=i,
                 carry=(("x", (ell + i,)), ("K", (L, kv, d_attn, ell + i - 1)), ("V", (L, kv, d_mid, ell + i - 1)))),
         ]
-        if model.options["position"] != "none":
-            constraints.append(at_most(ell + ell_gen - 1, ell_max, "a cache keeps absolute positions: no truncation"))
     lines.append(Assign("y_gen", drop("x", ell), returns=True))
     return Algorithm(
         number=14, name="dinference", display="DInference" + ("KV" if kv_cache else ""),
@@ -87,7 +85,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
                 + (", with a key/value cache." if kv_cache else "."),
         inputs=[TensorSpec("x", (ell,), "index", "the prompt, token ids, 0-based", bound=N_V)],
         params=model.params, output=TensorSpec("y_gen", (ell_gen,), doc="the generated tokens"),
-        lines=lines, params_label="θ̂", constraints=list(model.constraints) + constraints,
+        lines=lines, params_label="θ̂",
         options={"tau": tau, "decoding": decoding, "kv_cache": kv_cache, **model.options},
         builder=build_dinference, random=decoding == "sample",
         option_docs={**_DOCS, "kv_cache": "decode with a key/value cache", **model.option_docs},
@@ -102,10 +100,6 @@ def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_opt
     tau = _check_decoding(tau, decoding)
     model = build_edtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
-    # the target x̂ grows to ℓ_gen tokens: ℓ_gen ≤ ℓ_max replaces the model's ℓ_x ≤ ℓ_max
-    constraints = [c for c in model.constraints if ell_x not in c.symbols]
-    if model.options["position"] != "none":
-        constraints.append(at_most(ell_gen, ell_max, "the target positions come from the same table"))
 
     def eos_drawn(values, ctx):
         return int(values["y"][-1]) == special_token("eos", ctx.evaluate(N_V))
@@ -125,7 +119,7 @@ def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_opt
         summary="Algorithm 15: generate a target sequence for a source sequence with an encoder–decoder transformer.",
         inputs=[TensorSpec("z", (ell_z,), "index", "the source sequence, token ids, 0-based", bound=N_V)],
         params=model.params, output=TensorSpec("y_gen", (ell_out,), doc="the generated tokens, without bos and eos"),
-        lines=lines, params_label="θ̂", constraints=constraints,
+        lines=lines, params_label="θ̂",
         options={"tau": tau, "decoding": decoding, **model.options}, builder=build_edinference,
         random=decoding == "sample", option_docs={**_DOCS, **model.option_docs},
         notes=["ℓ_gen is the length cap: pass it as ell_gen=<int>; costs are for ℓ_gen steps (no early eos)"],

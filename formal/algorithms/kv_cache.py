@@ -14,7 +14,7 @@ from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from ..shapes import TensorSpec
 from ..symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
 from . import blocks
-from .attention import _affine, _check, _gqa_heads, _kv_heads, _projection
+from .attention import _affine, _check, _gqa_heads, _grouping, _kv_heads, _projection
 from .blocks import OPTION_DOCS, StackOptions, mlp, norm_columns, unembed
 
 __all__ = ["build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer", "STEPS"]
@@ -48,7 +48,7 @@ def build_kv_mhattention(*, bias: bool = True, n_kv_heads=None, step: str = "ext
         output=(TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the new tokens"),
                 TensorSpec("K_g", (kv, d_attn, total), doc="keys of every token so far (the new cache)"),
                 TensorSpec("V_g", (kv, d_mid, total), doc="values of every token so far (the new cache)")),
-        lines=lines, params_label="W",
+        lines=lines, params_label="W", constraints=_grouping(kv),
         options={"bias": bias, "n_kv_heads": n_kv_heads, "step": step}, builder=build_kv_mhattention,
         option_docs={"bias": "whether the projections have biases", "n_kv_heads": OPTION_DOCS["n_kv_heads"],
                      "step": "prefill (a prompt, no cache) or extend (new tokens after a cache of ℓ_c)"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..algorithm import Algorithm, Assign
+from ..algorithm import Algorithm, Assign, at_most
 from ..errors import ConfigError
 from ..ops import add, add_constant, div, mean, mul, sqrt, square, sub
 from ..shapes import TensorSpec
@@ -26,7 +26,8 @@ def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
 
     ``norm="rms"`` is RMSNorm (Gopher): ``e/√v ⊙ γ`` with v the mean square.  ``eps`` is added to v under
     the root (SPEC.md decision 5: default 0, as in the paper; then a constant column is a
-    :class:`~formal.errors.DomainError`, not a NaN).
+    :class:`~formal.errors.DomainError`, not a NaN).  Layer norm with eps = 0 requires ``2 ≤ d_e``: over a
+    single feature every column is constant, so v = 0 always.
     """
     if norm not in NORMS:
         raise ConfigError(f"unknown norm {norm!r}; known: {', '.join(NORMS)}")
@@ -42,19 +43,21 @@ def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
                    returns=True),
         ]
         params, label = [gamma, TensorSpec("beta", (d_e,), doc="offset")], "γ, β"
+        constraints = [at_most(2, d_e, "layer norm with eps = 0 is undefined on a single feature: its variance is 0")
+                       ] if eps == 0 else []
     else:
         lines = [
             Assign("v", mean(square("e"), d_e)),
             Assign("e_hat", mul(div("e", sqrt(spread), nonzero=zero), "gamma"), returns=True),
         ]
-        params, label = [gamma], "γ"
+        params, label, constraints = [gamma], "γ", []
     return Algorithm(
         number=6, name="layer_norm", display="layer_norm" if norm == "layer" else "rms_norm",
         summary="Algorithm 6: normalise a column to zero mean and unit variance, then scale and shift."
                 if norm == "layer" else "Algorithm 6 with m = β = 0: RMSNorm (Zhang & Sennrich 2019).",
         inputs=[TensorSpec("e", (d_e,), doc="neural network activations")],
         params=params, output=TensorSpec("e_hat", (d_e,), doc="normalised activations"),
-        lines=lines, params_label=label,
+        lines=lines, params_label=label, constraints=constraints,
         options={"norm": norm, "eps": eps}, builder=build_layer_norm,
         option_docs={"norm": "layer or rms", "eps": "added to the variance under the root, ≥ 0"},
     )

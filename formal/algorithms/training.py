@@ -66,7 +66,7 @@ def build_dloss(**model_options) -> Algorithm:
         params=model.params, output=TensorSpec("loss", (), doc="the summed negative log-likelihood"),
         lines=[Assign("P", call(model, label=("θ", r"\theta"), x="x", **_theta(model))),
                Assign("loss", next_token_nll("P", "x"), returns=True)],
-        params_label="θ", constraints=model.constraints, options=model.options,
+        params_label="θ", options=model.options,
         builder=build_dloss, option_docs=model.option_docs,
     )
 
@@ -82,7 +82,7 @@ def build_edloss(**model_options) -> Algorithm:
         params=model.params, output=TensorSpec("loss", (), doc="the summed negative log-likelihood"),
         lines=[Assign("P", call(model, label=("θ", r"\theta"), z="z", x="x", **_theta(model))),
                Assign("loss", next_token_nll("P", "x"), returns=True)],
-        params_label="θ", constraints=model.constraints, options=model.options,
+        params_label="θ", options=model.options,
         builder=build_edloss, option_docs=model.option_docs,
     )
 
@@ -109,7 +109,7 @@ def build_eloss(*, p_mask: float = 0.15, **model_options) -> Algorithm:
                Assign("x_tilde", replace_masked("x", "m", N_V)),
                Assign("P", call(model, label=("θ", r"\theta"), x="x_tilde", **extra, **_theta(model))),
                Assign("loss", masked_nll("P", "x", "m"), returns=True)],
-        params_label="θ", constraints=model.constraints, options={"p_mask": p_mask, **model.options},
+        params_label="θ", options={"p_mask": p_mask, **model.options},
         builder=build_eloss, option_docs={"p_mask": "probability that a token is masked", **model.option_docs},
         random=True,
     )
@@ -124,7 +124,7 @@ def _training(number, name, display, loss, data, pick_args, summary, builder):
         number=number, name=name, display=display, summary=summary,
         inputs=data, params=loss.params, output=TensorSpec("theta", (), doc="the trained parameters θ̂"),
         lines=[Loop("i", N_epochs, (Loop("n", N_data, body, sequential=True),), sequential=True)],
-        params_label="θ, η", constraints=loss.constraints, options=loss.options, builder=builder,
+        params_label="θ, η", options=loss.options, builder=builder,
         option_docs=loss.option_docs, random=loss.random,
         notes=[f"a gradient step costs the loss's forward FLOPs times {BACKWARD['matmul'][0]} for the backward "
                "pass (rule per convention: formal.cost.BACKWARD), and 2 FLOPs per parameter for the update "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..cli import bounded_int
 from ..errors import ConfigError
 from ..symbols import text
 from . import analysis, patterns
@@ -51,29 +52,33 @@ def register(sub, usage_error):
                                    "attention FLOPs against dense attention, receptive field per layer, layers to "
                                    "full coverage, maximum path length.")
     p.add_argument("pattern", choices=tuple(CHOICES), metavar="PATTERN", help=", ".join(CHOICES))
-    p.add_argument("--n", type=int, metavar="N", help="sequence length (the queries; the keys too, except cross)")
-    p.add_argument("--n-z", type=int, dest="n_z", metavar="N",
+    p.add_argument("--n", type=bounded_int(1), metavar="N",
+                   help="sequence length (the queries; the keys too, except cross)")
+    p.add_argument("--n-z", type=bounded_int(1), dest="n_z", metavar="N",
                    help="context length (cross; causal with ℓ_z ≠ ℓ_x)")
     p.add_argument("--align", choices=("top-left", "bottom-right"), help="causal alignment when ℓ_z ≠ ℓ_x")
-    p.add_argument("--window", type=int, metavar="W", help="window size (keys per query, itself included; "
+    p.add_argument("--window", type=bounded_int(0), metavar="W", help="window size (keys per query, itself included; "
                                                            "Swin: the side M)")
-    p.add_argument("--dilation", type=int, metavar="D", help="distance between a dilated window's keys")
-    p.add_argument("--global", type=int, dest="n_global", metavar="G", help="global positions (the first G)")
-    p.add_argument("--stride", type=int, metavar="S", help="Sparse Transformer stride")
-    p.add_argument("--summary", type=int, metavar="C", help="fixed pattern: summary positions per block")
+    p.add_argument("--dilation", type=bounded_int(1), metavar="D", help="distance between a dilated window's keys")
+    p.add_argument("--global", type=bounded_int(0), dest="n_global", metavar="G", help="global positions (the first G)")
+    p.add_argument("--stride", type=bounded_int(1), metavar="S", help="Sparse Transformer stride")
+    p.add_argument("--summary", type=bounded_int(1), metavar="C", help="fixed pattern: summary positions per block")
     p.add_argument("--part", choices=patterns.PARTS, help="Sparse Transformer head(s) to take (default both)")
-    p.add_argument("--random", type=int, dest="n_random", metavar="R", help="random keys per query (BigBird)")
-    p.add_argument("--seed", type=int, metavar="S", help="seed of the random pattern (default 0)")
+    p.add_argument("--random", type=bounded_int(1), dest="n_random", metavar="R",
+                   help="random keys per query (BigBird)")
+    p.add_argument("--seed", type=bounded_int(0), metavar="S", help="seed of the random pattern (default 0)")
     p.add_argument("--grid", metavar="HxW", help="Swin token grid, e.g. 8x8 (N = H·W)")
     p.add_argument("--shifted", action="store_true", default=None, help="Swin's shifted windows")
-    p.add_argument("--shift", type=int, metavar="S", help="offset of the shifted windows (default M/2)")
+    p.add_argument("--shift", type=bounded_int(1), metavar="S", help="offset of the shifted windows (default M/2)")
     direction = p.add_mutually_exclusive_group()
     direction.add_argument("--causal", action="store_true", default=None, help="keys at or before the query only")
     direction.add_argument("--bidirectional", dest="causal", action="store_false", help="keys on both sides")
     p.add_argument("--file", metavar="FILE", help="edgelist: one 'key query' pair of positions per line")
-    p.add_argument("--layers", type=int, default=4, metavar="L", help="layers of receptive field to show (default 4)")
-    p.add_argument("--heads", type=int, default=1, metavar="H", help="heads, for the FLOPs (default 1)")
-    p.add_argument("--d-head", type=int, default=64, metavar="D", help="width of a head, for the FLOPs (default 64)")
+    p.add_argument("--layers", type=bounded_int(0), default=4, metavar="L",
+                   help="layers of receptive field to show (default 4)")
+    p.add_argument("--heads", type=bounded_int(1), default=1, metavar="H", help="heads, for the FLOPs (default 1)")
+    p.add_argument("--d-head", type=bounded_int(1), default=64, metavar="D",
+                   help="width of a head, for the FLOPs (default 64)")
     p.add_argument("--draw", metavar="FILE.png", help="write a picture of the mask (and the graph when short)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=lambda args, out: _run(args, out, usage_error))
@@ -236,10 +241,6 @@ def to_text(r) -> str:
 
 
 def _run(args, out, usage_error):
-    for name in ("layers", "heads", "d_head"):
-        value = getattr(args, name)
-        if value < (0 if name == "layers" else 1):
-            raise usage_error(f"--{name.replace('_', '-')} {value} must be {'≥ 0' if name == 'layers' else '≥ 1'}")
     p = build(args, usage_error)
     result = report(p, layers=args.layers, heads=args.heads, d_head=args.d_head, progress=sys.stderr)
     if args.draw:

@@ -40,6 +40,7 @@ import math
 import networkx as nx
 import numpy as np
 
+from ..arrays import real_array
 from ..errors import ConfigError
 from ..ops import check_empty_policy, empty_neighbourhood
 from .pattern import as_pattern
@@ -51,18 +52,23 @@ MAX_EDGES = 1 << 12  # edges per chunk: bounds the working memory and keeps a ch
 
 
 def _columns(name, A):
-    A = np.asarray(A, dtype=float)
+    A = real_array(name, A)
     if A.ndim != 2:
         raise ConfigError(f"{name} must be a matrix with one column per token, got shape {A.shape}")
     return A
 
 
+def _bias(name):
+    """The bias beside a weight: ``b_q`` for ``W_q``."""
+    return "b" + name[1:]
+
+
 def _project(W, A, b, name):
-    W = np.asarray(W, dtype=float)
+    W = real_array(name, W)
     if W.ndim != 2 or W.shape[1] != A.shape[0]:
         raise ConfigError(f"{name} has shape {W.shape} but the tokens have {A.shape[0]} rows")
     out = W @ A
-    return out if b is None else out + np.asarray(b, dtype=float)[:, None]
+    return out if b is None else out + real_array(_bias(name), b)[:, None]
 
 
 def _empty_check(pattern, empty):
@@ -79,6 +85,7 @@ def propagate_loop(G, Q, K, V, *, empty="zero") -> np.ndarray:
     ``G`` is a pattern's networkx graph (:meth:`~formal.graphs.pattern.Pattern.to_networkx`); ``Q`` is
     d_attn×ℓ_x, ``K`` d_attn×ℓ_z, ``V`` d_v×ℓ_z.  Returns d_v×ℓ_x.
     """
+    Q, K, V = _columns("Q", Q), _columns("K", K), _columns("V", V)
     pattern = as_pattern(G, ell_z=K.shape[1], ell_x=Q.shape[1])
     _empty_check(pattern, empty)
     if not isinstance(G, nx.DiGraph):
@@ -99,6 +106,7 @@ def propagate_loop(G, Q, K, V, *, empty="zero") -> np.ndarray:
 
 def propagate_edges(pattern, Q, K, V, *, empty="zero", max_edges: int = MAX_EDGES) -> np.ndarray:
     """The vectorised executor over the edge arrays (same arguments and result as :func:`propagate_loop`)."""
+    Q, K, V = _columns("Q", Q), _columns("K", K), _columns("V", V)
     pattern = as_pattern(pattern, ell_z=K.shape[1], ell_x=Q.shape[1])
     lonely = _empty_check(pattern, empty)
     Qt, Kt, Vt = (np.ascontiguousarray(A.T) for A in (Q, K, V))          # one row per token
@@ -154,12 +162,14 @@ def mhattention(pattern, X, Z=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b
     by ``W_o``.  With fewer key/value heads (``W_k`` H_kv×d_attn×d_z) it is grouped-query attention: query
     head ``h`` uses key/value head ``h // (H/H_kv)``, as in the core."""
     pattern, X, Z = _inputs(pattern, X, Z)
-    W_q, W_k, W_v = (np.asarray(W, dtype=float) for W in (W_q, W_k, W_v))
-    H, n_kv = W_q.shape[0], W_k.shape[0]
-    if W_q.ndim != 3 or W_k.ndim != 3 or W_v.ndim != 3 or W_v.shape[0] != n_kv or H % n_kv:
+    W_q, W_k, W_v = (real_array(name, W) for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)))
+    b_q, b_k, b_v = (None if b is None else real_array(name, b) for name, b in (("b_q", b_q), ("b_k", b_k),
+                                                                                  ("b_v", b_v)))
+    H, n_kv = (W.shape[0] if W.ndim else 0 for W in (W_q, W_k))
+    if W_q.ndim != 3 or W_k.ndim != 3 or W_v.ndim != 3 or W_v.shape[0] != n_kv or not n_kv or H % n_kv:
         raise ConfigError(f"W_q, W_k, W_v must be stacked per head with H = {H} divisible by the key/value heads "
                           f"H_kv = {n_kv}; got shapes {W_q.shape}, {W_k.shape}, {W_v.shape}")
-    pick = (lambda b, h: None if b is None else np.asarray(b)[h])
+    pick = (lambda b, h: None if b is None else b[h])
     propagate = _propagate(executor)
     keys = [_project(W_k[g], Z, pick(b_k, g), "W_k") for g in range(n_kv)]
     values = [_project(W_v[g], Z, pick(b_v, g), "W_v") for g in range(n_kv)]

@@ -33,6 +33,7 @@ import networkx as nx
 import numpy as np
 
 from .. import masks
+from ..arrays import index_array
 from ..errors import ConfigError
 from .edges import integer
 
@@ -42,12 +43,15 @@ SIDES = ("z", "x")
 
 
 def _index_array(values, what) -> np.ndarray:
-    array = np.asarray(values)
-    if array.size == 0:
+    try:
+        empty = np.size(values) == 0  # [] is float64 to numpy: no edges, whatever its dtype
+    except ValueError:  # a ragged nesting: index_array names it
+        empty = False
+    if empty:
         return np.zeros(0, dtype=np.int64)
-    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer) or array.dtype == bool:
-        raise ConfigError(f"{what} must be a 1-D array of integer positions, got dtype {array.dtype} and shape "
-                          f"{array.shape}")
+    array = index_array(what, values, "a 1-D array of integer positions")
+    if array.ndim != 1:
+        raise ConfigError(f"{what} must be a 1-D array of integer positions, got shape {array.shape}")
     return array.astype(np.int64, copy=False)
 
 

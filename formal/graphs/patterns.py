@@ -248,8 +248,7 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     """
     ell, n_random = integer("ell", ell, 0), integer("n_random", n_random)
     window, n_global = integer("window", window, 0), integer("n_global", n_global, 0)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ConfigError(f"seed = {seed!r} must be an integer")
+    seed = integer("seed", seed, 0)
     if n_global > ell:
         raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
     q = np.arange(n_global, ell, dtype=np.int64)                           # the non-global queries
@@ -267,7 +266,7 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     keys = np.concatenate((base.keys, random_keys.ravel()))
     queries = np.concatenate((base.queries, np.repeat(q, n_random)))
     return _self(keys, queries, ell, "random",
-                 {"n_random": n_random, "window": window, "n_global": n_global, "seed": int(seed)})
+                 {"n_random": n_random, "window": window, "n_global": n_global, "seed": seed})
 
 
 def _global_only(ell, n_global):

@@ -76,6 +76,11 @@ class Op:
     def numpy(self, ctx, *values):
         raise NotImplementedError
 
+    def constraints(self, shapes) -> tuple:
+        """Conditions on the sizes of its arguments without which the op is undefined for every input
+        (:class:`~formal.constraints.Constraint`; a call's are its callee's); none by default."""
+        return ()
+
     def text(self, args) -> str:
         return f"{self.name}({', '.join(a.text for a in args)})"
 

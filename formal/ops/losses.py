@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constraints import at_most
 from ..errors import DomainError
 from ..shapes import Mismatch, same_dim
 from .base import POSTFIX, Op, _rank
@@ -27,6 +28,9 @@ class NextTokenNLL(Op):
 
     def flops(self, shapes, out):
         return {"full": 2 * shapes[1][0] - 2}
+
+    def constraints(self, shapes):
+        return (at_most(2, shapes[1][0], "the next-token loss needs a next token: column t predicts token t + 1"),)
 
     def numpy(self, ctx, p, x):
         if x.shape[0] < 2:

@@ -1,6 +1,8 @@
 """The command line: `list` and `show`, one-line errors with exit status 2, never a traceback."""
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -8,7 +10,8 @@ import pytest
 import sympy as sp
 
 import formal
-from formal.cli import main
+from formal import ConfigError
+from formal.cli import bounded_int, main
 from formal.symbols import dim
 
 
@@ -122,6 +125,13 @@ def test_show_option_value_none_names_a_variant(capsys):
     (["show", "attention", "--json", "--latex"], "not allowed with"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),
+    # integer options are parsed with their bounds (bounded_int): a usage error, never a traceback
+    (["complexity", "gpt2", "--seq-len", "-1"], "argument --seq-len: -1 must be a positive integer"),
+    (["complexity", "gpt2", "--seq-len", "1.5"], "argument --seq-len: '1.5' must be a positive integer"),
+    (["complexity", "gpt2", "--batch", "0"], "argument --batch: 0 must be a positive integer"),
+    (["complexity", "gpt2", "--batch", "lots"], "argument --batch: 'lots' must be a positive integer"),
+    (["graph", "random", "--n", "64", "--random", "2", "--seed", "-1"],
+     "argument --seed: -1 must be a non-negative integer"),
 ])
 def test_bad_usage_prints_one_line_and_exits_2(capsys, argv, message):
     status, out, err = run(capsys, *argv)
@@ -129,6 +139,31 @@ def test_bad_usage_prints_one_line_and_exits_2(capsys, argv, message):
     assert out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
     assert err.startswith("formal-transformers: error:")
+
+
+@pytest.mark.parametrize("minimum, maximum, text, value", [
+    (0, None, "0", 0), (0, None, " 12 ", 12), (1, None, "1", 1), (-3, 3, "-3", -3), (-3, 3, "3", 3),
+])
+def test_bounded_int_parses_integers_within_its_bounds(minimum, maximum, text, value):
+    assert bounded_int(minimum, maximum)(text) == value
+
+
+@pytest.mark.parametrize("minimum, maximum, text, message", [
+    (0, None, "-1", "-1 must be a non-negative integer"), (1, None, "0", "0 must be a positive integer"),
+    (2, None, "1", "1 must be an integer ≥ 2"), (1, 8, "9", "9 must be an integer from 1 to 8"),
+    (0, None, "1.0", "'1.0' must be a non-negative integer"), (0, None, "", "'' must be a non-negative integer"),
+    (0, None, "0x10", "'0x10' must be"), (0, None, "9" * 5000, "must be a non-negative integer"),
+])
+def test_bounded_int_rejects_the_rest_in_one_line(minimum, maximum, text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(message)) as caught:
+        bounded_int(minimum, maximum)(text)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 200
+
+
+@pytest.mark.parametrize("minimum, maximum", [(1.5, None), (True, None), (3, 2), (0, "9")])
+def test_bounded_int_with_bad_bounds_is_a_config_error(minimum, maximum):
+    with pytest.raises(ConfigError, match="bounded_int"):
+        bounded_int(minimum, maximum)
 
 
 def test_python_dash_m_formal_works_as_a_process():

@@ -276,7 +276,7 @@ def test_training_computes_the_loss_and_asks_the_reference_for_the_gradient():
 @pytest.mark.parametrize("argv, message", [
     (["complexity", "nope"], "unknown preset 'nope'"),
     (["complexity"], "give a preset name or --config"),
-    (["complexity", "gpt2", "--seq-len", "0"], "sequence length 0"),
+    (["complexity", "gpt2", "--seq-len", "0"], "argument --seq-len: 0 must be a positive integer"),
     (["complexity", "gpt2", "--seq-len", "2000"], "exceeds ell_max = 1024"),
 ])
 def test_complexity_bad_input_is_one_line_and_exit_2(argv, message, capsys):

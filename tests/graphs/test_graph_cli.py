@@ -92,8 +92,26 @@ def test_draw_writes_a_png(capsys, tmp_path):
     (["causal", "--n", "4", "--n-z", "6"], "explicit alignment"),
     (["edgelist", "--n", "4"], "needs --file"),
     (["edgelist", "--n", "4", "--file", "/nonexistent/graph.txt"], "does not exist"),
-    (["full", "--n", "8", "--layers", "-1"], "--layers -1"),
+    (["full", "--n", "8", "--layers", "-1"], "argument --layers: -1 must be a non-negative integer"),
     (["bogus", "--n", "8"], "invalid choice"),
+    # integer options are parsed with their bounds (formal.cli.bounded_int): a usage error, never a traceback
+    (["random", "--n", "64", "--random", "2", "--seed", "-1"], "argument --seed: -1 must be a non-negative integer"),
+    (["random", "--n", "64", "--random", "0"], "argument --random: 0 must be a positive integer"),
+    (["random", "--n", "64", "--random", "2", "--seed", "1e3"], "argument --seed: '1e3' must be a non-negative"),
+    (["full", "--n", "-5"], "argument --n: -5 must be a positive integer"),
+    (["full", "--n", "0"], "argument --n: 0 must be a positive integer"),
+    (["full", "--n", "abc"], "argument --n: 'abc' must be a positive integer"),
+    (["full", "--n", "9" * 5000], "must be a positive integer"),
+    (["cross", "--n", "4", "--n-z", "-1"], "argument --n-z: -1 must be a positive integer"),
+    (["sliding-window", "--n", "8", "--window", "-2"], "argument --window: -2 must be a non-negative integer"),
+    (["dilated", "--n", "8", "--window", "2", "--dilation", "0"], "argument --dilation: 0 must be a positive"),
+    (["global-local", "--n", "8", "--window", "2", "--global", "-1"], "argument --global: -1 must be a non-negative"),
+    (["strided", "--n", "8", "--stride", "-4"], "argument --stride: -4 must be a positive integer"),
+    (["fixed", "--n", "8", "--stride", "4", "--summary", "0"], "argument --summary: 0 must be a positive integer"),
+    (["swin", "--grid", "8x8", "--window", "4", "--shifted", "--shift", "-1"], "argument --shift: -1 must be"),
+    (["full", "--n", "8", "--heads", "0"], "argument --heads: 0 must be a positive integer"),
+    (["full", "--n", "8", "--d-head", "-64"], "argument --d-head: -64 must be a positive integer"),
+    (["full", "--n", "8", "--layers", "2.5"], "argument --layers: '2.5' must be a non-negative integer"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(capsys, argv, message):
     status, out, err = run(capsys, "graph", *argv)

@@ -139,6 +139,13 @@ def test_swin_alternating_windows_connect_the_grid():
     (lambda: from_mask(np.ones((3, 4)), ell_z=3, ell_x=3), r"mask has shape \(3, 4\)"),
     (lambda: from_mask(np.ones((3, 4)), self_attention=True), "self-attention mask is square"),
     (lambda: from_mask(np.array([[0, 2]])), "0 or 1"),
+    (lambda: from_mask(np.array([[0, np.nan]])), "0 or 1 .*got nan"),
+    (lambda: from_mask(np.array([[0, 1 + 0j]])), "mask must be a 0/1 array .*got complex128"),
+    (lambda: from_mask(np.array([["0", "1"]])), "mask must be a 0/1 array .*got <U1"),
+    (lambda: from_pairs(np.array([0, 1]) + 0j, [1, 1], ell_z=2), "keys must be a 1-D array of integer positions, "
+                                                                  "got complex128"),
+    (lambda: from_pairs([0, 1], [[1, 1]], ell_z=2), r"queries must be a 1-D array .*shape \(1, 2\)"),
+    (lambda: from_pairs([[0], [0, 1]], [1, 1], ell_z=2), "keys must be a 1-D array of integer positions, got list"),
     (lambda: from_mask(np.ones(3)), "2-D"),
     (lambda: from_graph(nx.DiGraph([(0, 5)]), ell=4), "node 5 is outside the sequence 0..3"),
     (lambda: from_graph(nx.DiGraph([(0, "a")])), "node 'a' is not a position"),

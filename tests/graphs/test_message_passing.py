@@ -146,6 +146,33 @@ def test_chunking_does_not_change_the_result():
     (lambda X, P: message_passing.attention(P, X, **{**P_, "W_q": np.ones((2, 7))}), ConfigError, "W_q has shape"),
     (lambda X, P: message_passing.mhattention(P, X, W_q=np.ones((3, 2, 3)), W_k=np.ones((2, 2, 3)),
                                               W_v=np.ones((2, 2, 3)), W_o=np.ones((3, 6))), ConfigError, "divisible"),
+    (lambda X, P: message_passing.mhattention(P, X, W_q=np.ones(3), W_k=np.ones((2, 2, 3)),
+                                              W_v=np.ones((2, 2, 3)), W_o=np.ones((3, 6))),
+     ConfigError, "stacked per head"),
+    # complex numbers, strings and objects are not real arrays (formal.arrays): named with their dtype
+    (lambda X, P: message_passing.attention(P, X + 1j, **P_), ConfigError, "X must be a real array, got complex128"),
+    (lambda X, P: message_passing.attention(P, X, X + 0j, **P_), ConfigError, "Z must be a real array, got complex128"),
+    (lambda X, P: message_passing.attention(P, X.astype(str), **P_), ConfigError, "X must be a real array, got <U32"),
+    (lambda X, P: message_passing.attention(P, np.full(X.shape, "a", dtype=object), **P_),
+     ConfigError,
+     "X must be a real array, got an object array holding str"),
+    (lambda X, P: message_passing.attention(P, X, **{**P_, "W_k": P_["W_k"] + 1j}), ConfigError,
+     "W_k must be a real array, got complex128"),
+    (lambda X, P: message_passing.attention(P, X, **P_, b_v=np.ones(3) + 1j), ConfigError,
+     "b_v must be a real array, got complex128"),
+    (lambda X, P: message_passing.attention(np.ones((5, 5)) + 0j, X, **P_), ConfigError,
+     r"mask must be a 0/1 array of shape \(5, 5\), got complex128"),
+    (lambda X, P: message_passing.attention(np.full((5, 5), np.nan), X, **P_), ConfigError, "got nan"),
+    (lambda X, P: message_passing.mhattention(P, X, **MH_, b_q=np.ones((2, 2)) + 1j), ConfigError,
+     "b_q must be a real array, got complex128"),
+    (lambda X, P: message_passing.mhattention(P, X, **{**MH_, "W_o": MH_["W_o"] + 1j}), ConfigError,
+     "W_o must be a real array, got complex128"),
+    (lambda X, P: message_passing.mhattention(P, X, **{**MH_, "W_v": MH_["W_v"] + 1j}), ConfigError,
+     "W_v must be a real array, got complex128"),
+    (lambda X, P: message_passing.propagate_edges(P, X + 1j, X, X), ConfigError,
+     "Q must be a real array, got complex128"),
+    (lambda X, P: message_passing.propagate_loop(P.to_networkx(), X, X, np.datetime64("2024") + X.astype(int)),
+     ConfigError, r"V must be a real array, got datetime64\[Y\]"),
 ])
 def test_bad_input(call, error, message):
     X = np.ones((3, 5))
@@ -154,6 +181,7 @@ def test_bad_input(call, error, message):
 
 
 P_ = {"W_q": np.ones((2, 3)), "W_k": np.ones((2, 3)), "W_v": np.ones((3, 3))}
+MH_ = {"W_q": np.ones((2, 2, 3)), "W_k": np.ones((1, 2, 3)), "W_v": np.ones((1, 2, 3)), "W_o": np.ones((3, 4))}
 
 
 def test_the_spec_takes_a_pattern_as_its_mask():
