@@ -1,7 +1,10 @@
 """Calibrate the reference's lower-precision tolerances: the worst |reference − spec| (the spec in float64)
 over many seeded examples of every algorithm, in float32 and bfloat16, relative to max(1, max |spec|).
 
-    python benchmarks/calibrate_tolerances.py [--examples N] [--seed S] [--device cpu|cuda]
+    python benchmarks/calibrate_tolerances.py [--examples N] [--max-size S] [--seed S] [--device cpu|cuda]
+
+The examples are verify's and conform's (reference.examples): the boundary cases and N random ones whose
+sizes grow to S (default: conform's thorough profile, the largest sizes a tolerance is used at).
 
 reference/tolerances.py states the figures this printed and the margin taken over them.
 """
@@ -11,22 +14,24 @@ from __future__ import annotations
 import argparse
 import math
 
+from formal.cli import bounded_int
 from reference import tolerances
-from reference.examples import EXAMPLE_ALGORITHMS, examples
+from reference.examples import EXAMPLE_ALGORITHMS, PROFILES, examples
 from reference.execute import execute
 from reference.verify import relative_error
 
 
-def worst(name, dtype, n, seed, device):
+def worst(name, dtype, n, seed, device, max_size):
     return max(relative_error(ex.algorithm(**ex.arguments),
                               execute(ex.algorithm, dtype=dtype, device=device, **ex.arguments))
-               for ex in examples(name, n, seed=seed))
+               for ex in examples(name, n, seed=seed, max_size=max_size))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--examples", type=bounded_int(1), default=200)
+    parser.add_argument("--max-size", type=bounded_int(2), default=PROFILES["thorough"].max_size)
+    parser.add_argument("--seed", type=bounded_int(0), default=0)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     names = [n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")]  # tokens, not numbers
@@ -36,7 +41,7 @@ def main():
     for name in names:
         cells = []
         for d in suggested:
-            measured = worst(name, d, args.examples, args.seed, args.device)
+            measured = worst(name, d, args.examples, args.seed, args.device, args.max_size)
             suggested[d][name] = float(f"{measured * tolerances.MARGIN:.0e}")  # rounded …
             if suggested[d][name] < measured * tolerances.MARGIN:                # … up
                 suggested[d][name] = float(f"{suggested[d][name] + 10 ** math.floor(math.log10(suggested[d][name])):.0e}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from formal.cli import parse_option
+from formal.cli import bounded_int, parse_option
 from formal.errors import FormalError
 
 from . import require_torch
@@ -27,19 +27,36 @@ def _need_torch():
 
 
 def register_conform(sub):
+    from .examples import PROFILES
+    from .sandbox import DEFAULT_TIMEOUT
+    quick, thorough = PROFILES["quick"], PROFILES["thorough"]
     p = sub.add_parser(
         "conform", help="check any implementation of an algorithm against the spec",
-        description="Check a Python function against one of the spec's algorithms on seeded random examples: "
-                    "equality with the spec, shapes, NaN, masks, causality, equivariance. Exit 0 when every "
-                    "property holds, 1 with the smallest failing configuration when one does not, 2 on bad usage.")
+        description="Check a Python function against one of the spec's algorithms on seeded examples — the "
+                    "boundary cases (ℓ = 1, ℓ = ℓ_max, ℓ_z ≠ ℓ_x, one and several heads and layers, lengths past "
+                    "every power of two) and random ones: equality with the spec, shapes, NaN, masks, causality, "
+                    "equivariance. The function runs in a worker process: its exceptions, exits, output and "
+                    "hangs are reported, never passed on. Exit 0 when every property holds, 1 with the smallest "
+                    "failing configuration when one does not, 2 on bad usage.")
     p.add_argument("target", metavar="TARGET", help="path/to/file.py:function or module:function")
     p.add_argument("--algorithm", required=True, metavar="NAME", help="the spec's algorithm (see `list`)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="the variant the function implements, e.g. -o bias=false (repeatable)")
     p.add_argument("--layout", choices=("columns", "rows"), default="columns",
                    help="columns: the paper's d×ℓ (default); rows: inputs and outputs transposed, ℓ×d")
-    p.add_argument("--examples", type=int, default=20, metavar="N", help="random examples (default 20)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--profile", choices=tuple(PROFILES), default="quick",
+                   help=f"quick: {quick.examples} random examples up to size {quick.max_size} (default); "
+                        f"thorough: {thorough.examples} up to size {thorough.max_size}")
+    p.add_argument("--examples", type=bounded_int(1), metavar="N",
+                   help="random examples, beside the boundary cases (default: the profile's)")
+    p.add_argument("--max-size", type=bounded_int(2), metavar="S",
+                   help="the longest sequence drawn; lengths past every power of two up to S are boundary cases "
+                        "(default: the profile's)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"time one call of the function may take before it fails (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the function in this process (a debugger can stop in it; a hang cannot be ended)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="passed to the function as device= when it takes one (default cpu)")
     p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64",
@@ -48,16 +65,28 @@ def register_conform(sub):
     p.set_defaults(run=_conform)
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    import argparse
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds > 0")
+    return value
+
+
 def _conform(args, out) -> int:
     _need_torch()
     from .conform import conform, report_text
     from .device import device as resolve_device
-    from .targets import load
     resolve_device(args.device)  # cuda without a GPU: a usage error, before anything is imported
-    function = load(args.target)
     options = dict(parse_option(o) for o in args.option)
-    report = conform(function, args.target, args.algorithm, options=options, layout=args.layout,
-                     n_examples=args.examples, seed=args.seed, device=args.device, precision=args.precision)
+    report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
+                     n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
+                     precision=args.precision, timeout=args.timeout, isolate=not args.in_process)
     if args.json:
         json.dump(report.as_json(), out, indent=2, ensure_ascii=False)
         out.write("\n")
@@ -74,10 +103,14 @@ def register_verify(sub):
                     "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
                     "KV cache = recomputation, third-party implementations) and print one table.")
     p.add_argument("--profile", choices=("quick", "thorough"), default="quick",
-                   help="quick: a few examples per check, under 2 minutes on 2 CPU cores; thorough: many more")
+                   help="quick: 12 examples per check and the boundary cases (about 50 s on 2 CPU cores); "
+                        "thorough: 100")
+    p.add_argument("--mutants", action="store_true",
+                   help="instead: run conform on the shipped catalogue of correct implementations (each must "
+                        "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where the reference runs (auto: cuda when available)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated algorithm names (default: all)")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -88,10 +121,16 @@ def _verify(args, out) -> int:
     _need_torch()
     import sys
 
-    from .verify import verify, write_json
+    from .verify import check_destination, verify, write_json
+    if args.json:
+        check_destination(args.json)
     only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
-    report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only,
-                    progress=None if args.quiet else sys.stderr)
+    progress = None if args.quiet else sys.stderr
+    if args.mutants:
+        from .mutation import kill_rate
+        report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress)
+    else:
+        report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, progress=progress)
     out.write(report.text())
     if args.json:
         write_json(report, args.json)

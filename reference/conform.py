@@ -1,12 +1,16 @@
 """Check any implementation of one of the spec's algorithms against the spec (``formal-transformers conform``).
 
-The checks run on seeded random examples of the chosen variant (:mod:`reference.examples`), smallest first,
-so the first failure found is at the smallest configuration tried.  Each example is checked for:
+The checks run on seeded examples of the chosen variant (:mod:`reference.examples`): the boundary cases and
+random examples growing to the profile's largest size, smallest first, so the first failure found is at the
+smallest configuration tried.  The function runs through :mod:`reference.sandbox` (a worker process for a
+named target), so whatever it does becomes a verdict.  Each example is checked for:
 
 ``signature``
     the function takes the spec's keyword arguments (:mod:`reference.targets` says which);
 ``runs``
-    it returns instead of raising;
+    it returns within the time limit, instead of raising, exiting or ending its process;
+``type``
+    it returns arrays of real numbers (not None, text, ragged lists or complex numbers), one per output;
 ``shape``
     every output has the spec's shape;
 ``finite``
@@ -24,7 +28,9 @@ so the first failure found is at the smallest configuration tried.  Each example
     the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without positions).
 
 The last three are properties of the algorithm checked on the function alone; the spec comparison already
-implies them, but a failure of one names the bug better than an error figure does.
+implies them, but a failure of one names the bug better than an error figure does.  An example on which the
+spec itself is undefined (it raises) is skipped and reported; the generator draws sizes that satisfy every
+constraint the algorithm states, so that happens only on measure-zero inputs.
 """
 
 from __future__ import annotations
@@ -34,17 +40,20 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from formal import algorithms, masks
-from formal.errors import ConfigError
+from formal.algorithm import Algorithm
+from formal.errors import ConfigError, FormalError
 
 from . import tolerances
-from .examples import EXAMPLE_ALGORITHMS, examples
-from .targets import Failed, Target
+from .examples import EXAMPLE_ALGORITHMS, PROFILES, examples
+from .sandbox import DEFAULT_TIMEOUT
+from .targets import Failed, Target, runner
 
-__all__ = ["PROPERTIES", "Check", "Report", "conform"]
+__all__ = ["PROPERTIES", "Check", "Report", "conform", "report_text"]
 
 PROPERTIES = {
     "signature": "takes the spec's keyword arguments",
-    "runs": "returns instead of raising",
+    "runs": "returns, within the time limit, instead of raising or exiting",
+    "type": "returns arrays of real numbers (token ids: integers), one per output",
     "shape": "every output has the spec's shape",
     "finite": "no NaN or inf where the spec has none",
     "spec": "equals the spec's numpy execution",
@@ -76,8 +85,14 @@ class Report:
     seed: int
     examples: int
     tolerance: float
+    profile: str = "quick"
+    max_size: int = 0
+    boundary: int = 0
+    timeout: float | None = DEFAULT_TIMEOUT
     checks: dict = field(default_factory=dict)
     failure: dict | None = None
+    undefined: list = field(default_factory=list)
+    printed: str = ""
 
     @property
     def ok(self) -> bool:
@@ -218,38 +233,92 @@ def _applies(name, options, arguments) -> dict:
     }
 
 
-def conform(function, target_name: str, name: str, *, options=None, layout="columns", n_examples=20, seed=0,
-            device="cpu", precision="float64") -> Report:
-    """Run every property of algorithm ``name`` (built with ``options``) on ``function``; the report holds
-    each property's count and largest deviation, and the first failure (the smallest example) if any."""
-    if name not in EXAMPLE_ALGORITHMS:
-        raise ConfigError(f"conform checks {', '.join(EXAMPLE_ALGORITHMS)}; not {name!r}")
-    if isinstance(n_examples, bool) or not isinstance(n_examples, int) or n_examples < 1:
-        raise ConfigError(f"--examples = {n_examples!r} must be a positive integer")
-    algorithm = algorithms.get(name, **(options or {}))
-    fixed = dict(algorithm.options)
-    target = Target(function, target_name, algorithm, layout=layout, device=device)
-    relative = tolerances.relative(precision, name)
-    report = Report(target_name, algorithm.label, fixed, layout, seed, n_examples, relative,
-                    {p: Check(p) for p in PROPERTIES})
-    checker = _Checker(target, relative, seed)
-    cases = examples(name, n_examples, seed=seed, **fixed)
+def _algorithm(algorithm, options) -> Algorithm:
+    """The algorithm object to check against: given, or looked up by name once; ``options`` make a variant."""
+    if isinstance(algorithm, str):
+        if algorithm not in EXAMPLE_ALGORITHMS:
+            raise ConfigError(f"conform checks {', '.join(EXAMPLE_ALGORITHMS)}; not {algorithm!r}")
+        return algorithms.get(algorithm, **(options or {}))
+    if not isinstance(algorithm, Algorithm):
+        raise ConfigError(f"algorithm {algorithm!r} must be an algorithm object or a name (see `list`)")
+    if algorithm.name not in EXAMPLE_ALGORITHMS:
+        raise ConfigError(f"conform checks {', '.join(EXAMPLE_ALGORITHMS)}; not {algorithm.name!r}")
+    return algorithm.variant(**options) if options else algorithm
+
+
+def _count(value, what, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"{what} = {value!r} must be an integer ≥ {minimum}")
+    return int(value)
+
+
+def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
+            max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
+            isolate=None, cache=None) -> Report:
+    """Run every property of ``algorithm`` (an algorithm object, or a registry name; ``options`` make a
+    variant) on ``target`` — a function object, run in this process, or its name ``path/to/file.py:function``,
+    run in a worker process (``isolate=False``: here).
+
+    The examples are the boundary cases and ``n_examples`` random ones growing up to ``max_size`` (both
+    default to ``profile``'s, :data:`reference.examples.PROFILES`).  A call of the target that takes more
+    than ``timeout`` seconds fails ``runs``.  The report holds each property's count and largest deviation,
+    and the first failure (at the smallest example) if any.  ``cache`` (a dict) keeps the spec's outputs
+    for the next call on the same examples.
+    """
+    algorithm = _algorithm(algorithm, options)
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    n_examples = _count(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1)
+    max_size = _count(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2)
+    seed = _count(seed, "--seed", 0)
+    relative = tolerances.relative(precision, algorithm)
+    cases = examples(algorithm, n_examples, seed=seed, max_size=max_size)
+    run = runner(target, timeout=timeout, isolate=isolate)
+    name = name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target)))
+    report = Report(name, algorithm.label, dict(algorithm.options), layout, seed, n_examples, relative, profile,
+                    max_size, sum(e.case != "random" for e in cases), timeout, {p: Check(p) for p in PROPERTIES})
+    try:
+        checked = Target(run, name, algorithm, layout=layout, device=device)
+        _run(checked, cases, _Checker(checked, relative, seed), report, {} if cache is None else cache)
+    finally:
+        report.printed = run.printed
+        run.close()
+    return report
+
+
+def _spec(example, arguments, cache: dict):
+    """The spec's outputs, or its error where it is undefined on this example."""
+    key = (example.describe(), example.seed, example.case, example.size)
+    if key not in cache:
+        try:
+            cache[key] = _outputs(example.algorithm(**arguments))
+        except FormalError as exc:
+            cache[key] = exc
+    return cache[key]
+
+
+def _run(target, cases, checker, report, cache):
+    algorithm = target.algorithm
     for example in cases:
         arguments = normalise(example)
+        want = _spec(example, arguments, cache)
+        if isinstance(want, FormalError):  # a configuration the spec does not define: no verdict on it
+            report.undefined.append(f"{example.describe()}: {want}")
+            continue
         try:
             target.check_signature(arguments)
             report.checks["signature"].examples += 1
             got = target(arguments)
-            report.checks["runs"].examples += 1
-            want = _outputs(example.algorithm(**arguments))
+            for p in ("runs", "type"):
+                report.checks[p].examples += 1
             error = checker.compare_spec(want, got)
             for p in ("shape", "finite", "spec"):
                 report.checks[p].examples += 1
             report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
-            for prop, applies in _applies(name, fixed, arguments).items():
+            for prop, applies in _applies(algorithm.name, algorithm.options, arguments).items():
                 if not applies:
                     continue
-                measured = (checker.equivariance(name, arguments) if prop == "equivariance"
+                measured = (checker.equivariance(algorithm.name, arguments) if prop == "equivariance"
                             else getattr(checker, prop)(arguments, got))
                 if measured is not None:
                     report.checks[prop].examples += 1
@@ -258,31 +327,44 @@ def conform(function, target_name: str, name: str, *, options=None, layout="colu
             report.checks[failed.property].examples += 1
             report.checks[failed.property].verdict = "FAIL"
             report.failure = {"property": failed.property, "message": str(failed), "example": example.describe(),
-                              "example_seed": example.seed}
+                              "case": example.case, "example_seed": example.seed}
             break
+    if len(report.undefined) == len(cases):
+        raise ConfigError(f"the spec is undefined on every example of {algorithm.label} with these options: "
+                          f"{report.undefined[0]}")
     for check in report.checks.values():
         if check.examples == 0 and check.verdict == "pass":
             check.verdict = "n/a" if report.ok else "not run"
-    return report
 
 
 def report_text(report: Report) -> str:
     """The report as a table and one verdict line."""
     opts = ", ".join(f"{k}={v!r}" for k, v in report.options.items()) or "default"
+    total = report.examples + report.boundary
+    limit = "no time limit" if report.timeout is None else f"{report.timeout:g} s per call"
     lines = [f"conform {report.target} against {report.algorithm} [{opts}]",
-             f"layout {report.layout}, {report.examples} examples from seed {report.seed}, tolerance "
-             f"{report.tolerance:.0e} × max(1, max |spec|)", "",
+             f"layout {report.layout}, profile {report.profile}: {report.boundary} boundary cases and "
+             f"{report.examples} random examples up to size {report.max_size} from seed {report.seed}, "
+             f"tolerance {report.tolerance:.0e} × max(1, max |spec|), {limit}", "",
              f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
     for c in report.checks.values():
         error = f"{c.max_error:10.2e}" if c.examples and c.property in ("spec", "masks", "causality",
                                                                          "equivariance") else f"{'-':>10}"
         lines.append(f"{c.property:<13} {c.examples:>8} {error}  {c.verdict:<7}  {PROPERTIES[c.property]}")
     lines.append("")
+    if report.undefined:
+        lines.append(f"{len(report.undefined)} examples skipped, the spec being undefined there (first: "
+                     f"{report.undefined[0]})")
+    if report.printed:
+        lines.append(f"the function printed {len(report.printed.splitlines())} lines (kept in --json as "
+                     "\"printed\")")
     if report.ok:
-        lines.append(f"PASS: every property held on {report.examples} examples")
+        lines.append(f"PASS: every property held on {total - len(report.undefined)} examples")
     else:
         f = report.failure
+        rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}"
         lines.append(f"FAIL {f['property']}: {f['message']}")
-        lines.append(f"  smallest failing configuration: {f['example']} (example seed {f['example_seed']}; "
-                     f"rerun with --seed {report.seed} --examples {report.examples})")
+        case = "" if f["case"] == "random" else f"boundary case {f['case']}: "
+        lines.append(f"  smallest failing configuration: {case}{f['example']} (example seed {f['example_seed']}; "
+                     f"rerun with {rerun})")
     return "\n".join(lines) + "\n"

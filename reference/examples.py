@@ -1,20 +1,34 @@
 """Seeded random examples of every algorithm and variant, for ``verify`` and ``conform``.
 
-An example is one call of the spec: options drawn from the variant's choices (the formal modules' own
-tuples: ``NORMS``, ``POSITIONS`` …), small sizes drawn constructively so that every constraint holds
-(``d_e`` even, ``n_kv_heads | H``, ``ℓ ≤ ℓ_max``), parameters shaped as the algorithm's specs say,
-evaluated at those sizes.  The same ``(name, seed)`` always gives the same example; examples compare by
-their total size, so a failure can be reported at the smallest configuration that shows it.
+An example is one call of the spec: an algorithm object (options fixed, or drawn from the variant's choices —
+the formal modules' own tuples ``NORMS``, ``POSITIONS`` …), sizes for every symbol it uses, and arguments
+shaped as its specs say at those sizes.  Sizes are drawn, then mended until every constraint the algorithm
+states holds — its own and those of the algorithms it calls (``Algorithm.size_constraints``: ``d_e`` even
+under sinusoidal positions, ``n_kv_heads | H``, ``ℓ ≤ ℓ_max``, ``2 ≤ d_e`` under layer norm with eps = 0) —
+so a new constraint is honoured without this module knowing it.
+
+A list of examples (:func:`examples`) has two parts:
+
+- **boundary cases**, always: every sequence of length 1; the context full (``ℓ = ℓ_max``, the longest
+  sequence reaching the table's end); ``ℓ_z ≠ ℓ_x`` both ways; a query that admits no key (where a mask is
+  an input); one head and one layer; several heads and layers; and a length just past every power of two up to ``max_size`` (3, 5, 9, 17, …: a bug that only
+  shows past a chunk of 8 keys shows at 9);
+- **random examples** whose size bound grows geometrically from 2 to ``max_size`` along the list.
+
+The same arguments always give the same examples; they compare by total size, smallest first, so a failure
+is reported at the smallest configuration that shows it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
 
 from formal import algorithms
+from formal.algorithm import Algorithm
 from formal.algorithms.blocks import MLP_ACTIVATIONS, NORM_POSITIONS, POSITIONS
 from formal.algorithms.embedding import ENCODINGS
 from formal.algorithms.inference import DECODINGS
@@ -22,7 +36,8 @@ from formal.algorithms.kv_cache import STEPS
 from formal.algorithms.normalization import NORMS
 from formal.errors import ConfigError
 
-__all__ = ["Example", "example", "examples", "evaluate", "EXAMPLE_ALGORITHMS"]
+__all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
+           "VARIANTS", "PROFILES", "Profile"]
 
 _STACK = {"norm": NORMS, "eps": (1e-5, 0.1), "position": POSITIONS, "activation": MLP_ACTIVATIONS,
           "bias": (True, False), "tied": (True, False), "n_kv_heads": (None, "grouped"),
@@ -31,7 +46,7 @@ _BERT = {**_STACK, "token_types": (True, False), "embedding_norm": (True, False)
          "unembedding_bias": (True, False), "inputs": ("tokens", "tokens", "patches")}
 _EMPTY = ("zero", "nan")  # "error" raises by design; it is not an output to compare
 
-#: Algorithm name → option → the choices an example draws from.
+#: Algorithm name → option → the choices an example draws from (when the option is not fixed).
 VARIANTS = {
     "token_embedding": {},
     "positional_embedding": {"encoding": ENCODINGS},
@@ -55,18 +70,36 @@ VARIANTS = {
 #: The algorithms examples exist for (training algorithms are checked through their losses).
 EXAMPLE_ALGORITHMS = tuple(VARIANTS)
 
+
+@dataclass(frozen=True)
+class Profile:
+    """How many random examples, and how large they grow (the longest sequence drawn)."""
+
+    examples: int
+    max_size: int
+
+
+#: ``quick`` (conform's default) and ``thorough``.
+PROFILES = {"quick": Profile(20, 17), "thorough": Profile(100, 65)}
+
 _RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early)
+_LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
+_WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e")
+_LAYERS = ("L", "L_enc", "L_dec")
+_WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
+_MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
 
 
 @dataclass
 class Example:
     """One call of the spec: ``algorithm(**arguments)``."""
 
-    algorithm: object
+    algorithm: Algorithm
     arguments: dict
     sizes: dict                          # symbol name → int
     seed: int
     params: tuple = field(default=())    # the names of the parameter arguments
+    case: str = "random"                 # which boundary case, or "random"
 
     @property
     def size(self) -> int:
@@ -84,7 +117,28 @@ class Example:
     def describe(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.algorithm.options.items())
         sizes = ", ".join(f"{k}={v}" for k, v in sorted(self.sizes.items()))
-        return f"{self.algorithm.name}({options}) at {sizes}"
+        mask = self.arguments.get("mask")
+        masked = f", mask={mask!r}" if isinstance(mask, str) else ", mask=random 0/1" if mask is not None else ""
+        cross = ", self-attention (Z = X)" if "Z" in self.algorithm.defaults and "Z" not in self.arguments else ""
+        return f"{self.algorithm.name}({options}) at {sizes}{masked}{cross}"
+
+
+def resolve(subject, **options) -> tuple:
+    """``(name, fixed options)`` of an algorithm object (every option fixed) or of a registry name (the
+    options given fixed, the others drawn per example)."""
+    if isinstance(subject, Algorithm):
+        if options:
+            subject = subject.variant(**options)
+        name, fixed = subject.name, dict(subject.options)
+    else:
+        name, fixed = subject, dict(options)
+    if name not in VARIANTS:
+        raise ConfigError(f"no examples for {name!r}; known: {', '.join(VARIANTS)}")
+    known = {**algorithms.get(name).options, **VARIANTS[name]}
+    unknown = sorted(set(fixed) - set(known))
+    if unknown:
+        raise ConfigError(f"{name} has no option {unknown[0]!r}; its options: {', '.join(known)}")
+    return name, fixed
 
 
 def _options(name, rng, fixed):
@@ -93,34 +147,13 @@ def _options(name, rng, fixed):
         options[option] = fixed[option] if option in fixed else choices[rng.integers(len(choices))]
     options.update({k: v for k, v in fixed.items() if k not in options})
     if options.get("inputs") == "patches":
-        options.update(head="classifier", tied=False, token_types=False, unembedding_bias=False, position="learned")
+        for k, v in dict(head="classifier", tied=False, token_types=False, unembedding_bias=False,
+                         position="learned").items():
+            options[k] = fixed.get(k, v)
     return options
 
 
-def _sizes(name, options, rng, small):
-    """Sizes for every symbol, drawn so that the constraints hold by construction."""
-    def draw(lo=1, hi=small):
-        return int(rng.integers(lo, hi + 1))
-    s = {k: draw() for k in ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "T",
-                              "d_patch", "ell_c", "L", "L_enc", "L_dec")}
-    s["d_e"] = 2 * draw(1, max(1, small // 2 + 1))
-    groups = draw(1, 2)
-    kv = options.get("n_kv_heads")
-    s["n_kv_heads"] = draw(1, 2) if kv == "grouped" else kv if isinstance(kv, int) else None
-    s["H"] = groups * (s["n_kv_heads"] or draw(1, 2))
-    s["N_V"] = draw(4, 4 + small)
-    s["n_types"], s["n_classes"] = draw(1, 3), draw(2, 4)
-    loss = name in ("dloss", "edloss")
-    for k in ("ell", "ell_x", "ell_z"):
-        s[k] = draw(2 if loss else 1, small + 1)
-    s["ell_gen"] = draw(1, 3)
-    longest = max(s["ell"], s["ell_x"], s["ell_z"], s["ell_gen"], s["ell_c"] + s["ell_x"])
-    if name == "dinference":
-        longest = s["ell"] + (s["ell_gen"] if options.get("kv_cache") else draw(0, s["ell_gen"]))
-    s["ell_max"] = longest + draw(0, 1)
-    return s
-
-
+# ---------------------------------------------------------------------------------------------- sizes
 def evaluate(expr, sizes: dict) -> int:
     """A derived size, count or cost (a sympy expression) at sizes given by symbol name."""
     expr = sp.sympify(expr)
@@ -131,8 +164,108 @@ def _evaluate(shape, sizes) -> tuple:
     return tuple(evaluate(d, sizes) for d in shape)
 
 
-def _mask(rng, ell_z, ell_x):
-    kind = rng.integers(5)
+def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
+    """Sizes for ``symbols`` at most ``cap`` (widths at most ``_WIDEST``), before the constraints."""
+    def draw(lo, hi):
+        return int(rng.integers(lo, max(lo, hi) + 1))
+    stack = algorithm.number >= 8
+    s = {}
+    for k in sorted(symbols):  # a fixed order: the same seed gives the same sizes in every process
+        if k in _LENGTHS:
+            s[k] = draw(1, cap)
+        elif k in _WIDTHS:
+            lo = _MIN_STACK_WIDTH if stack and k in ("d_e", "d_f") else 2
+            s[k] = draw(lo, min(cap, _WIDEST))
+        elif k in _LAYERS:
+            s[k] = draw(1, min(3, cap))
+        elif k == "H":
+            s[k] = draw(1, min(4, cap))
+        elif k == "N_V":
+            s[k] = draw(4, 4 + min(cap, _WIDEST))  # the last three ids are mask, bos and eos
+        elif k == "n_types":
+            s[k] = draw(1, 3)
+        elif k == "n_classes":
+            s[k] = draw(2, 4)
+        elif k == "ell_gen":
+            s[k] = draw(1, min(4, cap))
+        elif k != "ell_max":
+            s[k] = draw(1, min(cap, _WIDEST))
+    if "ell_max" in symbols:
+        s["ell_max"] = max([s[k] for k in _LENGTHS if k in s] + [1]) + draw(0, 1)
+    return s
+
+
+def _adjustable(expr, pinned):
+    return isinstance(expr, sp.Symbol) and str(expr) not in pinned
+
+
+def _mend(algorithm, sizes: dict, pinned=frozenset()) -> dict:
+    """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
+    ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can."""
+    constraints = [c for c in algorithm.size_constraints if all(str(s) in sizes for s in c.symbols)]
+    for _ in range(10 * len(constraints) + 1):
+        broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
+        if not broken:
+            return sizes
+        for c in broken:
+            a, b = c.args
+            va, vb = evaluate(a, sizes), evaluate(b, sizes)
+            if c.relation == "<=":
+                if _adjustable(b, pinned) or not _adjustable(a, pinned) and isinstance(b, sp.Symbol):
+                    sizes[str(b)] = va
+                elif isinstance(a, sp.Symbol):
+                    sizes[str(a)] = max(1, sizes[str(a)] - (va - vb))
+                else:  # a sum: lower its first adjustable term
+                    term = next((t for t in sp.Add.make_args(a) if _adjustable(t, pinned)), None)
+                    if term is None:
+                        break
+                    sizes[str(term)] = max(1, sizes[str(term)] - (va - vb))
+            elif c.relation == "divides" and isinstance(b, sp.Symbol):
+                sizes[str(b)] = va * math.ceil(vb / va)
+            else:
+                break
+    broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
+    if broken:
+        raise ConfigError(f"no sizes satisfy {algorithm.label}'s constraint {broken[0].text} "
+                          f"({broken[0].explain({s: sizes[str(s)] for s in broken[0].symbols})})")
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------- boundary cases
+def boundary_cases(algorithm, max_size: int) -> list:
+    """The boundary cases of ``algorithm``'s sizes, as ``(label, pins)``: ``pins`` maps symbol names to
+    values (``"full"`` for ``ell_max``: the longest sequence's length, or as much more as the constraints
+    ask, so that the context is full); ``"cross"`` in pins asks for a context Z of its own, ``"empty"`` for a
+    mask with a query column that admits no key."""
+    have = {str(s) for s in algorithm.symbols}
+    lengths = [k for k in _LENGTHS if k in have and k != "ell_c"]
+    layers = [k for k in _LAYERS if k in have]
+    cases = []
+    if lengths:
+        cases.append(("every sequence of length 1", {k: 1 for k in lengths}))
+    if "ell_max" in have and lengths:
+        cases.append(("ℓ = ℓ_max (the context full)", {"ell_max": "full"}))
+    if {"ell_x", "ell_z"} <= have:
+        cases += [("ℓ_z > ℓ_x", {"ell_x": 2, "ell_z": 5, "cross": True}),
+                  ("ℓ_z < ℓ_x", {"ell_x": 5, "ell_z": 2, "cross": True})]
+    if any(spec.kind == "mask" for spec in algorithm.inputs):
+        cases.append(("a query with no admitted key", {"empty": True, **{k: 4 for k in lengths}}))
+    if "H" in have or layers:
+        cases.append(("one head, one layer", {**({"H": 1} if "H" in have else {}), **{k: 1 for k in layers}}))
+        cases.append(("several heads and layers", {**({"H": 3} if "H" in have else {}), **{k: 2 for k in layers}}))
+    power = 2
+    while lengths and power + 1 <= max_size:
+        full = {"ell_max": "full"} if "ell_max" in have else {}
+        cases.append((f"ℓ = {power + 1}, past {power}", {**{k: power + 1 for k in lengths}, **full}))
+        power *= 2
+    return cases
+
+
+# ------------------------------------------------------------------------------------------ arguments
+def _mask(rng, ell_z, ell_x, empty=False):
+    """A mask argument: none, a causal one (either alignment), or random 0/1; ``empty`` forces a random one
+    with a query column that admits no key."""
+    kind = 4 if empty else rng.integers(5)
     if kind == 0:
         return None
     if kind == 1 and ell_z == ell_x:
@@ -142,56 +275,99 @@ def _mask(rng, ell_z, ell_x):
     if kind == 3:
         return "causal-top-left"
     mask = rng.random((ell_z, ell_x)) < 0.6
-    if rng.random() < 0.5:  # a query with no admitted key (SPEC.md decision 7), on purpose and often
+    if empty or rng.random() < 0.5:  # a query with no admitted key (SPEC.md decision 7), on purpose and often
         mask[:, rng.integers(ell_x)] = False
     return mask
 
 
-def example(name: str, seed: int, *, small: int = 4, **fixed_options) -> Example:
-    """The example ``(name, seed)``; ``small`` bounds the sizes, ``fixed_options`` pins options (any option
-    of the algorithm; the others are drawn from :data:`VARIANTS`)."""
-    if name not in VARIANTS:
-        raise ConfigError(f"no examples for {name!r}; known: {', '.join(VARIANTS)}")
-    known = {**algorithms.get(name).options, **VARIANTS[name]}
-    unknown = sorted(set(fixed_options) - set(known))
-    if unknown:
-        raise ConfigError(f"{name} has no option {unknown[0]!r}; its options: {', '.join(known)}")
-    rng = np.random.default_rng([seed, small])
-    options = _options(name, rng, fixed_options)
-    sizes = _sizes(name, options, rng, small)
+def _real(rng, spec, shape, params) -> np.ndarray:
+    """A drawn real argument, spread as models are initialised, so that no token's influence drowns on its
+    way to the output (a sampled token then shows a bug): a weight matrix ``W_*`` has entries of spread
+    1/√fan-in (its last axis), so each sublayer's output is as large as the residual stream it joins; a norm's
+    scale ``gamma*`` is 1 + N(0, ½²); embeddings and inputs are N(0, 1) and N(0, ½²), other vectors N(0, ½²)."""
+    if spec not in params:
+        return rng.normal(scale=0.5, size=shape)
+    if spec.embedding:
+        return rng.normal(size=shape)
+    if spec.name.startswith("W") and len(shape) >= 2:
+        return rng.normal(scale=1.0 / math.sqrt(max(shape[-1], 1)), size=shape)
+    if spec.name.startswith("gamma"):
+        return 1.0 + rng.normal(scale=0.5, size=shape)
+    return rng.normal(scale=0.5, size=shape)
+
+
+def example(subject, seed: int, *, small: int = 4, pins=None, case="random", **fixed_options) -> Example:
+    """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
+    (options not in ``fixed_options`` are drawn from :data:`VARIANTS`); sizes are at most ``small`` (widths
+    at most 24), then ``pins`` (see :func:`boundary_cases`) are applied and the constraints mended."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed = {seed!r} must be a non-negative integer")
+    name, fixed = resolve(subject, **fixed_options)
+    pins = dict(pins or {})
+    rng = np.random.default_rng([int(seed), small])
+    options = _options(name, rng, fixed)
     if options.get("n_kv_heads") == "grouped":
-        options["n_kv_heads"] = sizes["n_kv_heads"]
-    algorithm = algorithms.get(name, **options)
+        options["n_kv_heads"] = int(rng.integers(1, 3))
+    algorithm = (subject if isinstance(subject, Algorithm) and options == subject.options
+                 else algorithms.get(name, **options))
     symbols = {str(s) for s in algorithm.symbols} - set(_RUN_SIZES)
-    used = {k: v for k, v in sizes.items() if k in symbols}
-    if options.get("inputs") == "patches":
-        used.pop("ell_max", None)
-    arguments, determined = {}, set()
-    self_attention = "Z" in {spec.name for spec in algorithm.signature} and rng.random() < 0.5
+    sizes = _draw_sizes(algorithm, symbols, rng, small)
+    full = pins.pop("ell_max", None) == "full"
+    cross = pins.pop("cross", False)
+    empty = pins.pop("empty", False)
+    sizes.update({k: v for k, v in pins.items() if k in sizes})
+    if full and "ell_max" in sizes:  # the longest sequence fills the table, or more if a constraint says so
+        sizes["ell_max"] = max([sizes[k] for k in _LENGTHS if k in sizes] + [1])
+    sizes = _mend(algorithm, sizes, pinned=frozenset(pins))
+    self_attention = "Z" in algorithm.defaults and not cross and rng.random() < 0.5
     if self_attention:  # Z defaults to X, whose sizes bind d_z and ell_z
-        used["d_z"], used["ell_z"] = used["d_x"], used["ell_x"]
+        sizes["d_z"], sizes["ell_z"] = sizes["d_x"], sizes["ell_x"]
+    arguments, determined = {}, set()
+    param_specs = set(algorithm.params)
     for spec in algorithm.signature:
-        if spec.name == "Z" and self_attention:
+        if spec.name in algorithm.defaults and self_attention:
             continue
-        shape = _evaluate(spec.shape, used)
+        shape = _evaluate(spec.shape, sizes)
         determined |= {str(f) for d in spec.shape if isinstance(d, sp.Basic) for f in d.free_symbols}
         if spec.kind == "mask":
-            arguments[spec.name] = _mask(rng, *shape)
+            arguments[spec.name] = _mask(rng, *shape, empty=empty)
         elif spec.kind == "index":
-            bound = _evaluate((spec.bound,), used)[0]
+            bound = _evaluate((spec.bound,), sizes)[0]
             arguments[spec.name] = rng.integers(0, bound, size=shape)
         else:
-            arguments[spec.name] = rng.normal(scale=0.5, size=shape)
+            arguments[spec.name] = _real(rng, spec, shape, param_specs)
     for k in sorted(symbols - determined):
-        if k in used:
-            arguments[k] = used[k]
+        arguments[k] = sizes[k]
     if algorithm.random:
         arguments["seed"] = int(rng.integers(2**32))
     params = tuple(p.name for p in algorithm.params)
-    return Example(algorithm, arguments, used, seed, params)
+    return Example(algorithm, arguments, sizes, int(seed), params, case)
 
 
-def examples(name: str, n: int, *, seed: int = 0, **fixed_options) -> list:
-    """``n`` examples of ``name`` from ``seed``, smallest first; sizes grow along the list."""
-    out = [example(name, seed + i, small=2 + (4 * i) // max(n, 1), **fixed_options) for i in range(n)]
+def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, boundary: bool = True,
+             **fixed_options) -> list:
+    """The boundary cases of ``subject`` (unless ``boundary=False``) and ``n`` random examples from
+    ``seed``, whose size bound grows from 2 to ``max_size`` (default: the ``quick`` profile's), smallest
+    first."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ConfigError(f"the number of examples = {n!r} must be a non-negative integer")
+    max_size = PROFILES["quick"].max_size if max_size is None else max_size
+    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 2:
+        raise ConfigError(f"max_size = {max_size!r} must be an integer ≥ 2")
+    out = [example(subject, seed + i, small=_cap(i, n, max_size), **fixed_options) for i in range(n)]
+    if boundary:
+        name, fixed = resolve(subject, **fixed_options)
+        probe = subject if isinstance(subject, Algorithm) else algorithms.get(name)
+        for k, (label, pins) in enumerate(boundary_cases(probe, max_size)):
+            lengths = [v for key, v in pins.items() if key in _LENGTHS]
+            small = max(lengths) if lengths else 4
+            out.append(example(subject, seed + n + k, small=max(small, 4) if small > 1 else 4, pins=pins,
+                               case=label, **fixed_options))
     return sorted(out, key=lambda e: e.size)
+
+
+def _cap(i: int, n: int, max_size: int) -> int:
+    """The size bound of random example i of n: 2 for the first, ``max_size`` for the last, geometric between."""
+    if n <= 1:
+        return 2
+    return max(2, round(2 * (max_size / 2) ** (i / (n - 1))))

@@ -1,45 +1,38 @@
-"""An implementation under test: a Python function named on the command line, called as the spec is.
+"""An implementation under test: a Python function, called as the spec is.
 
-A target is ``path/to/file.py:function`` or ``module:function``.  It is called with keyword arguments named
-as the spec names its inputs and parameters (``formal-transformers show NAME --params`` lists them):
+A target is ``path/to/file.py:function`` or ``module:function`` (the command line), or a function object (the
+Python API).  It is called with keyword arguments named as the spec names its inputs and parameters
+(``formal-transformers show NAME --params`` lists them):
 
 - numpy float64 arrays in the paper's column layout (``layout="rows"``: every *input and output* of two or
   more axes — not the parameters — has its last two axes swapped, so ``X`` is ℓ×d, ``mask`` ℓ_x×ℓ_z and
   ``P`` ℓ×N_V);
 - a mask always as an explicit 0/1 float64 array (1 = admitted), token ids as 0-based int64 arrays;
 - models (Algorithms 8–15) take their parameters as one dict ``params`` of canonical names;
+- an input the spec lets default (``Z``, which defaults to ``X``: self-attention) is left out when the
+  function gives it a default of its own, and passed as its default (``Z = X``) when the function requires it;
 - sizes no array determines (``d_e``, ``ell_max`` of a fixed positional table) as ints, a random
   algorithm's ``seed`` as an int, and ``device`` (``"cpu"`` or ``"cuda"``) when the function accepts it.
 
 It returns the output as an array-like (numpy, torch on any device, nested lists), a tuple for an
-algorithm with several outputs.  Whatever it does wrong — raising, a wrong shape, something that is not an
-array — becomes a :class:`Failed` naming the problem, never a traceback.
+algorithm with several outputs.  Whatever it does — raising, exiting, hanging, printing, returning None, a
+string, a ragged list or complex numbers — becomes a :class:`Failed` naming the problem, never a traceback
+(:mod:`reference.sandbox` runs it).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import sys
-import warnings
-from pathlib import Path
 
 import numpy as np
 
 from formal.errors import ConfigError, FormalError
 
-__all__ = ["Target", "Failed", "TargetFault", "load", "LAYOUTS"]
+from .sandbox import DEFAULT_TIMEOUT, Failed, InProcess, Isolated, LoadError
+
+__all__ = ["Target", "Failed", "TargetFault", "load", "runner", "LAYOUTS"]
 
 LAYOUTS = ("columns", "rows")
-
-
-class Failed(Exception):
-    """A property did not hold: ``property`` names it, the message says what was seen."""
-
-    def __init__(self, prop: str, message: str):
-        super().__init__(message)
-        self.property = prop
 
 
 class TargetFault(FormalError):
@@ -48,68 +41,46 @@ class TargetFault(FormalError):
     status = 1
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+def _load_error(exc: LoadError) -> FormalError:
+    return ConfigError(str(exc)) if exc.usage else TargetFault(str(exc))
 
 
 def load(text: str):
-    """The function named by ``path/to/file.py:function`` or ``module:function``.
+    """The function named by ``path/to/file.py:function`` or ``module:function``, imported here.
 
-    A malformed name, a file or module that does not exist, or a missing attribute is the command line's
-    fault (:class:`ConfigError`); a module that raises while importing, or an attribute that is not
+    A malformed name, a file or module that does not exist, or a missing attribute is the caller's fault
+    (:class:`ConfigError`); a module that raises or exits while importing, or an attribute that is not
     callable, is the implementation's (:class:`TargetFault`).
     """
-    where, sep, name = text.rpartition(":")
-    if not sep or not where or not name.isidentifier():
-        raise ConfigError(f"target {text!r} must be path/to/file.py:function or module:function")
-    if where.endswith(".py") or "/" in where or "\\" in where:
-        path = Path(where)
-        if not path.is_file():
-            raise ConfigError(f"target file {where!r} does not exist")
-        module_name = f"_conform_target_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(path.resolve().parent))  # the file may import its neighbours
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            raise TargetFault(f"importing {where} raised {_first_line(exc)}") from None
-        finally:
-            sys.path.remove(str(path.resolve().parent))
-    else:
-        if importlib.util.find_spec(where.split(".")[0]) is None:
-            raise ConfigError(f"no module named {where!r} (give path/to/file.py:function for a file)")
-        try:
-            module = importlib.import_module(where)
-        except ModuleNotFoundError as exc:
-            raise ConfigError(f"no module named {exc.name!r}") from None
-        except Exception as exc:
-            raise TargetFault(f"importing {where} raised {_first_line(exc)}") from None
-    if not hasattr(module, name):
-        raise ConfigError(f"{where} has no function {name!r}")
-    function = getattr(module, name)
-    if not callable(function):
-        raise TargetFault(f"{text} is a {type(function).__name__}, not a function")
-    return function
+    from .sandbox import load as load_function
+    try:
+        return load_function(text)
+    except LoadError as exc:
+        raise _load_error(exc) from None
+
+
+def runner(target, *, timeout=DEFAULT_TIMEOUT, isolate=None):
+    """A runner for ``target``: a name (``file.py:function``) runs in a worker process unless
+    ``isolate=False``; a function object runs in this process."""
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not timeout > 0 or not np.isfinite(timeout)):
+        raise ConfigError(f"timeout = {timeout!r} must be a positive number of seconds")
+    if callable(target):
+        if isolate:
+            raise ConfigError("a function object runs in this process; give its name (file.py:function) to "
+                              "isolate it")
+        return InProcess(target, timeout=timeout)
+    if not isinstance(target, str):
+        raise ConfigError(f"target {target!r} must be a function or a name path/to/file.py:function")
+    try:
+        return Isolated(target, timeout=timeout) if isolate is not False else InProcess(load(target),
+                                                                                       timeout=timeout)
+    except LoadError as exc:
+        raise _load_error(exc) from None
 
 
 def _swap(array: np.ndarray) -> np.ndarray:
     return array.swapaxes(-1, -2) if array.ndim >= 2 else array
-
-
-def _as_array(value, what: str) -> np.ndarray:
-    """An array-like (numpy, torch on any device, lists) as a float64 numpy array."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-        value = value.detach().cpu()
-        value = value.double() if value.is_floating_point() else value
-        value = value.numpy()
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise Failed("shape", f"{what} is a {type(value).__name__}, not an array of numbers ({_first_line(exc)})") \
-            from None
-    return array
 
 
 class Target:
@@ -119,23 +90,38 @@ class Target:
     function's outputs as a tuple of float64 arrays in the spec's layout.
     """
 
-    def __init__(self, function, name: str, algorithm, *, layout: str = "columns", device: str = "cpu"):
+    def __init__(self, run, name: str, algorithm, *, layout: str = "columns", device: str = "cpu"):
         if layout not in LAYOUTS:
             raise ConfigError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
-        self.function, self.name, self.algorithm = function, name, algorithm
+        if not hasattr(run, "call"):  # a function object
+            run = InProcess(run)
+        self.run, self.name, self.algorithm = run, name, algorithm
         self.layout, self.device = layout, device
         self.model = algorithm.number >= 8
         self.inputs = {s.name for s in algorithm.inputs}
         self.params = {s.name for s in algorithm.params}
-        try:
-            self.signature = inspect.signature(function)
-        except (TypeError, ValueError):
-            self.signature = None
+        self.outputs = tuple((o.name, o.kind) for o in algorithm.outputs)
+        self.signature = run.signature
         accepted = {} if self.signature is None else self.signature.parameters
-        self.takes_device = "device" in accepted or any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+        variadic = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+        self.takes_device = "device" in accepted or variadic
+        #: defaulted inputs the function requires: passed as their default (Z = X)
+        self.required = {name: source for name, source in algorithm.defaults.items()
+                         if name in accepted and accepted[name].default is inspect.Parameter.empty
+                         and accepted[name].kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                         inspect.Parameter.VAR_KEYWORD)}
+
+    @property
+    def printed(self) -> str:
+        """What the function wrote to stdout and stderr so far (the last few thousand characters)."""
+        return self.run.printed
 
     def arguments(self, arguments: dict) -> dict:
         """The keyword arguments the function receives for the spec's ``arguments``."""
+        arguments = dict(arguments)
+        for name, source in self.required.items():
+            if arguments.get(name) is None:
+                arguments[name] = arguments[source]
         out, params = {}, {}
         for name, value in arguments.items():
             if name in self.params:
@@ -158,29 +144,20 @@ class Target:
         """Fail ``signature`` when the function cannot be called with these keyword arguments."""
         if self.signature is None:
             return
-        try:
-            self.signature.bind(**self.arguments(arguments))
-        except TypeError as exc:
-            raise Failed("signature", f"{self.name} cannot be called with the spec's arguments "
-                                      f"({', '.join(self.arguments(arguments))}): {exc}") from None
-
-    def __call__(self, arguments: dict) -> tuple:
         kwargs = self.arguments(arguments)
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                result = self.function(**kwargs)
-        except Exception as exc:
-            raise Failed("runs", f"{self.name} raised {_first_line(exc)}") from None
-        n = len(self.algorithm.outputs)
-        if n > 1:
-            if not isinstance(result, (tuple, list)) or len(result) != n:
-                raise Failed("shape", f"{self.name} must return a tuple of {n} outputs "
-                                      f"({', '.join(o.name for o in self.algorithm.outputs)}), got {type(result).__name__}")
-            outputs = tuple(result)
-        else:
-            outputs = (result,)
-        arrays = tuple(_as_array(o, f"output {o_spec.name}") for o, o_spec in zip(outputs, self.algorithm.outputs))
+            self.signature.bind(**kwargs)
+        except TypeError as exc:
+            raise Failed("signature", f"{self.name} cannot be called with the spec's arguments "
+                                      f"({', '.join(kwargs)}): {exc}") from None
+
+    def __call__(self, arguments: dict) -> tuple:
+        try:
+            arrays = self.run.call(self.arguments(arguments), self.outputs)
+        except Failed as failed:  # the sandbox says "it …": name the function
+            message = str(failed)
+            raise Failed(failed.property, f"{self.name} {message[3:]}" if message.startswith("it ")
+                         else f"{self.name}: {message}") from None
         return tuple(_swap(a) for a in arrays) if self.layout == "rows" else arrays
 
     def index(self, index: tuple) -> tuple:
@@ -191,3 +168,6 @@ class Target:
 
     def shape(self, shape: tuple) -> tuple:
         return self.index(tuple(shape))
+
+    def close(self):
+        self.run.close()

@@ -40,15 +40,15 @@ from formal.errors import ConfigError
 from . import require_torch, tolerances, training
 from .convert import params_to_torch, tokens_to_torch
 from .device import device as resolve_device
-from .examples import EXAMPLE_ALGORITHMS, example, examples
+from .examples import EXAMPLE_ALGORITHMS, Profile, example, examples
 from .execute import execute
 
-__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json", "relative_error", "example_loss"]
+__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json", "check_destination", "relative_error", "example_loss"]
 
 torch = require_torch()
 
-#: Profile → examples per check.
-PROFILES = {"quick": 12, "thorough": 100}
+#: Profile → random examples per check (beside the boundary cases) and the longest sequence drawn.
+PROFILES = {"quick": Profile(12, 5), "thorough": Profile(100, 17)}
 
 _FAST = ("attention", "mhattention", "kv_mhattention", "dtransformer", "etransformer", "edtransformer",
          "kv_dtransformer")
@@ -238,6 +238,8 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) 
     """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live line."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed = {seed!r} must be a non-negative integer")
     dev = resolve_device(device)
     plan = _plan(only, dev)
     report = Report(profile, str(dev), seed, torch.__version__)
@@ -247,11 +249,11 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) 
         if live:
             progress.write(f"\r\033[Kverify [{i + 1}/{len(plan)}] {name}: {check}")
             progress.flush()
-        n = PROFILES[profile]
+        n = PROFILES[profile].examples
         if check == "SGD step":  # tiny sizes; eloss masks half its tokens so that its loss is not 0
             cases = [example(name, seed + k, small=2, **({"p_mask": 0.5} if name == "eloss" else {})) for k in range(n)]
         else:
-            cases = examples(name, n, seed=seed)
+            cases = examples(name, n, seed=seed, max_size=PROFILES[profile].max_size)
         _, allowed, _ = CHECKS[check]
         allowed = tolerances.relative(check, name) if allowed is None else allowed
         worst, detail = 0.0, ""
@@ -272,12 +274,19 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) 
     return report
 
 
-def write_json(report: Report, path) -> None:
-    """Write the report as JSON atomically: a temporary file beside ``path``, then one rename."""
+def check_destination(path) -> str:
+    """The folder ``path`` would be written in; a ConfigError, before any work, if there is none."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ConfigError(f"cannot write {path!r}: folder {folder!r} does not exist")
+    return folder
+
+
+def write_json(report, path) -> None:
+    """Write a report (anything with ``as_json()``) as JSON atomically: a temporary file beside ``path``,
+    then one rename."""
+    folder = check_destination(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".verify-", suffix=".json")
     try:
         with os.fdopen(fd, "w") as f:

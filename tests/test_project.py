@@ -39,3 +39,20 @@ def test_docs_tables_are_generated_from_the_objects():
     assert all(f"``{option}``" in options for option in algorithms.etransformer.options)
     for preset in PRESETS.values():
         assert f"``{preset.name}``" in presets and f"{preset.evaluate()['params']:,}" in presets
+
+
+def test_readme_states_the_catalogue_it_ships():
+    """The README's kill-rate paragraph names the number of mutants the catalogue holds (the tests require
+    every one killed), so the figure cannot go stale."""
+    import pytest
+    pytest.importorskip("torch")
+    from reference.mutants import CONTROLS, MUTANTS
+    readme = (ROOT / "README.md").read_text()
+    assert f"{len(MUTANTS)} planted bugs" in readme
+    assert f"({len(MUTANTS)} of {len(MUTANTS)} killed), {len(CONTROLS)} of\n{len(CONTROLS)} correct" in readme
+
+
+def test_readme_points_nowhere_into_shared():
+    """Users do not have ../shared: the README names none of its files."""
+    readme = (ROOT / "README.md").read_text()
+    assert "../shared" not in readme and "SPEC.md" not in readme and "DESIGN.md" not in readme

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from formal.cli import main
-from reference.conform import _Checker, normalise
+from formal.errors import ConfigError
+from reference.conform import _Checker, conform as conform_api, normalise
 from reference.examples import examples
 from reference.targets import Failed, Target
 
@@ -62,7 +63,7 @@ PLANTED = [  # (function, algorithm, the property that must fail)
     ("dtransformer_positions_off_by_one", "dtransformer", "spec"),
     ("unembedding_without_softmax", "unembedding", "spec"),
     ("attention_wrong_shape", "attention", "shape"),
-    ("attention_returns_text", "attention", "shape"),
+    ("attention_returns_text", "attention", "type"),
     ("attention_raises", "attention", "runs"),
     ("attention_wrong_signature", "attention", "signature"),
 ]
@@ -145,7 +146,12 @@ def test_equivariance_property_catches_a_position_dependent_attention():
     ("correct.py", [], 2, "must be path/to/file.py:function"),
     ("correct.py:missing", [], 2, "has no function 'missing'"),
     ("correct.py:attention", ["--algorithm", "nope"], 2, "conform checks"),
-    ("correct.py:attention", ["--examples", "0"], 2, "--examples = 0"),
+    ("correct.py:attention", ["--examples", "0"], 2, "argument --examples: 0 must be a positive integer"),
+    ("correct.py:attention", ["--seed", "-1"], 2, "argument --seed: -1 must be"),
+    ("correct.py:attention", ["--max-size", "1"], 2, "argument --max-size: 1 must be"),
+    ("correct.py:attention", ["--timeout", "0"], 2, "argument --timeout: '0' must be a number of seconds > 0"),
+    ("correct.py:attention", ["--timeout", "nan"], 2, "argument --timeout: 'nan' must be"),
+    ("correct.py:attention", ["--profile", "slow"], 2, "invalid choice"),
     ("correct.py:attention", ["-o", "colour=red"], 2, "no option 'colour'"),
     ("planted.py:NOT_A_FUNCTION", [], 1, "not a function"),
     ("broken.py:attention", [], 1, "importing"),
@@ -170,3 +176,108 @@ def test_module_targets(capsys, monkeypatch):
     assert main(["conform", "correct:layer_norm", "--algorithm", "layer_norm", "--examples", "3"]) == 0
     assert main(["conform", "no_such_module_here:f", "--algorithm", "layer_norm"]) == 2
     assert "no module named" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- the README's examples, as written
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_readme_conform_examples_pass_as_written(capsys, monkeypatch):
+    """The README's `conform` commands name files that exist (examples/) and pass: a new user can copy one.
+    Among them Algorithm 4 with the paper's signature, Z required (self-attention examples pass Z = X)."""
+    import re
+    import shlex
+    monkeypatch.chdir(ROOT)
+    commands = re.findall(r"^\$ formal-transformers (conform examples/.+?)$", (ROOT / "README.md").read_text(), re.M)
+    assert len(commands) >= 3
+    for command in commands:
+        status = main(shlex.split(command.split("#")[0]))
+        out = capsys.readouterr().out
+        assert status == 0, (command, out)
+        assert out.splitlines()[-1].startswith("PASS")
+
+
+def test_required_z_gets_x_and_a_defaulted_z_is_left_out():
+    """Self-attention examples leave Z to its default: a function that requires Z gets Z = X, one that gives
+    Z a default of its own is called without it (so its default is what is checked)."""
+    seen = []
+
+    def required(X, Z, mask, W_q, W_k, W_v, b_q, b_k, b_v):
+        seen.append(("required", Z is X or np.array_equal(Z, X)))
+        return correct.attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
+
+    def defaulted(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z="unset"):
+        seen.append(("defaulted", isinstance(Z, str)))
+        return correct.attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, None if isinstance(Z, str) else Z)
+
+    for function in (required, defaulted):
+        assert conform_api(function, "attention", n_examples=6).ok
+    assert ("required", True) in seen and ("defaulted", True) in seen
+
+
+def test_spec_undefined_examples_are_skipped_not_usage_errors(monkeypatch):
+    """Where the spec raises on an example (a configuration it does not define), conform skips the example
+    and says so; only when it is undefined on every example is that a usage error naming the reason."""
+    from formal.errors import DomainError
+    import reference.conform as module
+    real = module._outputs
+    calls = {"n": 0}
+
+    def sometimes(result):
+        calls["n"] += 1
+        if calls["n"] % 2:
+            raise DomainError("v = 0 under eps = 0")
+        return real(result)
+    monkeypatch.setattr(module, "_outputs", sometimes)
+    report = conform_api(correct.layer_norm, "layer_norm", n_examples=6)
+    assert report.ok and report.undefined and "v = 0 under eps = 0" in report.undefined[0]
+    monkeypatch.setattr(module, "_outputs", lambda result: (_ for _ in ()).throw(DomainError("v = 0")))
+    with pytest.raises(ConfigError, match="the spec is undefined on every example"):
+        conform_api(correct.layer_norm, "layer_norm", n_examples=2)
+
+
+def test_the_algorithm_object_is_used_as_given():
+    """conform takes an algorithm object and checks that variant: no name looked up again."""
+    rms = algorithms.layer_norm.variant(norm="rms")
+    report = conform_api(correct.layer_norm, rms, n_examples=3)
+    assert not report.ok and report.failure["property"] in ("signature", "spec")
+    assert report.algorithm == rms.label and report.options["norm"] == "rms"
+
+
+# ------------------------------------------------------------------------------------ verify --mutants
+def test_verify_mutants_reports_the_kill_rate(capsys, tmp_path):
+    """`verify --mutants` runs conform on the catalogue's controls and mutants: a table per algorithm, the
+    kill rate, exit 0 when every control passes and every mutant fails; the JSON report agrees."""
+    path = tmp_path / "mutants.json"
+    status = main(["verify", "--mutants", "--only", "attention,layer_norm", "--json", str(path)])
+    out = capsys.readouterr().out
+    data = json.loads(path.read_text())
+    assert status == 0, out
+    assert data["verdict"] == "pass" and data["kill_rate"] == 1.0
+    assert {r["algorithm"] for r in data["rows"]} == {"attention", "layer_norm"}
+    assert all(o["verdict"] == ("pass" if o["kind"] == "control" else "fail") for o in data["outcomes"])
+    assert out.splitlines()[-1].startswith("kill rate 100.0%")
+
+
+def test_verify_mutants_fails_when_the_generator_is_weak(capsys, monkeypatch):
+    """With the old generator's faults put back (no boundary cases, sizes capped at 6), the chunked-attention
+    mutant survives: the kill rate drops, the survivor is named, exit 1."""
+    import reference.examples as examples_module
+    monkeypatch.setattr(examples_module, "boundary_cases", lambda algorithm, max_size: [])
+    monkeypatch.setitem(examples_module.PROFILES, "quick", examples_module.Profile(20, 6))
+    status = main(["verify", "--mutants", "--only", "attention"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "SURVIVED attention_chunked_forgets_earlier_keys" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mutants", "--only", "nope"], "verify knows no algorithm 'nope'"),
+    (["--mutants", "--seed", "-1"], "argument --seed: -1 must be a non-negative integer"),
+    (["--seed", "-1"], "argument --seed: -1 must be a non-negative integer"),
+    (["--mutants", "--json", "/nonexistent-folder/m.json"], "does not exist"),
+])
+def test_verify_mutants_bad_usage(capsys, args, message):
+    assert main(["verify", *args]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err

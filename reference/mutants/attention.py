@@ -1,0 +1,117 @@
+"""Algorithms 3–5: single-query, masked and multi-head attention; grouped-query heads; a key/value cache.
+
+Each factory takes the variant's options and returns the function conform calls; the keyword-only
+``_``-arguments are the seams the catalogue plants bugs through.  Without biases (``bias=False``) every
+bias is zero, whatever is passed.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+from .numerics import softmax
+
+__all__ = ["fill", "weights", "attend", "group", "single_query_attention", "attention", "mhattention",
+           "kv_mhattention"]
+
+
+def fill(S, mask):
+    """Algorithm 4, line 5: a score the mask hides becomes −∞."""
+    return np.where(mask == 1, S, -np.inf)
+
+
+def weights(S, empty="zero"):
+    """Softmax of each column of scores; a column with no admitted key (all −∞) is zeros, or NaN under
+    ``empty="nan"`` (SPEC.md decision 7)."""
+    blank = np.all(S == -np.inf, axis=0)                        # (ℓ_x,): queries with no admitted key
+    A = softmax(np.where(blank, 0.0, S))
+    A[:, blank] = np.nan if empty == "nan" else 0.0
+    return A
+
+
+def attend(Q, K, V, mask, *, empty="zero", _scale=math.sqrt, _fill=fill, _weights=weights, _mix=np.matmul):
+    """Algorithm 4, lines 4–6: ``Ṽ = V·softmax(mask(KᵀQ)/√d_attn)``; Q d_attn×ℓ_x, K d_attn×ℓ_z, V d×ℓ_z."""
+    S = _fill(K.T @ Q, mask) / _scale(Q.shape[0])               # ℓ_z×ℓ_x
+    return _mix(V, _weights(S, empty))                          # d×ℓ_x
+
+
+def _bias(b, rows, use: bool):
+    """``b``, or zeros where the variant has none."""
+    return b if use and b is not None else np.zeros(rows)
+
+
+def single_query_attention(*, bias=True, _scale=math.sqrt):
+    """Algorithm 3: one query ``e`` attends over the context columns ``e_t``."""
+    def single_query_attention(e, e_t, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
+        q = W_q @ e + _bias(b_q, len(W_q), bias)                               # d_attn
+        K = W_k @ e_t + _bias(b_k, len(W_k), bias)[:, None]                    # d_attn×T
+        V = W_v @ e_t + _bias(b_v, len(W_v), bias)[:, None]                    # d_out×T
+        alpha = softmax(K.T @ q / _scale(len(q)))                              # T
+        return V @ alpha
+    return single_query_attention
+
+
+def attention(*, bias=True, empty="zero", _attend=attend):
+    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (SPEC.md decision 3)."""
+    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None):
+        Z = X if Z is None else Z
+        Q = W_q @ X + _bias(b_q, len(W_q), bias)[:, None]                      # d_attn×ℓ_x
+        K = W_k @ Z + _bias(b_k, len(W_k), bias)[:, None]                      # d_attn×ℓ_z
+        V = W_v @ Z + _bias(b_v, len(W_v), bias)[:, None]                      # d_out×ℓ_z
+        return _attend(Q, K, V, mask, empty=empty)
+    return attention
+
+
+def group(h: int, H: int, H_kv: int) -> int:
+    """The key/value head query head h reads: H/H_kv consecutive query heads share one (GQA)."""
+    return h // (H // H_kv)
+
+
+def _project(W, X, b, use):
+    """``W[h] X + b[h] 1ᵀ`` for every head h: W is heads×d×d_in, the result heads×d×ℓ."""
+    return np.einsum("hdi,it->hdt", W, X) + _bias(b, W.shape[:2], use)[:, :, None]
+
+
+def _heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack):
+    """Algorithm 5: query head h attends with its key/value head's K and V; ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
+    H, H_kv = len(W_q), len(K)
+    Q = _project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
+    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty) for h in range(H)]
+    return W_o @ stack(Y) + _bias(b_o, len(W_o), bias)[:, None]                # d_out×ℓ_x
+
+
+def mhattention(*, bias=True, empty="zero", n_kv_heads=None, _attend=attend, _group=group,
+                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z):
+    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k)."""
+    heads = partial(_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack)
+
+    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None):
+        Z = _context(X, Z)
+        K, V = _project(W_k, Z, b_k, bias), _project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
+        return heads(X, K, V, mask, W_q, b_q, W_o, b_o)
+    return mhattention
+
+
+def _append(cache, new):
+    """The cache grown by the new tokens' columns (heads×d×ℓ_c, heads×d×ℓ_x → heads×d×(ℓ_c + ℓ_x))."""
+    return np.concatenate([cache, new], axis=-1)
+
+
+def kv_mhattention(*, bias=True, n_kv_heads=None, step="extend", _attend=attend, _group=group,
+                   _append=_append, _mask=lambda mask: mask):
+    """Algorithm 5 over new tokens X with a key/value cache: returns ``(Ṽ, K, V)``, K and V the grown cache.
+
+    ``step="prefill"`` has no cache (K_c, V_c are not passed); ``"extend"`` appends to K_c, V_c.
+    """
+    heads = partial(_heads, bias=bias, empty="zero", attend=_attend, group=_group, stack=np.concatenate)
+
+    def kv_mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, K_c=None,
+                       V_c=None):
+        K, V = _project(W_k, X, b_k, bias), _project(W_v, X, b_v, bias)       # H_kv×d×ℓ_x
+        if K_c is not None:
+            K, V = _append(K_c, K), _append(V_c, V)
+        return heads(X, K, V, _mask(mask), W_q, b_q, W_o, b_o), K, V
+    return kv_mhattention

@@ -1,0 +1,461 @@
+"""The shipped catalogue ``verify --mutants`` runs: correct implementations (*controls*: conform must pass
+each) and the same implementations with one planted bug each (*mutants*: conform must fail each).
+
+A mutant is a correct implementation with one seam replaced (:mod:`.bugs` holds the pieces longer than a
+lambda), or the correct implementation of another variant checked under this one (an option ignored).  Its
+``source`` says where the bug comes from: ``README`` (bugs public implementations of the paper have had),
+``review`` (bugs an independent reviewer planted, and more of their kind), or ``variant option <name>`` (the
+option got wrong while checked under it).  ``options`` name only what differs from the algorithm's defaults.
+Every mutant is detectable by some input; the equivalent ones were left out (:data:`EQUIVALENT`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+import numpy as np
+
+from . import bugs
+from .attention import attend, attention, kv_mhattention, mhattention, single_query_attention
+from .decoder import dtransformer, kv_dtransformer
+from .embedding import TABLES, position_table, positional_embedding, token_embedding
+from .encoder import etransformer
+from .encoder_decoder import edtransformer
+from .inference import dinference, edinference
+from .losses import dloss, edloss, eloss, masked_nll, next_token_nll
+from .normalization import layer_norm, normalise
+from .numerics import affine, causal, gelu_tanh, silu, softmax
+from .unembedding import unembedding
+
+__all__ = ["Entry", "FACTORIES", "CONTROLS", "MUTANTS", "EQUIVALENT"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str           # "attention_divides_by_d"
+    algorithm: str      # registry name, as --algorithm takes it
+    options: dict       # the variant conform checks against (what -o would pass); {} = the algorithm's defaults
+    function: Callable  # what conform calls
+    bug: str            # one sentence: what is wrong ("" for a control)
+    source: str         # where the bug comes from: "README", "review", "variant option <name>"
+
+
+#: Algorithm name → the factory of its correct implementation: options → the function conform calls.
+FACTORIES = {
+    "token_embedding": token_embedding, "positional_embedding": positional_embedding,
+    "single_query_attention": single_query_attention, "attention": attention, "mhattention": mhattention,
+    "kv_mhattention": kv_mhattention, "layer_norm": layer_norm, "unembedding": unembedding,
+    "dtransformer": dtransformer, "etransformer": etransformer, "edtransformer": edtransformer,
+    "kv_dtransformer": kv_dtransformer, "dloss": dloss, "eloss": eloss, "edloss": edloss,
+    "dinference": dinference, "edinference": edinference,
+}
+
+
+def _seam(name, algorithm, options, bug, source, **seams):
+    """A mutant: the correct implementation of ``options`` with ``seams`` replaced."""
+    return Entry(name, algorithm, options, FACTORIES[algorithm](**options, **seams), bug, source)
+
+
+def _variant(name, algorithm, options, implemented, bug):
+    """A mutant: the correct implementation of the variant ``implemented``, checked under ``options``."""
+    return Entry(name, algorithm, options, FACTORIES[algorithm](**{**options, **implemented}), bug,
+                 "variant option " + ", ".join(implemented))
+
+
+def _tables(**replaced):
+    """A stack's ``_table`` seam: the fixed position tables with ``replaced`` ones (by encoding, ``_`` for ``-``)."""
+    return partial(position_table, tables={**TABLES, **{k.replace("_", "-"): v for k, v in replaced.items()}})
+
+
+def _attend(**seams):
+    return partial(attend, **seams)
+
+
+def _modulo(h, H, H_kv):
+    return h % H_kv                                            # for h // (H/H_kv)
+
+
+_PAPER, _VASWANI = TABLES["sinusoidal-paper"], TABLES["sinusoidal-vaswani"]
+_GROUPED = {"n_kv_heads": 2}     # H ∈ {2, 4}: h // (H/H_kv) and h % H_kv differ at H = 4
+
+# ----------------------------------------------------------------------------------- Algorithms 1–3
+_EMBEDDING = [
+    _seam("token_embedding_one_indexed", "token_embedding", {},
+          "reads the paper's 1-indexed id: column v − 1 (token 0 gets the last column)", "review",
+          _index=lambda v: v - 1),
+    _seam("positional_embedding_one_indexed", "positional_embedding", {},
+          "reads column t + 1 of the learned W_p (1-indexed positions)", "variant option encoding",
+          _index=lambda t: t + 1),
+    _seam("positional_embedding_paper_is_vaswani", "positional_embedding", {"encoding": "sinusoidal-paper"},
+          "gives Vaswani et al.'s table (base 10000, 0-indexed) for the paper's", "variant option encoding",
+          _tables={**TABLES, "sinusoidal-paper": _VASWANI}),
+    _seam("positional_embedding_paper_zero_indexed", "positional_embedding", {"encoding": "sinusoidal-paper"},
+          "reads the paper's formula (base ℓ_max) with 0-indexed t and i", "review",
+          _tables={**TABLES, "sinusoidal-paper": bugs.zero_indexed_table}),
+    _seam("positional_embedding_vaswani_base_ell_max", "positional_embedding", {"encoding": "sinusoidal-vaswani"},
+          "uses base ℓ_max instead of 10000 in Vaswani et al.'s table", "variant option encoding",
+          _tables={**TABLES, "sinusoidal-vaswani": bugs.zero_indexed_table}),
+    _seam("positional_embedding_sin_cos_swapped", "positional_embedding", {"encoding": "sinusoidal-vaswani"},
+          "puts the cosines in the even rows and the sines in the odd ones", "review",
+          _tables={**TABLES, "sinusoidal-vaswani": bugs.sin_cos_swapped(_VASWANI)}),
+    _seam("single_query_attention_unscaled", "single_query_attention", {},
+          "forgets the 1/√d_attn scaling of the scores", "review", _scale=lambda d: 1.0),
+    _variant("single_query_attention_ignores_biases", "single_query_attention", {}, {"bias": False},
+             "drops b_q and b_v under the default bias=true (b_k cannot matter)"),
+]
+
+# ------------------------------------------------------------------------------------- Algorithm 4
+_ATTENTION = [
+    _seam("attention_einsum_ignores_weights", "attention", {},
+          "the einsum sums the values with ones: the attention weights are computed and never used", "README",
+          _attend=bugs.einsum_ignoring_weights),
+    _seam("attention_multiplicative_mask", "attention", {},
+          "multiplies the scores by the mask instead of setting hidden ones to −∞", "README",
+          _attend=_attend(_fill=lambda S, mask: S * mask)),
+    _seam("attention_divides_by_d", "attention", {},
+          "divides the scores by d_attn instead of √d_attn", "README", _attend=_attend(_scale=lambda d: d)),
+    _seam("attention_scores_transposed", "attention", {},
+          "computes QᵀK and normalises over the queries instead of the keys", "review",
+          _attend=bugs.transposed_scores),
+    _seam("attention_nan_for_empty_rows", "attention", {},
+          "gives NaN (a plain softmax of −∞) for a query with no admitted key under the default empty=zero",
+          "review", _attend=_attend(_weights=bugs.softmax_without_empty_rows)),
+    _seam("attention_large_negative_fill", "attention", {},
+          "fills hidden scores with −1e9: a query with no admitted key averages every value", "variant option empty",
+          _attend=_attend(_fill=bugs.large_negative_fill)),
+    _seam("attention_mask_after_softmax", "attention", {},
+          "zeroes hidden weights after the softmax, without renormalising", "review",
+          _attend=bugs.mask_after_softmax),
+    _seam("attention_chunked_forgets_earlier_keys", "attention", {},
+          "attends in chunks of 8 queries, each to its own chunk's keys only", "review",
+          _attend=bugs.chunked_attention),
+    _variant("attention_zeros_under_empty_nan", "attention", {"empty": "nan"}, {"empty": "zero"},
+             "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
+    _variant("attention_ignores_biases", "attention", {}, {"bias": False},
+             "drops the biases b_q, b_k, b_v under the default bias=true"),
+]
+
+# ------------------------------------------------------------------ Algorithm 5, grouped-query, KV cache
+_MHA = [
+    _seam("mhattention_heads_interleaved", "mhattention", {},
+          "stacks the heads interleaved (row i of head h at i·H + h) before W_o", "review",
+          _stack=lambda Y: np.stack(Y, axis=1).reshape(-1, Y[0].shape[1])),
+    _seam("mhattention_gqa_modulo", "mhattention", _GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "review", _group=_modulo),
+    _seam("mhattention_gqa_first_kv_head", "mhattention", _GROUPED,
+          "every query head reads key/value head 0 (multi-query attention under n_kv_heads=2)",
+          "variant option n_kv_heads", _group=lambda h, H, H_kv: 0),
+    _seam("mhattention_ignores_context", "mhattention", {},
+          "takes keys and values from X even when a context Z is given", "review", _context=lambda X, Z: X),
+    _variant("mhattention_zeros_under_empty_nan", "mhattention", {"empty": "nan"}, {"empty": "zero"},
+             "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
+    _variant("mhattention_ignores_biases", "mhattention", {}, {"bias": False},
+             "drops the biases of the projections and of W_o under the default bias=true"),
+    _seam("kv_mhattention_prepends_new_keys", "kv_mhattention", {},
+          "puts the new tokens' keys and values before the cached ones (step=extend)", "variant option step",
+          _append=lambda cache, new: np.concatenate([new, cache], axis=-1)),
+    _seam("kv_mhattention_mask_transposed", "kv_mhattention", {"step": "prefill"},
+          "reads the mask transposed (query × key)", "review", _mask=lambda mask: mask.T),
+    _seam("kv_mhattention_gqa_modulo", "kv_mhattention", _GROUPED,
+          "query head h reads cached key/value head h % H_kv instead of h // (H/H_kv)",
+          "variant option n_kv_heads", _group=_modulo),
+    _variant("kv_mhattention_ignores_biases", "kv_mhattention", {}, {"bias": False},
+             "drops the biases of the projections and of W_o under the default bias=true"),
+]
+
+# ------------------------------------------------------------------------------------ Algorithms 6, 7
+_NORM = [
+    _seam("layer_norm_unbiased_variance", "layer_norm", {},
+          "divides the squared deviations by d_e − 1 (the unbiased variance)", "review",
+          _spread=bugs.spread_unbiased),
+    _seam("layer_norm_eps_outside_sqrt", "layer_norm", {"eps": 1e-5},
+          "adds eps outside the square root: (e − m)/(√v + ε)", "review", _spread=bugs.spread_eps_outside),
+    _variant("layer_norm_subtracts_mean_under_rms", "layer_norm", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean under norm=rms"),
+    _variant("layer_norm_rms_under_layer", "layer_norm", {}, {"norm": "rms"},
+             "neither subtracts the mean nor adds β under the default norm=layer"),
+    _variant("layer_norm_fixed_eps", "layer_norm", {}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (torch's default) under the default eps = 0"),
+    _variant("layer_norm_ignores_eps", "layer_norm", {"eps": 1e-5}, {"eps": 0.0},
+             "leaves eps out under eps=1e-5"),
+    _variant("unembedding_ignores_bias", "unembedding", {"bias": True}, {"bias": False},
+             "drops the bias b_u of the logits"),
+    _seam("unembedding_without_softmax", "unembedding", {},
+          "returns the logits W_u e, not their softmax", "review", _unembed=affine),
+]
+
+# ------------------------------------------------------------------------------------- Algorithm 10
+_DECODER = [
+    _seam("dtransformer_pre_ln_overwrites_residual", "dtransformer", {},
+          "each pre-LN sublayer replaces the residual stream X by LN(X)", "README",
+          _sublayer=bugs.overwriting_pre_ln),
+    _seam("dtransformer_layer_norm_over_whole_tensor", "dtransformer", {},
+          "normalises the whole d_e×ℓ tensor with one mean and variance instead of each column", "README",
+          _normalise=bugs.whole_tensor_norm),
+    _seam("dtransformer_softmax_over_positions", "dtransformer", {},
+          "takes the output softmax over positions (axis 1) instead of the vocabulary", "README",
+          _unembed=lambda W_u, X, b_u: softmax(affine(W_u, X, b_u), axis=1)),
+    _seam("dtransformer_causal_mask_only_at_ell_max", "dtransformer", {},
+          "slices its causal mask from an ℓ_max×ℓ_max one aligned bottom-right: causal only at ℓ = ℓ_max",
+          "README", _mask=bugs.mask_right_only_at_ell_max),
+    _seam("dtransformer_scores_divided_by_d", "dtransformer", {},
+          "divides the attention scores by d_attn instead of √d_attn", "README",
+          _attention=mhattention(_attend=_attend(_scale=lambda d: d))),
+    _seam("dtransformer_positions_sliced_for_ell_max", "dtransformer", {},
+          "adds the last ℓ columns of W_p (W_p[:, −ℓ:]) instead of the first ℓ", "review",
+          _positions=lambda W_p, start, n: W_p[:, -n:]),
+    _seam("dtransformer_chunked_forgets_earlier_keys", "dtransformer", {},
+          "attends in chunks of 8 tokens, each to its own chunk's keys only", "review",
+          _attention=mhattention(_attend=bugs.chunked_attention)),
+    _seam("dtransformer_layers_share_parameters", "dtransformer", {},
+          "uses layer 0's parameters in every layer", "review", _layer=lambda l: 0),
+    _seam("dtransformer_positions_off_by_one", "dtransformer", {},
+          "adds W_p[:, t + 1] to token t (1-indexed positions)", "review",
+          _positions=lambda W_p, start, n: W_p[:, start + 1:start + 1 + n]),
+    _seam("dtransformer_without_final_norm", "dtransformer", {},
+          "leaves out the final layer norm of the pre-LN stack", "review", _final_norm=False),
+    _seam("dtransformer_without_mask", "dtransformer", {},
+          "its self-attention has no causal mask", "review", _mask=lambda ell, ell_max: np.ones((ell, ell))),
+    _seam("dtransformer_tied_not_transposed", "dtransformer", {"tied": True},
+          "ties W_u to W_e reshaped to N_V×d_e instead of transposed", "review",
+          _tie=lambda W_e: W_e.reshape(W_e.shape[::-1])),
+    _variant("dtransformer_layer_norm_under_rms", "dtransformer", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean in every norm under norm=rms"),
+    _variant("dtransformer_ignores_eps", "dtransformer", {"eps": 0.1}, {"eps": 0.0},
+             "leaves eps out of every norm under eps=0.1"),
+    _seam("dtransformer_paper_sinusoid_is_vaswani", "dtransformer", {"position": "sinusoidal-paper"},
+          "adds Vaswani et al.'s table (base 10000, 0-indexed) for the paper's", "variant option position",
+          _table=_tables(sinusoidal_paper=_VASWANI)),
+    _variant("dtransformer_gelu_under_gelu_tanh", "dtransformer", {"activation": "gelu-tanh"},
+             {"activation": "gelu"}, "uses the exact GELU under activation=gelu-tanh"),
+    _seam("dtransformer_swiglu_gate_swapped", "dtransformer", {"activation": "swiglu"},
+          "applies SiLU to W_mlp1 X and gates it with W_gate X (the two projections swapped)",
+          "variant option activation", _swiglu=lambda gate, up: silu(up) * gate),
+    _variant("dtransformer_ignores_biases", "dtransformer", {}, {"bias": False},
+             "drops every bias of the attention and the MLP under the default bias=true"),
+    _seam("dtransformer_gqa_modulo", "dtransformer", _GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "variant option n_kv_heads",
+          _attention=mhattention(_group=_modulo)),
+    _variant("dtransformer_pre_ln_under_post", "dtransformer", {"norm_position": "post"},
+             {"norm_position": "pre"}, "arranges every sublayer pre-LN, with a final norm, under norm_position=post"),
+]
+
+# ---------------------------------------------------------------------------- Algorithm 10 with a cache
+_CACHED = [
+    _seam("kv_dtransformer_pre_ln_overwrites_residual", "kv_dtransformer", {},
+          "each pre-LN sublayer of the cached decoder replaces the residual stream X by LN(X)", "review",
+          _sublayer=bugs.overwriting_pre_ln),
+    _seam("kv_dtransformer_mask_rows_layout", "kv_dtransformer", {},
+          "builds its mask query × key and reshapes it instead of transposing: right only for one new token",
+          "review", _mask=bugs.rows_layout_cache_mask),
+    _seam("kv_dtransformer_drops_oldest_column", "kv_dtransformer", {},
+          "keeps ℓ_max − 1 cached columns: the oldest is dropped once the context is full", "review",
+          _grow=bugs.evicting_cache),
+    _seam("kv_dtransformer_positions_restart", "kv_dtransformer", {},
+          "gives the new tokens positions 0, 1, … instead of ℓ_c, ℓ_c + 1, … (step=extend)", "variant option step",
+          _positions=lambda W_p, start, n: W_p[:, :n]),
+    _seam("kv_dtransformer_mask_top_left", "kv_dtransformer", {},
+          "aligns the causal mask top-left: new tokens see only the first cached ones (step=extend)",
+          "variant option step", _mask=causal),
+    _variant("kv_dtransformer_layer_norm_under_rms", "kv_dtransformer", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean in every norm under norm=rms"),
+    _variant("kv_dtransformer_ignores_eps", "kv_dtransformer", {"eps": 0.1}, {"eps": 0.0},
+             "leaves eps out of every norm under eps=0.1"),
+    _seam("kv_dtransformer_vaswani_is_paper", "kv_dtransformer", {"position": "sinusoidal-vaswani"},
+          "adds the paper's table (base ℓ_max, 1-indexed) for Vaswani et al.'s", "variant option position",
+          _table=_tables(sinusoidal_vaswani=_PAPER)),
+    _variant("kv_dtransformer_relu_under_gelu", "kv_dtransformer", {}, {"activation": "relu"},
+             "uses ReLU under the default activation=gelu"),
+    _variant("kv_dtransformer_ignores_biases", "kv_dtransformer", {}, {"bias": False},
+             "drops every bias of the attention and the MLP under the default bias=true"),
+    _seam("kv_dtransformer_tied_not_transposed", "kv_dtransformer", {"tied": True},
+          "ties W_u to W_e reshaped to N_V×d_e instead of transposed", "variant option tied",
+          _tie=lambda W_e: W_e.reshape(W_e.shape[::-1])),
+    _seam("kv_dtransformer_gqa_first_kv_head", "kv_dtransformer", _GROUPED,
+          "every query head reads cached key/value head 0 under n_kv_heads=2", "variant option n_kv_heads",
+          _group=lambda h, H, H_kv: 0),
+    _variant("kv_dtransformer_post_ln_under_pre", "kv_dtransformer", {}, {"norm_position": "post"},
+             "arranges every sublayer post-LN under the default norm_position=pre"),
+]
+
+# -------------------------------------------------------------------------------------- Algorithm 9
+_VIT = {"inputs": "patches", "head": "classifier"}
+_ENCODER = [
+    _seam("etransformer_layer_norm_over_whole_tensor", "etransformer", {},
+          "normalises the whole d_e×ℓ tensor with one mean and variance instead of each column", "README",
+          _normalise=bugs.whole_tensor_norm),
+    _variant("etransformer_layer_norm_under_rms", "etransformer", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean in every norm under norm=rms"),
+    _seam("etransformer_eps_outside_sqrt", "etransformer", {"eps": 0.1},
+          "adds eps outside the square root in every norm: (e − m)/(√v + ε)", "variant option eps",
+          _normalise=partial(normalise, _spread=bugs.spread_eps_outside)),
+    _seam("etransformer_paper_sinusoid_zero_indexed", "etransformer", {"position": "sinusoidal-paper"},
+          "reads the paper's sinusoid formula (base ℓ_max) with 0-indexed t and i", "variant option position",
+          _table=_tables(sinusoidal_paper=bugs.zero_indexed_table)),
+    _seam("etransformer_head_gelu_tanh", "etransformer", {"activation": "gelu-tanh"},
+          "uses the layers' GELU-tanh in the head, whose GELU is the exact one", "variant option activation",
+          _head_activation=gelu_tanh),
+    _variant("etransformer_ignores_biases", "etransformer", {}, {"bias": False},
+             "drops every bias of the layers and of W_f under the default bias=true"),
+    _seam("etransformer_tied_not_transposed", "etransformer", {"tied": True},
+          "ties W_u to W_e reshaped to N_V×d_e instead of transposed", "variant option tied",
+          _tie=lambda W_e: W_e.reshape(W_e.shape[::-1])),
+    _seam("etransformer_gqa_modulo", "etransformer", _GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "variant option n_kv_heads",
+          _attention=mhattention(_group=_modulo)),
+    _variant("etransformer_post_ln_under_pre", "etransformer", {"norm_position": "pre"},
+             {"norm_position": "post"}, "arranges every sublayer post-LN, without the final norm, under "
+                                        "norm_position=pre"),
+    _variant("etransformer_ignores_token_types", "etransformer", {"token_types": True},
+             {"token_types": False}, "ignores the token types s (no W_s[:, s[t]])"),
+    _variant("etransformer_without_embedding_norm", "etransformer", {"embedding_norm": True},
+             {"embedding_norm": False}, "leaves out the layer norm after the embedding"),
+    _variant("etransformer_ignores_unembedding_bias", "etransformer", {"unembedding_bias": True},
+             {"unembedding_bias": False}, "drops the bias b_u of the logits"),
+    _seam("etransformer_class_token_last", "etransformer", _VIT,
+          "appends the class token after the patches instead of before them", "variant option inputs",
+          _class_token=lambda x_class, patches: np.concatenate([patches, x_class], axis=1)),
+    _seam("etransformer_classifies_last_token", "etransformer", _VIT,
+          "classifies from the last column instead of the class token", "variant option head",
+          _class_column=-1),
+]
+
+# -------------------------------------------------------------------------------------- Algorithm 8
+_ENCODER_DECODER = [
+    _seam("edtransformer_shared_self_cross_weights", "edtransformer", {},
+          "cross-attention uses the decoder's self-attention weights W^dec instead of its own W^e/d", "README",
+          _cross="dec_"),
+    _seam("edtransformer_cross_attention_causal", "edtransformer", {},
+          "masks the cross-attention with the causal mask", "review", _cross_mask=causal),
+    _seam("edtransformer_encoder_causal", "edtransformer", {},
+          "masks the encoder's self-attention with the causal mask", "review", _encoder_mask=causal),
+    _seam("edtransformer_reads_embeddings", "edtransformer", {},
+          "cross-attends to the encoder's input embeddings, not its output", "review",
+          _decoder_reads=lambda embedded, encoded: embedded),
+    _variant("edtransformer_layer_norm_under_rms", "edtransformer", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean in every norm under norm=rms"),
+    _seam("edtransformer_eps_outside_sqrt", "edtransformer", {"eps": 0.1},
+          "adds eps outside the square root in every norm: (e − m)/(√v + ε)", "variant option eps",
+          _normalise=partial(normalise, _spread=bugs.spread_eps_outside)),
+    _seam("edtransformer_vaswani_base_ell_max", "edtransformer", {"position": "sinusoidal-vaswani"},
+          "uses base ℓ_max instead of 10000 in Vaswani et al.'s table", "variant option position",
+          _table=_tables(sinusoidal_vaswani=bugs.zero_indexed_table)),
+    _variant("edtransformer_gelu_under_relu", "edtransformer", {}, {"activation": "gelu"},
+             "uses GELU in the MLPs under the default activation=relu (the paper's Algorithm 8)"),
+    _variant("edtransformer_ignores_biases", "edtransformer", {}, {"bias": False},
+             "drops every bias of the attention and the MLPs under the default bias=true"),
+    _variant("edtransformer_untied_reads_w_e", "edtransformer", {}, {"tied": True},
+             "unembeds with W_eᵀ and ignores W_u under the default tied=false"),
+    _seam("edtransformer_gqa_modulo", "edtransformer", _GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "variant option n_kv_heads",
+          _attention=mhattention(_group=_modulo)),
+    _variant("edtransformer_post_ln_under_pre", "edtransformer", {"norm_position": "pre"},
+             {"norm_position": "post"}, "arranges every sublayer post-LN under norm_position=pre"),
+    _seam("edtransformer_without_encoder_norm", "edtransformer", {"norm_position": "pre"},
+          "the decoder reads the pre-LN encoder's output without its final norm", "variant option norm_position",
+          _encoder_norm=False),
+]
+
+# ------------------------------------------------------------------------------------ Algorithms 11–13
+_LOSSES = [
+    _seam("dloss_off_by_one", "dloss", {},
+          "scores column t against token t instead of t + 1", "review",
+          _nll=lambda P, x: -np.sum(np.log(P[x, np.arange(len(x))]))),
+    _seam("dloss_mean", "dloss", {},
+          "averages the ℓ − 1 terms instead of summing them", "review",
+          _nll=lambda P, x: next_token_nll(P, x) / (len(x) - 1)),
+    _seam("dloss_tied_not_transposed", "dloss", {"tied": True},
+          "ties W_u to W_e reshaped to N_V×d_e instead of transposed", "variant option tied",
+          _tie=lambda W_e: W_e.reshape(W_e.shape[::-1])),
+    _seam("edloss_rolled_targets", "edloss", {},
+          "takes the targets as np.roll(x, −1): the last column is scored against x[0]", "review",
+          _nll=lambda P, x: -np.sum(np.log(P[np.roll(x, -1), np.arange(len(x))]))),
+    _seam("edloss_without_encoder_norm", "edloss", {"norm_position": "pre"},
+          "the decoder reads the pre-LN encoder's output without its final norm", "variant option norm_position",
+          _encoder_norm=False),
+    _seam("eloss_all_positions", "eloss", {},
+          "sums the loss over every position instead of the masked ones", "review",
+          _nll=lambda P, x, m: masked_nll(P, x, np.ones_like(m))),
+    _seam("eloss_mask_token_one_indexed", "eloss", {},
+          "replaces masked tokens by id N_V − 2 (the paper's 1-indexed mask_token, which is bos)", "review",
+          _replace=lambda x, m, mask_token: np.where(m == 1, mask_token + 1, x)),
+    _seam("eloss_masks_with_1_minus_p", "eloss", {},
+          "masks a token with probability 1 − p_mask", "review",
+          _draw=lambda rng, x, p_mask: (rng.random(len(x)) >= p_mask).astype(float)),
+    _variant("eloss_ignores_token_types", "eloss", {"token_types": True}, {"token_types": False},
+             "ignores the token types s (no W_s[:, s[t]])"),
+]
+
+# ------------------------------------------------------------------------------------ Algorithms 14, 15
+_GREEDY = {"decoding": "greedy"}
+_INFERENCE = [
+    _seam("dinference_power_tau", "dinference", {"tau": 2.0},
+          "samples from p^τ instead of p^(1/τ)", "review", _draw=bugs.power_tau_sample),
+    _seam("dinference_greedy_wrong_axis", "dinference", _GREEDY,
+          "takes the argmax over positions (the last row of P) instead of the vocabulary", "review",
+          _last=lambda P: P[-1]),
+    _seam("dinference_first_column", "dinference", _GREEDY,
+          "draws from P[:, 0] (the first token's prediction) instead of the last column", "review",
+          _last=lambda P: P[:, 0]),
+    _seam("dinference_not_truncated", "dinference", {},
+          "runs the model on the whole sequence instead of its last ℓ_max tokens (kv_cache=false)", "review",
+          _truncate=lambda x, ell_max: x),
+    _variant("dinference_ignores_tau", "dinference", {"tau": 0.5}, {"tau": 1.0}, "samples from p under tau=0.5"),
+    _seam("dinference_samples_under_greedy", "dinference", _GREEDY,
+          "samples (from a generator seeded 0) under decoding=greedy", "variant option decoding",
+          _draw=bugs.sample_whatever_decoding),
+    _seam("dinference_cache_positions_restart", "dinference", {"kv_cache": True},
+          "the cached steps give each new token position 0", "variant option kv_cache",
+          _positions=lambda W_p, start, n: W_p[:, :n]),
+    _seam("dinference_gqa_first_kv_head", "dinference", {**_GREEDY, **_GROUPED},
+          "every query head reads key/value head 0 under n_kv_heads=2", "variant option n_kv_heads",
+          _attention=mhattention(_group=lambda h, H, H_kv: 0)),
+    _seam("edinference_ignores_eos", "edinference", {},
+          "keeps drawing after eos_token, up to ℓ_gen tokens", "review", _stop=lambda y, eos: False),
+    _seam("edinference_starts_with_eos", "edinference", {},
+          "starts from id N_V − 1 (the paper's 1-indexed bos_token, which is eos)", "review", _start="eos"),
+    _seam("edinference_keeps_eos", "edinference", {},
+          "returns the final eos_token with the generated tokens", "review", _strip=lambda x, eos: x[1:]),
+    _seam("edinference_power_tau", "edinference", {"tau": 0.5},
+          "samples from p^τ instead of p^(1/τ)", "variant option tau", _draw=bugs.power_tau_sample),
+    _variant("edinference_greedy_under_sample", "edinference", {}, {"decoding": "greedy"},
+             "takes the argmax under the default decoding=sample"),
+    _seam("edinference_paper_sinusoid_is_vaswani", "edinference", {"position": "sinusoidal-paper"},
+          "adds Vaswani et al.'s table (base 10000, 0-indexed) for the paper's", "variant option position",
+          _table=_tables(sinusoidal_paper=_VASWANI)),
+]
+
+MUTANTS = tuple(_EMBEDDING + _ATTENTION + _MHA + _NORM + _DECODER + _CACHED + _ENCODER + _ENCODER_DECODER
+                + _LOSSES + _INFERENCE)
+
+
+def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
+    """Algorithm 4 with the paper's signature ``Attention(X, Z | W_qkv, Mask)``: Z is required."""
+    return attention()(X=X, Z=Z, mask=mask, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v)
+
+
+def _controls():
+    """The correct implementation of every algorithm's defaults and of every variant a mutant is checked
+    under (so that a mutant's failure is its bug's, not conform's), and Algorithm 4 with Z required."""
+    variants = dict.fromkeys([(a, ()) for a in FACTORIES] + sorted(
+        {(m.algorithm, tuple(sorted(m.options.items()))) for m in MUTANTS},
+        key=lambda v: (list(FACTORIES).index(v[0]), len(v[1]), str(v[1]))))
+    controls = [Entry("_".join([a, "correct"] + [f"{k}_{v}" for k, v in o]), a, dict(o), FACTORIES[a](**dict(o)),
+                      "", "correct") for a, o in variants]
+    return tuple(controls) + (Entry("attention_correct_z_required", "attention", {}, _z_required_attention, "",
+                                    "correct"),)
+
+
+CONTROLS = _controls()
+
+#: Bugs left out because no input can detect them (equivalent mutants), and why.
+EQUIVALENT = {
+    "attention without the key bias b_k": "KᵀQ + 1·(b_kᵀQ) adds the same number to every score of a query, "
+                                          "which the softmax over keys cancels",
+    "GQA grouping h % H_kv under n_kv_heads = 1, or at H = H_kv": "h % H_kv and h // (H/H_kv) then agree",
+    "eps outside the square root under eps = 0": "√v + 0 = √(v + 0)",
+    "sampling from p^τ under τ = 1": "p^τ = p^(1/τ)",
+    "a key/value cache that evicts beyond ℓ_max columns": "the cache never holds more than ℓ_max columns",
+}

@@ -1,0 +1,19 @@
+"""Algorithm 7: unembedding, a token's vector to a distribution over the vocabulary."""
+
+from __future__ import annotations
+
+from .numerics import affine, softmax
+
+__all__ = ["unembed", "unembedding"]
+
+
+def unembed(W_u, X, b_u=None):
+    """``softmax(W_u X + b_u 1ᵀ)`` per column: N_V×ℓ for X d×ℓ (N_V for one column)."""
+    return softmax(affine(W_u, X, b_u))
+
+
+def unembedding(*, bias=False, _unembed=unembed):
+    """Algorithm 7 as conform calls it: ``p = softmax(W_u e (+ b_u))``."""
+    def unembedding(e, W_u, b_u=None):
+        return _unembed(W_u, e, b_u if bias else None)
+    return unembedding

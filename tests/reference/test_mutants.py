@@ -1,0 +1,66 @@
+"""The shipped catalogue of planted bugs (:mod:`reference.mutants`): ``conform`` passes every correct
+implementation (a control) and fails every mutant, in this process, on its default examples from seed 0.
+One test per entry, named by it, so a failure names the control conform rejects or the mutant that survives.
+
+Known exceptions are strict xfails, each with its reason: once conform or its examples improve, the xfail
+passes, which fails the suite until its line below is deleted.
+"""
+
+import pytest
+
+from reference.conform import conform
+from reference.examples import VARIANTS
+from reference.mutants.catalogue import CONTROLS, FACTORIES, MUTANTS
+
+#: Correct implementations conform rejects (its defects), and why.
+CONFORM_DEFECTS: dict = {}
+
+#: Mutants conform's examples do not kill yet, and what configuration would.
+SURVIVORS: dict = {}
+
+_CACHE: dict = {}   # the spec's outputs, shared by the entries of one variant
+
+
+def check(entry):
+    """``conform`` on one catalogue entry: the default examples, seed 0, in this process."""
+    return conform(entry.function, entry.algorithm, options=entry.options, name=entry.name, cache=_CACHE)
+
+
+def _params(entries, known):
+    return [pytest.param(e, id=e.name, marks=[pytest.mark.xfail(strict=True, reason=known[e.name])]
+                         if e.name in known else []) for e in entries]
+
+
+@pytest.mark.parametrize("entry", _params(CONTROLS, CONFORM_DEFECTS))
+def test_control_passes(entry):
+    """A correct implementation of the variant passes every property."""
+    report = check(entry)
+    assert report.ok, f"conform rejects the correct {entry.name}: {report.failure}"
+
+
+@pytest.mark.parametrize("entry", _params(MUTANTS, SURVIVORS))
+def test_mutant_fails(entry):
+    """A planted bug fails some property."""
+    report = check(entry)
+    assert not report.ok, f"{entry.name} survived conform: {entry.bug}"
+
+
+def test_catalogue_is_complete():
+    """Every algorithm conform checks has a correct implementation, and a control for its defaults and for
+    every variant a mutant is checked under; names are unique; every mutant says what is wrong and why."""
+    assert set(FACTORIES) == set(VARIANTS)
+    variants = {(e.algorithm, tuple(sorted(e.options.items()))) for e in CONTROLS}
+    assert {(a, ()) for a in VARIANTS} <= variants
+    assert {(m.algorithm, tuple(sorted(m.options.items()))) for m in MUTANTS} <= variants
+    names = [e.name for e in CONTROLS + MUTANTS]
+    assert len(names) == len(set(names))
+    assert all(m.bug and m.source for m in MUTANTS) and not any(c.bug for c in CONTROLS)
+    assert set(CONFORM_DEFECTS) <= {c.name for c in CONTROLS} and set(SURVIVORS) <= {m.name for m in MUTANTS}
+
+
+def test_every_option_has_a_mutant():
+    """Each option examples draw is got wrong by some mutant checked under it."""
+    options = {o for choices in VARIANTS.values() for o in choices}
+    planted = {o.strip() for m in MUTANTS if m.source.startswith("variant option ")
+               for o in m.source[len("variant option "):].split(",")}
+    assert options - planted == set()
