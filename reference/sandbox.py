@@ -16,15 +16,13 @@ outputs)`` (its outputs converted to numpy, or :class:`Failed`):
 Both capture what the function writes to the standard streams at the file-descriptor level (so a C
 extension's output is caught too): a report on stdout, JSON included, is never corrupted by it.
 
-This module imports only the standard library and numpy, so that a worker starts quickly.
+This module and the two it uses (:mod:`.loading`, :mod:`.outputs`) import only the standard library and
+numpy, so that a worker starts quickly.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
-import inspect
 import json
 import os
 import signal
@@ -32,164 +30,19 @@ import subprocess
 import sys
 import tempfile
 import threading
-import traceback
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Failed", "LoadError", "Isolated", "InProcess", "load", "as_arrays", "DEFAULT_TIMEOUT"]
+from .loading import LoadError, describe, load, parameters, signature, verb
+from .outputs import Failed, as_arrays
+
+__all__ = ["Isolated", "InProcess", "DEFAULT_TIMEOUT", "Failed", "LoadError", "load"]
 
 #: Seconds one call of the function may take (``--timeout``).
 DEFAULT_TIMEOUT = 60.0
 _LOAD_TIMEOUT = 120.0  # importing a module that imports torch takes seconds on a cold disk
 _PRINTED = 4000        # characters of the function's output kept for the report
-
-
-class Failed(Exception):
-    """A property did not hold: ``property`` names it, the message says what was seen."""
-
-    def __init__(self, prop: str, message: str):
-        super().__init__(message)
-        self.property = prop
-
-
-class LoadError(Exception):
-    """The function could not be loaded.  ``usage``: the name given is at fault (no such file, module or
-    function); otherwise the function's module is (it raised or exited while importing)."""
-
-    def __init__(self, message: str, *, usage: bool):
-        super().__init__(message)
-        self.usage = usage
-
-
-# ------------------------------------------------------------------------------------------- describing
-def describe(exc: BaseException) -> str:
-    """``ValueError: message (file.py:12 in f)``: the exception's type and first line, and the innermost
-    frame outside this package — what a user needs to find it, without a traceback."""
-    if isinstance(exc, SystemExit):
-        return f"called sys.exit({exc.code!r})"
-    if isinstance(exc, KeyboardInterrupt):
-        return "raised KeyboardInterrupt"
-    text = str(exc).strip().splitlines()
-    head = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-    here = str(Path(__file__).parent)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)]
-    return f"{head} ({Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else head
-
-
-# -------------------------------------------------------------------------------------------- loading
-def _module_from_file(where: str):
-    path = Path(where)
-    if not path.is_file():
-        raise LoadError(f"target file {where!r} does not exist", usage=True)
-    spec = importlib.util.spec_from_file_location(f"_conform_target_{abs(hash(str(path.resolve())))}", path)
-    if spec is None:
-        raise LoadError(f"target file {where!r} is not a Python file", usage=True)
-    module = importlib.util.module_from_spec(spec)
-    folder = str(path.resolve().parent)
-    sys.path.insert(0, folder)  # the file may import its neighbours
-    try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:  # noqa: B036 - sys.exit or Ctrl-C in a module is the module's fault
-        raise LoadError(f"importing {where} {_verb(exc)}", usage=False) from None
-    finally:
-        sys.path.remove(folder)
-    return module
-
-
-def _verb(exc: BaseException) -> str:
-    text = describe(exc)
-    return text if text.startswith(("called", "raised")) else f"raised {text}"
-
-
-def _module_by_name(where: str):
-    try:
-        found = importlib.util.find_spec(where.split(".")[0])
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise LoadError(f"no module named {where!r} (give path/to/file.py:function for a file)", usage=True)
-    try:
-        return importlib.import_module(where)
-    except ModuleNotFoundError as exc:
-        raise LoadError(f"no module named {exc.name!r}", usage=True) from None
-    except BaseException as exc:  # noqa: B036
-        raise LoadError(f"importing {where} {_verb(exc)}", usage=False) from None
-
-
-def load(text: str):
-    """The function named by ``path/to/file.py:function`` or ``module:function``, or :class:`LoadError`."""
-    where, sep, name = text.rpartition(":")
-    if not sep or not where or not name.isidentifier():
-        raise LoadError(f"target {text!r} must be path/to/file.py:function or module:function", usage=True)
-    is_file = where.endswith(".py") or "/" in where or "\\" in where
-    module = _module_from_file(where) if is_file else _module_by_name(where)
-    if not hasattr(module, name):
-        raise LoadError(f"{where} has no function {name!r}", usage=True)
-    function = getattr(module, name)
-    if not callable(function):
-        raise LoadError(f"{text} is a {type(function).__name__}, not a function", usage=False)
-    return function
-
-
-def _parameters(function):
-    """The function's parameters as picklable ``(name, kind, has_default)`` triples, or None."""
-    try:
-        signature = inspect.signature(function)
-    except (TypeError, ValueError):
-        return None
-    return [(p.name, int(p.kind), p.default is not p.empty) for p in signature.parameters.values()]
-
-
-def _signature(parameters):
-    if parameters is None:
-        return None
-    return inspect.Signature([inspect.Parameter(name, inspect._ParameterKind(kind),
-                                                **({"default": None} if has_default else {}))
-                              for name, kind, has_default in parameters])
-
-
-# ----------------------------------------------------------------------------------------- converting
-def _as_array(value, name: str, kind: str) -> np.ndarray:
-    """One output as a numpy array: numpy, torch on any device (duck-typed: no torch import here), lists.
-    ``kind`` is the spec's: ``"real"`` (any floating dtype; integers are accepted as exact values) or
-    ``"index"`` (integers)."""
-    if value is None:
-        raise Failed("type", f"output {name} is None, not an array")
-    if isinstance(value, (str, bytes)):
-        raise Failed("type", f"output {name} is a {type(value).__name__} ({str(value)[:40]!r}), not an array")
-    if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):  # a torch tensor
-        value = value.detach().cpu()
-        if value.is_complex():
-            raise Failed("type", f"output {name} is complex ({value.dtype}); the spec's is real")
-        value = (value.double() if value.is_floating_point() else value).numpy()
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        what = "a ragged nesting" if "inhomogeneous" in str(exc) else f"a {type(value).__name__}"
-        raise Failed("type", f"output {name} is {what}, not an array of numbers") from None
-    if array.dtype.kind == "c":
-        raise Failed("type", f"output {name} is complex ({array.dtype}); the spec's is real")
-    if kind == "index" and array.dtype.kind not in "iu":
-        raise Failed("type", f"output {name} has dtype {array.dtype}; the spec's are integer token ids")
-    if array.dtype.kind not in "biuf":
-        raise Failed("type", f"output {name} has dtype {array.dtype} ({type(value).__name__}), not numbers")
-    return array.astype(np.float64)
-
-
-def as_arrays(result, outputs) -> tuple:
-    """The function's result as a tuple of float64 arrays, one per output; ``outputs`` is the spec's
-    ``((name, kind), ...)``.  An algorithm with several outputs takes a tuple (or list) of them."""
-    if len(outputs) > 1:
-        if not isinstance(result, (tuple, list)) or len(result) != len(outputs):
-            got = f"a {type(result).__name__}" + (f" of {len(result)}" if isinstance(result, (tuple, list)) else "")
-            raise Failed("type", f"it must return a tuple of {len(outputs)} outputs "
-                                 f"({', '.join(n for n, _ in outputs)}), got {got}")
-        values = tuple(result)
-    else:
-        values = (result,)
-    return tuple(_as_array(v, name, kind) for v, (name, kind) in zip(values, outputs))
 
 
 # ------------------------------------------------------------------------------------------ capturing
@@ -214,6 +67,13 @@ def _captured(sink):
         os.dup2(saved[1], 2)
         for fd in saved:
             os.close(fd)
+
+
+def _tail(sink) -> str:
+    """The last few thousand characters written to ``sink`` (however much the function printed)."""
+    size = sink.seek(0, os.SEEK_END)
+    sink.seek(max(0, size - 4 * _PRINTED))  # up to 4 bytes a character
+    return sink.read().decode(errors="replace")[-_PRINTED:]
 
 
 class _Timeout(BaseException):
@@ -248,7 +108,7 @@ def _guarded(function, kwargs, outputs, timeout):
     except _Timeout:
         raise Failed("runs", f"it did not return within {timeout:g} s (--timeout)") from None
     except BaseException as exc:  # noqa: B036 - its sys.exit, Ctrl-C and errors are the function's failure
-        raise Failed("runs", f"it {_verb(exc)}") from None
+        raise Failed("runs", f"it {verb(exc)}") from None
     return as_arrays(result, outputs)
 
 
@@ -258,17 +118,16 @@ class InProcess:
 
     def __init__(self, function, *, timeout: float | None = DEFAULT_TIMEOUT):
         self.function, self.timeout = function, timeout
-        self.signature = _signature(_parameters(function))
+        self.signature = signature(parameters(function))
         self.printed = ""
 
     def call(self, kwargs: dict, outputs) -> tuple:
-        with tempfile.TemporaryFile("w+") as sink:
+        with tempfile.TemporaryFile("w+b") as sink:
             try:
                 with _captured(sink):
                     return _guarded(self.function, kwargs, outputs, self.timeout)
             finally:
-                sink.seek(0)
-                self.printed = (self.printed + sink.read())[-_PRINTED:]
+                self.printed = (self.printed + _tail(sink))[-_PRINTED:]
 
     def close(self):
         pass
@@ -306,14 +165,14 @@ class _Duplex:
 
 def _serve(conn, text):
     """The worker: load the function, then answer calls until told to stop or the parent goes away."""
-    sink = tempfile.TemporaryFile("w+")
+    sink = tempfile.TemporaryFile("w+b")
     try:
         with _captured(sink):
             function = load(text)
     except LoadError as exc:
         conn.send(("load", str(exc), exc.usage))
         return
-    conn.send(("loaded", _parameters(function)))
+    conn.send(("loaded", parameters(function)))
     while True:
         try:
             message = conn.recv()
@@ -329,9 +188,8 @@ def _serve(conn, text):
                 answer = ("ok", _guarded(function, kwargs, outputs, None))
         except Failed as failed:
             answer = ("failed", failed.property, str(failed))
-        sink.seek(0)
         try:
-            conn.send(answer + (sink.read()[-_PRINTED:],))
+            conn.send(answer + (_tail(sink),))
         except Exception as exc:  # noqa: BLE001 - an output that cannot be sent is the function's
             conn.send(("failed", "type", f"its output cannot be passed back ({describe(exc)})", ""))
 
@@ -344,7 +202,7 @@ class Isolated:
         self.text, self.timeout = text, timeout
         self.printed = ""
         self._process = self._conn = None
-        self.signature = _signature(self._start())
+        self.signature = signature(self._start())
 
     def _start(self):
         from multiprocessing.connection import Connection

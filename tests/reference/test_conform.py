@@ -35,7 +35,6 @@ def conform(capsys, target, *args):
     ("unembedding", "unembedding", []),
     ("dtransformer", "dtransformer", []),
     ("edtransformer", "edtransformer", []),
-    ("attention_rows_torch", "attention", ["--layout", "rows"]),
 ])
 def test_correct_implementations_conform(capsys, function, algorithm, extra):
     """A correct implementation of the default variant passes every property (exit 0)."""

@@ -76,6 +76,13 @@ def test_printing_target_keeps_json_valid(capsys):
     assert err == ""
 
 
+def test_a_flood_of_output_keeps_only_its_end(capsys):
+    """20 MB printed per call: the report keeps the last few thousand characters, nothing more."""
+    status, out, _ = run(capsys, "hostile.py:floods", "--json", "--examples", "2")
+    report = json.loads(out)
+    assert status == 0 and report["printed"].endswith("last line\n") and len(report["printed"]) <= 4000
+
+
 def test_printing_in_process_is_captured(capfd):
     """In process too, the target's output (Python and file-descriptor level) goes to the report."""
     report = conform(hostile.prints, "attention", n_examples=2)

@@ -119,16 +119,3 @@ def edtransformer(z, x, params, *, _cross="cross_"):
         X = layer_norm_columns(X + _mlp(d, X, relu), p["gamma5"][l], p["beta5"][l])
     return softmax(p["W_u"] @ X)
 
-
-def attention_rows_torch(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None, device="cpu"):
-    """Algorithm 4 in torch, one row per token (``--layout rows``): X (ℓ_x, d_x), mask (ℓ_x, ℓ_z)."""
-    import torch
-    t = {k: torch.as_tensor(v, device=device) for k, v in dict(W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k,
-                                                                b_v=b_v).items()}
-    X = torch.as_tensor(X, device=device)
-    Z = X if Z is None else torch.as_tensor(Z, device=device)
-    Q, K, V = X @ t["W_q"].T + t["b_q"], Z @ t["W_k"].T + t["b_k"], Z @ t["W_v"].T + t["b_v"]
-    admitted = torch.as_tensor(mask, device=device) == 1
-    S = (Q @ K.T / math.sqrt(Q.shape[1])).masked_fill(~admitted, -math.inf)
-    A = torch.softmax(S.masked_fill(~admitted.any(1, keepdim=True), 0.0), dim=1)
-    return (A.masked_fill(~admitted.any(1, keepdim=True), 0.0) @ V)     # a torch tensor: conform converts it

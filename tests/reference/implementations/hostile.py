@@ -70,3 +70,10 @@ def prints(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
     print("debug", file=sys.stderr)
     os.write(1, b"raw write to fd 1\n")
     return attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
+
+
+def floods(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
+    """Correct, but prints 20 MB per call: only the end is kept."""
+    from correct import attention
+    sys.stdout.write("x" * 20_000_000 + "\nlast line\n")
+    return attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
