@@ -35,7 +35,7 @@ def _full(ex) -> bool:
 
 
 @pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
-@settings(max_examples=8)
+@settings(max_examples=4)
 @given(seed=st.integers(0, 2**31))
 def test_every_example_satisfies_the_constraints_and_the_spec_is_defined(name, seed):
     """Sizes are drawn, then mended until every constraint the algorithm states (its own and its callees':
