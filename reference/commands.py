@@ -101,7 +101,7 @@ def register_verify(sub):
         description="The package's main job: run the formal ↔ reference and cost properties for every algorithm "
                     "and variant (float64 equality, both attention paths, float32/bfloat16 within calibrated "
                     "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
-                    "KV cache = recomputation, third-party implementations) and print one table.")
+                    "KV cache = recomputation) and print one table; --mutants measures conform instead.")
     p.add_argument("--profile", choices=("quick", "thorough"), default="quick",
                    help="quick: 12 examples per check and the boundary cases (about 50 s on 2 CPU cores); "
                         "thorough: 100")
