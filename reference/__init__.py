@@ -9,7 +9,10 @@ both the specification (:mod:`formal`) and this reference.
 - :mod:`.convert` moves arrays and parameters between the spec's world and this one, both ways;
   :mod:`.execute` runs any spec algorithm here with the spec's arguments.
 - :mod:`.third_party` reads torch's and HF transformers' modules into the spec's names.
-- :mod:`.conform` checks any implementation against the spec; :mod:`.verify` checks this reference.
+- :mod:`.conform` checks any implementation against the spec, on :mod:`.examples` (boundary cases and
+  random ones), calling it through :mod:`.sandbox` (a worker process: time limit, exits, output captured);
+  :mod:`.verify` checks this reference; :mod:`.mutation` measures conform's kill rate on the catalogue of
+  correct implementations and planted bugs in :mod:`.mutants`.
 
 Every submodule needs torch; this package itself does not, so the command line can say how to install it
 (:func:`require_torch`).
