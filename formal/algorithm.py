@@ -147,7 +147,7 @@ class Algorithm:
         for s in self.signature + self.outputs:
             for d in s.shape + ((s.bound,) if s.bound is not None else ()):
                 found |= d.free_symbols
-        for c in self.constraints + self.size_constraints:
+        for c in self.size_constraints:  # its own and its callees'
             found |= set(c.symbols)
         indices = set()
         for record in self.derivation.records:  # sizes only the lines use (a truncation's ℓ_max)

@@ -44,7 +44,7 @@ from formal.algorithm import Algorithm
 from formal.errors import ConfigError, FormalError
 
 from . import tolerances
-from .examples import EXAMPLE_ALGORITHMS, PROFILES, examples
+from .examples import EXAMPLE_ALGORITHMS, PROFILES, checked_int, examples
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
 
@@ -246,12 +246,6 @@ def _algorithm(algorithm, options) -> Algorithm:
     return algorithm.variant(**options) if options else algorithm
 
 
-def _count(value, what, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"{what} = {value!r} must be an integer ≥ {minimum}")
-    return int(value)
-
-
 def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
             max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
             isolate=None, cache=None) -> Report:
@@ -268,9 +262,9 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     algorithm = _algorithm(algorithm, options)
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
-    n_examples = _count(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1)
-    max_size = _count(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2)
-    seed = _count(seed, "--seed", 0)
+    n_examples = checked_int(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1)
+    max_size = checked_int(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2)
+    seed = checked_int(seed, "--seed", 0)
     relative = tolerances.relative(precision, algorithm)
     cases = examples(algorithm, n_examples, seed=seed, max_size=max_size)
     run = runner(target, timeout=timeout, isolate=isolate)

@@ -37,7 +37,7 @@ from formal.algorithms.normalization import NORMS
 from formal.errors import ConfigError
 
 __all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
-           "VARIANTS", "PROFILES", "Profile"]
+           "VARIANTS", "PROFILES", "Profile", "checked_int"]
 
 _STACK = {"norm": NORMS, "eps": (1e-5, 0.1), "position": POSITIONS, "activation": MLP_ACTIVATIONS,
           "bias": (True, False), "tied": (True, False), "n_kv_heads": (None, "grouped"),
@@ -162,6 +162,13 @@ def evaluate(expr, sizes: dict) -> int:
 
 def _evaluate(shape, sizes) -> tuple:
     return tuple(evaluate(d, sizes) for d in shape)
+
+
+def checked_int(value, what: str, minimum: int) -> int:
+    """``value`` as an int if it is an integer ≥ ``minimum`` (not a bool), else a ConfigError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"{what} = {value!r} must be an integer ≥ {minimum}")
+    return int(value)
 
 
 def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
@@ -300,8 +307,7 @@ def example(subject, seed: int, *, small: int = 4, pins=None, case="random", **f
     """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
     (options not in ``fixed_options`` are drawn from :data:`VARIANTS`); sizes are at most ``small`` (widths
     at most 24), then ``pins`` (see :func:`boundary_cases`) are applied and the constraints mended."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed = {seed!r} must be a non-negative integer")
+    seed = checked_int(seed, "seed", 0)
     name, fixed = resolve(subject, **fixed_options)
     pins = dict(pins or {})
     rng = np.random.default_rng([int(seed), small])
@@ -349,11 +355,8 @@ def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, bou
     """The boundary cases of ``subject`` (unless ``boundary=False``) and ``n`` random examples from
     ``seed``, whose size bound grows from 2 to ``max_size`` (default: the ``quick`` profile's), smallest
     first."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ConfigError(f"the number of examples = {n!r} must be a non-negative integer")
-    max_size = PROFILES["quick"].max_size if max_size is None else max_size
-    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 2:
-        raise ConfigError(f"max_size = {max_size!r} must be an integer ≥ 2")
+    n = checked_int(n, "the number of examples", 0)
+    max_size = checked_int(PROFILES["quick"].max_size if max_size is None else max_size, "max_size", 2)
     out = [example(subject, seed + i, small=_cap(i, n, max_size), **fixed_options) for i in range(n)]
     if boundary:
         name, fixed = resolve(subject, **fixed_options)

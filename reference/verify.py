@@ -40,7 +40,7 @@ from formal.errors import ConfigError
 from . import require_torch, tolerances, training
 from .convert import params_to_torch, tokens_to_torch
 from .device import device as resolve_device
-from .examples import EXAMPLE_ALGORITHMS, Profile, example, examples
+from .examples import EXAMPLE_ALGORITHMS, Profile, checked_int, example, examples
 from .execute import execute
 
 __all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json", "check_destination", "relative_error", "example_loss"]
@@ -238,8 +238,7 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) 
     """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live line."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError(f"seed = {seed!r} must be a non-negative integer")
+    seed = checked_int(seed, "seed", 0)
     dev = resolve_device(device)
     plan = _plan(only, dev)
     report = Report(profile, str(dev), seed, torch.__version__)
