@@ -27,7 +27,7 @@ from . import __version__
 from .cost import CONVENTIONS
 from .errors import ConfigError, FormalError
 
-__all__ = ["main", "build_parser", "parse_option", "bounded_int"]
+__all__ = ["main", "build_parser", "bounded_int"]
 
 PROG = "formal-transformers"
 
@@ -41,23 +41,6 @@ class _Parser(argparse.ArgumentParser):
 
 class _UsageError(Exception):
     pass
-
-
-def parse_option(text: str):
-    """``KEY=VALUE`` → (key, value); the value is a bool, an int, a float or else a string — parsed,
-    never evaluated.  ``none`` stays a string: it names variants (``position=none``)."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key.isidentifier():
-        raise _UsageError(f"option {text!r} must be KEY=VALUE")
-    lowered = raw.strip().lower()
-    if lowered in ("true", "false"):
-        return key, lowered == "true"
-    for kind in (int, float):
-        try:
-            return key, kind(raw)
-        except ValueError:
-            pass
-    return key, raw
 
 
 def _integers(minimum: int, maximum: int | None) -> str:
@@ -187,8 +170,8 @@ def _list(args, out):
 def _show(args, out):
     from . import render
     from .algorithms import get
-    options = dict(parse_option(o) for o in args.option)
-    algorithm = get(args.name, **options)
+    from .options import parse_options
+    algorithm = get(args.name, **parse_options(args.name, args.option))
     if args.params:
         if args.json:
             json.dump(render.params_json(algorithm), out, indent=2, ensure_ascii=False)

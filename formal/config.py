@@ -18,14 +18,8 @@ A configuration is data, read with a TOML parser; nothing in it is executed::
 
 from __future__ import annotations
 
-import sys
-
 from .errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from .files import read_toml
 
 __all__ = ["load_config", "KEYS"]
 
@@ -34,14 +28,9 @@ KEYS = ("name", "algorithm", "seq_len", "options", "sizes")
 
 def load_config(path: str):
     """``(name, algorithm, options, sizes, seq_len)`` from a TOML file; a :class:`ConfigError` names what is
-    wrong (unreadable file, malformed TOML, unknown key, wrong type)."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path!r}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path!r} is not valid TOML: {exc}") from None
+    wrong (an unreadable or irregular file, bytes that are not UTF-8, malformed TOML, an unknown key, a wrong
+    type); see :func:`formal.files.read_toml`."""
+    data = read_toml(path, what="config file")
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
         raise ConfigError(f"config file {path!r} has an unknown key {unknown[0]!r}; known: {', '.join(KEYS)}")

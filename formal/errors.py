@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError"]
+__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError"]
 
 
 class FormalError(Exception):
@@ -41,3 +41,18 @@ class ConfigError(FormalError, ValueError):
 class DomainError(FormalError, ValueError):
     """A value outside the domain an algorithm is defined on (a token id out of range,
     a constant column under eps = 0, an empty neighbourhood under ``empty="error"``)."""
+
+
+class ResourceError(FormalError):
+    """A computation refused before it starts: its estimated memory exceeds the limit
+    (:func:`formal.limits.max_memory`).  The message gives the estimate, the limit and how to raise it.
+
+    Attributes
+    ----------
+    needed, limit : int
+        The estimate and the limit, in bytes.
+    """
+
+    def __init__(self, message, *, needed, limit):
+        self.needed, self.limit = needed, limit
+        super().__init__(message)

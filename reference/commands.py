@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from formal.cli import bounded_int, parse_option
+from formal.cli import bounded_int
 from formal.errors import FormalError
 
 from . import require_torch
@@ -83,7 +83,8 @@ def _conform(args, out) -> int:
     from .conform import conform, report_text
     from .device import device as resolve_device
     resolve_device(args.device)  # cuda without a GPU: a usage error, before anything is imported
-    options = dict(parse_option(o) for o in args.option)
+    from formal.options import parse_options
+    options = parse_options(args.algorithm, args.option)
     report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
                      n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
                      precision=args.precision, timeout=args.timeout, isolate=not args.in_process)
