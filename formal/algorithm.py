@@ -17,7 +17,7 @@ import sympy as sp
 from .calls import CallOp, ColumnCallOp, Several, call, call_columns
 from .constraints import Constraint, at_most, divides, even
 from .cost import Cost, check_convention
-from .errors import ConfigError
+from .errors import ConfigError, shown
 from .ops import Apply, Node, Ref
 from .shapes import TensorSpec
 
@@ -127,7 +127,7 @@ class Algorithm:
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             known = ", ".join(self.options) or "none"
-            raise ConfigError(f"{self.name} has no option {unknown[0]!r}; its options: {known}")
+            raise ConfigError(f"{self.name} has no option {shown(unknown[0])}; its options: {known}")
         return self._builder(**{**self.options, **options})
 
     @property
@@ -207,7 +207,7 @@ class Algorithm:
         def visit(node):
             if isinstance(node, Ref):
                 if node.name not in defined:
-                    raise ConfigError(f"{self.label}: {node.name!r} is used before it is defined")
+                    raise ConfigError(f"{self.label}: {shown(node.name)} is used before it is defined")
                 used.add(node.name)
             elif isinstance(node, Apply):
                 for a in node.args:
@@ -225,10 +225,10 @@ class Algorithm:
         walk(self.lines)
         for output in self.outputs:
             if output.name not in defined:
-                raise ConfigError(f"{self.label}: the output {output.name!r} is never assigned")
+                raise ConfigError(f"{self.label}: the output {shown(output.name)} is never assigned")
         unused = [p.name for p in self.params if p.name not in used]
         if unused:
-            raise ConfigError(f"{self.label}: parameter {unused[0]!r} is never used")
+            raise ConfigError(f"{self.label}: parameter {shown(unused[0])} is never used")
 
 
 def targets(line) -> tuple:

@@ -35,6 +35,12 @@ class CallOp(Op):
     def __init__(self, callee: Algorithm, names: tuple, label: tuple = ()):
         self.callee, self.names, self.label = callee, names, label
 
+    @property
+    def nonfinite(self):
+        """``"output"`` when the callee returns NaN by design (a softmax under ``empty="nan"``)."""
+        from .execution import returns_nonfinite
+        return "output" if returns_nonfinite(self.callee) else None
+
     def _substitution(self, shapes) -> dict:
         substitution: dict = {}
         given = dict(zip(self.names, shapes))

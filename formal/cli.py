@@ -20,14 +20,18 @@ entry-point group; a command returns its exit status (1: the implementation it c
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 
 from . import __version__
 from .cost import CONVENTIONS
-from .errors import ConfigError, FormalError
+from .errors import ConfigError, FormalError, shown
+from .files import json_text
 
-__all__ = ["main", "build_parser", "bounded_int"]
+MAX_SIZE = 2**50  # the largest size or count a command takes (formal.presets.MAX_SIZE; kept here: no import)
+MAX_MESSAGE = 600  # characters of an error line
+
+__all__ = ["main", "build_parser", "bounded_int", "memory_size"]
 
 PROG = "formal-transformers"
 
@@ -79,14 +83,24 @@ def bounded_int(minimum: int, maximum: int | None = None):
         try:
             value = int(text)
         except ValueError:  # not an integer: '1.5', 'abc', or too many digits
-            shown = text if len(text) <= 24 else text[:20] + "…"
-            raise argparse.ArgumentTypeError(f"{shown!r} must be {wanted}") from None
+            written = text if len(text) <= 24 else text[:20] + "…"
+            raise argparse.ArgumentTypeError(f"{written!r} must be {wanted}") from None
         if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"{value} must be {wanted}")
+            raise argparse.ArgumentTypeError(f"{value if len(text) <= 24 else shown(value)} must be {wanted}")
         return value
 
     parse.__name__ = wanted  # what argparse calls the type in its own messages
     return parse
+
+
+def memory_size(text: str) -> int:
+    """An argparse ``type`` for ``--max-memory``: bytes from ``4G``, ``512M``, ``1.5GiB`` or a number of bytes
+    (:func:`formal.limits.parse_size`); anything else is the parser's one-line usage error."""
+    from .limits import parse_size
+    try:
+        return parse_size(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,8 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     view = p.add_mutually_exclusive_group()
     view.add_argument("--json", action="store_true", help="print one JSON object")
     view.add_argument("--latex", action="store_true", help="print an algorithmic environment")
-    p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
-    p.add_argument("--params", action="store_true", help="list the parameters with their shapes")
+    p.add_argument("--convention", choices=tuple(CONVENTIONS), help="FLOP convention of the costs (default matmul)")
+    p.add_argument("--params", action="store_true", help="list the parameters with their shapes (as a table; "
+                   "with --latex a tabular, with --json an object)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="build a variant, e.g. -o n_kv_heads=2 or -o norm=rms (repeatable)")
     p.set_defaults(run=_show)
@@ -117,11 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("preset", nargs="?", help="a preset name (see `complexity --list`)")
     p.add_argument("--config", metavar="FILE.toml", help="a model configuration file instead of a preset")
     p.add_argument("--list", action="store_true", help="list the presets")
-    p.add_argument("--seq-len", type=bounded_int(1), metavar="T",
+    p.add_argument("--seq-len", type=bounded_int(1, MAX_SIZE), metavar="T",
                    help="sequence length (default: the preset's context)")
-    p.add_argument("--batch", type=bounded_int(1), default=1, metavar="B", help="sequences per batch (default 1)")
+    p.add_argument("--batch", type=bounded_int(1, MAX_SIZE), metavar="B", help="sequences per batch (default 1)")
     p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
-    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="fp32", help="bytes per scalar")
+    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="bytes per scalar (default fp32)")
     p.add_argument("--symbolic", action="store_true", help="print the formulas instead of numbers")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_complexity)
@@ -158,8 +173,7 @@ def _list(args, out):
     rows = [{"number": a.number, "name": a.name, "summary": a.summary,
              "options": {k: a.option_docs.get(k, "") for k in a.options}} for a in ALGORITHMS.values()]
     if args.json:
-        json.dump({"algorithms": rows}, out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        out.write(json_text({"algorithms": rows}))
         return
     width = max(len(r["name"]) for r in rows)
     for r in rows:
@@ -171,27 +185,35 @@ def _show(args, out):
     from . import render
     from .algorithms import get
     from .options import parse_options
+    if args.convention is not None and (args.params or args.latex):
+        raise _UsageError(f"--convention applies to costs, which {'--params' if args.params else '--latex'} "
+                          "does not print")
     algorithm = get(args.name, **parse_options(args.name, args.option))
+    convention = args.convention or "matmul"
     if args.params:
         if args.json:
-            json.dump(render.params_json(algorithm), out, indent=2, ensure_ascii=False)
-            out.write("\n")
+            out.write(json_text(render.params_json(algorithm)))
         else:
-            out.write(render.params_text(algorithm))
+            out.write(render.params_latex(algorithm) if args.latex else render.params_text(algorithm))
         return
     if args.json:
-        json.dump(render.to_json(algorithm, args.convention), out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        out.write(json_text(render.to_json(algorithm, convention)))
     elif args.latex:
         out.write(render.to_latex(algorithm))
     else:
-        out.write(render.to_text(algorithm, args.convention))
+        out.write(render.to_text(algorithm, convention))
 
 
 def _complexity(args, out):
     from . import complexity, presets
     from .config import load_config
     if args.list:
+        _inapplicable(args, "--list", ("preset", "config", "seq_len", "batch", "dtype", "symbolic"))
+        if args.json:
+            rows = [{"name": p.name, "algorithm": p.algorithm, "seq_len": p.seq_len, "doc": p.doc}
+                    for p in presets.PRESETS.values()]
+            out.write(json_text({"presets": rows}))
+            return
         for p in presets.PRESETS.values():
             out.write(f"{p.name:<17} {p.algorithm:<14} {p.doc.split(':')[0]}\n")
         return
@@ -205,23 +227,41 @@ def _complexity(args, out):
                                                         preset.sizes, preset.seq_len)
     model = complexity.Model(algorithm, options)
     if args.symbolic:
+        _inapplicable(args, "--symbolic", ("seq_len", "batch", "dtype"))
         result = {"name": name, "algorithm": algorithm, "options": options, "convention": args.convention,
                   **complexity.formulas(model, args.convention)}
     else:
         seq_len = default_len if args.seq_len is None else args.seq_len
         if seq_len is None:
             raise _UsageError("the configuration has no seq_len: give --seq-len T")
-        result = {"name": name, **complexity.report(model, sizes, seq_len=seq_len, batch=args.batch,
-                                                    convention=args.convention, dtype=args.dtype)}
+        result = {"name": name, **complexity.report(model, sizes, seq_len=seq_len, batch=args.batch or 1,
+                                                    convention=args.convention, dtype=args.dtype or "fp32")}
+        grows = model.length_dependent_params()
+        if grows and default_len is not None and seq_len != default_len:
+            base = complexity.report(model, sizes, seq_len=default_len)["params"]["total"]
+            result["note"] = (f"the parameters change with the sequence length ({', '.join(grows)} has a column per "
+                              f"position): {_group(base)} at {name}'s {default_len}, {_group(result['params']['total'])} "
+                              f"at {seq_len}")
     if args.json:
-        json.dump(result, out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        out.write(json_text(result))
     else:
         out.write(_complexity_text(result, args.symbolic))
 
 
+_FLAGS = {"preset": "a preset name", "config": "--config", "seq_len": "--seq-len", "batch": "--batch",
+          "dtype": "--dtype", "symbolic": "--symbolic"}
+
+
+def _inapplicable(args, flag, dests):
+    """Refuse an option that would be silently ignored beside ``flag``."""
+    given = [d for d in dests if getattr(args, d) not in (None, False)]
+    if given:
+        raise _UsageError(f"{_FLAGS[given[0]]} has no effect with {flag}")
+
+
 def _group(n) -> str:
-    return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
+    """``1,234,567``; a figure that is not a whole number is rounded, and marked so: ``≈208,158,130.2``."""
+    return f"{n:,}" if isinstance(n, int) else f"≈{n:,.1f}"
 
 
 def _complexity_text(r, symbolic) -> str:
@@ -253,18 +293,36 @@ def _complexity_text(r, symbolic) -> str:
                      f"{_group(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)")
     else:
         lines.append("KV cache            none derived (only decoder-only models decode with a cache here)")
+    if r.get("note"):
+        lines.append(f"note: {r['note']}")
     return "\n".join(lines) + "\n"
 
 
 def _fail(message: str, status: int = 2) -> int:
     """One line on stderr; exit 2 for bad usage, 1 where a checked implementation is at fault."""
     first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
+    if len(first) > MAX_MESSAGE:  # a message quoting a hostile value whole
+        first = first[:MAX_MESSAGE - 1] + "…"
     print(f"{PROG}: error: {first}", file=sys.stderr)
     return status
 
 
+def _internal(exc: BaseException) -> int:
+    """Any other exception escaping a command: one line, exit 1 — a bug of this package, not of the input.
+    ``FORMAL_TRANSFORMERS_TRACEBACK=1`` re-raises it with its traceback, for debugging."""
+    if os.environ.get("FORMAL_TRANSFORMERS_TRACEBACK"):
+        raise exc
+    if isinstance(exc, MemoryError):
+        return _fail("out of memory (the estimate before this step was too low: please report it, with the "
+                     "command line)", 1)
+    detail = " ".join(str(exc).split())[:300]
+    return _fail(f"internal error: {type(exc).__name__}{': ' + detail if detail else ''} (a bug in {PROG}: please "
+                 "report it with the command line; FORMAL_TRANSFORMERS_TRACEBACK=1 shows where it happened)", 1)
+
+
 def main(argv=None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status: 0, 1 (a checked implementation is at fault, or an
+    internal error), 2 (bad usage or input), 130 (interrupted)."""
     try:
         args = build_parser().parse_args(argv)
         status = args.run(args, sys.stdout)
@@ -274,11 +332,25 @@ def main(argv=None) -> int:
     except FormalError as exc:
         return _fail(exc, getattr(exc, "status", 2))
     except BrokenPipeError:
-        sys.stderr.close()  # the reader went away (`| head`): not an error
+        _quiet_stdout()  # the reader went away (`| head`): not an error
         return 0
     except KeyboardInterrupt:
         return 130
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one guard: never a traceback
+        return _internal(exc)
     return status or 0
+
+
+def _quiet_stdout():
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sympy as sp
 
 from .cost import check_convention, gradient_step
-from .errors import ConfigError
+from .errors import ConfigError, shown
 from .presets import resolve_sizes
-from .shapes import numel
+from .shapes import numel, shape_text
 from .symbols import by_name, ell, text
 
 __all__ = ["DTYPES", "MODELS", "Model", "report", "formulas"]
@@ -31,7 +31,7 @@ class Model:
     def __init__(self, algorithm_name: str, options: dict):
         from .algorithms import get
         if algorithm_name not in MODELS:
-            raise ConfigError(f"complexity needs a model, one of {', '.join(MODELS)}; got {algorithm_name!r}")
+            raise ConfigError(f"complexity needs a model, one of {', '.join(MODELS)}; got {shown(algorithm_name)}")
         self.name, self.options = algorithm_name, dict(options)
         self.algorithm = get(algorithm_name, **options)
 
@@ -39,6 +39,14 @@ class Model:
         total = self.algorithm.param_count()
         embedding = sp.expand(sp.Add(*(p.size() for p in self.algorithm.params if p.embedding)))
         return {"total": total, "embedding": embedding, "non_embedding": sp.expand(total - embedding)}
+
+    def length_dependent_params(self) -> list:
+        """The parameters whose size grows with the sequence length (ViT's position table has one column per
+        patch), as ``"W_p (d_e×(ℓ + 1))"``: with them a different sequence length is a different model."""
+        from .presets import LENGTHS
+        lengths = {by_name(n) for n in LENGTHS}
+        return [f"{p.name} ({shape_text(p.shape)})" for p in self.algorithm.params
+                if p.size().free_symbols & lengths]
 
     def forward(self, convention: str):
         return self.algorithm.cost(convention)
@@ -66,7 +74,7 @@ def _number(expr, values) -> int:
 
 
 def _per_token(total: int, tokens: int) -> int | float:
-    """``total / tokens``: an integer when it divides evenly, else a float."""
+    """``total / tokens``: an integer when it divides evenly, else a float (rounded: the text marks it ≈)."""
     quotient, remainder = divmod(total, tokens)
     return quotient if remainder == 0 else total / tokens
 
@@ -77,9 +85,9 @@ def report(model: Model, sizes: dict, *, seq_len: int, batch: int = 1, conventio
     divide evenly, a float."""
     check_convention(convention)
     if dtype not in DTYPES:
-        raise ConfigError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPES)}")
+        raise ConfigError(f"unknown dtype {shown(dtype)}; known: {', '.join(DTYPES)}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
-        raise ConfigError(f"batch = {batch!r} must be a positive integer")
+        raise ConfigError(f"batch = {shown(batch)} must be a positive integer")
     resolved = resolve_sizes(model.algorithm, sizes, seq_len)
     values = {by_name(k): v for k, v in resolved.items()}
     width = DTYPES[dtype]

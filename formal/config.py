@@ -18,8 +18,9 @@ A configuration is data, read with a TOML parser; nothing in it is executed::
 
 from __future__ import annotations
 
-from .errors import ConfigError
+from .errors import ConfigError, shown
 from .files import read_toml
+from .presets import check_size
 
 __all__ = ["load_config", "KEYS"]
 
@@ -33,19 +34,18 @@ def load_config(path: str):
     data = read_toml(path, what="config file")
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
-        raise ConfigError(f"config file {path!r} has an unknown key {unknown[0]!r}; known: {', '.join(KEYS)}")
+        raise ConfigError(f"config file {shown(path)} has an unknown key {shown(unknown[0])}; known: {', '.join(KEYS)}")
     algorithm = data.get("algorithm")
     if not isinstance(algorithm, str):
-        raise ConfigError(f"config file {path!r} needs algorithm = \"dtransformer\" (or etransformer, edtransformer)")
+        raise ConfigError(f"config file {shown(path)} needs algorithm = \"dtransformer\" (or etransformer, edtransformer)")
     options, sizes = data.get("options", {}), data.get("sizes", {})
     for key, table in (("options", options), ("sizes", sizes)):
         if not isinstance(table, dict):
-            raise ConfigError(f"config file {path!r}: [{key}] must be a table, got {table!r}")
+            raise ConfigError(f"config file {shown(path)}: [{key}] must be a table, got {shown(table)}")
     for key, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"config file {path!r}: size {key} = {value!r} must be an integer")
+        check_size(f"config file {path!r}: size {key}", value)
     seq_len = data.get("seq_len")
-    if seq_len is not None and (isinstance(seq_len, bool) or not isinstance(seq_len, int)):
-        raise ConfigError(f"config file {path!r}: seq_len = {seq_len!r} must be an integer")
+    if seq_len is not None:
+        check_size(f"config file {path!r}: seq_len", seq_len)
     name = data.get("name", path)
     return str(name), algorithm, dict(options), dict(sizes), seq_len

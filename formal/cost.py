@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .errors import ConfigError
+from .errors import ConfigError, shown
 from .symbols import by_name
 
 __all__ = ["CONVENTIONS", "BACKWARD", "gradient_step", "Work", "Cost", "check_convention"]
@@ -55,7 +55,7 @@ def gradient_step(forward: dict, params) -> dict:
 
 def check_convention(convention: str) -> str:
     if convention not in CONVENTIONS:
-        raise ConfigError(f"unknown FLOP convention {convention!r}; known: {', '.join(CONVENTIONS)}")
+        raise ConfigError(f"unknown FLOP convention {shown(convention)}; known: {', '.join(CONVENTIONS)}")
     return convention
 
 
@@ -145,7 +145,7 @@ class Cost:
         values = {}
         for key, value in sizes.items():
             if isinstance(value, bool) or not isinstance(value, (int, float, sp.Number)):
-                raise ConfigError(f"size {key} = {value!r} must be a number")  # text is never parsed
+                raise ConfigError(f"size {key} = {shown(value)} must be a number")  # text is never parsed
             values[key if isinstance(key, sp.Symbol) else by_name(key)] = sp.Number(value)
         out = {}
         for name, expr in self.as_dict().items():

@@ -2,7 +2,35 @@
 
 from __future__ import annotations
 
-__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError"]
+__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError", "shown"]
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for an error message, cut to about ``limit`` characters: a value from a file or a
+    command line may be 100 KB of text or a 5000-digit integer (which Python will not even print).
+
+    >>> shown("x" * 100)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' (100 characters)"
+    >>> shown(10**5000)
+    'an integer of 5001 digits'
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 128:
+        return f"an integer of {_digits(abs(value))} digits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile object's __repr__
+        return f"<a {type(value).__name__}>"
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value):,} characters)" if isinstance(value, str) else ""
+    return text[:limit - 2] + "…" + text[-1] * (text[-1] in "'\"])}") + size
+
+
+def _digits(n: int) -> int:
+    """The number of decimal digits of ``n`` > 0, without converting it to text (Python refuses past 4300)."""
+    import math
+    guess = int(n.bit_length() * math.log10(2)) + 1
+    return guess if n >= 10 ** (guess - 1) else guess - 1
 
 
 class FormalError(Exception):

@@ -8,19 +8,21 @@ the derived shape evaluated at the binding — an oracle that holds for free.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from itertools import count
 
 import numpy as np
 
-from . import masks
+from . import limits, masks
 from .arrays import index_array, real_array
-from .errors import ConfigError, ShapeError
-from .ops import Ref
+from .errors import ConfigError, DomainError, ShapeError
+from .ops import Apply, Ref
 from .algorithm import targets
+from .calls import CallOp
 from .shapes import Binding, Mismatch
 
-__all__ = ["Run", "execute"]
+__all__ = ["Run", "execute", "returns_nonfinite"]
 
 
 @dataclass
@@ -63,6 +65,45 @@ class _Context:
         return f"{self.algorithm.label}, line {self.line}"
 
 
+def _ops(node):
+    """Every op of an expression tree."""
+    if isinstance(node, Apply):
+        yield node.op
+        for arg in node.args:
+            yield from _ops(arg)
+
+
+def _refs(node):
+    """The names an expression reads."""
+    if isinstance(node, Ref):
+        yield node.name
+    elif isinstance(node, Apply):
+        for arg in node.args:
+            yield from _refs(arg)
+
+
+def _lines(lines):
+    for line in lines:
+        if hasattr(line, "body"):
+            yield from _lines(line.body)
+        else:
+            yield line
+
+
+@functools.lru_cache(maxsize=None)
+def returns_nonfinite(algorithm) -> bool:
+    """Whether ``algorithm`` may return NaN by design (a softmax under ``empty="nan"``, in it or a callee)."""
+    return any(op.nonfinite == "output" for line in _lines(algorithm.lines) for op in _ops(line.expr))
+
+
+def _finite(value) -> bool:
+    """Whether a line's value (an array or a tuple of them) holds no NaN or ∞ (integers always do)."""
+    if isinstance(value, tuple):
+        return all(_finite(v) for v in value)
+    array = np.asarray(value)
+    return array.dtype.kind != "f" or bool(np.isfinite(array).all())
+
+
 def _rng(algorithm, arguments: dict):
     """The generator of a random algorithm, from its ``seed`` argument (an int, a Generator, or None for
     fresh entropy)."""
@@ -98,6 +139,19 @@ def _split(algorithm, arguments: dict):
     return given, values
 
 
+@functools.lru_cache(maxsize=None)
+def _compiled(expr):
+    """``(symbols, f)``: ``f(*values)`` evaluates the size expression ``expr`` fast (a line's memory is
+    estimated on every execution)."""
+    import sympy as sp
+    symbols = tuple(sorted(expr.free_symbols, key=str))
+    return symbols, sp.lambdify(symbols, expr, modules="math")
+
+
+def _sizes(values) -> str:
+    return ", ".join(f"{k} = {v:,}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
+
+
 def _shape_str(shape):
     return "×".join(map(str, shape)) if shape else "scalar"
 
@@ -114,6 +168,7 @@ class _Executor:
         self.values: dict = {}
         self.unchecked: dict = {}
         self.consumed: list = []
+        self.first_nonfinite = None   # (line, name): the first value that became NaN or ∞ not by design
         self._bind_inputs(raw)
         self.unchecked = {p.name: raw[p.name] for p in algorithm.params}
         self._check_constraints()
@@ -171,6 +226,7 @@ class _Executor:
             if hasattr(line, "body"):
                 self._loop(line, numbers, records)
                 continue
+            self._estimate(line, records[number - 1])
             value = self.evaluate(line.expr, number)
             self.ctx.line = number
             names = targets(line)
@@ -179,6 +235,22 @@ class _Executor:
             for name, v, shape in zip(names, values, shapes if len(names) > 1 else (shapes,)):
                 self._check_result(number, name, shape, v)
                 self.values[name] = v
+            if self.first_nonfinite is None and not _finite(value) and self._created_nonfinite(line):
+                self.first_nonfinite = (number, ", ".join(names))
+
+    def _estimate(self, line, record):
+        """Refuse a line whose new arrays (its derived memory, 8 bytes a scalar) exceed the memory limit
+        (:mod:`formal.limits`) before it runs; a call's lines are estimated when the callee runs."""
+        if any(isinstance(op, CallOp) for op in _ops(line.expr)):
+            return
+        symbols, scalars = _compiled(record.work.memory)
+        try:
+            nbytes = 8 * int(scalars(*(self.binding.values[s] for s in symbols)))
+        except KeyError:  # a size known only after the line runs (a data-dependent length)
+            return
+        if nbytes > limits.max_memory():
+            limits.require(nbytes, f"{self.algorithm.label}, line {record.number} "
+                                   f"({', '.join(targets(line))} at {_sizes(self.binding.values)})")
 
     def _require(self, expr, line):
         """Bind the symbols of ``expr`` by checking the parameters that carry them (a loop's trip count)."""
@@ -220,12 +292,36 @@ class _Executor:
                              expected=m.expected, got=np.shape(value),
                              detail="the executed shape differs from the derived one") from None
 
+    def _created_nonfinite(self, line) -> bool:
+        """Whether a line whose value is not finite made it from finite values, and not by design (the mask's
+        −∞, a NaN a callee returns under ``empty="nan"``): then float64 overflowed there."""
+        if any(op.nonfinite for op in _ops(line.expr)):
+            return False
+        return all(_finite(self.values[name]) for name in _refs(line.expr) if name in self.values)
+
+    def _check_finite(self, output):
+        """Never a wrong number silently: a NaN or ∞ in the output that began on a line whose values were all
+        finite, not by design, is a float64 overflow (or an ∞ − ∞ after one); name the line it began on.
+        A NaN passed in (an input or parameter holding one) passes through as numpy would."""
+        if self.first_nonfinite is None or _finite(output):
+            return
+        line, name = self.first_nonfinite
+        largest = max((float(np.max(np.abs(v))) for k, v in self.values.items()
+                       if k in self._input_names and np.asarray(v).dtype.kind == "f" and np.size(v)), default=0.0)
+        raise DomainError(f"{self.algorithm.label}, line {line}: {name} is not finite (float64 overflowed: the "
+                          f"inputs and parameters reach {largest:.3g} in magnitude), so the result would be wrong")
+
+    @property
+    def _input_names(self):
+        return {s.name for s in self.algorithm.signature}
+
     def run(self):
         records = self.algorithm.derivation.records
         self.walk(self.algorithm.lines, count(1), records)
         output = self.values[self.algorithm.output.name]
         if len(self.algorithm.outputs) > 1:
             output = tuple(self.values[o.name] for o in self.algorithm.outputs)
+        self._check_finite(output)
         return Run(output=output, binding=dict(self.binding.values), values=self.values,
                    consumed=tuple(self.consumed))
 
@@ -236,5 +332,10 @@ def _numbered(lines) -> int:
 
 
 def execute(algorithm, arguments: dict) -> Run:
-    """Run ``algorithm`` on keyword ``arguments`` (inputs, ``mask``, parameters, and optionally sizes)."""
-    return _Executor(algorithm, arguments).run()
+    """Run ``algorithm`` on keyword ``arguments`` (inputs, ``mask``, parameters, and optionally sizes).
+
+    numpy's floating-point warnings are silenced: a NaN or ∞ that reaches the output from finite inputs, not
+    by design, is a :class:`~formal.errors.DomainError` naming the line it began on instead.
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _Executor(algorithm, arguments).run()

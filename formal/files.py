@@ -18,6 +18,7 @@ formal.errors.ConfigError: config file '/dev/zero' is not a regular file (a char
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import sys
@@ -30,7 +31,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "destination", "write_text"]
+__all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "destination", "write_text",
+           "json_text"]
 
 #: Largest text file read by default (a configuration or a claims file is a few KiB).
 MAX_TEXT_BYTES = 16 * 2**20
@@ -117,6 +119,9 @@ def read_toml(path, *, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> d
     except RecursionError:
         raise ConfigError(f"{what} {os.fspath(path)!r} nests arrays or tables deeper than {MAX_NESTING} "
                           "levels") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4300 by default)
+        raise ConfigError(f"{what} {os.fspath(path)!r} holds a number that cannot be read: "
+                          f"{str(exc).split(';')[0]}") from None
     if _depth(data, MAX_NESTING) > MAX_NESTING:
         raise ConfigError(f"{what} {os.fspath(path)!r} nests arrays or tables deeper than {MAX_NESTING} levels")
     return data
@@ -176,3 +181,13 @@ def _unlink(path):
         os.unlink(path)
     except OSError:
         pass
+
+
+def json_text(obj) -> str:
+    """``obj`` as indented JSON text (non-ASCII kept) that is always valid UTF-8: a string holding bytes that
+    were not UTF-8 (a file name, read with Python's surrogate escapes) has them written as ``\\udcXX``
+    escapes instead of raw bytes."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text

@@ -1,7 +1,7 @@
 """Attention masks ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}``: rows are context positions, columns primary positions.
 
 A masked score becomes −∞ before the softmax (Algorithm 4, line 5).  Causal masks between sequences of
-different lengths need an explicit alignment (SPEC.md decision 6); nothing here guesses one.
+different lengths need an explicit alignment (design decision 6); nothing here guesses one.
 
 Examples
 --------
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import REAL_KINDS, checked_array
-from .errors import ConfigError
+from .errors import ConfigError, shown
 
 __all__ = ["ALIGNMENTS", "NAMED", "bidirectional", "causal", "causal_shift", "resolve"]
 
@@ -38,14 +38,14 @@ def bidirectional(ell_z: int, ell_x: int) -> np.ndarray:
 
 def causal_shift(ell_z: int, ell_x: int, align: str | None = None) -> int:
     """``s`` such that the causal mask is ``t_z ≤ t_x + s``: 0 top-left, ``ℓ_z − ℓ_x`` bottom-right.
-    Raises ConfigError for an unknown alignment, or none when ``ℓ_z ≠ ℓ_x`` (SPEC.md decision 6)."""
+    Raises ConfigError for an unknown alignment, or none when ``ℓ_z ≠ ℓ_x`` (design decision 6)."""
     if align is None:
         if ell_z != ell_x:
             raise ConfigError(f"a causal mask with ell_z = {ell_z} != ell_x = {ell_x} needs an explicit "
                               "alignment: 'top-left' or 'bottom-right'")
         align = "top-left"
     if align not in ALIGNMENTS:
-        raise ConfigError(f"unknown causal alignment {align!r}; known: {', '.join(ALIGNMENTS)}")
+        raise ConfigError(f"unknown causal alignment {shown(align)}; known: {', '.join(ALIGNMENTS)}")
     return 0 if align == "top-left" else ell_z - ell_x
 
 
@@ -78,7 +78,7 @@ def resolve(mask, ell_z: int, ell_x: int) -> np.ndarray:
             return causal(ell_z, ell_x)
         if mask.startswith("causal-") and mask[len("causal-"):] in ALIGNMENTS:
             return causal(ell_z, ell_x, align=mask[len("causal-"):])
-        raise ConfigError(f"unknown mask {mask!r}; known: {', '.join(NAMED)}, or a 0/1 array")
+        raise ConfigError(f"unknown mask {shown(mask)}; known: {', '.join(NAMED)}, or a 0/1 array")
     array = checked_array("mask", mask, REAL_KINDS, f"a 0/1 array of shape ({ell_z}, {ell_x})")
     if array.shape != (ell_z, ell_x):
         raise ConfigError(f"mask has shape {array.shape} but Mask ∈ {{0,1}}^(ell_z×ell_x) needs "

@@ -78,8 +78,8 @@ def parse_options(algorithm, texts) -> dict:
         key, raw = split_option(text)
         if key not in algorithm.options:
             known = ", ".join(algorithm.options) or "none"
-            raise ConfigError(f"{algorithm.name} has no option {key!r}; its options: {known}")
+            raise ConfigError(f"{algorithm.name} has no option {_shown(key)}; its options: {known}")
         if key in options:
-            raise ConfigError(f"option {key} is given twice")
+            raise ConfigError(f"option {_shown(key)} is given twice")
         options[key] = _coerce(algorithm, key, raw)
     return options

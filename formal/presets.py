@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import ConfigError
+from .errors import ConfigError, shown
 from .symbols import by_name
 
-__all__ = ["Preset", "PRESETS", "get", "resolve_sizes"]
+__all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "check_size", "get", "resolve_sizes"]
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,23 @@ class Preset:
         return self.build().cost(convention).evaluate(self.binding(seq_len))
 
 
-_LENGTHS = ("ell", "ell_x", "ell_z")
+LENGTHS = ("ell", "ell_x", "ell_z")
+
+#: The largest size a configuration may give (2⁵⁰ ≈ 1.1·10¹⁵): far past any model, small enough that every
+#: derived figure prints (Python refuses to print integers of more than 4300 digits).
+MAX_SIZE = 2**50
+
+
+def check_size(name: str, value) -> int:
+    """``value`` if it is an int from 1 to :data:`MAX_SIZE`, else a ConfigError naming ``name`` (and the
+    value, shortened: a file may hold a 400-digit integer)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
+        raise ConfigError(f"{name} = {shown(value)} must be a positive integer at most 2**50")
+    return value
 
 
 def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
-    """``sizes`` (names → ints) completed with SPEC.md decision 4's defaults, ``d_attn = d_mid = d_e/H``
+    """``sizes`` (names → ints) completed with design decision 4's defaults, ``d_attn = d_mid = d_e/H``
     and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.
 
     Raises :class:`ConfigError` for a size that is not a positive integer, an unknown size name, ``d_e`` not
@@ -66,9 +78,7 @@ def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
     known = {str(s) for s in algorithm.symbols}
     values = {}
     for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"size {name} = {value!r} must be a positive integer")
-        values[name] = value
+        values[name] = check_size(name, value)
     for head in ("d_attn", "d_mid"):
         if head in known and head not in values:
             d_e, heads = values.get("d_e"), values.get("H")
@@ -81,14 +91,13 @@ def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
     if "d_f" in known and "d_f" not in values and "d_e" in values:
         values["d_f"] = values["d_e"]
     if seq_len is not None:
-        if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len <= 0:
-            raise ConfigError(f"sequence length {seq_len!r} must be a positive integer")
-        for name in _LENGTHS:
+        check_size("sequence length", seq_len)
+        for name in LENGTHS:
             if name in known:
                 values[name] = seq_len
     unknown = sorted(set(values) - known)
     if unknown:
-        raise ConfigError(f"{algorithm.label} has no size {unknown[0]!r}; its sizes: {', '.join(sorted(known))}")
+        raise ConfigError(f"{algorithm.label} has no size {shown(unknown[0])}; its sizes: {', '.join(sorted(known))}")
     missing = sorted(known - set(values))
     if missing:
         raise ConfigError(f"{algorithm.label} needs the size {missing[0]} (sizes given: {', '.join(sorted(values))})")
@@ -187,4 +196,4 @@ def get(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise ConfigError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None
+        raise ConfigError(f"unknown preset {shown(name)}; known: {', '.join(PRESETS)}") from None

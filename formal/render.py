@@ -132,6 +132,25 @@ def params_json(algorithm) -> dict:
             "total": str(algorithm.param_count())}
 
 
+def params_latex(algorithm) -> str:
+    """The parameters as a ``tabular``: each one's paper name, shape, size and meaning, and the total."""
+    if not algorithm.params:
+        return rf"% {algorithm.label} has no parameters." + "\n"
+    out = [r"\begin{tabular}{llll}", r"parameter & shape & size & \\", r"\hline"]
+    for p in algorithm.params:
+        out.append(rf"${display(p.name, True)}$ & ${shape_latex(p.shape) or '1'}$ & ${sym_latex(p.size())}$ & "
+                   rf"{_latex_text(p.doc)} \\")
+    out += [r"\hline", rf"total & & ${sym_latex(algorithm.param_count())}$ & \\", r"\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+def _latex_text(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(special.get(c, c) for c in text)
+
+
 def to_text(algorithm, convention="matmul") -> str:
     """The numbered pseudocode with each line's result shape and cost, then the totals."""
     check_convention(convention)

@@ -8,9 +8,10 @@ bad usage raises a :class:`~formal.errors.FormalError`, which the front door pri
 
 from __future__ import annotations
 
-import json
 
-from formal.cli import bounded_int
+from formal.cli import bounded_int, memory_size
+from formal.files import json_text
+from formal.limits import DEFAULT_MAX_MEMORY, format_size
 from formal.errors import FormalError
 
 from . import require_torch
@@ -27,7 +28,7 @@ def _need_torch():
 
 
 def register_conform(sub):
-    from .examples import PROFILES
+    from .examples import MAX_EXAMPLES, MAX_SIZE, PROFILES
     from .sandbox import DEFAULT_TIMEOUT
     quick, thorough = PROFILES["quick"], PROFILES["thorough"]
     p = sub.add_parser(
@@ -47,14 +48,17 @@ def register_conform(sub):
     p.add_argument("--profile", choices=tuple(PROFILES), default="quick",
                    help=f"quick: {quick.examples} random examples up to size {quick.max_size} (default); "
                         f"thorough: {thorough.examples} up to size {thorough.max_size}")
-    p.add_argument("--examples", type=bounded_int(1), metavar="N",
+    p.add_argument("--examples", type=bounded_int(1, MAX_EXAMPLES), metavar="N",
                    help="random examples, beside the boundary cases (default: the profile's)")
-    p.add_argument("--max-size", type=bounded_int(2), metavar="S",
+    p.add_argument("--max-size", type=bounded_int(2, MAX_SIZE), metavar="S",
                    help="the longest sequence drawn; lengths past every power of two up to S are boundary cases "
                         "(default: the profile's)")
     p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"time one call of the function may take before it fails (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   help=f"memory the function's worker may take (its address space, on the CPU) and the spec's "
+                        f"arrays, e.g. 8G (default {format_size(DEFAULT_MAX_MEMORY)})")
     p.add_argument("--in-process", action="store_true",
                    help="run the function in this process (a debugger can stop in it; a hang cannot be ended)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
@@ -84,13 +88,13 @@ def _conform(args, out) -> int:
     from .device import device as resolve_device
     resolve_device(args.device)  # cuda without a GPU: a usage error, before anything is imported
     from formal.options import parse_options
-    options = parse_options(args.algorithm, args.option)
+    options = parse_options(args.algorithm, args.option) if args.option else {}
     report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
                      n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
-                     precision=args.precision, timeout=args.timeout, isolate=not args.in_process)
+                     precision=args.precision, timeout=args.timeout, isolate=not args.in_process,
+                     max_memory=args.max_memory)
     if args.json:
-        json.dump(report.as_json(), out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        out.write(json_text(report.as_json()))
     else:
         out.write(report_text(report))
     return 0 if report.ok else 1
@@ -126,6 +130,8 @@ def _verify(args, out) -> int:
     if args.json:
         check_destination(args.json)
     only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    if only == []:
+        raise FormalError(f"--only {args.only!r} names no algorithm: give comma-separated names (see `list`)")
     progress = None if args.quiet else sys.stderr
     if args.mutants:
         from .mutation import kill_rate

@@ -39,12 +39,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from formal import algorithms, masks
+from formal import algorithms, limits, masks
 from formal.algorithm import Algorithm
-from formal.errors import ConfigError, FormalError
+from formal.errors import ConfigError, FormalError, ResourceError
 
 from . import tolerances
-from .examples import EXAMPLE_ALGORITHMS, PROFILES, checked_int, examples
+from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, checked_int, examples
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
 
@@ -248,7 +248,7 @@ def _algorithm(algorithm, options) -> Algorithm:
 
 def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
             max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
-            isolate=None, cache=None) -> Report:
+            isolate=None, cache=None, max_memory=None) -> Report:
     """Run every property of ``algorithm`` (an algorithm object, or a registry name; ``options`` make a
     variant) on ``target`` — a function object, run in this process, or its name ``path/to/file.py:function``,
     run in a worker process (``isolate=False``: here).
@@ -257,23 +257,30 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     default to ``profile``'s, :data:`reference.examples.PROFILES`).  A call of the target that takes more
     than ``timeout`` seconds fails ``runs``.  The report holds each property's count and largest deviation,
     and the first failure (at the smallest example) if any.  ``cache`` (a dict) keeps the spec's outputs
-    for the next call on the same examples.
+    for the next call on the same examples.  ``max_memory`` (bytes or a size such as ``"4G"``; default
+    :data:`formal.limits.DEFAULT_MAX_MEMORY`) caps the worker's address space on the CPU (a function that
+    allocates past it fails ``runs`` with a MemoryError; not applied with ``device="cuda"`` or in this
+    process) and the spec's own arrays (:mod:`formal.limits`).
     """
     algorithm = _algorithm(algorithm, options)
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
-    n_examples = checked_int(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1)
-    max_size = checked_int(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2)
+    n_examples = checked_int(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1,
+                             MAX_EXAMPLES)
+    max_size = checked_int(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2,
+                           MAX_SIZE)
     seed = checked_int(seed, "--seed", 0)
     relative = tolerances.relative(precision, algorithm)
+    max_memory = limits.parse_size(limits.DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
     cases = examples(algorithm, n_examples, seed=seed, max_size=max_size)
-    run = runner(target, timeout=timeout, isolate=isolate)
+    run = runner(target, timeout=timeout, isolate=isolate, max_memory=max_memory if device == "cpu" else 0)
     name = name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target)))
     report = Report(name, algorithm.label, dict(algorithm.options), layout, seed, n_examples, relative, profile,
                     max_size, sum(e.case != "random" for e in cases), timeout, {p: Check(p) for p in PROPERTIES})
     try:
         checked = Target(run, name, algorithm, layout=layout, device=device)
-        _run(checked, cases, _Checker(checked, relative, seed), report, {} if cache is None else cache)
+        with limits.memory_limit(max_memory):
+            _run(checked, cases, _Checker(checked, relative, seed), report, {} if cache is None else cache)
     finally:
         report.printed = run.printed
         run.close()
@@ -286,6 +293,8 @@ def _spec(example, arguments, cache: dict):
     if key not in cache:
         try:
             cache[key] = _outputs(example.algorithm(**arguments))
+        except ResourceError:  # not undefined: too large to check here
+            raise
         except FormalError as exc:
             cache[key] = exc
     return cache[key]

@@ -4,7 +4,7 @@ Distributions come from the torch stacks; the draw itself uses a numpy Generator
 does (``y ∝ p^{1/τ}`` by ``Generator.choice``, or ``argmax p`` for greedy decoding), so the same seed draws
 the same tokens from equal distributions.  With a cache, a prefill runs the prompt once and each later step
 runs only the newest token against every layer's cached keys and values, under the bottom-right causal
-mask (SPEC.md decision 6).
+mask (design decision 6).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from formal.errors import ConfigError
-from formal.ops.sequences import special_token
+from formal.ops.sequences import special_token, tempered
 
 from . import require_torch
 from .layers import causal_mask, mhattention_kv
@@ -51,8 +51,7 @@ def draw(p: np.ndarray, tau: float, decoding: str, rng: np.random.Generator) -> 
     """One token from the distribution ``p``: ``argmax p`` (the first maximum) or ``y ∝ p^{1/τ}``."""
     if decoding == "greedy":
         return int(np.argmax(p))
-    q = np.power(p, 1.0 / tau)
-    return int(rng.choice(q.shape[0], p=q / np.sum(q)))
+    return int(rng.choice(p.shape[0], p=tempered(p, tau)))
 
 
 def _last_distribution(logits) -> np.ndarray:
@@ -61,7 +60,7 @@ def _last_distribution(logits) -> np.ndarray:
 
 def dinference(x, p, options, *, ell_gen: int, rng=None, ell_max=None, path="explicit"):
     """Algorithm 14: ``ell_gen`` tokens continuing the prompt x (1, ℓ); the context keeps the last ℓ_max
-    tokens (SPEC.md decision 9), or, with ``options["kv_cache"]``, the cache keeps them all."""
+    tokens (design decision 9), or, with ``options["kv_cache"]``, the cache keeps them all."""
     tau, decoding = options.get("tau", 1.0), options.get("decoding", "sample")
     if "W_p" in p:
         ell_max = p["W_p"].shape[1]

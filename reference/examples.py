@@ -37,7 +37,7 @@ from formal.algorithms.normalization import NORMS
 from formal.errors import ConfigError
 
 __all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
-           "VARIANTS", "PROFILES", "Profile", "checked_int"]
+           "VARIANTS", "PROFILES", "Profile", "checked_int", "MAX_EXAMPLES", "MAX_SIZE"]
 
 _STACK = {"norm": NORMS, "eps": (1e-5, 0.1), "position": POSITIONS, "activation": MLP_ACTIVATIONS,
           "bias": (True, False), "tied": (True, False), "n_kv_heads": (None, "grouped"),
@@ -81,6 +81,9 @@ class Profile:
 
 #: ``quick`` (conform's default) and ``thorough``.
 PROFILES = {"quick": Profile(20, 17), "thorough": Profile(100, 65)}
+#: The most random examples and the longest sequence a run may ask for: past them a run takes hours or
+#: the examples alone outgrow the memory (a stack's cost grows with the square of the length).
+MAX_EXAMPLES, MAX_SIZE = 100_000, 4096
 
 _RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early)
 _LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
@@ -164,10 +167,13 @@ def _evaluate(shape, sizes) -> tuple:
     return tuple(evaluate(d, sizes) for d in shape)
 
 
-def checked_int(value, what: str, minimum: int) -> int:
-    """``value`` as an int if it is an integer ≥ ``minimum`` (not a bool), else a ConfigError naming ``what``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"{what} = {value!r} must be an integer ≥ {minimum}")
+def checked_int(value, what: str, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an int if it is an integer from ``minimum`` to ``maximum`` (None: no bound; not a bool),
+    else a ConfigError naming ``what``."""
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum
+            or (maximum is not None and value > maximum)):
+        upper = f" and ≤ {maximum:,}" if maximum is not None else ""
+        raise ConfigError(f"{what} = {value!r} must be an integer ≥ {minimum}{upper}")
     return int(value)
 
 
@@ -282,7 +288,7 @@ def _mask(rng, ell_z, ell_x, empty=False):
     if kind == 3:
         return "causal-top-left"
     mask = rng.random((ell_z, ell_x)) < 0.6
-    if empty or rng.random() < 0.5:  # a query with no admitted key (SPEC.md decision 7), on purpose and often
+    if empty or rng.random() < 0.5:  # a query with no admitted key (design decision 7), on purpose and often
         mask[:, rng.integers(ell_x)] = False
     return mask
 

@@ -32,7 +32,7 @@ def token_embedding(v, W_e):
 
 
 def sinusoid_table(encoding: str, d_e: int, ell_max: int, *, dtype=None, device=None):
-    """The fixed table of ``encoding`` as rows, (ℓ_max, d_e) (SPEC.md decision 10).
+    """The fixed table of ``encoding`` as rows, (ℓ_max, d_e) (design decision 10).
 
     ``sinusoidal-paper`` (Phuong & Hutter, Alg. 2; 1-indexed t, i): row t, entries 2i−1 and 2i are
     ``sin(t / ℓ_max^{2i/d_e})`` and ``cos(…)``; ``sinusoidal-vaswani`` (Vaswani et al. §3.5; 0-indexed):
@@ -60,7 +60,7 @@ def positional_embedding(t, encoding="learned", *, W_p=None, d_e=None, ell_max=N
 # ------------------------------------------------------------------------------------------- Algorithms 3–5
 def causal_mask(ell_z: int, ell_x: int, *, align="top-left", device=None):
     """The unidirectional mask as rows (ℓ_x, ℓ_z): ``t_z ≤ t_x`` (top-left, the paper's) or
-    ``t_z ≤ t_x + ℓ_z − ℓ_x`` (bottom-right, what a KV cache needs) — SPEC.md decision 6."""
+    ``t_z ≤ t_x + ℓ_z − ℓ_x`` (bottom-right, what a KV cache needs) — design decision 6."""
     offset = 0 if align == "top-left" else ell_z - ell_x
     return torch.ones(ell_x, ell_z, dtype=torch.bool, device=device).tril(offset)
 
@@ -70,7 +70,7 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit"):
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
     (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
-    NaN, or a DomainError, by ``empty`` (SPEC.md decision 7).
+    NaN, or a DomainError, by ``empty`` (design decision 7).
     """
     check_empty_policy(empty)
     if mask is not None and mask.dim() == 3:
@@ -181,7 +181,7 @@ def layer_norm(e, gamma, beta=None, *, norm="layer", eps=0.0):
 
 
 def activation(name, a):
-    """The MLP nonlinearities: ReLU, exact GELU ``x·Φ(x)`` (SPEC.md), GPT-2's tanh GELU, SiLU."""
+    """The MLP nonlinearities: ReLU, exact GELU ``x·Φ(x)``, GPT-2's tanh GELU, SiLU."""
     if name == "relu":
         return F.relu(a)
     if name == "gelu":

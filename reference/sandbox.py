@@ -134,12 +134,24 @@ class InProcess:
 
 
 _BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); from reference.sandbox import _serve_fds; "
-         "_serve_fds(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])")
+         "_serve_fds(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))")
 
 
-def _serve_fds(read_fd: int, write_fd: int, text: str):
-    """The worker's entry point (a fresh interpreter): serve on the two pipe ends it was given."""
+def _limit_memory(nbytes: int):
+    """Cap this process's address space at ``nbytes`` (0: no cap): past it an allocation fails with a
+    MemoryError in the function, a failure of ``runs``, instead of the machine running out of memory."""
+    if nbytes:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = nbytes if hard == resource.RLIM_INFINITY else min(nbytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _serve_fds(read_fd: int, write_fd: int, text: str, max_memory: int = 0):
+    """The worker's entry point (a fresh interpreter): cap its memory, then serve on the two pipe ends it
+    was given."""
     from multiprocessing.connection import Connection
+    _limit_memory(max_memory)
     _serve(_Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False)), text)
 
 
@@ -196,10 +208,13 @@ def _serve(conn, text):
 
 class Isolated:
     """Run the function named ``text`` in a worker process (a fresh interpreter with this one's
-    ``sys.path``); a call past ``timeout`` seconds ends the worker (a new one starts for the next call)."""
+    ``sys.path``); a call past ``timeout`` seconds ends the worker (a new one starts for the next call).
+    ``max_memory`` (bytes; 0 for none) caps the worker's address space (``RLIMIT_AS``): an allocation past
+    it is a MemoryError inside the function.  Not for CUDA, which reserves far more address space than it
+    uses: pass 0 there."""
 
-    def __init__(self, text: str, *, timeout: float | None = DEFAULT_TIMEOUT):
-        self.text, self.timeout = text, timeout
+    def __init__(self, text: str, *, timeout: float | None = DEFAULT_TIMEOUT, max_memory: int = 0):
+        self.text, self.timeout, self.max_memory = text, timeout, int(max_memory)
         self.printed = ""
         self._process = self._conn = None
         self.signature = signature(self._start())
@@ -209,7 +224,8 @@ class Isolated:
         to_child, from_parent = os.pipe()[::-1]
         from_child, to_parent = os.pipe()
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(from_parent), str(to_parent), self.text],
+            [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(from_parent), str(to_parent), self.text,
+             str(self.max_memory)],
             stdin=subprocess.DEVNULL, pass_fds=(from_parent, to_parent), start_new_session=True)
         os.close(from_parent)
         os.close(to_parent)

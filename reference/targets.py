@@ -59,9 +59,10 @@ def load(text: str):
         raise _load_error(exc) from None
 
 
-def runner(target, *, timeout=DEFAULT_TIMEOUT, isolate=None):
+def runner(target, *, timeout=DEFAULT_TIMEOUT, isolate=None, max_memory=0):
     """A runner for ``target``: a name (``file.py:function``) runs in a worker process unless
-    ``isolate=False``; a function object runs in this process."""
+    ``isolate=False``, its address space capped at ``max_memory`` bytes (0: no cap); a function object
+    runs in this process."""
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not timeout > 0 or not np.isfinite(timeout)):
         raise ConfigError(f"timeout = {timeout!r} must be a positive number of seconds")
@@ -73,8 +74,9 @@ def runner(target, *, timeout=DEFAULT_TIMEOUT, isolate=None):
     if not isinstance(target, str):
         raise ConfigError(f"target {target!r} must be a function or a name path/to/file.py:function")
     try:
-        return Isolated(target, timeout=timeout) if isolate is not False else InProcess(load(target),
-                                                                                       timeout=timeout)
+        if isolate is not False:
+            return Isolated(target, timeout=timeout, max_memory=max_memory)
+        return InProcess(load(target), timeout=timeout)
     except LoadError as exc:
         raise _load_error(exc) from None
 

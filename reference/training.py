@@ -1,4 +1,4 @@
-"""Algorithms 11–13 in torch: the losses, the paper's SGD step with autograd, and the variants SPEC.md
+"""Algorithms 11–13 in torch: the losses, the paper's SGD step with autograd, and the variants design
 decision 11 names — minibatches and AdamW.
 
 Every loss is the loss of each sequence, summed over its tokens as the paper writes it (B sequences give

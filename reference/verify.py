@@ -27,15 +27,13 @@ and 15) count the tokens that differ.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from formal.errors import ConfigError
+from formal.files import destination, json_text, write_text
 
 from . import require_torch, tolerances, training
 from .convert import params_to_torch, tokens_to_torch
@@ -43,7 +41,7 @@ from .device import device as resolve_device
 from .examples import EXAMPLE_ALGORITHMS, Profile, checked_int, example, examples
 from .execute import execute
 
-__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "write_json", "check_destination", "relative_error", "example_loss"]
+__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "chosen", "write_json", "check_destination", "relative_error", "example_loss"]
 
 torch = require_torch()
 
@@ -219,10 +217,7 @@ def _figure(x) -> str:
 
 
 def _plan(only, device) -> list:
-    names = EXAMPLE_ALGORITHMS if only is None else only
-    unknown = [n for n in names if n not in EXAMPLE_ALGORITHMS]
-    if unknown:
-        raise ConfigError(f"verify knows no algorithm {unknown[0]!r}; known: {', '.join(EXAMPLE_ALGORITHMS)}")
+    names = EXAMPLE_ALGORITHMS if only is None else chosen(only)
     return [(name, check) for name in names for check, (applies, _, cuda) in CHECKS.items()
             if name in applies and (device.type == "cuda" or not cuda)]
 
@@ -232,6 +227,18 @@ def _run(checks, check, ex):
               "params": checks.params, "SGD step": checks.sgd_step, "KV cache": checks.kv_cache,
               "float64": checks.float64}.get(check)
     return method(ex) if method else checks.lower(ex, check)
+
+
+def chosen(only) -> list:
+    """The algorithm names of ``only`` (a list, or None for all), each known to verify; an empty list is a
+    ConfigError: a run that checks nothing must not pass."""
+    names = list(only)
+    if not names:
+        raise ConfigError("only names no algorithm: give at least one (known: " + ", ".join(EXAMPLE_ALGORITHMS) + ")")
+    unknown = [n for n in names if n not in EXAMPLE_ALGORITHMS]
+    if unknown:
+        raise ConfigError(f"verify knows no algorithm {unknown[0]!r}; known: {', '.join(EXAMPLE_ALGORITHMS)}")
+    return names
 
 
 def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) -> Report:
@@ -274,24 +281,12 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) 
 
 
 def check_destination(path) -> str:
-    """The folder ``path`` would be written in; a ConfigError, before any work, if there is none."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ConfigError(f"cannot write {path!r}: folder {folder!r} does not exist")
-    return folder
+    """The folder ``path`` would be written in; a ConfigError, before any work, if it cannot be written
+    (see :func:`formal.files.destination`)."""
+    return destination(path, what="JSON report")
 
 
 def write_json(report, path) -> None:
     """Write a report (anything with ``as_json()``) as JSON atomically: a temporary file beside ``path``,
     then one rename."""
-    folder = check_destination(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".verify-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(report.as_json(), f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_text(path, json_text(report.as_json()), what="JSON report")

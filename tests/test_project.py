@@ -56,3 +56,40 @@ def test_readme_points_nowhere_into_shared():
     """Users do not have ../shared: the README names none of its files."""
     readme = (ROOT / "README.md").read_text()
     assert "../shared" not in readme and "SPEC.md" not in readme and "DESIGN.md" not in readme
+
+
+def _blocks(kind):
+    return re.findall(rf"```{kind}\n(.+?)\n```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    """Every Python block of the README runs as shown, in a fresh namespace (it defines what it uses)."""
+    monkeypatch.chdir(tmp_path)
+    blocks = _blocks("python")
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})  # the project's own text
+
+
+def _shown_commands():
+    """The ``formal-transformers`` command lines of the README's bash and console blocks, comments cut."""
+    import shlex
+    lines = [line.removeprefix("$ ") for kind in ("bash", "console") for block in _blocks(kind)
+             for line in block.splitlines()]
+    return [shlex.split(line, comments=True)[1:] for line in lines if line.startswith("formal-transformers ")]
+
+
+def test_readme_commands_of_the_specification_run(tmp_path, monkeypatch, capsys):
+    """Each ``list``/``show``/``complexity``/``graph`` command the README shows exits 0 as written, the
+    configuration file being the README's TOML block (``verify`` and ``conform`` are run by their tests)."""
+    from formal.cli import main
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my-model.toml").write_text(_blocks("toml")[0] + "\n")
+    (tmp_path / "my_graph.txt").write_text("0 1\n1 2\n# a comment\n2 0\n")
+    commands = [argv for argv in _shown_commands() if argv[0] in ("list", "show", "complexity", "graph")]
+    assert {argv[0] for argv in commands} == {"list", "show", "complexity", "graph"}
+    for argv in commands:
+        status = main(argv)
+        err = capsys.readouterr().err
+        assert status == 0, (argv, err)
+    assert (tmp_path / "swin.png").exists()  # the one command the README says writes a file

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from .architectures import dtransformer, edtransformer, etransformer
 from .attention import attention, mhattention, single_query_attention
 from .embedding import positional_embedding, token_embedding
@@ -33,5 +33,5 @@ def get(name: str, **options):
     try:
         algorithm = ALGORITHMS[name]
     except KeyError:
-        raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}") from None
+        raise ConfigError(f"unknown algorithm {shown(name)}; known: {', '.join(ALGORITHMS)}") from None
     return algorithm.variant(**options) if options else algorithm

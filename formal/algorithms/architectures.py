@@ -2,7 +2,7 @@
 and their real-world variants as options.
 
 Each stack is composed of calls of Algorithms 1–7; its layer loop ``for l ∈ [L]`` is symbolic, so its
-cost is the body's times L.  SPEC.md's decisions hold: W_u of Algorithm 9 is N_V×d_f (decision 1), the
+cost is the body's times L.  The design decisions hold: W_u of Algorithm 9 is N_V×d_f (decision 1), the
 decoder loop variable is l (2), ``MHAttention(X | W, Mask)`` means ``MHAttention(X, X | W, Mask)`` (3),
 d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X is never replaced by X̃.
 """
@@ -66,7 +66,7 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
     """Algorithm 9 (BERT): an encoder-only transformer, post-LN, GELU, Mask ≡ 1.
 
     After the layers, ``X ← GELU(W_f X + b_f 1ᵀ)``, ``X ← LN(X | γ, β)`` and ``P ← softmax(W_u X)`` with
-    ``W_u ∈ ℝ^{N_V×d_f}`` (SPEC.md decision 1).  Options beyond the paper: BERT's token-type embeddings
+    ``W_u ∈ ℝ^{N_V×d_f}`` (design decision 1).  Options beyond the paper: BERT's token-type embeddings
     (``token_types``) and embedding layer norm (``embedding_norm``), an unembedding bias, and ViT
     (``inputs="patches", head="classifier"``): the token lines become ``X ← [x_class, W_patch X_p +
     b_patch 1ᵀ] + W_p`` and the output is ``softmax(W_head LN(X)[:, 1] + b_head)`` over the classes.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithm import Algorithm, Assign, Loop, call, divides
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..ops import (EMPTY_POLICIES, KVGroup, check_empty_policy, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
 from ..shapes import TensorSpec
@@ -18,7 +18,7 @@ __all__ = ["single_query_attention", "attention", "mhattention",
 
 def _check(bias, empty):
     if not isinstance(bias, bool):
-        raise ConfigError(f"bias = {bias!r} must be True or False")
+        raise ConfigError(f"bias = {shown(bias)} must be True or False")
     check_empty_policy(empty)
 
 
@@ -72,7 +72,7 @@ def build_single_query_attention(*, bias: bool = True) -> Algorithm:
 def build_attention(*, bias: bool = True, empty: str = "zero") -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
-    ``empty`` is the policy for a query column with no admitted key (SPEC.md decision 7).
+    ``empty`` is the policy for a query column with no admitted key (design decision 7).
     """
     _check(bias, empty)
     lines = [
@@ -103,7 +103,7 @@ def _kv_heads(n_kv_heads_option):
     if n_kv_heads_option == "symbolic":
         return n_kv_heads
     if isinstance(n_kv_heads_option, bool) or not isinstance(n_kv_heads_option, int) or n_kv_heads_option <= 0:
-        raise ConfigError(f"n_kv_heads = {n_kv_heads_option!r} must be None, a positive integer or 'symbolic'")
+        raise ConfigError(f"n_kv_heads = {shown(n_kv_heads_option)} must be None, a positive integer or 'symbolic'")
     return sp.Integer(n_kv_heads_option)
 
 

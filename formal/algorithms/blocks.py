@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 
 from ..algorithm import Assign, Loop, at_most, call, call_columns
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
 from ..shapes import TensorSpec
 from ..symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
@@ -42,13 +42,13 @@ OPTION_DOCS = {
 
 def _flag(name, value):
     if not isinstance(value, bool):
-        raise ConfigError(f"{name} = {value!r} must be True or False")
+        raise ConfigError(f"{name} = {shown(value)} must be True or False")
     return value
 
 
 def _choice(name, value, known):
     if value not in known:
-        raise ConfigError(f"unknown {name} {value!r}; known: {', '.join(map(str, known))}")
+        raise ConfigError(f"unknown {name} {shown(value)}; known: {', '.join(map(str, known))}")
     return value
 
 

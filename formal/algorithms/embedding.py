@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, even
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..ops import gather, sinusoid
 from ..shapes import TensorSpec
 from ..symbols import N_V, d_e, ell_max
@@ -11,7 +11,7 @@ from ..symbols import N_V, d_e, ell_max
 __all__ = ["token_embedding", "positional_embedding", "build_token_embedding", "build_positional_embedding",
            "ENCODINGS"]
 
-#: The positional encodings of Algorithm 2 (SPEC.md decision 10: neither sinusoid replaces the other).
+#: The positional encodings of Algorithm 2 (design decision 10: neither sinusoid replaces the other).
 ENCODINGS = ("learned", "sinusoidal-paper", "sinusoidal-vaswani")
 
 
@@ -35,7 +35,7 @@ def build_positional_embedding(*, encoding: str = "learned") -> Algorithm:
     ``positional_embedding.variant(encoding="sinusoidal-paper")(t=3, d_e=8, ell_max=16)``.
     """
     if encoding not in ENCODINGS:
-        raise ConfigError(f"unknown positional encoding {encoding!r}; known: {', '.join(ENCODINGS)}")
+        raise ConfigError(f"unknown positional encoding {shown(encoding)}; known: {', '.join(ENCODINGS)}")
     learned = encoding == "learned"
     line = gather("W_p", "t", what="position t") if learned else sinusoid("t", encoding, d_e, ell_max)
     return Algorithm(

@@ -2,7 +2,7 @@
 decoding with a key/value cache.
 
 Sampling draws ``y ∝ p^{1/τ}`` with τ ∈ (0, ∞) from the execution's seeded generator; ``decoding="greedy"``
-takes ``argmax p`` instead (τ → 0, SPEC.md decision 8).  DInference keeps at most the last ℓ_max tokens
+takes ``argmax p`` instead (τ → 0, design decision 8).  DInference keeps at most the last ℓ_max tokens
 as context (decision 9).  Costs are derived for a whole generation: the generation loop's body grows with
 its iteration i and is summed over i in closed form, so the cost with and without the cache — and their
 difference — are polynomials in ℓ and ℓ_gen.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ..algorithm import Algorithm, Assign, Loop, call
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from ..shapes import TensorSpec
 from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
@@ -27,9 +27,9 @@ DECODINGS = ("sample", "greedy")
 
 def _check_decoding(tau, decoding):
     if decoding not in DECODINGS:
-        raise ConfigError(f"unknown decoding {decoding!r}; known: {', '.join(DECODINGS)}")
+        raise ConfigError(f"unknown decoding {shown(decoding)}; known: {', '.join(DECODINGS)}")
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not math.isfinite(tau) or tau <= 0:
-        raise ConfigError(f"temperature tau = {tau!r} must be in (0, ∞); for tau → 0 use decoding='greedy'")
+        raise ConfigError(f"temperature tau = {shown(tau)} must be in (0, ∞); for tau → 0 use decoding='greedy'")
     return float(tau)
 
 
@@ -52,7 +52,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
     """
     tau = _check_decoding(tau, decoding)
     if not isinstance(kv_cache, bool):
-        raise ConfigError(f"kv_cache = {kv_cache!r} must be True or False")
+        raise ConfigError(f"kv_cache = {shown(kv_cache)} must be True or False")
     model = build_dtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
     label = ("θ̂", r"\hat{\theta}")
@@ -95,7 +95,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
 
 def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_options) -> Algorithm:
     """Algorithm 15: a target sequence for the source ``z``, from ``[bos_token]`` until ``eos_token`` is drawn
-    or ℓ_gen tokens are (the length cap); returned without bos and eos (SPEC.md decision 9).  Costs are
+    or ℓ_gen tokens are (the length cap); returned without bos and eos (design decision 9).  Costs are
     those of the longest run, ℓ_gen steps."""
     tau = _check_decoding(tau, decoding)
     model = build_edtransformer(**model_options)

@@ -2,7 +2,7 @@
 
 Decoding one token at a time, a decoder recomputes nothing for the earlier tokens: each layer keeps the
 keys and values it computed (the cache) and the new tokens' queries attend over the cache and
-themselves, with the bottom-right causal mask (SPEC.md decision 6).  ``step="prefill"`` processes a
+themselves, with the bottom-right causal mask (design decision 6).  ``step="prefill"`` processes a
 prompt and returns its cache; ``step="extend"`` processes new tokens against a cache of ℓ_c tokens and
 returns the cache grown by them.  The outputs equal Algorithm 10's on the whole sequence.
 """

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ..algorithm import Algorithm, Assign, at_most
-from ..errors import ConfigError
-from ..ops import add, add_constant, div, mean, mul, sqrt, square, sub
+from ..errors import ConfigError, shown
+from ..ops import add, mean, mul, square, standardize, sub
 from ..shapes import TensorSpec
 from ..symbols import d_e
 
@@ -17,7 +17,7 @@ NORMS = ("layer", "rms")
 
 def _check_eps(eps) -> float:
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
-        raise ConfigError(f"eps = {eps!r} must be a finite number ≥ 0")
+        raise ConfigError(f"eps = {shown(eps)} must be a finite number ≥ 0")
     return float(eps)
 
 
@@ -25,21 +25,21 @@ def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
     """Algorithm 6 on one column ``e``: ``(e − m)/√v ⊙ γ + β`` with mean m and biased variance v (÷d_e).
 
     ``norm="rms"`` is RMSNorm (Gopher): ``e/√v ⊙ γ`` with v the mean square.  ``eps`` is added to v under
-    the root (SPEC.md decision 5: default 0, as in the paper; then a constant column is a
-    :class:`~formal.errors.DomainError`, not a NaN).  Layer norm with eps = 0 requires ``2 ≤ d_e``: over a
+    the root (design decision 5: default 0, as in the paper; then a constant column is a
+    :class:`~formal.errors.DomainError`, not a NaN).  The last line is evaluated without squaring the
+    entries (:class:`~formal.ops.Standardize`), so columns of any scale float64 holds normalise correctly.  Layer norm with eps = 0 requires ``2 ≤ d_e``: over a
     single feature every column is constant, so v = 0 always.
     """
     if norm not in NORMS:
-        raise ConfigError(f"unknown norm {norm!r}; known: {', '.join(NORMS)}")
+        raise ConfigError(f"unknown norm {shown(norm)}; known: {', '.join(NORMS)}")
     eps = _check_eps(eps)
-    spread = "v" if eps == 0 else add_constant("v", eps)
     zero = (f"v = 0 under eps = 0 (a {'constant' if norm == 'layer' else 'zero'} column e); use eps > 0")
     gamma = TensorSpec("gamma", (d_e,), doc="scale")
     if norm == "layer":
         lines = [
             Assign("m", mean("e", d_e)),
             Assign("v", mean(square(sub("e", "m")), d_e)),
-            Assign("e_hat", add(mul(div(sub("e", "m"), sqrt(spread), nonzero=zero), "gamma"), "beta"),
+            Assign("e_hat", add(mul(standardize(sub("e", "m"), "v", eps, nonzero=zero), "gamma"), "beta"),
                    returns=True),
         ]
         params, label = [gamma, TensorSpec("beta", (d_e,), doc="offset")], "γ, β"
@@ -48,7 +48,7 @@ def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
     else:
         lines = [
             Assign("v", mean(square("e"), d_e)),
-            Assign("e_hat", mul(div("e", sqrt(spread), nonzero=zero), "gamma"), returns=True),
+            Assign("e_hat", mul(standardize("e", "v", eps, nonzero=zero), "gamma"), returns=True),
         ]
         params, label, constraints = [gamma], "γ", []
     return Algorithm(

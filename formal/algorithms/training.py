@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..algorithm import Algorithm, Assign, CallOp, Loop, call
 from ..calls import call_node
 from ..cost import BACKWARD, Work, gradient_step
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
 from ..shapes import TensorSpec
 from ..symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
@@ -89,7 +89,7 @@ def build_edloss(**model_options) -> Algorithm:
 
 def _check_p_mask(p_mask):
     if isinstance(p_mask, bool) or not isinstance(p_mask, (int, float)) or not 0 < p_mask < 1:
-        raise ConfigError(f"p_mask = {p_mask!r} must be in (0, 1)")
+        raise ConfigError(f"p_mask = {shown(p_mask)} must be in (0, 1)")
     return float(p_mask)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..ops import add, matmul, softmax
 from ..shapes import TensorSpec
 from ..symbols import N_V, d_e
@@ -14,7 +14,7 @@ __all__ = ["unembedding", "build_unembedding"]
 def build_unembedding(*, bias: bool = False) -> Algorithm:
     """Algorithm 7: ``p = softmax(W_u e)``; with ``bias``, ``softmax(W_u e + b_u)`` (BERT's output bias)."""
     if not isinstance(bias, bool):
-        raise ConfigError(f"bias = {bias!r} must be True or False")
+        raise ConfigError(f"bias = {shown(bias)} must be True or False")
     logits = matmul("W_u", "e", role="unembed")
     return Algorithm(
         number=7, name="unembedding", display="Unembedding",

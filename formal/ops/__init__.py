@@ -9,7 +9,7 @@ Arrays follow the paper's layout: one column per token.  Reductions and softmax 
 """
 
 from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, Op, Ref, Rendered, as_node
-from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Sub
+from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Standardize, Sub
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
@@ -21,10 +21,10 @@ from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn
 __all__ = [
     "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "check_empty_policy", "empty_neighbourhood", "SINUSOIDS",
     "matmul", "matmul_t", "weighted_sum", "add", "add_bias", "add_constant", "sub", "mul", "div", "square",
-    "sqrt", "div_sqrt", "mean", "softmax", "mask_fill", "gather", "pick", "stack_rows", "sinusoid",
+    "sqrt", "standardize", "div_sqrt", "mean", "softmax", "mask_fill", "gather", "pick", "stack_rows", "sinusoid",
     # the op classes, and what an op's rendering needs
     "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
-    "Square", "Sqrt", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
+    "Square", "Sqrt", "Standardize", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
     "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
@@ -74,6 +74,10 @@ def div(a, b, *, nonzero: str | None = None):
 
 def square(a):
     return Square()(a)
+
+
+def standardize(c, v, eps: float, *, nonzero: str):
+    return Standardize(eps, nonzero)(c, v)
 
 
 def sqrt(a):

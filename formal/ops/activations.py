@@ -45,7 +45,7 @@ class ReLU(Activation):
 
 
 class GELU(Activation):
-    """The exact GELU ``x·Φ(x) = x·(1 + erf(x/√2))/2`` (SPEC.md): 5 FLOPs per entry (full): a division,
+    """The exact GELU ``x·Φ(x) = x·(1 + erf(x/√2))/2``: 5 FLOPs per entry (full): a division,
     erf, an addition and two multiplications."""
 
     name, glyph, tex, per_element = "gelu", "GELU", "GELU", 5

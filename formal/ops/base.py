@@ -57,6 +57,9 @@ class Op:
     prec = ATOM
     free = False  # no floating-point work (a lookup, a selection, a view)
     view = False  # no new scalars either (a transpose, a slice, a reshape)
+    #: Non-finite values this op makes by design: None (any NaN or ∞ it makes from finite inputs is an
+    #: overflow), "local" (−∞ scores that the next softmax consumes), "output" (NaN the caller receives).
+    nonfinite = None
 
     def __call__(self, *args) -> Apply:
         return Apply(self, tuple(as_node(a) for a in args))

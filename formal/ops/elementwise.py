@@ -6,8 +6,11 @@ import math
 
 import numpy as np
 
+import sympy as sp
+
+from ..cost import CONVENTIONS, Work
 from ..errors import DomainError
-from ..shapes import Mismatch, same_dim
+from ..shapes import Mismatch, numel, same_dim
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, PRODUCT, SUM, Op
 
@@ -135,6 +138,76 @@ class Sqrt(Op):
 
     def latex(self, args):
         return rf"\sqrt{{{args[0].text}}}"
+
+
+class Standardize(Op):
+    """``c / √(v + ε)`` for centred values ``c`` (``e − m``; ``e`` in RMSNorm) and their mean square ``v``
+    (per column), as layer norm's last line writes it, computed without squaring ``c``: the columns are
+    scaled by a power of two (exactly) before the mean square is taken and ``√(v + ε)`` is formed with
+    ``hypot``, so a column of entries near 10²⁰⁰ or 10⁻¹⁷⁰ normalises correctly where ``v`` itself over- or
+    underflows float64.  Where ``v`` is a normal float64 number the rendered expression is evaluated as
+    written (``c/√(v + ε)``); only a column whose ``v`` overflowed or underflowed takes the scaled route,
+    which gives the same real number.  A zero denominator (a constant column under ε = 0) is a :class:`DomainError` carrying
+    ``nonzero``.  FLOPs and memory are those of the rendered expression: one division per element, one
+    square root (and one addition of ε) per column.
+    """
+
+    name = "standardize"
+    prec = PRODUCT
+
+    def __init__(self, eps: float, nonzero: str, glyph: str = "ε", tex: str = r"\epsilon"):
+        self.eps, self.nonzero, self.glyph, self.tex = eps, nonzero, glyph, tex
+
+    def shape(self, shapes):
+        return Div().shape(shapes)
+
+    def work(self, shapes, out):
+        """The rendered expression's: ``numel(c)`` divisions, and per column of ``v`` a square root (and an
+        addition of ε), each a new array (memory) and one FLOP per element under ``full``."""
+        count = numel(out) + numel(shapes[1]) * (2 if self.eps else 1)
+        return Work({c: sp.sympify(count if c == "full" else 0) for c in CONVENTIONS}, sp.sympify(count),
+                    sp.Integer(0))
+
+    def numpy(self, ctx, c, v):
+        v = np.asanyarray(v)
+        constant = np.all(np.asanyarray(c) == 0, axis=0)              # v = 0 exactly, not by underflow
+        fine = np.isfinite(v) & ((v >= np.finfo(np.float64).tiny) | constant)
+        if np.all(fine):                                              # the rendered expression, as written
+            root = np.sqrt(v + self.eps if self.eps else v)
+            if np.any(root == 0):
+                raise DomainError(f"{ctx.where()}: {self.nonzero}")
+            return c / root
+        safe = self._scaled(np.asarray(c, dtype=np.float64))
+        if np.any(np.isnan(safe)):
+            raise DomainError(f"{ctx.where()}: {self.nonzero}")
+        if not np.any(fine):
+            return safe
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quick = c / np.sqrt(np.where(fine, v, 1.0) + self.eps)
+        return np.where(fine, quick, safe)
+
+    def _scaled(self, c):
+        """``c/√(mean(c²) + ε)`` per column without squaring ``c``: scaled by a power of two ≥ max |c|
+        (exactly), the root formed with ``hypot``; NaN in a column whose denominator is 0."""
+        top = np.max(np.abs(c), axis=0)
+        _, exponent = np.frexp(np.where(np.isfinite(top) & (top > 0), top, 1.0))
+        scale = np.ldexp(1.0, exponent)
+        scaled = c / scale                                                # exact; every entry in [−1, 1]
+        spread = np.hypot(np.sqrt(np.sum(np.square(scaled), axis=0) / c.shape[0]), math.sqrt(self.eps) / scale)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(spread > 0, scaled / np.where(spread > 0, spread, 1.0), np.nan)
+
+    def _root(self, v, latex):
+        inner = f"{v.at(SUM, latex)} + {self.tex if latex else self.glyph}" if self.eps else v.text
+        if latex:
+            return rf"\sqrt{{{inner}}}"
+        return "√" + (f"({inner})" if self.eps else v.at(ATOM))
+
+    def text(self, args):
+        return f"{args[0].at(PRODUCT)} / {self._root(args[1], False)}"
+
+    def latex(self, args):
+        return rf"\frac{{{args[0].text}}}{{{self._root(args[1], True)}}}"
 
 
 class DivSqrt(Op):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError, DomainError
+from ..errors import ConfigError, DomainError, shown
 from ..shapes import Mismatch, numel, same_dim
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import POSTFIX, PRODUCT, Op, _rank
@@ -42,9 +42,9 @@ EMPTY_POLICIES = ("zero", "nan", "error")
 
 
 def check_empty_policy(empty: str) -> str:
-    """``empty`` if it names a policy for a query with no admitted key (SPEC.md decision 7), else a ConfigError."""
+    """``empty`` if it names a policy for a query with no admitted key (design decision 7), else a ConfigError."""
     if empty not in EMPTY_POLICIES:
-        raise ConfigError(f"unknown empty-neighbourhood policy {empty!r}; known: {', '.join(EMPTY_POLICIES)}")
+        raise ConfigError(f"unknown empty-neighbourhood policy {shown(empty)}; known: {', '.join(EMPTY_POLICIES)}")
     return empty
 
 
@@ -75,6 +75,7 @@ class Softmax(Op):
         if over not in SOFTMAX_INPUTS:
             raise ValueError(f"softmax over {over!r}; known: {', '.join(SOFTMAX_INPUTS)}")
         self.empty, self.over = empty, over
+        self.nonfinite = "output" if empty == "nan" else None
 
     def shape(self, shapes):
         _rank(shapes[0], (1, 2), "a softmax")
@@ -89,7 +90,7 @@ class Softmax(Op):
 
     def numpy(self, ctx, s):
         top = np.max(s, axis=0, keepdims=True)
-        empty = ~np.isfinite(top)  # a column of −∞ only
+        empty = np.isneginf(top)  # a column of −∞ only (a score of +∞ or NaN is an overflow, not this)
         if np.any(empty) and self.empty == "error":
             columns = np.flatnonzero(np.reshape(empty, -1))
             raise empty_neighbourhood(columns.tolist(), f"{ctx.where()}: ")
@@ -104,6 +105,7 @@ class MaskFill(Op):
 
     name = "mask"
     free = True
+    nonfinite = "local"
 
     def shape(self, shapes):
         s, m = shapes

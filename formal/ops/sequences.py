@@ -1,7 +1,7 @@
 """Ops on whole sequences: positions, constant masks, concatenation, truncation and sampling.
 
 Token sequences are integer vectors (0-based ids); the special tokens are the last three ids of the
-vocabulary (SPEC.md): ``mask_token = N_V − 3``, ``bos_token = N_V − 2``, ``eos_token = N_V − 1``.
+vocabulary: ``mask_token = N_V − 3``, ``bos_token = N_V − 2``, ``eos_token = N_V − 1``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ..shapes import Mismatch, same_dim
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, Op, _rank
 
-__all__ = ["capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
+__all__ = ["tempered", "capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
            "Strip", "Drop", "SpecialToken", "special_token"]
 
 
@@ -173,7 +173,7 @@ class SpecialToken(Op):
 
 
 class Truncate(Op):
-    """``x[−ℓ_max:]``: at most the last ``cap`` tokens (SPEC.md decision 9).  A view."""
+    """``x[−ℓ_max:]``: at most the last ``cap`` tokens (design decision 9).  A view."""
 
     name = "truncate"
     free = view = True
@@ -230,10 +230,22 @@ class FirstColumn(LastColumn):
         return p[:, 0]
 
 
+def tempered(p, tau: float) -> np.ndarray:
+    """``p^{1/τ}`` normalised to sum to 1, computed in log space so that no temperature over- or underflows:
+    ``q = exp((log p − max log p)/τ)``, then ``q / Σq``.  Entries with ``p = 0`` stay 0; as τ → 0 the mass
+    goes to the largest entries (shared equally on ties), as τ → ∞ it spreads evenly over the entries with
+    ``p > 0``.  FLOPs for n entries: n logarithms, n − 1 comparisons, n subtractions, n divisions by τ,
+    n exponentials, n − 1 additions and n divisions: 7n − 2."""
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        logp = np.log(np.asanyarray(p, dtype=np.float64))
+        q = np.exp((logp - np.max(logp)) / tau)   # every exponent ≤ 0: never overflows; log 0 = −∞ gives 0
+        return q / np.sum(q)
+
+
 class Sample(Op):
     """``y ∼ p^{1/τ}`` (normalised): one token drawn with the execution's seeded generator, as a
-    one-token sequence.  FLOPs (full) for n entries: n powers, n − 1 additions, n divisions (3n − 1);
-    the draw itself is not counted."""
+    one-token sequence.  The distribution is formed in log space (:func:`tempered`), so any τ > 0 works.
+    FLOPs (full) for n entries: those of :func:`tempered`, 7n − 2; the draw itself is not counted."""
 
     name = "sample"
     prec = ATOM
@@ -247,15 +259,14 @@ class Sample(Op):
 
     def flops(self, shapes, out):
         n = shapes[0][0]
-        return {"full": 3 * n - 1}
+        return {"full": 7 * n - 2}
 
     def memory(self, out):
         return 0
 
     def numpy(self, ctx, p):
-        q = np.power(p, 1.0 / self.tau)
-        q = q / np.sum(q)
-        return np.array([ctx.rng.choice(q.shape[0], p=np.asarray(q, dtype=np.float64))])
+        q = tempered(p, self.tau)
+        return np.array([ctx.rng.choice(q.shape[0], p=np.asarray(q))])
 
     def text(self, args):
         return f"sample from {args[0].at(POSTFIX)}^(1/τ), τ = {self.tau:g}"
@@ -265,7 +276,7 @@ class Sample(Op):
 
 
 class Greedy(Op):
-    """``y = argmax p`` (τ → 0, SPEC.md decision 8), as a one-token sequence; the first maximum on ties.
+    """``y = argmax p`` (τ → 0, design decision 8), as a one-token sequence; the first maximum on ties.
     FLOPs (full): n − 1 comparisons."""
 
     name = "greedy"
@@ -292,7 +303,7 @@ class Greedy(Op):
 
 
 class Strip(Op):
-    """``x̂`` without its leading bos and a trailing eos (SPEC.md decision 9).  Its length ``size`` is known
+    """``x̂`` without its leading bos and a trailing eos (design decision 9).  Its length ``size`` is known
     only when it runs; execution binds it.  A view."""
 
     name = "strip"

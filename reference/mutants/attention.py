@@ -25,7 +25,7 @@ def fill(S, mask):
 
 def weights(S, empty="zero"):
     """Softmax of each column of scores; a column with no admitted key (all −∞) is zeros, or NaN under
-    ``empty="nan"`` (SPEC.md decision 7)."""
+    ``empty="nan"`` (design decision 7)."""
     blank = np.all(S == -np.inf, axis=0)                        # (ℓ_x,): queries with no admitted key
     A = softmax(np.where(blank, 0.0, S))
     A[:, blank] = np.nan if empty == "nan" else 0.0
@@ -55,7 +55,7 @@ def single_query_attention(*, bias=True, _scale=math.sqrt):
 
 
 def attention(*, bias=True, empty="zero", _attend=attend):
-    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (SPEC.md decision 3)."""
+    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3)."""
     def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None):
         Z = X if Z is None else Z
         Q = W_q @ X + _bias(b_q, len(W_q), bias)[:, None]                      # d_attn×ℓ_x

@@ -43,7 +43,7 @@ def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=Fa
                  _class_token=lambda x_class, patches: np.concatenate([x_class, patches], axis=1),
                  _class_column=0, _head_activation=gelu, **options):
     """Algorithm 9: ``P ← ETransformer(x | θ)``, column t the distribution of the token at t (BERT), or
-    ViT's ``p`` over the classes.  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (SPEC.md decision 1)."""
+    ViT's ``p`` over the classes.  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (design decision 1)."""
     stack = Stack(norm_position=norm_position, **options)
 
     def etransformer(params, x=None, s=None, X_p=None, ell_max=None):

@@ -126,10 +126,23 @@ def test_show_option_value_none_names_a_variant(capsys):
     (["frobnicate"], "invalid choice"),
     ([], "required"),
     # integer options are parsed with their bounds (bounded_int): a usage error, never a traceback
-    (["complexity", "gpt2", "--seq-len", "-1"], "argument --seq-len: -1 must be a positive integer"),
-    (["complexity", "gpt2", "--seq-len", "1.5"], "argument --seq-len: '1.5' must be a positive integer"),
-    (["complexity", "gpt2", "--batch", "0"], "argument --batch: 0 must be a positive integer"),
-    (["complexity", "gpt2", "--batch", "lots"], "argument --batch: 'lots' must be a positive integer"),
+    (["complexity", "gpt2", "--seq-len", "-1"], "argument --seq-len: -1 must be an integer from 1 to"),
+    (["complexity", "gpt2", "--seq-len", "1.5"], "argument --seq-len: '1.5' must be an integer from 1 to"),
+    (["complexity", "gpt2", "--seq-len", "9" * 30], "must be an integer from 1 to 1125899906842624"),
+    (["complexity", "gpt2", "--batch", "0"], "argument --batch: 0 must be an integer from 1 to"),
+    (["complexity", "gpt2", "--batch", "lots"], "argument --batch: 'lots' must be an integer from 1 to"),
+    # flags that would change nothing are refused rather than ignored
+    (["show", "attention", "--params", "--convention", "full"], "--convention applies to costs"),
+    (["show", "attention", "--latex", "--convention", "kaplan"], "which --latex does not print"),
+    (["complexity", "gpt2", "--symbolic", "--seq-len", "5"], "--seq-len has no effect with --symbolic"),
+    (["complexity", "gpt2", "--symbolic", "--dtype", "bf16"], "--dtype has no effect with --symbolic"),
+    (["complexity", "--list", "gpt2"], "a preset name has no effect with --list"),
+    # -o values are typed by the option they set
+    (["show", "attention", "-o", "bias=1"], "option bias of attention takes true or false, got '1'"),
+    (["show", "attention", "-o", "bias=true", "-o", "bias=false"], "option 'bias' is given twice"),
+    (["show", "layer_norm", "-o", "eps=small"], "option eps of layer_norm takes a number, got 'small'"),
+    (["show", "layer_norm", "-o", "eps=nan"], "eps = nan must be a finite number"),
+    (["show", "attention", "-o", "empty=NaN"], "unknown empty-neighbourhood policy 'NaN'"),
     (["graph", "random", "--n", "64", "--random", "2", "--seed", "-1"],
      "argument --seed: -1 must be a non-negative integer"),
 ])
@@ -175,3 +188,89 @@ def test_python_dash_m_formal_works_as_a_process():
     bad = subprocess.run([sys.executable, "-m", "formal", "show", "nope"], capture_output=True, text=True,
                          check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_a_documented_text_value_that_looks_like_a_number_is_kept_as_text(capsys):
+    """``-o empty=nan`` chooses the documented policy "nan" (the value parser once made it a float)."""
+    status, out, _ = run(capsys, "show", "attention", "-o", "empty=nan", "--json")
+    assert status == 0 and json.loads(out)["options"]["empty"] == "nan"
+
+
+def test_show_params_latex_is_a_tabular_of_every_parameter(capsys):
+    status, out, _ = run(capsys, "show", "mhattention", "--params", "--latex")
+    assert status == 0 and out.startswith(r"\begin{tabular}") and out.rstrip().endswith(r"\end{tabular}")
+    for name in formal.mhattention.params:
+        assert f"${name.name[0]}_" in out or name.name in out
+    assert "total" in out and "query weights" in out
+
+
+def test_complexity_says_when_the_sequence_length_changes_the_parameters(capsys):
+    """ViT's position table has a column per patch: another --seq-len is another model, and says so with
+    both counts; a model whose table is fixed (GPT-2) prints no note."""
+    from formal.presets import get
+    status, out, _ = run(capsys, "complexity", "vit-b16", "--seq-len", "1000")
+    base = get("vit-b16").evaluate()["params"]
+    assert status == 0 and "note: the parameters change with the sequence length (W_p" in out
+    assert f"{base:,} at vit-b16's 196" in out
+    status, out, _ = run(capsys, "complexity", "gpt2", "--seq-len", "100")
+    assert status == 0 and "note" not in out
+
+
+def test_complexity_marks_a_rounded_per_token_figure(capsys):
+    status, out, _ = run(capsys, "complexity", "vit-b16", "--seq-len", "1000")
+    assert "≈208,158,130.2 per token" in out
+    status, out, _ = run(capsys, "complexity", "gpt2", "--seq-len", "1000")
+    assert "≈" not in out
+
+
+def test_complexity_list_json(capsys):
+    from formal.presets import PRESETS
+    status, out, _ = run(capsys, "complexity", "--list", "--json")
+    assert status == 0 and [p["name"] for p in json.loads(out)["presets"]] == list(PRESETS)
+
+
+def test_an_exception_escaping_a_command_is_one_line_and_exit_1(capsys, monkeypatch):
+    """The guard of last resort: a bug is reported as an internal error in one line, exit 1 — never a
+    traceback; FORMAL_TRANSFORMERS_TRACEBACK=1 lets it through for debugging."""
+    import formal.cli as cli
+
+    def broken(args, out):
+        raise KeyError("surprise")
+
+    def hungry(args, out):
+        raise MemoryError
+
+    real = cli.build_parser
+
+    def parser_with(run_):
+        def build():
+            parser = real()
+            parser.set_defaults(run=run_)
+            sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            for p in sub.choices.values():
+                p.set_defaults(run=run_)
+            return parser
+        return build
+
+    monkeypatch.delenv("FORMAL_TRANSFORMERS_TRACEBACK", raising=False)
+    monkeypatch.setattr(cli, "build_parser", parser_with(broken))
+    status, out, err = run(capsys, "list")
+    assert status == 1 and len(err.strip().splitlines()) == 1
+    assert "internal error: KeyError: 'surprise'" in err and "please report it" in err
+    monkeypatch.setattr(cli, "build_parser", parser_with(hungry))
+    status, out, err = run(capsys, "list")
+    assert status == 1 and err.startswith("formal-transformers: error: out of memory")
+    monkeypatch.setattr(cli, "build_parser", parser_with(broken))
+    monkeypatch.setenv("FORMAL_TRANSFORMERS_TRACEBACK", "1")
+    with pytest.raises(KeyError):
+        main(["list"])
+
+
+@pytest.mark.parametrize("size", [2**50 + 1, 10**400])
+def test_a_configuration_size_past_2_to_the_50_is_refused(capsys, tmp_path, size):
+    """Sizes are capped where every derived figure still prints (Python will not print an integer of more
+    than 4300 digits); the message does not print the number either."""
+    config = tmp_path / "big.toml"
+    config.write_text(f'algorithm = "dtransformer"\n[sizes]\nN_V = {size}\n')
+    status, out, err = run(capsys, "complexity", "--config", str(config))
+    assert status == 2 and "must be a positive integer at most 2**50" in err and len(err) < 300

@@ -123,7 +123,7 @@ def test_size_constraints_are_unique_and_in_the_algorithms_symbols(name):
 
 # ------------------------------------------------------------------------- layer norm over one feature
 def test_layer_norm_with_eps_0_over_one_feature_is_a_config_error():
-    """Algorithm 6 with eps = 0 (SPEC.md decision 5): with d_e = 1 every column is constant, v = 0."""
+    """Algorithm 6 with eps = 0 (design decision 5): with d_e = 1 every column is constant, v = 0."""
     with pytest.raises(ConfigError, match=r"layer_norm\): d_e = 1 must be at least 2 \(layer norm with eps = 0"):
         layer_norm(e=np.array([3.0]), gamma=np.ones(1), beta=np.zeros(1))
 

@@ -1,4 +1,4 @@
-"""Masks, against their definitions (SPEC.md conventions and decision 6)."""
+"""Masks, against their definitions (the conventions and design decision 6)."""
 
 import numpy as np
 import pytest

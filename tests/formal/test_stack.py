@@ -239,7 +239,7 @@ def test_edinference_sampling_is_reproducible_with_a_seed():
 
 
 def test_context_is_truncated_to_ell_max():
-    """DInference keeps at most the last ℓ_max tokens (SPEC.md decision 9): it runs past ℓ_max."""
+    """DInference keeps at most the last ℓ_max tokens (design decision 9): it runs past ℓ_max."""
     a = algorithms.dinference.variant(decoding="greedy", position="sinusoidal-vaswani")
     params = _random_params(a, {"N_V": 5, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1})
     out = a(x=np.array([1, 2, 3]), ell_gen=4, ell_max=3, **params)
@@ -276,7 +276,7 @@ def test_training_computes_the_loss_and_asks_the_reference_for_the_gradient():
 @pytest.mark.parametrize("argv, message", [
     (["complexity", "nope"], "unknown preset 'nope'"),
     (["complexity"], "give a preset name or --config"),
-    (["complexity", "gpt2", "--seq-len", "0"], "argument --seq-len: 0 must be a positive integer"),
+    (["complexity", "gpt2", "--seq-len", "0"], "argument --seq-len: 0 must be an integer from 1 to"),
     (["complexity", "gpt2", "--seq-len", "2000"], "exceeds ell_max = 1024"),
 ])
 def test_complexity_bad_input_is_one_line_and_exit_2(argv, message, capsys):
@@ -289,7 +289,7 @@ def test_complexity_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     ("x = [", "is not valid TOML"),
     ('algorithm = "dtransformer"\nimport = "os"', "unknown key 'import'"),
     ('algorithm = "attention"', "complexity needs a model"),
-    ('algorithm = "dtransformer"\n[sizes]\nd_e = "__import__(\'os\')"', "must be an integer"),
+    ('algorithm = "dtransformer"\n[sizes]\nd_e = "__import__(\'os\')"', "must be a positive integer"),
 ])
 def test_malformed_config_is_one_line_and_exit_2(tmp_path, text, message, capsys):
     path = tmp_path / "model.toml"

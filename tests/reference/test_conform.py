@@ -145,7 +145,7 @@ def test_equivariance_property_catches_a_position_dependent_attention():
     ("correct.py", [], 2, "must be path/to/file.py:function"),
     ("correct.py:missing", [], 2, "has no function 'missing'"),
     ("correct.py:attention", ["--algorithm", "nope"], 2, "conform checks"),
-    ("correct.py:attention", ["--examples", "0"], 2, "argument --examples: 0 must be a positive integer"),
+    ("correct.py:attention", ["--examples", "0"], 2, "argument --examples: 0 must be an integer from 1 to 100000"),
     ("correct.py:attention", ["--seed", "-1"], 2, "argument --seed: -1 must be"),
     ("correct.py:attention", ["--max-size", "1"], 2, "argument --max-size: 1 must be"),
     ("correct.py:attention", ["--timeout", "0"], 2, "argument --timeout: '0' must be a number of seconds > 0"),

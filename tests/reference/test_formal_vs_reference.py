@@ -79,7 +79,7 @@ def prefill_then_extend(draw):
 @given(prefill_then_extend())
 def test_kv_dtransformer_equals_spec_and_recomputation(split):
     """Decoding with a key/value cache: the reference's prefill then extend equals the spec's, cache
-    included, and its distributions equal Algorithm 10 on the whole sequence (SPEC.md, KV cache)."""
+    included, and its distributions equal Algorithm 10 on the whole sequence (the design decisions, KV cache)."""
     case, k = split
     options = case.algorithm.options
     prefill = algorithms.kv_dtransformer.variant(**options, step="prefill")

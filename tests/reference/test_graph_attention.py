@@ -70,7 +70,7 @@ def test_scatter_path_follows_the_empty_neighbourhood_policy(m, empty, seed):
 
 
 def test_scatter_gradients_are_finite_with_empty_neighbourhoods():
-    """SPEC.md decision 7: zeros for an empty query, with finite gradients."""
+    """design decision 7: zeros for an empty query, with finite gradients."""
     pattern = from_mask(np.array([[1, 0], [1, 0]], dtype=bool), self_attention=False)
     rng = np.random.default_rng(0)
     params = {k: torch.from_numpy(v).requires_grad_() for k, v in _mh(rng, 1, 1, 3, 3, True).items()}

@@ -108,3 +108,13 @@ def test_in_process_runner_catches_exits():
             InProcess(function).call({} if "exit" in words else dict.fromkeys(
                 ("X", "mask", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v")), (("V_tilde", "real"),))
         assert failed.value.property == "runs" and words in str(failed.value)
+
+
+def test_a_target_that_takes_all_memory_fails_runs_within_the_limit(capsys):
+    """The worker's address space is capped (--max-memory): a function that would take 80 GB gets a
+    MemoryError at the cap — one FAIL of `runs`, exit 1 — instead of taking the machine's memory."""
+    start = time.perf_counter()
+    status, out, err = run(capsys, "hostile.py:hoards", "--max-memory", "1G")
+    assert status == 1 and err == "", out + err
+    assert "FAIL runs: " in out and "raised MemoryError" in out
+    assert time.perf_counter() - start < 60

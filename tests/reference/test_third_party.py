@@ -49,7 +49,7 @@ def sizes(draw, *, layers=True):
 def test_torch_multihead_attention_is_algorithm_5(s, bias, need_weights, cross, d_z, ell_z):
     """torch.nn.MultiheadAttention = Algorithm 5 with d_attn = d_mid = d_e/H, random masks included; a
     query no key may see gives NaN with need_weights=True and zeros through the fast path — the spec's
-    ``empty="nan"`` and ``empty="zero"`` (SPEC.md decision 7)."""
+    ``empty="nan"`` and ``empty="zero"`` (design decision 7)."""
     rng = np.random.default_rng(s["seed"])
     E, ell = s["d_e"], s["ell"]
     kdim = d_z if cross else E

@@ -69,7 +69,7 @@ def test_training_is_epochs_of_per_sequence_steps():
 
 
 def test_minibatch_step_follows_the_mean_gradient():
-    """Minibatches (SPEC.md decision 11, a variant): one step over a batch moves θ by −η × the mean of the
+    """Minibatches (design decision 11, a variant): one step over a batch moves θ by −η × the mean of the
     sequences' gradients, each taken alone with the paper's step."""
     theta, data, loss = _decoder_setup(6, 3)
     trained = training.train(theta, loss, (data,), eta=1.0, batch_size=3)

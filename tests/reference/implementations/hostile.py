@@ -77,3 +77,10 @@ def floods(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
     from correct import attention
     sys.stdout.write("x" * 20_000_000 + "\nlast line\n")
     return attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
+
+
+def hoards(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
+    """Allocates 80 MB at a time until memory runs out (80 GB asked in all)."""
+    import numpy as np
+    kept = [np.ones(10**7) for _ in range(1000)]
+    return kept[0][:1]
