@@ -20,9 +20,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import secrets
 import stat
 import sys
-import tempfile
 
 from .errors import ConfigError
 
@@ -160,12 +160,13 @@ def _pseudo(folder) -> bool:
 def write_text(path, text: str, *, what: str = "output file") -> None:
     """Write ``text`` to ``path`` atomically (a temporary file beside it, then one rename)."""
     folder = destination(path, what=what)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".formal-", suffix=".tmp")
+    tmp = os.path.join(folder, f".{os.path.basename(os.fspath(path))}.{secrets.token_hex(6)}.tmp")
+    try:  # created as open() creates files (the umask applies: mkstemp's would be 0600)
+        handle = open(tmp, "x", encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {what} {os.fspath(path)!r}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with handle:
             handle.write(text)
         os.replace(tmp, path)
     except OSError as exc:

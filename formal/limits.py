@@ -60,7 +60,11 @@ def parse_size(text) -> int:
 
 
 def format_size(nbytes) -> str:
-    """``"7.28 TiB"``: bytes in the largest binary unit that keeps the number at least 1."""
+    """``"7.28 TiB"``: bytes in the largest binary unit that keeps the number at least 1 (past EiB, in
+    scientific notation: ``"1.2e+12 EiB"``)."""
+    if isinstance(nbytes, int) and nbytes >= 2**70:                      # past float range: by logarithms
+        exponent = math.log10(nbytes) - 60 * math.log10(2)
+        return f"{10 ** (exponent - int(exponent)):.2g}e+{int(exponent)} EiB"
     value = float(nbytes)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if abs(value) < 1024 or unit == "EiB":
@@ -96,7 +100,7 @@ def memory_limit(size):
 def require(nbytes, what: str) -> None:
     """Refuse ``what`` (``"the full pattern at ℓ = 1,000,000"``) if its estimate ``nbytes`` exceeds the limit."""
     limit = _LIMIT.get()
-    if not math.isfinite(float(nbytes)) or nbytes > limit:
+    if not isinstance(nbytes, int) and not math.isfinite(nbytes) or nbytes > limit:
         raise ResourceError(f"{what} needs about {format_size(nbytes)}, more than the memory limit of "
                             f"{format_size(limit)} (raise it with --max-memory SIZE, or "
                             "formal.limits.memory_limit(SIZE) in Python)", needed=nbytes, limit=limit)

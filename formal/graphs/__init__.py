@@ -7,8 +7,11 @@
   global + local, the Sparse Transformer's strided and fixed, BigBird's random, Swin's windows) with their
   symbolic edge counts, and any user graph;
 - :mod:`.message_passing` — Algorithms 4 and 5 over a pattern: a readable loop and a vectorised executor;
-- :mod:`.analysis` — edge counts, FLOPs against dense attention, receptive fields, layers to full
-  coverage, maximum path length (Vaswani et al.'s Table 1).
+- :mod:`.analysis` — edge counts, FLOPs against dense attention, and (from :mod:`.layered`) receptive
+  fields, layers to full coverage, maximum path length (Vaswani et al.'s Table 1), for any number of layers;
+- :mod:`.edgelist` — a pattern from a text file of ``key query`` lines;
+- :mod:`.memory` — the estimates every step that grows with ℓ² or ``|E|`` passes to :mod:`formal.limits`
+  before it allocates.
 
 Examples
 --------

@@ -4,18 +4,25 @@ Prints the edge count (and its symbolic formula), density, in-degrees, the atten
 attention of the same size, the receptive field per layer, the layers until every position reaches every
 position it may, and the maximum path length; ``--json`` prints the same as one object and ``--draw FILE``
 writes a picture.
+
+Everything that grows with ℓ², ``|E|`` or the number of layers is estimated before it is built and refused
+beyond ``--max-memory`` (default 4 GiB, :mod:`formal.limits`) with one line giving the estimate.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
+import contextlib
+import os
+import re
 import sys
+import tempfile
 
-from ..cli import bounded_int
+from .. import files, limits
+from ..cli import MAX_SIZE, bounded_int
 from ..errors import ConfigError
 from ..symbols import text
-from . import analysis, patterns
-from .pattern import from_graph
+from . import analysis, edgelist, memory, patterns
 
 __all__ = ["register", "LAYERED_LIMIT", "CHOICES"]
 
@@ -76,32 +83,40 @@ def register(sub, usage_error):
     p.add_argument("--file", metavar="FILE", help="edgelist: one 'key query' pair of positions per line")
     p.add_argument("--layers", type=bounded_int(0), default=4, metavar="L",
                    help="layers of receptive field to show (default 4)")
-    p.add_argument("--heads", type=bounded_int(1), default=1, metavar="H", help="heads, for the FLOPs (default 1)")
-    p.add_argument("--d-head", type=bounded_int(1), default=64, metavar="D",
+    p.add_argument("--heads", type=bounded_int(1, MAX_SIZE), default=1, metavar="H", help="heads, for the FLOPs (default 1)")
+    p.add_argument("--d-head", type=bounded_int(1, MAX_SIZE), default=64, metavar="D",
                    help="width of a head, for the FLOPs (default 64)")
     p.add_argument("--draw", metavar="FILE.png", help="write a picture of the mask (and the graph when short)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--max-memory", type=_memory_size, default=limits.DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   help="refuse, with the estimate, anything that would need more memory: bytes or a size such as "
+                        "512M, 8G, 1.5T (powers of 1024; default 4G)")
     p.set_defaults(run=lambda args, out: _run(args, out, usage_error))
 
 
-# ------------------------------------------------------------------------------------------ building
-def _grid(text_):
-    height, sep, width = text_.lower().partition("x")
-    if not sep or not height.isdigit() or not width.isdigit():
-        raise ConfigError(f"--grid {text_!r} must be HxW, e.g. 8x8")
-    return int(height), int(width)
-
-
-def _edgelist(path, n):
-    import networkx as nx
+def _memory_size(text_):
+    """``--max-memory``: a size for :func:`formal.limits.parse_size`; anything else is a usage error."""
     try:
-        G = nx.read_edgelist(path, nodetype=int, create_using=nx.DiGraph, data=False)
-    except FileNotFoundError:
-        raise ConfigError(f"--file {path!r} does not exist") from None
-    except (TypeError, ValueError, OSError) as exc:
-        raise ConfigError(f"--file {path!r} is not an edge list of integer pairs 'key query': {exc}") from None
-    G.add_nodes_from(range(n))
-    return from_graph(G, ell=n, name="edgelist")
+        return limits.parse_size(text_)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_memory_size.__name__ = "a memory size"
+
+# ------------------------------------------------------------------------------------------ building
+_GRID = re.compile(r"([0-9]{1,30})[xX×]([0-9]{1,30})")
+
+
+def _grid(text_):
+    match = _GRID.fullmatch(text_.strip())
+    if match is None:
+        shown = text_ if len(text_) <= 40 else text_[:36] + "…"
+        raise ConfigError(f"--grid {shown!r} must be HxW, two positive integers, e.g. 8x8")
+    height, width = int(match.group(1)), int(match.group(2))
+    if not height or not width:
+        raise ConfigError(f"--grid {text_!r} has a side of 0: the grid needs at least one row and one column")
+    return height, width
 
 
 def build(args, usage_error):
@@ -128,7 +143,7 @@ def build(args, usage_error):
     if args.pattern == "edgelist":
         if args.file is None:
             raise usage_error("the edgelist pattern needs --file FILE")
-        return _edgelist(args.file, args.n)
+        return edgelist.read(args.file, args.n)
     options = {takes[d]: getattr(args, d) for d in takes if d in given}
     if args.pattern in ("cross", "causal") and args.n_z is not None:
         return builder(args.n_z, args.n, **options)
@@ -147,7 +162,7 @@ def report(p, *, layers: int, heads: int, d_head: int, progress=None) -> dict:
     if p.name in patterns.PATTERNS:
         exact, values = analysis.symbolic_edge_count(p)
         regime, conditions, holds = analysis.edge_count_regime(p)
-        result["formula"] = {"exact": text(exact), "values": {str(k): int(v) for k, v in values.items()},
+        result["formula"] = {"exact": text(exact), "values": {str(k): int(v) for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))},
                              "simplified": text(regime), "when": [f"{text(c)} ≥ 0" for c in conditions],
                              "simplified_applies": holds}
     d_model = heads * d_head
@@ -175,20 +190,24 @@ def _layered(p, layers, stream=None):
                 stream.flush()
         return show if live else None
 
-    sizes = analysis.receptive_field_sizes(p, layers)
-    plain = analysis.receptive_field_sizes(p, layers, residual=False)
-    per_layer = [{"layer": l + 1, **_spread(s), "min_without_residual": _spread(t)["min"]}
-                 for l, (s, t) in enumerate(zip(sizes, plain))]
-    covered = analysis.layers_to_coverage(p, progress=tracker("full coverage"))
-    plain_covered = analysis.layers_to_coverage(p, residual=False, progress=tracker("without the residual path"))
-    # With the residual path, covering every allowed pair at L layers makes L the maximum path length.
-    longest = covered if covered is not None else analysis.max_path_length(p, progress=tracker("max path length"))
+    memory.require(memory.report_bytes(layers), f"the report of {memory.number(layers)} layers (a row each)")
+    # One walk each, with and without the residual path; each layer is computed once, and none past the
+    # point where the receptive fields settle (the rows after it repeat).
+    grown = analysis.summary(p, layers, progress=tracker("full coverage"))
+    plain = analysis.summary(p, layers, residual=False, progress=tracker("without the residual path"))
+    per_layer = [{"layer": l + 1, "min": least, "mean": mean, "max": most, "min_without_residual": alone[0]}
+                 for l, ((least, mean, most), alone) in enumerate(zip(grown.spread, plain.spread))]
+    covered, plain_covered, longest = grown.coverage, plain.coverage, grown.max_path_length
     if live:
         stream.write("\r\033[K")
         stream.flush()
-    return {"receptive_field": per_layer, "coverage_target": "earlier positions" if p.is_causal else "all positions",
-            "layers_to_coverage": covered, "layers_to_coverage_without_residual": plain_covered,
-            "max_path_length": longest}
+    result = {"receptive_field": per_layer,
+              "coverage_target": "earlier positions" if p.is_causal else "all positions",
+              "layers_to_coverage": covered, "layers_to_coverage_without_residual": plain_covered,
+              "max_path_length": longest}
+    if plain.undetermined is not None:  # a user's graph whose states repeat only after astronomically many layers
+        result["without_residual_undetermined_after"] = plain.undetermined
+    return result
 
 
 def _spread(values) -> dict:
@@ -203,6 +222,13 @@ def _n(value) -> str:
 
 def _layers_text(value) -> str:
     return "never" if value is None else f"{_n(value)} layer{'s' * (value != 1)}"
+
+
+def _without(layered) -> str:
+    after = layered.get("without_residual_undetermined_after")
+    if after is not None:
+        return f"undetermined after {_n(after)} layers (the states had not repeated)"
+    return _layers_text(layered["layers_to_coverage_without_residual"])
 
 
 def to_text(r) -> str:
@@ -234,13 +260,36 @@ def to_text(r) -> str:
         lines.append(f"                  {row['layer']:>5} {row['min']:>5} {row['mean']:>7.1f} {row['max']:>7}"
                      f"   ({row['min_without_residual']})")
     lines += [f"full coverage     {_layers_text(layered['layers_to_coverage'])} with the residual path, "
-              f"{_layers_text(layered['layers_to_coverage_without_residual'])} without "
+              f"{_without(layered)} without "
               f"(every position reaching {layered['coverage_target']})",
               f"max path length   {_layers_text(layered['max_path_length'])}"]
     return "\n".join(lines) + "\n"
 
 
 def _run(args, out, usage_error):
+    with limits.memory_limit(args.max_memory), _matplotlib_scratch(args.draw):
+        _command(args, out, usage_error)
+
+
+@contextlib.contextmanager
+def _matplotlib_scratch(drawing):
+    """While the command draws, matplotlib keeps its font cache in a temporary folder, removed afterwards,
+    unless MPLCONFIGDIR names one: the picture is the only file the command writes."""
+    if not drawing or "MPLCONFIGDIR" in os.environ:
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="formal-matplotlib-") as scratch:
+        os.environ["MPLCONFIGDIR"] = scratch
+        try:
+            yield
+        finally:
+            del os.environ["MPLCONFIGDIR"]
+
+
+def _command(args, out, usage_error):
+    if args.draw:
+        from .draw import check_picture
+        check_picture(args.draw)                                          # before any work
     p = build(args, usage_error)
     result = report(p, layers=args.layers, heads=args.heads, d_head=args.d_head, progress=sys.stderr)
     if args.draw:
@@ -248,7 +297,6 @@ def _run(args, out, usage_error):
         draw(p, args.draw)
         result["picture"] = args.draw
     if args.json:
-        json.dump(result, out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        out.write(files.json_text(result))
     else:
         out.write(to_text(result) + (f"picture           {args.draw}\n" if args.draw else ""))

@@ -4,17 +4,23 @@
 ``Mask`` layout — and, for short sequences, the graph itself as an arc diagram: tokens on a line, an arc
 from each key to each query that attends to it; for a token grid (Swin), the grid coloured by window.
 Long sequences are shown as the density of admitted pairs per block of the mask, so the picture is never
-ℓ² pixels.
+ℓ² pixels.  The path is checked before any work (:func:`check_picture`) and the picture written atomically:
+to a temporary file beside it, then renamed, so a failed run leaves no partial file.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 
+from .. import files
 from ..errors import ConfigError
+from . import memory
 from .pattern import as_pattern
 
-__all__ = ["draw", "mask_image", "ARC_LIMIT", "PIXELS"]
+__all__ = ["draw", "check_picture", "mask_image", "ARC_LIMIT", "PIXELS"]
 
 ARC_LIMIT = 48   # positions up to which the arc diagram is drawn beside the mask
 PIXELS = 512     # the mask image's largest side; longer sequences are shown per block
@@ -24,6 +30,7 @@ def mask_image(pattern, pixels: int = PIXELS) -> np.ndarray:
     """The mask (ℓ_z×ℓ_x) as floats in [0, 1]; above ``pixels`` positions, the fraction of admitted pairs in
     each block, computed from the edges (no ℓ² array)."""
     p = as_pattern(pattern)
+    memory.require(memory.draw_bytes(p.n_edges, p.ell_z + p.ell_x), f"the picture of {p!r}")
     rows, cols = min(p.ell_z, pixels), min(p.ell_x, pixels)
     r = p.keys * rows // max(p.ell_z, 1)                                  # block of each edge
     c = p.queries * cols // max(p.ell_x, 1)
@@ -78,13 +85,15 @@ def _arcs(ax, p):
 
 
 def _grid(ax, p):
-    """A token grid (Swin): each token coloured by the window it attends within (the graph's components)."""
-    import networkx as nx
+    """A token grid (Swin): each token coloured by the window it attends within.  A window is a clique, so
+    its smallest key (each query's first) names it; windows are numbered in the order of those keys, as the
+    graph's components are found.  Grids wider than PIXELS are shown one token in every few."""
     height, width = p.params["height"], p.params["width"]
-    label = np.zeros(p.ell_x, dtype=int)
-    for i, component in enumerate(nx.weakly_connected_components(p.to_networkx())):
-        label[list(component)] = i
-    ax.imshow(label.reshape(height, width) % 20, cmap="tab20", vmin=0, vmax=19, interpolation="nearest")
+    smallest = np.where(p.in_degree > 0, p.keys[np.minimum(p.indptr[:-1], max(p.n_edges - 1, 0))], -1)
+    label = np.unique(smallest, return_inverse=True)[1].reshape(height, width)
+    step_y, step_x = -(-height // PIXELS), -(-width // PIXELS)
+    ax.imshow(label[::step_y, ::step_x] % 20, cmap="tab20", vmin=0, vmax=19, interpolation="nearest",
+              extent=(-0.5, width - 0.5, height - 0.5, -0.5))
     if height * width <= 256:
         for t in range(p.ell_x):
             ax.text(t % width, t // width, str(t), ha="center", va="center", fontsize=6)
@@ -93,8 +102,24 @@ def _grid(ax, p):
     ax.set_title(f"token grid {height}×{width}: colour = the window a token attends within", fontsize=9)
 
 
+def check_picture(path) -> tuple:
+    """``(folder, format)`` of a picture to write at ``path``, checked before any work: the folder exists and
+    can be written, the path is not a directory or a special file (:func:`formal.files.destination`), and
+    matplotlib can write its suffix (no suffix: PNG).  A ConfigError otherwise."""
+    folder = files.destination(path, what="picture")                     # first: no import for a bad path
+    _pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+    suffix = os.path.splitext(os.fspath(path))[1][1:].lower() or "png"
+    known = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in known:
+        raise ConfigError(f"cannot write the picture {os.fspath(path)!r}: matplotlib does not write .{suffix} "
+                          f"files (known: {', '.join(sorted(known))})")
+    return folder, suffix
+
+
 def draw(pattern, path, *, title: str | None = None) -> None:
-    """Write a PNG (or any format matplotlib knows from ``path``'s suffix) of ``pattern``."""
+    """Write a PNG (or any format matplotlib knows from ``path``'s suffix) of ``pattern``, atomically."""
+    folder, suffix = check_picture(path)
     plt = _pyplot()
     p = as_pattern(pattern)
     grid = p.self_attention and {"height", "width"} <= set(p.params)
@@ -121,8 +146,26 @@ def draw(pattern, path, *, title: str | None = None) -> None:
     fig.suptitle(title or repr(p), fontsize=10)
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=120)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot write the picture to {str(path)!r}: {exc}") from None
+        _save(fig, path, folder, suffix)
     finally:
         plt.close(fig)
+
+
+def _save(fig, path, folder, suffix):
+    """Save to a temporary file beside ``path`` (the suffix kept for matplotlib), then rename it over ``path``."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".formal-", suffix="." + suffix)
+        os.close(fd)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)                                     # as open() would have made it
+    except OSError as exc:
+        raise ConfigError(f"cannot write the picture to {os.fspath(path)!r}: {exc.strerror}") from None
+    try:
+        fig.savefig(tmp, dpi=120, format=suffix)
+        os.replace(tmp, path)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot write the picture to {os.fspath(path)!r}: {exc}") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)

@@ -7,7 +7,7 @@ by the softmax, over ``q``'s in-neighbours ``N(q)``, of the scores ``q_qᵀ k_k 
     \\qquad s_{kq} = \\frac{(W_q x_q + b_q)^\\top (W_k z_k + b_k)}{\\sqrt{d_\\mathrm{attn}}}
 
 which is Algorithm 4 with ``Mask[k, q] = [[k → q ∈ E]]``.  A query with no in-edge (an empty
-neighbourhood) gets zeros, NaN, or a DomainError by ``empty`` (SPEC.md decision 7), as in the core.
+neighbourhood) gets zeros, NaN, or a DomainError by ``empty`` (design decision 7), as in the core.
 
 Two executors compute it:
 
@@ -43,6 +43,7 @@ import numpy as np
 from ..arrays import real_array
 from ..errors import ConfigError
 from ..ops import check_empty_policy, empty_neighbourhood
+from . import memory
 from .pattern import as_pattern
 
 __all__ = ["attention", "mhattention", "propagate_loop", "propagate_edges", "EXECUTORS"]
@@ -109,6 +110,7 @@ def propagate_edges(pattern, Q, K, V, *, empty="zero", max_edges: int = MAX_EDGE
     Q, K, V = _columns("Q", Q), _columns("K", K), _columns("V", V)
     pattern = as_pattern(pattern, ell_z=K.shape[1], ell_x=Q.shape[1])
     lonely = _empty_check(pattern, empty)
+    _afford(pattern, Q.shape[0], V.shape[0], max_edges)
     Qt, Kt, Vt = (np.ascontiguousarray(A.T) for A in (Q, K, V))          # one row per token
     Y = np.zeros((Q.shape[1], V.shape[0]))                                # (ℓ_x, d_v)
     scale = 1.0 / math.sqrt(Q.shape[0])
@@ -127,6 +129,16 @@ def propagate_edges(pattern, Q, K, V, *, empty="zero", max_edges: int = MAX_EDGE
     if empty == "nan":
         Y[lonely] = np.nan
     return Y.T
+
+
+def _afford(pattern, d_attn, d_v, max_edges):
+    """Refuse what :func:`propagate_edges` would hold beyond the memory limit: chunks of at most ``max_edges``
+    edges, or one query's in-degree if larger (:func:`formal.graphs.memory.attention_bytes`)."""
+    widest = int(pattern.in_degree.max(initial=0))
+    chunk = min(pattern.n_edges, max(max_edges, widest))
+    memory.require(memory.attention_bytes(chunk, pattern.ell_z, pattern.ell_x, d_attn, d_v),
+                   f"attention over {pattern!r} with d_attn = {d_attn}, d_v = {d_v} (chunks of "
+                   f"{memory.number(chunk)} edges)")
 
 
 def _propagate(executor):

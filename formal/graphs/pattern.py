@@ -35,6 +35,7 @@ import numpy as np
 from .. import masks
 from ..arrays import index_array
 from ..errors import ConfigError
+from . import memory
 from .edges import integer
 
 __all__ = ["Pattern", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask"]
@@ -117,7 +118,10 @@ class Pattern:
 
     # --------------------------------------------------------------------------------------- conversions
     def mask(self) -> np.ndarray:
-        """The spec's ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` as booleans: ``Mask[k, q]`` iff the edge ``k → q`` exists."""
+        """The spec's ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` as booleans: ``Mask[k, q]`` iff the edge ``k → q`` exists
+        (ℓ_z·ℓ_x bytes: refused beyond the memory limit, see :mod:`formal.limits`)."""
+        size = f"{memory.number(self.ell_z)}×{memory.number(self.ell_x)}"
+        memory.require(memory.mask_bytes(self.ell_z, self.ell_x), f"the {size} boolean mask of {self!r}")
         m = np.zeros((self.ell_z, self.ell_x), dtype=bool)
         m[self.keys, self.queries] = True
         return m
@@ -129,9 +133,11 @@ class Pattern:
     def to_networkx(self) -> nx.DiGraph:
         """A new ``DiGraph`` with every position as a node (isolated ones included) and an edge per key → query.
 
-        networkx stores a graph as dicts, so this costs Python work per edge; the patterns themselves and the
-        executors never need it.
+        networkx stores a graph as dicts, so this costs Python work and a few hundred bytes per edge and per
+        node (refused beyond the memory limit); the patterns themselves and the executors never need it.
         """
+        nodes = self.ell_x if self.self_attention else self.ell_z + self.ell_x
+        memory.require(memory.networkx_bytes(self.n_edges, nodes), f"the networkx graph of {self!r}")
         G = nx.DiGraph(name=self.name, params=dict(self.params), ell_z=self.ell_z, ell_x=self.ell_x)
         if self.self_attention:
             G.add_nodes_from((t, {"position": t, "side": "self"}) for t in range(self.ell_x))
@@ -167,13 +173,20 @@ class Pattern:
         return f"Pattern({self.name!r}, {size}{params}, {self.n_edges:,} edges)"
 
 
+def check_pairs(ell_z: int, ell_x: int) -> None:
+    """Refuse sizes whose ``ℓ_z·ℓ_x`` pairs int64 cannot number: edges are sorted by ``q·ℓ_z + k``."""
+    if ell_z * ell_x > 2**63:
+        raise ConfigError(f"ell_z × ell_x = {memory.number(ell_z)} × {memory.number(ell_x)} is more pairs than int64 "
+                          "edge indices can number (2^63)")
+
+
 def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="graph", params=None,
                duplicates="error", _owned=False) -> Pattern:
     """A pattern from edge arrays ``keys[e] → queries[e]`` (any order).
 
     ``ell_x`` defaults to ``ell_z``; ``self_attention`` defaults to ``ell_z == ell_x``.  A repeated edge is
     an error (``duplicates="error"``: attention has no edge weights to sum) or merged (``"merge"``, for
-    patterns built as unions of parts).
+    patterns built as unions of parts).  The sort's temporaries are estimated first (see :mod:`formal.limits`).
     """
     ell_z = integer("ell_z", ell_z, 0)
     ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
@@ -186,6 +199,10 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
     k, q = _index_array(keys, "keys"), _index_array(queries, "queries")
     if k.shape != q.shape:
         raise ConfigError(f"keys and queries must have one entry per edge, got {k.size} and {q.size}")
+    sizes = (f"{memory.number(k.size)} edges over ℓ_z = {memory.number(ell_z)}, ℓ_x = {memory.number(ell_x)} "
+             "positions")
+    memory.require(memory.pairs_bytes(k.size, ell_x, sort=False, owned=_owned), f"checking {sizes}")
+    check_pairs(ell_z, ell_x)
     for array, ell, what in ((k, ell_z, "key"), (q, ell_x, "query")):
         bad = (array < 0) | (array >= ell)
         if np.any(bad):
@@ -198,6 +215,7 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
             k, q = k.copy(), q.copy()
         return Pattern(k, q, ell_z=ell_z, ell_x=ell_x, self_attention=bool(self_attention), name=name,
                        params=params)
+    memory.require(memory.pairs_bytes(k.size, ell_x, sort=True), f"sorting {sizes}")
     order = np.argsort(linear, kind="stable")
     linear = linear[order]
     repeated = np.flatnonzero(np.diff(linear) == 0)
@@ -214,23 +232,32 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
 def from_mask(mask, *, ell_z=None, ell_x=None, self_attention=None, name="mask") -> Pattern:
     """The pattern of a mask ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` (rows keys, columns queries; a name such as
     ``"causal"`` needs ``ell_z`` and ``ell_x``).  A square mask is self-attention unless
-    ``self_attention=False``; giving ``ell_z``/``ell_x`` checks the mask's shape."""
-    if isinstance(mask, str) or mask is None:
+    ``self_attention=False``; giving ``ell_z``/``ell_x`` checks the mask's shape.  The dense mask a name
+    resolves to, and the pattern's edges, are estimated first (see :mod:`formal.limits`)."""
+    named = isinstance(mask, str) or mask is None
+    if named:
         if ell_z is None or ell_x is None:
             raise ConfigError(f"mask {mask!r} needs ell_z and ell_x")
-        shape = (ell_z, ell_x)
+        shape = (integer("ell_z", ell_z, 0), integer("ell_x", ell_x, 0))
     else:
         shape = np.shape(mask)
         if len(shape) != 2:
             raise ConfigError(f"a mask is a 2-D ell_z×ell_x array, got shape {shape}")
         shape = (shape[0] if ell_z is None else ell_z, shape[1] if ell_x is None else ell_x)
-    m = masks.resolve(mask, *shape)
     if self_attention is None:
         self_attention = shape[0] == shape[1]
     if self_attention and shape[0] != shape[1]:
         raise ConfigError(f"a self-attention mask is square, got shape {shape}")
+    size = f"{memory.number(shape[0])}×{memory.number(shape[1])}"
+    # a name is resolved to a boolean array; an array of numbers is compared with 0 and 1 (two more)
+    memory.require(memory.mask_bytes(*shape, copies=1 if named or getattr(mask, "dtype", None) == bool else 3),
+                   f"the {size} mask {mask!r}" if named else f"checking the {size} mask")
+    m = masks.resolve(mask, *shape)
+    edges = int(np.count_nonzero(m))
+    memory.require(memory.mask_bytes(*shape, edges=edges),
+                   f"the pattern of the {size} mask ({memory.number(edges)} edges)")
     q, k = np.nonzero(m.T)  # sorted by query, then key
-    return Pattern(k.astype(np.int64), q.astype(np.int64), ell_z=shape[0], ell_x=shape[1],
+    return Pattern(k.astype(np.int64, copy=False), q.astype(np.int64, copy=False), ell_z=shape[0], ell_x=shape[1],
                    self_attention=bool(self_attention), name=name)
 
 
@@ -304,6 +331,8 @@ def as_pattern(obj, *, ell_z=None, ell_x=None, inputs=None) -> Pattern:
     """A :class:`Pattern` from a pattern, a networkx graph, or a 0/1 mask; ``ell_z``/``ell_x``, when given, are
     checked (a mask of the wrong shape or a graph of the wrong size is a ConfigError that names the
     ``inputs`` — e.g. ``("Z", "X")`` — whose columns set them)."""
+    if obj is None:
+        raise ConfigError("pattern is None: give a Pattern, a networkx graph or a 0/1 mask")
     if isinstance(obj, Pattern):
         pattern = obj
     elif isinstance(obj, nx.Graph):

@@ -34,16 +34,17 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
-import sympy as sp
 
 from .. import masks
 from ..errors import ConfigError
+from . import memory
 from .edges import flag, integer, offsets, ranges, window_span
-from .pattern import Pattern, from_graph, from_pairs
-from .sums import sum_floor, sum_min, triangle
+from .pattern import Pattern, check_pairs, from_graph, from_pairs
+from .sums import Max, Min, floor, sum_floor, sum_min, triangle
 
 __all__ = ["full", "causal", "cross", "sliding_window", "dilated", "global_local", "strided", "fixed", "random",
            "swin", "adjacency", "PATTERNS", "Kind"]
@@ -55,10 +56,24 @@ def _self(keys, queries, ell, name, params, duplicates="error") -> Pattern:
                       _owned=True)
 
 
+def _afford(name, positions, *, where=None, **args) -> int:
+    """Refuse to build pattern ``name`` if it would need more memory than the limit; its edge count comes
+    from its exact formula evaluated on integers (``args`` as the count takes them), before any array."""
+    exact = {k: Fraction(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in args.items()}
+    edges = int(PATTERNS[name].count(**exact))                           # Fractions: exact, plain Python
+    where = where or (f"at ℓ = {memory.number(args['ell'])}" if "ell" in args else
+                      f"at ℓ_z = {memory.number(args['ell_z'])}, ℓ_x = {memory.number(args['ell_x'])}")
+    memory.require(memory.build_bytes(name, edges=edges, positions=positions),
+                   f"the {name} pattern {where} ({memory.number(edges)} edges)")
+    check_pairs(args.get("ell_z", args.get("ell")), args.get("ell_x", args.get("ell")))
+    return edges
+
+
 # ----------------------------------------------------------------------------------- dense and causal
 def full(ell) -> Pattern:
     """Bidirectional attention (``Mask ≡ 1``, an encoder): every query sees every key.  ``|E| = ℓ²``."""
     ell = integer("ell", ell, 0)
+    _afford("full", ell, ell=ell)
     return _self(*ranges(np.zeros(ell, np.int64), np.full(ell, ell)), ell, "full", {})
 
 
@@ -70,7 +85,7 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     """Unidirectional attention (a decoder): ``Mask[t_z, t_x] = [[t_z ≤ t_x]]``.
 
     With ``ell_x`` ≠ ``ell_z`` the keys and queries are different sequences, the pattern is bipartite and
-    ``align`` must say how they line up (SPEC.md decision 6): ``"top-left"`` (the paper's) or
+    ``align`` must say how they line up (design decision 6): ``"top-left"`` (the paper's) or
     ``"bottom-right"`` (the last query sees every key: what a KV cache needs).  ``|E| = ℓ(ℓ+1)/2`` for
     self-attention.
     """
@@ -78,6 +93,10 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
     shift = masks.causal_shift(ell_z, ell_x, align)                      # the spec's alignment rule
     align = align or "top-left"
+    if ell_z == ell_x:
+        _afford("causal", ell_z, ell=ell_z)
+    else:
+        _afford("causal", ell_z + ell_x, ell_z=ell_z, ell_x=ell_x, align=align)
     stops = np.clip(np.arange(ell_x, dtype=np.int64) + 1 + shift, 0, ell_z)
     keys, queries = ranges(np.zeros(ell_x, np.int64), stops)
     if ell_z == ell_x:
@@ -98,6 +117,7 @@ def cross(ell_z, ell_x) -> Pattern:
     """Cross-attention: the bipartite graph in which every query of X sees every token of the context Z
     (Algorithm 8's encoder–decoder attention).  ``|E| = ℓ_z·ℓ_x``."""
     ell_z, ell_x = integer("ell_z", ell_z, 0), integer("ell_x", ell_x, 0)
+    _afford("cross", ell_z + ell_x, ell_z=ell_z, ell_x=ell_x)
     keys, queries = ranges(np.zeros(ell_x, np.int64), np.full(ell_x, ell_z))
     return from_pairs(keys, queries, ell_z=ell_z, ell_x=ell_x, self_attention=False, name="cross")
 
@@ -114,7 +134,8 @@ def sliding_window(ell, window, *, causal=True) -> Pattern:
     ``|E| = ℓ + Σ_{q<ℓ} min(q, w − 1)`` causal, twice that less ℓ bidirectional.
     """
     ell, window, causal = integer("ell", ell, 0), integer("window", window), flag("causal", causal)
-    return _self(*ranges(*window_span(ell, window, causal)), ell, "sliding_window",
+    _afford("sliding_window", ell, ell=ell, window=window, causal=causal)
+    return _self(*ranges(*window_span(ell, min(window, max(ell, 1)), causal)), ell, "sliding_window",
                  {"window": window, "causal": causal})
 
 
@@ -132,15 +153,17 @@ def dilated(ell, window, dilation, *, causal=True) -> Pattern:
     """
     ell, window, dilation = integer("ell", ell, 0), integer("window", window), integer("dilation", dilation)
     causal = flag("causal", causal)
-    steps = -dilation * np.arange(window - 1, -1, -1)
+    _afford("dilated", ell, ell=ell, window=window, dilation=dilation, causal=causal)
+    reach = (ell - 1) // dilation + 1 if ell else 1                         # keys q − jδ ≥ 0 need j < reach
+    steps = -min(dilation, max(ell, 1)) * np.arange(min(window, reach) - 1, -1, -1)
     distances = steps if causal else np.concatenate((steps, -steps[-2::-1]))
     return _self(*offsets(ell, distances), ell, "dilated", {"window": window, "dilation": dilation, "causal": causal})
 
 
 def _count_dilated(ell, window, dilation, causal=True):
-    blocks = sp.floor(ell / dilation)
+    blocks = floor(ell / dilation)
     one_side = (dilation * (blocks + sum_min(blocks, window - 1))
-                + (ell - dilation * blocks) * sp.Min(window, blocks + 1))
+                + (ell - dilation * blocks) * Min(window, blocks + 1))
     return one_side if causal else 2 * one_side - ell
 
 
@@ -154,7 +177,8 @@ def global_local(ell, window, n_global, *, causal=False) -> Pattern:
     n_global = integer("n_global", n_global, 0)
     if n_global > ell:
         raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
-    parts = [ranges(*window_span(ell, window, causal)), *_global(ell, n_global, causal)]
+    _afford("global_local", ell, ell=ell, window=window, n_global=n_global, causal=causal)
+    parts = [ranges(*window_span(ell, min(window, max(ell, 1)), causal)), *_global(ell, n_global, causal)]
     return _self(np.concatenate([k for k, _ in parts]), np.concatenate([q for _, q in parts]), ell, "global_local",
                  {"window": window, "n_global": n_global, "causal": causal}, duplicates="merge")
 
@@ -195,9 +219,11 @@ def strided(ell, stride, *, part="both") -> Pattern:
     ``|E| = ℓ + Σ_{q<ℓ} min(q, s) + Σ_{q<ℓ} ⌊q/s⌋ − max(ℓ − s, 0)`` for ``"both"``.
     """
     ell, stride, part = integer("ell", ell, 0), integer("stride", stride), _part(part, PARTS[:3])
+    _afford("strided", ell, ell=ell, stride=stride, part=part)
+    s = min(stride, max(ell, 1))                                           # a stride ≥ ℓ is the same as ℓ
     q = np.arange(ell, dtype=np.int64)
-    local = ranges(np.maximum(q - stride, 0), q + 1)
-    strides = offsets(ell, -stride * np.arange(-(-ell // stride) - 1, -1, -1))
+    local = ranges(np.maximum(q - s, 0), q + 1)
+    strides = offsets(ell, -s * np.arange(-(-ell // s) - 1, -1, -1))
     chosen = {"local": [local], "stride": [strides], "both": [local, strides]}[part]
     return _self(np.concatenate([c[0] for c in chosen]), np.concatenate([c[1] for c in chosen]), ell, "strided",
                  {"stride": stride, "part": part}, duplicates="merge")
@@ -205,7 +231,7 @@ def strided(ell, stride, *, part="both") -> Pattern:
 
 def _count_strided(ell, stride, part="both"):
     local, strides = ell + sum_min(ell, stride), ell + sum_floor(ell, stride)
-    both = local + strides - ell - sp.Max(ell - stride, 0)   # k = q, and k = q − s for q ≥ s, are in both
+    both = local + strides - ell - Max(ell - stride, 0)   # k = q, and k = q − s for q ≥ s, are in both
     return {"local": local, "stride": strides, "both": both}[part]
 
 
@@ -220,9 +246,11 @@ def fixed(ell, stride, summary=1, *, part="both") -> Pattern:
     part = _part(part, ("both", "local", "summary"))
     if summary > stride:
         raise ConfigError(f"summary = {summary} must be at most stride = {stride} (positions per block)")
+    _afford("fixed", ell, ell=ell, stride=stride, summary=summary, part=part)
     q = np.arange(ell, dtype=np.int64)
-    local = ranges(q - q % stride, q + 1)
-    summaries = np.flatnonzero(q % stride >= stride - summary)             # the summary keys, in order
+    offset = q % min(stride, ell + 1)                                      # q mod s (= q when s > ℓ)
+    local = ranges(q - offset, q + 1)
+    summaries = np.flatnonzero(offset >= min(stride - summary, ell))       # the summary keys, in order
     index, queries = ranges(np.zeros(ell, np.int64), np.searchsorted(summaries, q, side="right"))
     chosen = {"local": [local], "summary": [(summaries[index], queries)],
               "both": [local, (summaries[index], queries)]}[part]
@@ -231,7 +259,7 @@ def fixed(ell, stride, summary=1, *, part="both") -> Pattern:
 
 
 def _count_fixed(ell, stride, summary=1, part="both"):
-    floors, blocks = sum_floor(ell, stride), sp.floor(ell / stride)
+    floors, blocks = sum_floor(ell, stride), floor(ell / stride)
     local = ell * (ell + 1) / 2 - stride * floors                          # (q mod s) + 1 keys for query q
     # summary keys of earlier blocks (c per block), plus those of the query's own block up to itself
     own_block = blocks * summary * (summary + 1) / 2 + triangle(ell - stride * blocks - stride + summary)
@@ -251,15 +279,14 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     seed = integer("seed", seed, 0)
     if n_global > ell:
         raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
+    _room(ell, n_random, window, n_global)
+    _afford("random", ell, ell=ell, n_random=n_random, window=window, n_global=n_global)
+    w = min(window, ell)                                                   # a window ≥ ℓ is the same as ℓ
     q = np.arange(n_global, ell, dtype=np.int64)                           # the non-global queries
-    lo = np.maximum(q - window + 1, n_global) if window else q             # their window: lo ≤ k ≤ hi
-    hi = np.minimum(q + window - 1, ell - 1) if window else q - 1
+    lo = np.maximum(q - w + 1, n_global) if w else q                       # their window: lo ≤ k ≤ hi
+    hi = np.minimum(q + w - 1, ell - 1) if w else q - 1
     below = lo - n_global                                                  # free keys n_global ≤ k < lo
     free = below + (ell - 1 - hi)                                          # … and hi < k < ℓ
-    if q.size and free.min() < n_random:
-        worst = int(np.argmin(free))
-        raise ConfigError(f"n_random = {n_random} is more than the {int(free[worst])} keys query {int(q[worst])} "
-                          f"has left outside its window and the global positions (ell = {ell})")
     picks = _distinct(np.random.default_rng(seed), free, n_random)         # (ℓ − g, r), each row < free
     random_keys = np.where(picks < below[:, None], n_global + picks, hi[:, None] + 1 + picks - below[:, None])
     base = global_local(ell, window, n_global) if window else _global_only(ell, n_global)
@@ -267,6 +294,20 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     queries = np.concatenate((base.queries, np.repeat(q, n_random)))
     return _self(keys, queries, ell, "random",
                  {"n_random": n_random, "window": window, "n_global": n_global, "seed": seed})
+
+
+def _room(ell, n_random, window, n_global):
+    """Check, with integers only, that every non-global query has ``n_random`` keys left to draw: query q
+    has ``ℓ − g`` keys less its window clipped to ``g..ℓ−1``, whose widest is ``min(2w − 1, ℓ − g)``,
+    first reached at ``q = g + w − 1`` (or ``max(ℓ − w, g)`` when the window spans them all)."""
+    if ell == n_global:
+        return
+    widest = min(2 * window - 1, ell - n_global) if window else 0
+    worst = n_global if not window else n_global + window - 1 if widest == 2 * window - 1 else max(ell - window,
+                                                                                                   n_global)
+    if ell - n_global - widest < n_random:
+        raise ConfigError(f"n_random = {n_random} is more than the {ell - n_global - widest} keys query {worst} "
+                          f"has left outside its window and the global positions (ell = {ell})")
 
 
 def _global_only(ell, n_global):
@@ -310,6 +351,10 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     shift = (window // 2 if shift is None else integer("shift", shift)) if shifted else 0
     if shifted and not 0 < shift < window:
         raise ConfigError(f"shift = {shift} must be between 1 and window − 1 = {window - 1}")
+    ell = height * width
+    grid = f"on a {memory.number(height)}×{memory.number(width)} grid, ℓ = {memory.number(ell)}"
+    _afford("swin", ell, where=grid, ell=ell, height=height, width=width, window=window,
+            **({"shift": shift} if shifted else {}))
     # Rows (columns) fall into groups split at shift + a·M: the windows after Swin's masked cyclic shift.
     rows = (np.arange(height) + (window - shift) % window) // window
     cols = (np.arange(width) + (window - shift) % window) // window
@@ -321,7 +366,7 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     params = {"height": height, "width": width, "window": window}
     if shifted:
         params["shift"] = shift
-    return _self(members[index], queries, height * width, "swin", params)
+    return _self(members[index], queries, ell, "swin", params)
 
 
 def _count_swin(ell, height, width, window, shift=None):

@@ -1,5 +1,5 @@
 """The message-passing executors are Algorithms 4 and 5 on the pattern's mask (issue 5: executors,
-equivariance, causality; SPEC.md decision 7 for empty neighbourhoods)."""
+equivariance, causality; design decision 7 for empty neighbourhoods)."""
 
 import networkx as nx
 import numpy as np

@@ -1,0 +1,609 @@
+"""A catalogue of hostile inputs run through the real command line (``python -m formal``, a subprocess).
+
+The promise under test (README, ``formal/cli.py``): bad input prints one line on stderr, starting
+``formal-transformers: error:``, and exits with status 2 (1 where the implementation checked by
+``conform`` is at fault); never a traceback; bounded time and memory; ``--json`` prints one valid JSON object
+or nothing; nothing is written outside the path the user asked for; nothing in a file or option is executed
+as code.
+
+Each :class:`Case` runs in a fresh working directory (its own temporary folder) with ``HOME`` pointing at
+another empty temporary folder, under ``RLIMIT_AS`` = 6 GiB (torch imports and runs under it: checked by
+:func:`test_the_limits_leave_room_for_torch`) and a wall-clock timeout (30 s for the spec's own commands, 120 s
+for ``verify``/``conform``).  Every case checks:
+
+- the exit status;
+- stderr: for an exit status 2 (and a 1 where ``stderr="line"``) exactly one non-empty line starting with
+  ``formal-transformers: error:``, at most :data:`MAX_LINE` characters; for exit status 0, nothing; for a
+  ``conform`` exit status 1 where a property failed (``stderr="report"``) the report is on stdout and stderr
+  holds no traceback;
+- no ``Traceback`` on stdout or stderr;
+- with ``--json`` on the command line (``list``/``show``/``complexity``/``graph``/``conform``): stdout empty
+  or exactly one JSON object;
+- the files under the working directory and HOME afterwards are those before, plus at most the paths the case
+  names in ``files`` (nothing else is created, changed into something else, or removed);
+- where ``max_seconds`` is set, the run took at most that long (checks that must be refused before any work).
+
+The cases run in a small thread pool (2 workers) in one module-scoped fixture, only those selected.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+AS_LIMIT = 6 * 2**30      # RLIMIT_AS of every run (torch imports and runs under it)
+FORMAL_TIMEOUT = 30       # seconds, list/show/complexity/graph
+TORCH_TIMEOUT = 120       # seconds, verify/conform
+MAX_LINE = 1000           # characters of the one error line (a 100 KB value must not be echoed whole)
+WORKERS = 2
+PREFIX = "formal-transformers: error:"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile command line.
+
+    ``argv``: the arguments after ``python -m formal`` (str, or bytes for a name that is not UTF-8);
+    ``status``: the exit status expected; ``files``: the paths (relative to the working directory) the run
+    may create; ``setup``: a function of the working directory that creates the hostile files;
+    ``stderr``: ``"line"`` (one error line) or ``"report"`` (conform's exit 1: the report is on stdout);
+    ``contains``: text the error line (or, for status 0, stdout) must contain; ``max_seconds``: the
+    longest the run may take; ``note``: why the case expects what it does, where that needs saying.
+    """
+
+    id: str
+    argv: tuple
+    status: int
+    files: tuple = ()
+    setup: Callable[[Path], None] | None = None
+    stderr: str = "line"
+    contains: tuple = ()
+    max_seconds: float | None = None
+    note: str = ""
+
+    @property
+    def torch(self) -> bool:
+        return bool(self.argv) and self.argv[0] in ("verify", "conform")
+
+
+# ------------------------------------------------------------------------------------------ hostile files
+GOOD_CONFIG = """\
+name = "tiny"
+algorithm = "dtransformer"
+seq_len = 64
+[options]
+tied = true
+[sizes]
+N_V = 100
+ell_max = 128
+d_e = 64
+L = 2
+H = 4
+d_mlp = 256
+"""
+
+
+def _write(name: str, content):
+    """A setup writing ``content`` (text or bytes) to ``name`` in the working directory."""
+    def setup(cwd: Path):
+        target = cwd / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+    return setup
+
+
+def _config(**replace):
+    """GOOD_CONFIG with lines replaced: ``replace`` maps a line's key (``d_e``) to its new line (``d_e = -1``);
+    ``extra`` appends lines at the end; ``extra_top`` inserts lines before the first table."""
+    lines = GOOD_CONFIG.splitlines()
+    extra_top = replace.pop("extra_top", "")
+    extra = replace.pop("extra", "")
+    out = []
+    for line in lines:
+        key = line.split("=")[0].strip()
+        if line.startswith("[options]") and extra_top:
+            out.append(extra_top)
+        out.append(replace.get(key, line) if "=" in line else line)
+    text = "\n".join(l for l in out if l is not None) + "\n" + (extra + "\n" if extra else "")
+    return text
+
+
+def _binary(cwd: Path):
+    (cwd / "bad.toml").write_bytes(bytes(range(256)) * 16 + b"\xff\xfe\x00\x80")
+
+
+def _latin1(cwd: Path):
+    (cwd / "bad.toml").write_bytes(GOOD_CONFIG.replace('"tiny"', '"caf\xe9"').encode("latin-1"))
+
+
+def _fifo_named(name):
+    def setup(cwd: Path):
+        os.mkfifo(cwd / name)
+    return setup
+
+
+def _directory_named(name):
+    def setup(cwd: Path):
+        (cwd / name).mkdir()
+    return setup
+
+
+def _symlink_named(name, target="/dev/zero"):
+    def setup(cwd: Path):
+        os.symlink(target, cwd / name)
+    return setup
+
+
+def _big_named(name, size=50 * 2**20):
+    """A 50 MB file (sparse: NUL bytes, instantly created)."""
+    def setup(cwd: Path):
+        with open(cwd / name, "wb") as handle:
+            handle.truncate(size)
+    return setup
+
+
+def _big_text_named(name, size=50 * 2**20):
+    """A 50 MB file of valid 'key query' lines (really written: not sparse)."""
+    def setup(cwd: Path):
+        line = b"0 1\n"
+        with open(cwd / name, "wb") as handle:
+            handle.write(line * (size // len(line)))
+    return setup
+
+
+def _both(*setups):
+    def setup(cwd: Path):
+        for s in setups:
+            s(cwd)
+    return setup
+
+
+INJECT = "__import__('os').system('touch pwned')"
+SHELL = "$(touch pwned); `touch pwned`; touch pwned"
+
+DINFERENCE_TARGET = """\
+import formal
+
+_spec = formal.get("dinference", tau=1e-30)
+
+
+def dinference(x, params, ell_gen, seed=None, ell_max=None):
+    extra = {} if ell_max is None else {"ell_max": ell_max}
+    return _spec(x=x, ell_gen=ell_gen, seed=seed, **extra, **params)
+"""
+
+WRONG_TARGET = """\
+import numpy as np
+
+
+def attention(X, Z=None, mask=None, **params):
+    return np.zeros((params["W_v"].shape[0], X.shape[1]))
+"""
+
+NOISY_TARGET = """\
+import os
+import sys
+
+print("{ not json")
+os.write(1, b"]] also not json\\n")
+os.write(2, b"Traceback (most recent call last):\\n  printed by the target at import\\n")
+
+
+def attention(X, Z=None, mask=None, **params):
+    print("{")
+    sys.stderr.write("Traceback (most recent call last):\\n")
+    os.write(2, b"Traceback (most recent call last): fd 2\\n")
+    os._exit(3)
+"""
+
+ATTENTION_TARGET = (REPO / "examples" / "attention.py").read_text(encoding="utf-8")
+
+# ------------------------------------------------------------------------------------------ the catalogue
+C = Case
+CONFIG = ("complexity", "--config", "bad.toml")
+SHOW_LN = ("show", "layer_norm", "-o")
+
+CASES = [
+    # ---------------------------------------------------------------- top level
+    C("top-no-command", (), 2),
+    C("top-unknown-command", ("frobnicate",), 2),
+    C("top-version", ("--version",), 0, contains=("formal-transformers",)),
+    C("top-list-json", ("list", "--json"), 0, contains=('"algorithms"',)),
+    C("top-list-extra-argument", ("list", "extra"), 2),
+
+    # ---------------------------------------------------------------- complexity --config: hostile files
+    C("config-binary", CONFIG, 2, setup=_binary),
+    C("config-not-utf8", CONFIG, 2, setup=_latin1),
+    C("config-5000-nested-arrays", CONFIG, 2, setup=_write("bad.toml", "x = " + "[" * 5000 + "]" * 5000 + "\n")),
+    C("config-5000-nested-inline-tables", CONFIG, 2,
+      setup=_write("bad.toml", "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n")),
+    C("config-5000-dotted-key", CONFIG, 2, setup=_write("bad.toml", "a" + ".a" * 5000 + " = 1\n")),
+    C("config-5000-table-headers", CONFIG, 2, setup=_write("bad.toml", "[" + ".".join(["t"] * 5000) + "]\n")),
+    C("config-fifo", CONFIG, 2, setup=_fifo_named("bad.toml"), max_seconds=15),
+    C("config-directory", CONFIG, 2, setup=_directory_named("bad.toml")),
+    C("config-symlink-to-dev-zero", CONFIG, 2, setup=_symlink_named("bad.toml"), max_seconds=15),
+    C("config-dev-zero", ("complexity", "--config", "/dev/zero"), 2, max_seconds=15),
+    C("config-dangling-symlink", CONFIG, 2, setup=_symlink_named("bad.toml", "nowhere.toml")),
+    C("config-50MB", CONFIG, 2, setup=_big_named("bad.toml"), max_seconds=15),
+    C("config-missing", ("complexity", "--config", "missing.toml"), 2),
+    C("config-symlink-loop", CONFIG, 2, setup=_symlink_named("bad.toml", "bad.toml")),
+    C("config-sizes-100KB-string", CONFIG, 2,
+      setup=_write("bad.toml", 'algorithm = "dtransformer"\nsizes = "' + "x" * 100_000 + '"\n'),
+      note="the value is named in a bounded line, not echoed whole"),
+    C("config-unknown-100KB-key", CONFIG, 2,
+      setup=_write("bad.toml", 'algorithm = "dtransformer"\n"' + "k" * 100_000 + '" = 1\n')),
+    C("config-empty", CONFIG, 2, setup=_write("bad.toml", "")),
+    C("config-malformed", CONFIG, 2, setup=_write("bad.toml", "algorithm = \n[sizes\n")),
+    C("config-algorithm-int", CONFIG, 2, setup=_write("bad.toml", _config(algorithm="algorithm = 5"))),
+    C("config-algorithm-not-a-model", CONFIG, 2, setup=_write("bad.toml", _config(algorithm='algorithm = "attention"'))),
+    C("config-algorithm-injection", CONFIG, 2, setup=_write("bad.toml", _config(algorithm=f'algorithm = "{INJECT}"'))),
+    C("config-unknown-top-key", CONFIG, 2, setup=_write("bad.toml", _config(extra_top="colour = 'red'"))),
+    C("config-unknown-size", CONFIG, 2, setup=_write("bad.toml", _config(extra="d_foo = 3"))),
+    C("config-unknown-option", CONFIG, 2, setup=_write("bad.toml", _config(tied="frobnicate = true"))),
+    C("config-size-string", CONFIG, 2, setup=_write("bad.toml", _config(d_e='d_e = "768"'))),
+    C("config-size-float", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = 64.0"))),
+    C("config-size-inf", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = inf"))),
+    C("config-size-negative", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = -64"))),
+    C("config-size-zero-layers", CONFIG, 2, setup=_write("bad.toml", _config(L="L = 0"))),
+    C("config-size-10**400", CONFIG, 2, setup=_write("bad.toml", _config(d_e=f"d_e = {10**400}")),
+      note="a size no model has: refused as bad input (exit 2), not an internal error"),
+    C("config-seq-len-10**400", CONFIG, 2,
+      setup=_write("bad.toml", _config(seq_len=f"seq_len = {10**400}", ell_max=f"ell_max = {10**400}")),
+      note="ℓ = ℓ_max = 10**400 is within every stated constraint, but no figure of it is meaningful"),
+    C("config-size-datetime", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = 1979-05-27T07:32:00Z"))),
+    C("config-sizes-not-a-table", CONFIG, 2,
+      setup=_write("bad.toml", 'algorithm = "dtransformer"\nsizes = 3\n')),
+    C("config-options-array", CONFIG, 2,
+      setup=_write("bad.toml", 'algorithm = "dtransformer"\noptions = [1, 2]\n')),
+    C("config-seq-len-bool", CONFIG, 2, setup=_write("bad.toml", _config(seq_len="seq_len = true"))),
+    C("config-seq-len-over-ell-max", CONFIG, 2, setup=_write("bad.toml", _config(seq_len="seq_len = 1000"))),
+    C("config-n-kv-heads-not-a-divisor", CONFIG, 2,
+      setup=_write("bad.toml", _config(H="H = 12", d_e="d_e = 768", tied="n_kv_heads = 5"))),
+    C("config-n-kv-heads-float", CONFIG, 2, setup=_write("bad.toml", _config(tied="n_kv_heads = 2.0"))),
+    C("config-option-eps-string", CONFIG, 2, setup=_write("bad.toml", _config(tied='eps = "1e-5"'))),
+    C("config-option-eps-nan", CONFIG, 2, setup=_write("bad.toml", _config(tied="eps = nan"))),
+    C("config-option-injection", CONFIG, 2, setup=_write("bad.toml", _config(tied=f'activation = "{INJECT}"'))),
+    C("config-size-key-injection", CONFIG, 2, setup=_write("bad.toml", _config(extra=f'"{INJECT}" = 1'))),
+    C("config-name-injection-is-data", CONFIG + ("--json",), 0,
+      setup=_write("bad.toml", _config(name=f'name = "{INJECT}"')), contains=("touch pwned",),
+      note="a name is only data: printed, never run (no file 'pwned' appears)"),
+
+    # ---------------------------------------------------------------- complexity: presets and flags
+    C("complexity-seq-len-0", ("complexity", "gpt2", "--seq-len", "0"), 2),
+    C("complexity-seq-len-negative", ("complexity", "gpt2", "--seq-len", "-1"), 2),
+    C("complexity-seq-len-10**30", ("complexity", "gpt2", "--seq-len", str(10**30)), 2),
+    C("complexity-seq-len-5000-digits", ("complexity", "gpt2", "--seq-len", "9" * 5000), 2),
+    C("complexity-seq-len-float", ("complexity", "gpt2", "--seq-len", "1.5"), 2),
+    C("complexity-seq-len-text", ("complexity", "gpt2", "--seq-len", "abc"), 2),
+    C("complexity-bert-seq-len-513", ("complexity", "bert-base", "--seq-len", "513"), 2,
+      note="exceeds bert-base's 512-position table"),
+    C("complexity-unknown-preset", ("complexity", "gpt5"), 2),
+    C("complexity-preset-and-config", ("complexity", "gpt2", "--config", "good.toml"), 2,
+      setup=_write("good.toml", GOOD_CONFIG)),
+    C("complexity-neither", ("complexity",), 2),
+    C("complexity-batch-0", ("complexity", "gpt2", "--batch", "0"), 2),
+    C("complexity-batch-4000-digits", ("complexity", "gpt2", "--batch", "1" + "0" * 4000), 2,
+      note="out of range: refused in a bounded line (the integer is not echoed whole)"),
+    C("complexity-dtype-fp8", ("complexity", "gpt2", "--dtype", "fp8"), 2),
+    C("complexity-symbolic-seq-len", ("complexity", "gpt2", "--symbolic", "--seq-len", "5"), 2,
+      note="--seq-len has no effect with --symbolic: refused (the source was being changed to do that)"),
+    C("complexity-symbolic-batch", ("complexity", "gpt2", "--symbolic", "--batch", "2"), 2),
+    C("complexity-symbolic-dtype", ("complexity", "gpt2", "--symbolic", "--dtype", "bf16"), 2),
+    C("complexity-list-with-preset", ("complexity", "--list", "gpt2"), 2),
+    C("complexity-json-error", ("complexity", "gpt2", "--seq-len", "5000", "--json"), 2),
+
+    # ---------------------------------------------------------------- show
+    C("show-unknown-algorithm", ("show", "nosuch"), 2),
+    C("show-unknown-algorithm-not-utf8", ("show", b"\xff\xfe"), 2),
+    C("show-option-empty-key", ("show", "attention", "-o", "=1"), 2),
+    C("show-option-no-equals", ("show", "attention", "-o", "x"), 2),
+    C("show-option-bad-key", ("show", "attention", "-o", "1a=2"), 2),
+    C("show-unknown-option", ("show", "attention", "-o", "nosuch=1"), 2),
+    C("show-bias-maybe", ("show", "attention", "-o", "bias=maybe"), 2),
+    C("show-eps-negative", SHOW_LN + ("eps=-1",), 2),
+    C("show-eps-nan", SHOW_LN + ("eps=nan",), 2),
+    C("show-eps-inf", SHOW_LN + ("eps=inf",), 2),
+    C("show-eps-100KB-number", SHOW_LN + ("eps=1" + "0" * 100_000,), 2),
+    C("show-n-kv-heads-0", ("show", "mhattention", "-o", "n_kv_heads=0"), 2),
+    C("show-n-kv-heads-negative", ("show", "mhattention", "-o", "n_kv_heads=-1"), 2),
+    C("show-n-kv-heads-text", ("show", "mhattention", "-o", "n_kv_heads=abc"), 2),
+    C("show-n-kv-heads-5-symbolic-H", ("show", "mhattention", "-o", "n_kv_heads=5"), 0,
+      note="H is a symbol in `show`: 5 | H cannot be decided, so the variant is shown (exit 0)"),
+    C("show-option-twice", ("show", "attention", "-o", "bias=true", "-o", "bias=false"), 2),
+    C("show-empty-nan-is-a-policy", ("show", "attention", "-o", "empty=nan", "--json"), 0, contains=('"nan"',),
+      note="empty=nan is a documented value: it must succeed"),
+    C("show-empty-unknown", ("show", "attention", "-o", "empty=maybe"), 2),
+    C("show-params-latex", ("show", "attention", "--params", "--latex"), 0, contains=("\\begin{tabular}",)),
+    C("show-json-and-latex", ("show", "attention", "--json", "--latex"), 2),
+    C("show-convention-with-params", ("show", "attention", "--params", "--convention", "full"), 2),
+    C("show-unknown-convention", ("show", "attention", "--convention", "flops"), 2),
+    C("show-option-100KB-value", ("show", "attention", "-o", "empty=" + "x" * 100_000), 2),
+    C("show-option-python-injection", ("show", "attention", "-o", f"empty={INJECT}"), 2),
+    C("show-option-shell-injection", ("show", "dtransformer", "-o", f"activation={SHELL}"), 2),
+    C("show-option-json-error", ("show", "attention", "-o", "bias=maybe", "--json"), 2),
+    C("show-tau-zero", ("show", "dinference", "-o", "tau=0"), 2),
+    C("show-tau-nan", ("show", "dinference", "-o", "tau=nan"), 2),
+
+    # ---------------------------------------------------------------- graph: sizes refused before any work
+    C("graph-full-1e6", ("graph", "full", "--n", "1000000"), 2, contains=("memory limit",), max_seconds=15),
+    C("graph-causal-3e6", ("graph", "causal", "--n", "3000000"), 2, contains=("memory limit",), max_seconds=15),
+    C("graph-sliding-window-1e9", ("graph", "sliding-window", "--n", "1000000000", "--window", "4"), 2,
+      contains=("memory limit",), max_seconds=15),
+    C("graph-full-1e9", ("graph", "full", "--n", "1000000000"), 2, contains=("memory limit",), max_seconds=15),
+    C("graph-strided-1e9", ("graph", "strided", "--n", "1000000000", "--stride", "1"), 2,
+      contains=("memory limit",), max_seconds=15),
+    C("graph-layers-1e8", ("graph", "sliding-window", "--n", "64", "--window", "4", "--layers", "100000000"), 2,
+      contains=("memory limit",), max_seconds=15),
+    C("graph-swin-1e5x1e5", ("graph", "swin", "--grid", "100000x100000", "--window", "4"), 2,
+      contains=("memory limit",), max_seconds=15),
+    C("graph-edgelist-n-1e9", ("graph", "edgelist", "--n", "1000000000", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "0 1\n1 2\n"), contains=("memory limit",), max_seconds=15,
+      note="--n alone decides the size of an edgelist pattern: it must be estimated like the others"),
+    C("graph-max-memory-text", ("graph", "full", "--n", "8", "--max-memory", "abc"), 2),
+    C("graph-n-0", ("graph", "full", "--n", "0"), 2),
+    C("graph-n-missing", ("graph", "full"), 2),
+    C("graph-window-negative", ("graph", "sliding-window", "--n", "64", "--window", "-1"), 2),
+    C("graph-swin-grid-0x5", ("graph", "swin", "--grid", "0x5", "--window", "4"), 2),
+    C("graph-swin-grid-8x8x8", ("graph", "swin", "--grid", "8x8x8", "--window", "4"), 2),
+    C("graph-swin-grid-superscript", ("graph", "swin", "--grid", "²x²", "--window", "4"), 2,
+      note="'²'.isdigit() is True but int('²') raises ValueError"),
+    C("graph-swin-grid-huge", ("graph", "swin", "--grid", "9" * 30 + "x1", "--window", "4"), 2, max_seconds=15),
+    C("graph-swin-n-disagrees", ("graph", "swin", "--grid", "8x8", "--window", "4", "--n", "65"), 2),
+    C("graph-window-on-full", ("graph", "full", "--n", "8", "--window", "4"), 2),
+    C("graph-stride-on-causal", ("graph", "causal", "--n", "8", "--stride", "2"), 2),
+    C("graph-random-more-than-n", ("graph", "random", "--n", "10", "--random", "100"), 2),
+    C("graph-global-more-than-n", ("graph", "global-local", "--n", "16", "--window", "4", "--global", "100"), 2),
+    C("graph-json-error", ("graph", "full", "--n", "0", "--json"), 2),
+    # edge lists
+    C("graph-edgelist-missing-file", ("graph", "edgelist", "--n", "4", "--file", "missing.txt"), 2),
+    C("graph-edgelist-no-file", ("graph", "edgelist", "--n", "4"), 2),
+    C("graph-edgelist-binary", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", bytes(range(256)) * 4)),
+    C("graph-edgelist-fifo", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_fifo_named("edges.txt"), max_seconds=15),
+    C("graph-edgelist-dev-zero", ("graph", "edgelist", "--n", "4", "--file", "/dev/zero"), 2, max_seconds=15),
+    C("graph-edgelist-directory", ("graph", "edgelist", "--n", "4", "--file", "edges"), 2,
+      setup=_directory_named("edges")),
+    C("graph-edgelist-50MB", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_big_text_named("edges.txt"), max_seconds=20,
+      note="over the size cap of a text file read from the command line (formal.files.MAX_TEXT_BYTES)"),
+    C("graph-edgelist-bad-line", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "0 1\n1 x\n")),
+    C("graph-edgelist-three-tokens", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "0 1\n1 2 3\n"),
+      note="a line that is not 'key query' (a third token) is refused, not silently truncated"),
+    C("graph-edgelist-injection", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "0 1 {'w': " + INJECT + "}\n"),
+      note="never evaluated (no file 'pwned'); refused as a line that is not 'key query'"),
+    C("graph-edgelist-out-of-range", ("graph", "edgelist", "--n", "10", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "0 1\n0 500\n")),
+    C("graph-edgelist-negative-node", ("graph", "edgelist", "--n", "10", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "-1 3\n")),
+    C("graph-edgelist-huge-node", ("graph", "edgelist", "--n", "10", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", "0 " + "9" * 30 + "\n")),
+    C("graph-edgelist-not-utf8", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
+      setup=_write("edges.txt", b"0 1\n\xe9 2\n")),
+    # pictures
+    C("graph-draw-missing-folder", ("graph", "full", "--n", "8", "--draw", "missing/x.png"), 2),
+    C("graph-draw-directory", ("graph", "full", "--n", "8", "--draw", "pictures"), 2,
+      setup=_directory_named("pictures")),
+    C("graph-draw-proc", ("graph", "full", "--n", "8", "--draw", "/proc/x"), 2),
+    C("graph-draw-dev-null-folder", ("graph", "full", "--n", "8", "--draw", "/dev/x.png"), 2),
+    C("graph-draw-unknown-format", ("graph", "full", "--n", "8", "--draw", "out.xyz"), 2, files=("out.xyz",)),
+    C("graph-draw-fifo", ("graph", "full", "--n", "8", "--draw", "pipe.png"), 2,
+      setup=_fifo_named("pipe.png"), max_seconds=15),
+    C("graph-draw-refused-before-work", ("graph", "full", "--n", "1000000", "--draw", "missing/x.png"), 2,
+      max_seconds=15),
+    C("graph-draw-not-utf8-name", ("graph", "full", "--n", "8", "--json", "--draw", b"\xff.png"), 0,
+      files=(os.fsdecode(b"\xff.png"),),
+      note="a file name that is not UTF-8 is a legal Linux path: written, and the JSON report stays valid"),
+
+    # ---------------------------------------------------------------- verify (exit 2 before any check runs)
+    C("verify-json-sys", ("verify", "--json", "/sys/report.json"), 2, max_seconds=20),
+    C("verify-json-directory", ("verify", "--json", "out"), 2, setup=_directory_named("out"), max_seconds=20),
+    C("verify-json-proc", ("verify", "--json", "/proc/x/y"), 2, max_seconds=20),
+    C("verify-json-missing-folder", ("verify", "--json", "missing/report.json"), 2, max_seconds=20),
+    C("verify-only-comma", ("verify", "--only", ","), 2, max_seconds=20),
+    C("verify-only-nosuch", ("verify", "--only", "nosuch"), 2, max_seconds=20),
+    C("verify-refused-writes-nothing", ("verify", "--json", "report.json", "--only", "nosuch"), 2,
+      files=(), max_seconds=20, note="a refused run leaves neither the report nor a temporary file"),
+    C("verify-seed-negative", ("verify", "--seed", "-1"), 2, max_seconds=20),
+    C("verify-profile-nope", ("verify", "--profile", "nope"), 2, max_seconds=20),
+
+    # ---------------------------------------------------------------- conform
+    C("conform-missing-file", ("conform", "missing.py:f", "--algorithm", "attention"), 2),
+    C("conform-no-function", ("conform", "impl.py", "--algorithm", "attention"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET)),
+    C("conform-no-module", ("conform", "no_such_module_xyz:f", "--algorithm", "attention"), 2),
+    C("conform-no-such-function", ("conform", "impl.py:nosuch", "--algorithm", "attention", "--json"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET)),
+    C("conform-syntax-error", ("conform", "impl.py:attention", "--algorithm", "attention", "--json"), 1,
+      setup=_write("impl.py", "def attention(X:\n    return X\n"),
+      note="the implementation's module cannot be imported: its fault (reference/loading.py usage=False, "
+           "reference/targets.py TargetFault.status = 1), one line on stderr"),
+    C("conform-unknown-algorithm", ("conform", "impl.py:attention", "--algorithm", "nosuch"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET)),
+    C("conform-dinference-tiny-tau", ("conform", "impl.py:dinference", "--algorithm", "dinference",
+                                      "-o", "tau=1e-30", "--examples", "4", "--json"), 0,
+      setup=_write("impl.py", DINFERENCE_TARGET),
+      note="the target is the spec itself at τ = 1e-30: the spec must stay defined (no overflow) and pass"),
+    C("conform-timeout-0", ("conform", "impl.py:attention", "--algorithm", "attention", "--timeout", "0"), 2),
+    C("conform-timeout-nan", ("conform", "impl.py:attention", "--algorithm", "attention", "--timeout", "nan"), 2),
+    C("conform-examples-0", ("conform", "impl.py:attention", "--algorithm", "attention", "--examples", "0"), 2),
+    C("conform-max-size-1", ("conform", "impl.py:attention", "--algorithm", "attention", "--max-size", "1"), 2),
+    C("conform-layout-diagonal", ("conform", "impl.py:attention", "--algorithm", "attention",
+                                  "--layout", "diagonal"), 2),
+    C("conform-wrong-output", ("conform", "impl.py:attention", "--algorithm", "attention", "--examples", "2",
+                               "--json"), 1, setup=_write("impl.py", WRONG_TARGET), stderr="report",
+      note="a property fails: the implementation's fault, exit 1, the report (JSON) on stdout"),
+    C("conform-noisy-crashing-target", ("conform", "impl.py:attention", "--algorithm", "attention",
+                                        "--examples", "2", "--json"), 1, setup=_write("impl.py", NOISY_TARGET),
+      stderr="report",
+      note="what the target prints (even the word Traceback, on fd 1 and 2) is captured, never passed on; "
+           "the JSON stays one object"),
+    C("conform-unknown-option", ("conform", "impl.py:attention", "--algorithm", "attention", "-o", "nosuch=1"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET)),
+]
+
+
+# ------------------------------------------------------------------------------------------ running
+def _limits():
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def _environment(home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("XDG_", "MPL", "FORMAL_TRANSFORMERS", "PYTHONSTARTUP"))}
+    env.pop("PYTHONIOENCODING", None)
+    env.update(HOME=str(home), LC_ALL="C.UTF-8")
+    return env
+
+
+def _tree(root: Path) -> dict:
+    """Every path under ``root`` (relative) → its kind and, for a regular file, size and mtime."""
+    found = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            path = Path(folder) / name
+            st = os.lstat(path)
+            kind = stat.S_IFMT(st.st_mode)
+            found[str(path.relative_to(root))] = (kind, st.st_size if stat.S_ISREG(st.st_mode) else 0,
+                                                  st.st_mtime_ns if stat.S_ISREG(st.st_mode) else 0)
+    return found
+
+
+@dataclass
+class Result:
+    status: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    before: dict = field(default_factory=dict)
+    after: dict = field(default_factory=dict)
+    home_before: dict = field(default_factory=dict)
+    home_after: dict = field(default_factory=dict)
+    timed_out: bool = False
+    raw_stdout: bytes = b""
+
+
+def run_case(case: Case, base: Path) -> Result:
+    cwd, home = base / "work", base / "home"
+    cwd.mkdir(parents=True)
+    home.mkdir()
+    if case.setup is not None:
+        case.setup(cwd)
+    before, home_before = _tree(cwd), _tree(home)
+    timeout = TORCH_TIMEOUT if case.torch else FORMAL_TIMEOUT
+    argv = [sys.executable, "-m", "formal", *case.argv]
+    start = time.monotonic()
+    process = subprocess.Popen(argv, cwd=cwd, env=_environment(home), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_limits,
+                               start_new_session=True)
+    timed_out = False
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+    seconds = time.monotonic() - start
+    return Result(None if timed_out else process.returncode, out.decode("utf-8", "backslashreplace"),
+                  err.decode("utf-8", "backslashreplace"), seconds, before, _tree(cwd), home_before,
+                  _tree(home), timed_out, out)
+
+
+@pytest.fixture(scope="module")
+def results(request, tmp_path_factory):
+    """The results of every selected case, run 2 at a time."""
+    wanted = []
+    for item in request.session.items:
+        spec = getattr(item, "callspec", None)
+        if spec is not None and item.module.__name__ == __name__ and "case" in spec.params:
+            wanted.append(spec.params["case"])
+    by_id = {}
+    with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+        # the slow (torch) cases first, so that the pool stays busy to the end
+        ordered = sorted(wanted, key=lambda c: not c.torch)
+        futures = {pool.submit(run_case, c, tmp_path_factory.mktemp(c.id.replace("*", "x"))): c for c in ordered}
+        for future, c in futures.items():
+            by_id[c.id] = future.result()
+    return by_id
+
+
+def _is_json(case: Case) -> bool:
+    return "--json" in case.argv and case.argv[0] != "verify"  # verify's --json names a file
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case, results):
+    r = results[case.id]
+    shown = f"exit {r.status}, {r.seconds:.1f} s\n--- stderr (tail)\n{r.stderr[-1500:]}\n--- stdout (head)\n{r.stdout[:600]}"
+    assert not r.timed_out, f"no answer within the timeout\n{shown}"
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, shown
+    assert r.status == case.status, shown
+    lines = r.stderr.splitlines()
+    if case.status == 0:
+        assert r.stderr == "", shown
+        for text in case.contains:
+            assert text in r.stdout, shown
+    elif case.stderr == "line":
+        assert len(lines) == 1 and lines[0].strip(), f"not one line on stderr\n{shown}"
+        assert lines[0].startswith(PREFIX), shown
+        assert len(lines[0]) <= MAX_LINE, f"an error line of {len(lines[0])} characters\n{shown[:2000]}"
+        for text in case.contains:
+            assert text in lines[0], shown
+    else:  # "report": conform's exit 1 with the failing property on stdout
+        assert r.stdout.strip(), shown
+    if _is_json(case):
+        if r.stdout.strip():
+            try:  # JSON text is UTF-8 (RFC 8259): a byte that is not is not JSON
+                value = json.loads(r.raw_stdout.decode("utf-8"))
+            except ValueError as exc:
+                pytest.fail(f"--json printed something that is not one JSON object ({exc})\n{shown}")
+            assert isinstance(value, dict), shown
+    else:
+        if case.status != 0 and case.stderr == "line":
+            assert r.stdout == "", f"bad input printed on stdout\n{shown}"
+    allowed = set(case.files)
+    created = set(r.after) - set(r.before) - allowed
+    removed = set(r.before) - set(r.after)
+    changed = {p for p in set(r.before) & set(r.after) if r.before[p] != r.after[p]}
+    assert not created and not removed and not changed, \
+        f"working directory: created {sorted(created)}, removed {sorted(removed)}, changed {sorted(changed)}\n{shown}"
+    assert r.home_after == r.home_before, \
+        f"HOME changed: {sorted(set(r.home_after) ^ set(r.home_before))}\n{shown}"
+    if case.max_seconds is not None:
+        assert r.seconds <= case.max_seconds, f"took {r.seconds:.1f} s, more than {case.max_seconds} s\n{shown}"
+
+
+def test_the_catalogue_is_large_and_ids_are_unique():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    assert len(CASES) >= 70
+    assert sum(c.torch for c in CASES) <= 25
+
+
+def test_the_limits_leave_room_for_torch(tmp_path):
+    """The address-space limit every case runs under lets torch import and compute, and `verify --help` run:
+    a case that fails does so on its input, not on the harness's limit."""
+    env = _environment(tmp_path)
+    for argv in (["-m", "formal", "verify", "--help"], ["-c", "import torch; print(float(torch.ones(3).sum()))"]):
+        done = subprocess.run([sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              preexec_fn=_limits, timeout=TORCH_TIMEOUT)
+        assert done.returncode == 0, done.stderr[-2000:]
