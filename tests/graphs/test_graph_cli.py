@@ -110,8 +110,8 @@ def test_draw_writes_a_png(capsys, tmp_path):
     (["strided", "--n", "8", "--stride", "-4"], "argument --stride: -4 must be a positive integer"),
     (["fixed", "--n", "8", "--stride", "4", "--summary", "0"], "argument --summary: 0 must be a positive integer"),
     (["swin", "--grid", "8x8", "--window", "4", "--shifted", "--shift", "-1"], "argument --shift: -1 must be"),
-    (["full", "--n", "8", "--heads", "0"], "argument --heads: 0 must be a positive integer"),
-    (["full", "--n", "8", "--d-head", "-64"], "argument --d-head: -64 must be a positive integer"),
+    (["full", "--n", "8", "--heads", "0"], "argument --heads: 0 must be an integer from 1 to"),
+    (["full", "--n", "8", "--d-head", "-64"], "argument --d-head: -64 must be an integer from 1 to"),
     (["full", "--n", "8", "--layers", "2.5"], "argument --layers: '2.5' must be a non-negative integer"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(capsys, argv, message):

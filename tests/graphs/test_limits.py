@@ -26,7 +26,7 @@ from formal.cli import main
 from formal.graphs import analysis, attention, edgelist, from_mask, from_pairs, memory, mhattention, patterns
 
 CAP = 3 * 2**30
-REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+ [KMGTPE]?i?B, more than the memory "
+REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+(e\+[0-9]+)? [KMGTPE]?i?B, more than the memory "
                      r"limit of 4 GiB \(raise it with --max-memory SIZE")
 
 
