@@ -27,8 +27,8 @@ from . import __version__
 from .cost import CONVENTIONS
 from .errors import ConfigError, FormalError, shown
 from .files import json_text
+from .limits import MAX_SIZE
 
-MAX_SIZE = 2**50  # the largest size or count a command takes (formal.presets.MAX_SIZE; kept here: no import)
 MAX_MESSAGE = 600  # characters of an error line
 
 __all__ = ["main", "build_parser", "bounded_int", "memory_size"]

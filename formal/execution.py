@@ -4,6 +4,12 @@ Arguments are keyword arguments named as the spec names them.  Each size symbol 
 met first (``{d_e: 8, ell: 5}``) and every later use is checked against that binding: a parameter is
 checked on the line that first reads it, so a mismatch names that line.  Every line's result must have
 the derived shape evaluated at the binding — an oracle that holds for free.
+
+Before a line runs, the memory its derivation says it allocates is checked against
+:func:`formal.limits.max_memory` (a :class:`~formal.errors.ResourceError` instead of a ``MemoryError``
+half-way).  After the last line, a NaN or ∞ in the output that began on a line whose values were all finite
+— float64 overflowed — is a :class:`~formal.errors.DomainError` naming that line, unless an op makes it by
+design (the mask's −∞, ``empty="nan"``).
 """
 
 from __future__ import annotations

@@ -28,11 +28,14 @@ import re
 
 from .errors import ConfigError, ResourceError
 
-__all__ = ["DEFAULT_MAX_MEMORY", "max_memory", "set_max_memory", "memory_limit", "require", "parse_size",
+__all__ = ["DEFAULT_MAX_MEMORY", "MAX_SIZE", "max_memory", "set_max_memory", "memory_limit", "require", "parse_size",
            "format_size"]
 
 #: The limit when none is set: 4 GiB, a sixth of the 24 GiB the project's machines have.
 DEFAULT_MAX_MEMORY = 4 * 2**30
+#: The largest size or count a configuration or a command may give (2⁵⁰ ≈ 1.1·10¹⁵): far past any model,
+#: small enough that every derived figure prints (Python refuses to print integers of more than 4300 digits).
+MAX_SIZE = 2**50
 
 _LIMIT = contextvars.ContextVar("formal_max_memory", default=DEFAULT_MAX_MEMORY)
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import ConfigError, shown
+from .limits import MAX_SIZE
 from .symbols import by_name
 
 __all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "check_size", "get", "resolve_sizes"]
@@ -52,10 +53,6 @@ class Preset:
 
 
 LENGTHS = ("ell", "ell_x", "ell_z")
-
-#: The largest size a configuration may give (2⁵⁰ ≈ 1.1·10¹⁵): far past any model, small enough that every
-#: derived figure prints (Python refuses to print integers of more than 4300 digits).
-MAX_SIZE = 2**50
 
 
 def check_size(name: str, value) -> int:

@@ -147,9 +147,9 @@ class Standardize(Op):
     ``hypot``, so a column of entries near 10²⁰⁰ or 10⁻¹⁷⁰ normalises correctly where ``v`` itself over- or
     underflows float64.  Where ``v`` is a normal float64 number the rendered expression is evaluated as
     written (``c/√(v + ε)``); only a column whose ``v`` overflowed or underflowed takes the scaled route,
-    which gives the same real number.  A zero denominator (a constant column under ε = 0) is a :class:`DomainError` carrying
-    ``nonzero``.  FLOPs and memory are those of the rendered expression: one division per element, one
-    square root (and one addition of ε) per column.
+    which gives the same real number.  A zero denominator (a constant column under ε = 0) is a
+    :class:`DomainError` carrying ``nonzero``.  FLOPs and memory are those of the rendered expression: one
+    division per element, one square root (and one addition of ε) per column.
     """
 
     name = "standardize"
@@ -177,8 +177,8 @@ class Standardize(Op):
             if np.any(root == 0):
                 raise DomainError(f"{ctx.where()}: {self.nonzero}")
             return c / root
-        safe = self._scaled(np.asarray(c, dtype=np.float64))
-        if np.any(np.isnan(safe)):
+        safe, zero = self._scaled(np.asarray(c, dtype=np.float64))
+        if np.any(zero):
             raise DomainError(f"{ctx.where()}: {self.nonzero}")
         if not np.any(fine):
             return safe
@@ -187,15 +187,17 @@ class Standardize(Op):
         return np.where(fine, quick, safe)
 
     def _scaled(self, c):
-        """``c/√(mean(c²) + ε)`` per column without squaring ``c``: scaled by a power of two ≥ max |c|
-        (exactly), the root formed with ``hypot``; NaN in a column whose denominator is 0."""
+        """``(c/√(mean(c²) + ε), zero)`` per column without squaring ``c``: scaled by a power of two ≥ max |c|
+        (exactly), the root formed with ``hypot``; ``zero`` marks the columns whose denominator is 0 (a NaN
+        or ∞ passed in propagates as NaN)."""
         top = np.max(np.abs(c), axis=0)
         _, exponent = np.frexp(np.where(np.isfinite(top) & (top > 0), top, 1.0))
         scale = np.ldexp(1.0, exponent)
         scaled = c / scale                                                # exact; every entry in [−1, 1]
         spread = np.hypot(np.sqrt(np.sum(np.square(scaled), axis=0) / c.shape[0]), math.sqrt(self.eps) / scale)
+        zero = spread == 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(spread > 0, scaled / np.where(spread > 0, spread, 1.0), np.nan)
+            return scaled / np.where(zero, 1.0, spread), zero
 
     def _root(self, v, latex):
         inner = f"{v.at(SUM, latex)} + {self.tex if latex else self.glyph}" if self.eps else v.text
