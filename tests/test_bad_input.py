@@ -188,6 +188,12 @@ def dinference(x, params, ell_gen, seed=None, ell_max=None):
     return _spec(x=x, ell_gen=ell_gen, seed=seed, **extra, **params)
 """
 
+HOARDING_TARGET = """
+import numpy as np
+def attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
+    kept = [np.ones(10**7) for _ in range(1000)]   # 80 MB at a time, 80 GB in all
+    return kept[0][:1]
+"""
 WRONG_TARGET = """\
 import numpy as np
 
@@ -447,6 +453,21 @@ CASES = [
     C("conform-timeout-nan", ("conform", "impl.py:attention", "--algorithm", "attention", "--timeout", "nan"), 2),
     C("conform-examples-0", ("conform", "impl.py:attention", "--algorithm", "attention", "--examples", "0"), 2),
     C("conform-max-size-1", ("conform", "impl.py:attention", "--algorithm", "attention", "--max-size", "1"), 2),
+    C("conform-max-memory-text", ("conform", "impl.py:attention", "--algorithm", "attention",
+                                  "--max-memory", "lots"), 2, contains=("--max-memory",)),
+    C("conform-max-memory-0", ("conform", "impl.py:attention", "--algorithm", "attention", "--max-memory", "0"), 2),
+    C("conform-max-memory-huge", ("conform", "impl.py:attention", "--algorithm", "attention",
+                                  "--max-memory", "1e999"), 2),
+    C("conform-examples-too-many", ("conform", "impl.py:attention", "--algorithm", "attention",
+                                    "--examples", "100001"), 2, max_seconds=30),
+    C("conform-max-size-too-large", ("conform", "impl.py:attention", "--algorithm", "attention",
+                                     "--max-size", "1000000000"), 2, max_seconds=30,
+      note="sizes past 4096 are refused before any example is drawn (the examples alone would not fit)"),
+    C("conform-hoarding-target", ("conform", "impl.py:attention", "--algorithm", "attention", "--examples", "1",
+                                  "--max-memory", "1G", "--json"), 1, setup=_write("impl.py", HOARDING_TARGET),
+      stderr="report", max_seconds=90,
+      note="the worker's address space is capped: 80 GB asked is a MemoryError (FAIL runs) within the limit, "
+           "and the JSON stays one object"),
     C("conform-layout-diagonal", ("conform", "impl.py:attention", "--algorithm", "attention",
                                   "--layout", "diagonal"), 2),
     C("conform-wrong-output", ("conform", "impl.py:attention", "--algorithm", "attention", "--examples", "2",
