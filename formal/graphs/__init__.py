@@ -9,6 +9,8 @@
 - :mod:`.message_passing` — Algorithms 4 and 5 over a pattern: a readable loop and a vectorised executor;
 - :mod:`.analysis` — edge counts, FLOPs against dense attention, and (from :mod:`.layered`) receptive
   fields, layers to full coverage, maximum path length (Vaswani et al.'s Table 1), for any number of layers;
+- :mod:`.structure` — the built-in patterns by their structure: the same counts and layered analysis in
+  closed form, without edges, at any length;
 - :mod:`.edgelist` — a pattern from a text file of ``key query`` lines;
 - :mod:`.memory` — the estimates every step that grows with ℓ² or ``|E|`` passes to :mod:`formal.limits`
   before it allocates.
@@ -21,14 +23,37 @@ Examples
 (708, 2, 0.173)
 """
 
-from . import analysis, message_passing, patterns
-from .analysis import (attention_flops, layers_to_coverage, max_path_length, receptive_field,
-                       receptive_field_sizes, symbolic_edge_count, vaswani_table1)
-from .message_passing import attention, mhattention
-from .pattern import Pattern, as_pattern, from_graph, from_mask, from_pairs, to_mask
-from .patterns import PATTERNS
+import importlib
 
-__all__ = ["Pattern", "PATTERNS", "as_pattern", "from_graph", "from_mask", "from_pairs", "to_mask", "attention",
-           "mhattention", "attention_flops", "layers_to_coverage", "max_path_length", "receptive_field",
-           "receptive_field_sizes", "symbolic_edge_count", "vaswani_table1", "analysis", "message_passing",
-           "patterns"]
+#: Where each name of the package lives: imported on first use, so ``formal.graphs.command`` (the CLI)
+#: loads none of numpy, networkx or sympy until the command runs.
+_HOME = {
+    "Pattern": "pattern", "as_pattern": "pattern", "from_graph": "pattern", "from_mask": "pattern",
+    "from_pairs": "pattern", "to_mask": "pattern", "PATTERNS": "patterns", "Structure": "structure",
+    "describe": "structure", "attention": "message_passing", "mhattention": "message_passing",
+    "attention_flops": "analysis", "layers_to_coverage": "analysis", "max_path_length": "analysis",
+    "receptive_field": "analysis", "receptive_field_sizes": "analysis", "symbolic_edge_count": "analysis",
+    "vaswani_table1": "analysis",
+}
+_MODULES = ("analysis", "message_passing", "patterns", "structure", "layered", "pattern", "edges", "memory",
+            "edgelist", "draw", "sums", "command")
+
+__all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs",
+           "to_mask", "attention", "mhattention", "attention_flops", "layers_to_coverage", "max_path_length",
+           "receptive_field", "receptive_field_sizes", "symbolic_edge_count", "vaswani_table1", "analysis",
+           "message_passing", "patterns", "structure"]
+
+
+def __getattr__(name):
+    if name in _HOME:
+        value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    elif name in _MODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -28,6 +28,7 @@ from .layered import (layers_to_coverage, max_path_length, receptive_field, rece
                       receptive_field_spread, summary)
 from .pattern import as_pattern
 from .patterns import PATTERNS
+from .structure import Structure
 
 __all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", "in_degree", "attention_flops",
            "receptive_field", "receptive_field_sizes", "receptive_field_spread", "layers_to_coverage",
@@ -35,13 +36,19 @@ __all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", 
 
 
 # --------------------------------------------------------------------------------------------- counting
+def _counted(pattern):
+    """A :class:`~formal.graphs.structure.Structure` as it is (its counts need no edges), anything else as a
+    pattern."""
+    return pattern if isinstance(pattern, Structure) else as_pattern(pattern)
+
+
 def symbolic_edge_count(pattern):
     """``(expr, values)``: the built-in pattern's edge count as a sympy expression in ℓ (ℓ_z, ℓ_x) and its
     parameters, and the values those symbols have in ``pattern``; ``expr.xreplace(values) == |E|``.
 
     Raises ConfigError for a pattern that is not built-in (a mask or a user graph has no formula).
     """
-    pattern = as_pattern(pattern)
+    pattern = _counted(pattern)
     kind = PATTERNS.get(pattern.name)
     if kind is None:
         raise ConfigError(f"a {pattern.name!r} pattern has no symbolic edge count (only the built-in patterns: "
@@ -77,13 +84,13 @@ def edge_count_regime(pattern):
 
 
 def edge_count(pattern) -> int:
-    """``|E|`` of a pattern, networkx graph or mask."""
-    return as_pattern(pattern).n_edges
+    """``|E|`` of a pattern, structure, networkx graph or mask."""
+    return _counted(pattern).n_edges
 
 
 def density(pattern) -> float:
     """``|E|`` / (ℓ_z·ℓ_x)."""
-    return as_pattern(pattern).density
+    return _counted(pattern).density
 
 
 def in_degree(pattern) -> np.ndarray:
@@ -100,7 +107,7 @@ def attention_flops(pattern, sizes: dict, *, convention: str = "matmul") -> dict
     from the pattern.  Returns ``{"dense", "sparse", "ratio", "sparse_formula"}`` (the formula in ``|E|``).
     """
     from ..algorithms import mhattention
-    pattern = as_pattern(pattern)
+    pattern = _counted(pattern)
     flops = sp.expand(mhattention.cost(check_convention(convention)).flops)
     per_entry = sp.Poly(flops, ell_x, ell_z).coeff_monomial(ell_x * ell_z)
     edges = by_name("n_edges")

@@ -5,44 +5,48 @@ attention of the same size, the receptive field per layer, the layers until ever
 position it may, and the maximum path length; ``--json`` prints the same as one object and ``--draw FILE``
 writes a picture.
 
-Everything that grows with ℓ², ``|E|`` or the number of layers is estimated before it is built and refused
+The built-in patterns other than BigBird's random keys are analysed from their structure
+(:mod:`formal.graphs.structure`): no edge is made unless ``--draw`` asks for the picture, so a window over
+a million tokens takes as long as one over a thousand.  For the others (``random``, ``edgelist``),
+everything that grows with ℓ², ``|E|`` or the number of layers is estimated before it is built and refused
 beyond ``--max-memory`` (default 4 GiB, :mod:`formal.limits`) with one line giving the estimate.
+
+This module imports numpy, networkx and sympy only when the command runs, so registering it costs the
+other commands nothing.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import functools
 import os
 import re
 import sys
 import tempfile
 
 from .. import files, limits
-from ..cli import MAX_SIZE, bounded_int
+from ..cli import MAX_SIZE, bounded_int, memory_size
 from ..errors import ConfigError
-from ..symbols import text
-from . import analysis, edgelist, memory, patterns
 
-__all__ = ["register", "LAYERED_LIMIT", "CHOICES"]
+__all__ = ["register", "CHOICES", "build", "report"]
 
-LAYERED_LIMIT = 4096  # positions up to which the layered analysis (ℓ² bits per layer state) runs
-
-#: Pattern name on the command line → (builder, the options it takes: argparse dest → builder argument).
+#: Pattern name on the command line → (its name in :data:`formal.graphs.patterns.PATTERNS`, the options it
+#: takes: argparse dest → builder argument).
 CHOICES = {
-    "full": (patterns.full, {}),
-    "causal": (patterns.causal, {"align": "align"}),
-    "cross": (patterns.cross, {}),
-    "sliding-window": (patterns.sliding_window, {"window": "window", "causal": "causal"}),
-    "dilated": (patterns.dilated, {"window": "window", "dilation": "dilation", "causal": "causal"}),
-    "global-local": (patterns.global_local, {"window": "window", "n_global": "n_global", "causal": "causal"}),
-    "strided": (patterns.strided, {"stride": "stride", "part": "part"}),
-    "fixed": (patterns.fixed, {"stride": "stride", "summary": "summary", "part": "part"}),
-    "random": (patterns.random, {"n_random": "n_random", "window": "window", "n_global": "n_global",
-                                 "seed": "seed"}),
-    "swin": (patterns.swin, {"window": "window", "shifted": "shifted", "shift": "shift"}),
+    "full": ("full", {}),
+    "causal": ("causal", {"align": "align"}),
+    "cross": ("cross", {}),
+    "sliding-window": ("sliding_window", {"window": "window", "causal": "causal"}),
+    "dilated": ("dilated", {"window": "window", "dilation": "dilation", "causal": "causal"}),
+    "global-local": ("global_local", {"window": "window", "n_global": "n_global", "causal": "causal"}),
+    "strided": ("strided", {"stride": "stride", "part": "part"}),
+    "fixed": ("fixed", {"stride": "stride", "summary": "summary", "part": "part"}),
+    "random": ("random", {"n_random": "n_random", "window": "window", "n_global": "n_global", "seed": "seed"}),
+    "swin": ("swin", {"window": "window", "shifted": "shifted", "shift": "shift"}),
     "edgelist": (None, {}),
 }
+#: The Sparse Transformer's heads, for ``--part`` (the builders check them too).
+PARTS = ("both", "local", "stride", "summary")
 REQUIRED = {"sliding-window": ("window",), "dilated": ("window", "dilation"), "global-local": ("window", "n_global"),
             "strided": ("stride",), "fixed": ("stride",), "random": ("n_random",), "swin": ("window",)}
 EXTRA = {"n_z": ("cross", "causal"), "grid": ("swin",), "file": ("edgelist",)}  # options beside the builder's
@@ -70,7 +74,7 @@ def register(sub, usage_error):
     p.add_argument("--global", type=bounded_int(0), dest="n_global", metavar="G", help="global positions (the first G)")
     p.add_argument("--stride", type=bounded_int(1), metavar="S", help="Sparse Transformer stride")
     p.add_argument("--summary", type=bounded_int(1), metavar="C", help="fixed pattern: summary positions per block")
-    p.add_argument("--part", choices=patterns.PARTS, help="Sparse Transformer head(s) to take (default both)")
+    p.add_argument("--part", choices=PARTS, help="Sparse Transformer head(s) to take (default both)")
     p.add_argument("--random", type=bounded_int(1), dest="n_random", metavar="R",
                    help="random keys per query (BigBird)")
     p.add_argument("--seed", type=bounded_int(0), metavar="S", help="seed of the random pattern (default 0)")
@@ -88,21 +92,11 @@ def register(sub, usage_error):
                    help="width of a head, for the FLOPs (default 64)")
     p.add_argument("--draw", metavar="FILE.png", help="write a picture of the mask (and the graph when short)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--max-memory", type=_memory_size, default=limits.DEFAULT_MAX_MEMORY, metavar="SIZE",
+    p.add_argument("--max-memory", type=memory_size, default=limits.DEFAULT_MAX_MEMORY, metavar="SIZE",
                    help="refuse, with the estimate, anything that would need more memory: bytes or a size such as "
                         "512M, 8G, 1.5T (powers of 1024; default 4G)")
     p.set_defaults(run=lambda args, out: _run(args, out, usage_error))
 
-
-def _memory_size(text_):
-    """``--max-memory``: a size for :func:`formal.limits.parse_size`; anything else is a usage error."""
-    try:
-        return limits.parse_size(text_)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-_memory_size.__name__ = "a memory size"
 
 # ------------------------------------------------------------------------------------------ building
 _GRID = re.compile(r"([0-9]{1,30})[xX×]([0-9]{1,30})")
@@ -120,8 +114,14 @@ def _grid(text_):
 
 
 def build(args, usage_error):
-    """The pattern the command line describes."""
-    builder, takes = CHOICES[args.pattern]
+    """The pattern the command line describes: a :class:`~formal.graphs.structure.Structure` for the
+    built-in patterns it covers (no edges), else a :class:`~formal.graphs.pattern.Pattern`."""
+    from . import edgelist, patterns, structure
+    name, takes = CHOICES[args.pattern]
+    if name in structure.STRUCTURED:
+        builder = functools.partial(structure.describe, name)
+    else:
+        builder = patterns.PATTERNS[name].build if name else None
     given = {dest for dest in FLAGS if getattr(args, dest, None) is not None}
     allowed = set(takes) | {flag for flag, users in EXTRA.items() if args.pattern in users}
     extra = sorted(given - allowed)
@@ -154,15 +154,19 @@ def build(args, usage_error):
 
 # ------------------------------------------------------------------------------------------ reporting
 def report(p, *, layers: int, heads: int, d_head: int, progress=None) -> dict:
-    """Everything the command prints, as plain data (``progress``: a stream for a live line on long runs)."""
-    degree = p.in_degree
+    """Everything the command prints, as plain data, for a pattern or a structure (``progress``: a stream for a
+    live line on long runs)."""
+    from ..symbols import text
+    from . import analysis, patterns
+    from .structure import Structure
+    degree = p.in_degree_spread() if isinstance(p, Structure) else _degree_spread(p.in_degree)
     result = {"pattern": p.name, "params": p.params, "self_attention": p.self_attention,
-              "ell_z": p.ell_z, "ell_x": p.ell_x, "edges": p.n_edges, "density": p.density,
-              "in_degree": {**_spread(degree), "empty": int((degree == 0).sum())}}
+              "ell_z": p.ell_z, "ell_x": p.ell_x, "edges": p.n_edges, "density": p.density, "in_degree": degree}
     if p.name in patterns.PATTERNS:
         exact, values = analysis.symbolic_edge_count(p)
         regime, conditions, holds = analysis.edge_count_regime(p)
-        result["formula"] = {"exact": text(exact), "values": {str(k): int(v) for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))},
+        result["formula"] = {"exact": text(exact),
+                             "values": {str(k): int(v) for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))},
                              "simplified": text(regime), "when": [f"{text(c)} ≥ 0" for c in conditions],
                              "simplified_applies": holds}
     d_model = heads * d_head
@@ -177,10 +181,9 @@ def report(p, *, layers: int, heads: int, d_head: int, progress=None) -> dict:
 
 def _layered(p, layers, stream=None):
     """Receptive fields, coverage and path length; a live ``what: layer N`` line on ``stream`` if a terminal."""
+    from . import analysis, memory
     if not p.self_attention:
         return {"skipped": "cross-attention: queries never become keys, so layers do not compose"}
-    if p.ell_x > LAYERED_LIMIT:
-        return {"skipped": f"ℓ = {p.ell_x} is above {LAYERED_LIMIT}: the layered analysis keeps ℓ² bits per layer"}
     live = stream is not None and getattr(stream, "isatty", lambda: False)()
 
     def tracker(what):
@@ -192,7 +195,7 @@ def _layered(p, layers, stream=None):
 
     memory.require(memory.report_bytes(layers), f"the report of {memory.number(layers)} layers (a row each)")
     # One walk each, with and without the residual path; each layer is computed once, and none past the
-    # point where the receptive fields settle (the rows after it repeat).
+    # point where the receptive fields settle (the rows after it repeat).  A structure needs no walk.
     grown = analysis.summary(p, layers, progress=tracker("full coverage"))
     plain = analysis.summary(p, layers, residual=False, progress=tracker("without the residual path"))
     per_layer = [{"layer": l + 1, "min": least, "mean": mean, "max": most, "min_without_residual": alone[0]}
@@ -210,10 +213,19 @@ def _layered(p, layers, stream=None):
     return result
 
 
+def _degree_spread(values) -> dict:
+    return {**_spread(values), "empty": int((values == 0).sum())}
+
+
 def _spread(values) -> dict:
     if not values.size:
         return {"min": 0, "mean": 0.0, "max": 0}
     return {"min": int(values.min()), "mean": float(values.mean()), "max": int(values.max())}
+
+
+def _mean(value: float, digits: int) -> str:
+    """A mean with ``digits`` decimals; from 10¹⁵ on, where a float's last digits are noise, six figures."""
+    return f"{value:.{digits}f}" if abs(value) < 1e15 else f"{value:.6g}"
 
 
 def _n(value) -> str:
@@ -246,7 +258,7 @@ def to_text(r) -> str:
             lines.append(f"  formula         {f['exact']}")
     d = r["in_degree"]
     lines += [f"density           {r['density']:.4g} of {_n(r['ell_z'] * r['ell_x'])} pairs",
-              f"in-degree         min {d['min']}, mean {d['mean']:.2f}, max {d['max']}"
+              f"in-degree         min {d['min']}, mean {_mean(d['mean'], 2)}, max {d['max']}"
               + (f"; {d['empty']} queries see no key" if d["empty"] else "")]
     f = r["flops"]
     lines.append(f"attention FLOPs   {_n(f['sparse'])} against {_n(f['dense'])} dense ({f['ratio']:.3g}×), "
@@ -257,7 +269,7 @@ def to_text(r) -> str:
         return "\n".join(lines) + "\n"
     lines.append("receptive field   layer   min    mean     max   (with the residual path; min without it)")
     for row in layered["receptive_field"]:
-        lines.append(f"                  {row['layer']:>5} {row['min']:>5} {row['mean']:>7.1f} {row['max']:>7}"
+        lines.append(f"                  {row['layer']:>5} {row['min']:>5} {_mean(row['mean'], 1):>7} {row['max']:>7}"
                      f"   ({row['min_without_residual']})")
     lines += [f"full coverage     {_layers_text(layered['layers_to_coverage'])} with the residual path, "
               f"{_without(layered)} without "
@@ -291,10 +303,11 @@ def _command(args, out, usage_error):
         from .draw import check_picture
         check_picture(args.draw)                                          # before any work
     p = build(args, usage_error)
+    drawn = (p.build() if hasattr(p, "build") else p) if args.draw else None  # the edges, refused before any work
     result = report(p, layers=args.layers, heads=args.heads, d_head=args.d_head, progress=sys.stderr)
     if args.draw:
         from .draw import draw
-        draw(p, args.draw)
+        draw(drawn, args.draw)
         result["picture"] = args.draw
     if args.json:
         out.write(files.json_text(result))

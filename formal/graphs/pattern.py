@@ -76,15 +76,19 @@ class Pattern:
         The pattern's name (``"sliding_window"``, ``"mask"``, ``"graph"``).
     params : dict
         The arguments it was built with (``{"window": 128, "causal": True}``).
+    built_from : tuple or None
+        ``(name, arguments)`` when a builder of :mod:`formal.graphs.patterns` made it: its structure
+        (:func:`formal.graphs.structure.of`) then answers the layered analysis without bit sets.
     """
 
-    __slots__ = ("keys", "queries", "indptr", "ell_z", "ell_x", "self_attention", "name", "params")
+    __slots__ = ("keys", "queries", "indptr", "ell_z", "ell_x", "self_attention", "name", "params", "built_from")
 
     def __init__(self, keys, queries, *, ell_z, ell_x, self_attention, name="graph", params=None):
         # Trusted constructor: arrays already validated, sorted and unique (see from_pairs).
         self.keys, self.queries = keys, queries
         self.ell_z, self.ell_x = ell_z, ell_x
         self.self_attention, self.name, self.params = self_attention, name, dict(params or {})
+        self.built_from = None
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(queries, minlength=ell_x)))).astype(np.int64)
         for array in (self.keys, self.queries, self.indptr):
             array.flags.writeable = False
@@ -328,11 +332,15 @@ def from_graph(G, *, ell=None, ell_z=None, ell_x=None, name="graph") -> Pattern:
 
 
 def as_pattern(obj, *, ell_z=None, ell_x=None, inputs=None) -> Pattern:
-    """A :class:`Pattern` from a pattern, a networkx graph, or a 0/1 mask; ``ell_z``/``ell_x``, when given, are
+    """A :class:`Pattern` from a pattern, a :class:`~formal.graphs.structure.Structure` (built), a networkx
+    graph, or a 0/1 mask; ``ell_z``/``ell_x``, when given, are
     checked (a mask of the wrong shape or a graph of the wrong size is a ConfigError that names the
     ``inputs`` — e.g. ``("Z", "X")`` — whose columns set them)."""
+    from .structure import Structure
     if obj is None:
         raise ConfigError("pattern is None: give a Pattern, a networkx graph or a 0/1 mask")
+    if isinstance(obj, Structure):
+        obj = obj.build()
     if isinstance(obj, Pattern):
         pattern = obj
     elif isinstance(obj, nx.Graph):

@@ -33,6 +33,7 @@ References
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -51,16 +52,35 @@ __all__ = ["full", "causal", "cross", "sliding_window", "dilated", "global_local
 
 
 # ------------------------------------------------------------------------------------------------ helpers
+def _builtin(name):
+    """Mark what the builder returns with its name and checked arguments (:attr:`Pattern.built_from`), so
+    the layered analysis can use the pattern's structure (:mod:`formal.graphs.structure`)."""
+    def wrap(builder):
+        @functools.wraps(builder)
+        def build(*args, **kwargs):
+            pattern = builder(*args, **kwargs)
+            pattern.built_from = (name, PATTERNS[name].args(*args, **kwargs))
+            return pattern
+        return build
+    return wrap
+
+
 def _self(keys, queries, ell, name, params, duplicates="error") -> Pattern:
     return from_pairs(keys, queries, ell_z=ell, self_attention=True, name=name, params=params, duplicates=duplicates,
                       _owned=True)
 
 
+def exact_count(name, **args) -> int:
+    """``|E|`` of the built-in pattern ``name`` from its formula (``args`` as the count takes them), in exact
+    Fractions and Python integers: no array, no float."""
+    exact = {k: Fraction(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in args.items()}
+    return int(PATTERNS[name].count(**exact))
+
+
 def _afford(name, positions, *, where=None, **args) -> int:
     """Refuse to build pattern ``name`` if it would need more memory than the limit; its edge count comes
     from its exact formula evaluated on integers (``args`` as the count takes them), before any array."""
-    exact = {k: Fraction(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in args.items()}
-    edges = int(PATTERNS[name].count(**exact))                           # Fractions: exact, plain Python
+    edges = exact_count(name, **args)
     where = where or (f"at ℓ = {memory.number(args['ell'])}" if "ell" in args else
                       f"at ℓ_z = {memory.number(args['ell_z'])}, ℓ_x = {memory.number(args['ell_x'])}")
     memory.require(memory.build_bytes(name, edges=edges, positions=positions),
@@ -70,17 +90,23 @@ def _afford(name, positions, *, where=None, **args) -> int:
 
 
 # ----------------------------------------------------------------------------------- dense and causal
+@_builtin("full")
 def full(ell) -> Pattern:
     """Bidirectional attention (``Mask ≡ 1``, an encoder): every query sees every key.  ``|E| = ℓ²``."""
-    ell = integer("ell", ell, 0)
+    ell = _full_args(ell)["ell"]
     _afford("full", ell, ell=ell)
     return _self(*ranges(np.zeros(ell, np.int64), np.full(ell, ell)), ell, "full", {})
+
+
+def _full_args(ell) -> dict:
+    return {"ell": integer("ell", ell, 0)}
 
 
 def _count_full(ell):
     return ell**2
 
 
+@_builtin("causal")
 def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     """Unidirectional attention (a decoder): ``Mask[t_z, t_x] = [[t_z ≤ t_x]]``.
 
@@ -89,10 +115,8 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     ``"bottom-right"`` (the last query sees every key: what a KV cache needs).  ``|E| = ℓ(ℓ+1)/2`` for
     self-attention.
     """
-    ell_z = integer("ell_z", ell_z, 0)
-    ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
+    ell_z, ell_x, align = _causal_args(ell_z, ell_x, align=align).values()
     shift = masks.causal_shift(ell_z, ell_x, align)                      # the spec's alignment rule
-    align = align or "top-left"
     if ell_z == ell_x:
         _afford("causal", ell_z, ell=ell_z)
     else:
@@ -105,6 +129,13 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
                       params={"align": align})
 
 
+def _causal_args(ell_z, ell_x=None, *, align=None) -> dict:
+    ell_z = integer("ell_z", ell_z, 0)
+    ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
+    masks.causal_shift(ell_z, ell_x, align)                              # checks the alignment
+    return {"ell_z": ell_z, "ell_x": ell_x, "align": align or "top-left"}
+
+
 def _count_causal(ell=None, ell_z=None, ell_x=None, align=None):
     if ell is not None:
         return ell * (ell + 1) / 2
@@ -113,13 +144,18 @@ def _count_causal(ell=None, ell_z=None, ell_x=None, align=None):
     return triangle(ell_z) - triangle(ell_z - ell_x)  # max(0, q + 1 + ℓ_z − ℓ_x) keys
 
 
+@_builtin("cross")
 def cross(ell_z, ell_x) -> Pattern:
     """Cross-attention: the bipartite graph in which every query of X sees every token of the context Z
     (Algorithm 8's encoder–decoder attention).  ``|E| = ℓ_z·ℓ_x``."""
-    ell_z, ell_x = integer("ell_z", ell_z, 0), integer("ell_x", ell_x, 0)
+    ell_z, ell_x = _cross_args(ell_z, ell_x).values()
     _afford("cross", ell_z + ell_x, ell_z=ell_z, ell_x=ell_x)
     keys, queries = ranges(np.zeros(ell_x, np.int64), np.full(ell_x, ell_z))
     return from_pairs(keys, queries, ell_z=ell_z, ell_x=ell_x, self_attention=False, name="cross")
+
+
+def _cross_args(ell_z, ell_x) -> dict:
+    return {"ell_z": integer("ell_z", ell_z, 0), "ell_x": integer("ell_x", ell_x, 0)}
 
 
 def _count_cross(ell_z, ell_x):
@@ -127,16 +163,21 @@ def _count_cross(ell_z, ell_x):
 
 
 # ---------------------------------------------------------------------------------- local patterns
+@_builtin("sliding_window")
 def sliding_window(ell, window, *, causal=True) -> Pattern:
     """Each query sees the ``window`` nearest keys on its side, itself included (Longformer's local
     attention, Mistral's sliding window): ``q − w < k ≤ q`` causal, ``|q − k| < w`` bidirectional.
 
     ``|E| = ℓ + Σ_{q<ℓ} min(q, w − 1)`` causal, twice that less ℓ bidirectional.
     """
-    ell, window, causal = integer("ell", ell, 0), integer("window", window), flag("causal", causal)
+    ell, window, causal = _sliding_window_args(ell, window, causal=causal).values()
     _afford("sliding_window", ell, ell=ell, window=window, causal=causal)
     return _self(*ranges(*window_span(ell, min(window, max(ell, 1)), causal)), ell, "sliding_window",
                  {"window": window, "causal": causal})
+
+
+def _sliding_window_args(ell, window, *, causal=True) -> dict:
+    return {"ell": integer("ell", ell, 0), "window": integer("window", window), "causal": flag("causal", causal)}
 
 
 def _count_sliding_window(ell, window, causal=True):
@@ -144,6 +185,7 @@ def _count_sliding_window(ell, window, causal=True):
     return one_side if causal else 2 * one_side - ell
 
 
+@_builtin("dilated")
 def dilated(ell, window, dilation, *, causal=True) -> Pattern:
     """A window of ``window`` keys spaced ``dilation`` apart (Longformer's dilated sliding window): keys
     ``q − jδ`` for ``0 ≤ j < w``, and ``q + jδ`` as well when bidirectional.  With δ > 1 the positions fall
@@ -151,13 +193,17 @@ def dilated(ell, window, dilation, *, causal=True) -> Pattern:
 
     ``|E| = δ·Σ_{i<b} min(w, i + 1) + (ℓ − δb)·min(w, b + 1)``, ``b = ⌊ℓ/δ⌋`` (causal).
     """
-    ell, window, dilation = integer("ell", ell, 0), integer("window", window), integer("dilation", dilation)
-    causal = flag("causal", causal)
+    ell, window, dilation, causal = _dilated_args(ell, window, dilation, causal=causal).values()
     _afford("dilated", ell, ell=ell, window=window, dilation=dilation, causal=causal)
     reach = (ell - 1) // dilation + 1 if ell else 1                         # keys q − jδ ≥ 0 need j < reach
     steps = -min(dilation, max(ell, 1)) * np.arange(min(window, reach) - 1, -1, -1)
     distances = steps if causal else np.concatenate((steps, -steps[-2::-1]))
     return _self(*offsets(ell, distances), ell, "dilated", {"window": window, "dilation": dilation, "causal": causal})
+
+
+def _dilated_args(ell, window, dilation, *, causal=True) -> dict:
+    return {"ell": integer("ell", ell, 0), "window": integer("window", window),
+            "dilation": integer("dilation", dilation), "causal": flag("causal", causal)}
 
 
 def _count_dilated(ell, window, dilation, causal=True):
@@ -167,20 +213,30 @@ def _count_dilated(ell, window, dilation, causal=True):
     return one_side if causal else 2 * one_side - ell
 
 
+@_builtin("global_local")
 def global_local(ell, window, n_global, *, causal=False) -> Pattern:
     """Longformer: a sliding window plus ``n_global`` global positions (the first ones, e.g. ``[CLS]``) that
     see every key and are seen by every query (causally: every key at or before them, every later query).
 
     ``|E| = ℓ² − (ℓ − g)² + |window on ℓ − g positions|`` bidirectional.
     """
-    ell, window, causal = integer("ell", ell, 0), integer("window", window), flag("causal", causal)
-    n_global = integer("n_global", n_global, 0)
-    if n_global > ell:
-        raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
+    ell, window, n_global, causal = _global_local_args(ell, window, n_global, causal=causal).values()
     _afford("global_local", ell, ell=ell, window=window, n_global=n_global, causal=causal)
     parts = [ranges(*window_span(ell, min(window, max(ell, 1)), causal)), *_global(ell, n_global, causal)]
     return _self(np.concatenate([k for k, _ in parts]), np.concatenate([q for _, q in parts]), ell, "global_local",
                  {"window": window, "n_global": n_global, "causal": causal}, duplicates="merge")
+
+
+def _global_local_args(ell, window, n_global, *, causal=False) -> dict:
+    ell, window, causal = integer("ell", ell, 0), integer("window", window), flag("causal", causal)
+    return {"ell": ell, "window": window, "n_global": _n_global(n_global, ell), "causal": causal}
+
+
+def _n_global(n_global, ell) -> int:
+    n_global = integer("n_global", n_global, 0)
+    if n_global > ell:
+        raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
+    return n_global
 
 
 def _global(ell, n_global, causal):
@@ -210,6 +266,7 @@ def _part(part, allowed):
     return part
 
 
+@_builtin("strided")
 def strided(ell, stride, *, part="both") -> Pattern:
     """Child et al.'s strided pattern (causal): head 1 sees the previous ``stride`` positions and itself
     (``A⁽¹⁾_i = {max(0, i − l), …, i}``), head 2 every ``stride``-th earlier position
@@ -218,7 +275,7 @@ def strided(ell, stride, *, part="both") -> Pattern:
 
     ``|E| = ℓ + Σ_{q<ℓ} min(q, s) + Σ_{q<ℓ} ⌊q/s⌋ − max(ℓ − s, 0)`` for ``"both"``.
     """
-    ell, stride, part = integer("ell", ell, 0), integer("stride", stride), _part(part, PARTS[:3])
+    ell, stride, part = _strided_args(ell, stride, part=part).values()
     _afford("strided", ell, ell=ell, stride=stride, part=part)
     s = min(stride, max(ell, 1))                                           # a stride ≥ ℓ is the same as ℓ
     q = np.arange(ell, dtype=np.int64)
@@ -229,12 +286,17 @@ def strided(ell, stride, *, part="both") -> Pattern:
                  {"stride": stride, "part": part}, duplicates="merge")
 
 
+def _strided_args(ell, stride, *, part="both") -> dict:
+    return {"ell": integer("ell", ell, 0), "stride": integer("stride", stride), "part": _part(part, PARTS[:3])}
+
+
 def _count_strided(ell, stride, part="both"):
     local, strides = ell + sum_min(ell, stride), ell + sum_floor(ell, stride)
     both = local + strides - ell - Max(ell - stride, 0)   # k = q, and k = q − s for q ≥ s, are in both
     return {"local": local, "stride": strides, "both": both}[part]
 
 
+@_builtin("fixed")
 def fixed(ell, stride, summary=1, *, part="both") -> Pattern:
     """Child et al.'s fixed pattern (causal): head 1 sees its own block of ``stride`` positions up to itself
     (``⌊j/l⌋ = ⌊i/l⌋``), head 2 the last ``summary`` positions of every block (``j mod l ≥ l − c``) at or
@@ -242,10 +304,7 @@ def fixed(ell, stride, summary=1, *, part="both") -> Pattern:
 
     ``|E| = ℓ(ℓ+1)/2 + (c − s)·Σ_{q<ℓ} ⌊q/s⌋`` for ``"both"``.
     """
-    ell, stride, summary = integer("ell", ell, 0), integer("stride", stride), integer("summary", summary)
-    part = _part(part, ("both", "local", "summary"))
-    if summary > stride:
-        raise ConfigError(f"summary = {summary} must be at most stride = {stride} (positions per block)")
+    ell, stride, summary, part = _fixed_args(ell, stride, summary, part=part).values()
     _afford("fixed", ell, ell=ell, stride=stride, summary=summary, part=part)
     q = np.arange(ell, dtype=np.int64)
     offset = q % min(stride, ell + 1)                                      # q mod s (= q when s > ℓ)
@@ -258,6 +317,14 @@ def fixed(ell, stride, summary=1, *, part="both") -> Pattern:
                  {"stride": stride, "summary": summary, "part": part}, duplicates="merge")
 
 
+def _fixed_args(ell, stride, summary=1, *, part="both") -> dict:
+    ell, stride, summary = integer("ell", ell, 0), integer("stride", stride), integer("summary", summary)
+    part = _part(part, ("both", "local", "summary"))
+    if summary > stride:
+        raise ConfigError(f"summary = {summary} must be at most stride = {stride} (positions per block)")
+    return {"ell": ell, "stride": stride, "summary": summary, "part": part}
+
+
 def _count_fixed(ell, stride, summary=1, part="both"):
     floors, blocks = sum_floor(ell, stride), floor(ell / stride)
     local = ell * (ell + 1) / 2 - stride * floors                          # (q mod s) + 1 keys for query q
@@ -267,6 +334,7 @@ def _count_fixed(ell, stride, summary=1, part="both"):
 
 
 # ------------------------------------------------------------------------------------------ BigBird
+@_builtin("random")
 def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     """BigBird: a bidirectional sliding window (``window``; 0 for none) plus ``n_global`` global positions
     plus ``n_random`` keys per non-global query drawn uniformly, without replacement, from the keys the
@@ -274,11 +342,8 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
 
     ``|E| = |global_local| + r·(ℓ − g)``; a query with fewer than ``r`` keys left to draw is a ConfigError.
     """
-    ell, n_random = integer("ell", ell, 0), integer("n_random", n_random)
-    window, n_global = integer("window", window, 0), integer("n_global", n_global, 0)
-    seed = integer("seed", seed, 0)
-    if n_global > ell:
-        raise ConfigError(f"n_global = {n_global} is more than the ell = {ell} positions")
+    ell, n_random, window, n_global, seed = _random_args(ell, n_random, window=window, n_global=n_global,
+                                                         seed=seed).values()
     _room(ell, n_random, window, n_global)
     _afford("random", ell, ell=ell, n_random=n_random, window=window, n_global=n_global)
     w = min(window, ell)                                                   # a window ≥ ℓ is the same as ℓ
@@ -294,6 +359,12 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     queries = np.concatenate((base.queries, np.repeat(q, n_random)))
     return _self(keys, queries, ell, "random",
                  {"n_random": n_random, "window": window, "n_global": n_global, "seed": seed})
+
+
+def _random_args(ell, n_random, *, window=0, n_global=0, seed=0) -> dict:
+    ell, n_random = integer("ell", ell, 0), integer("n_random", n_random)
+    return {"ell": ell, "n_random": n_random, "window": integer("window", window, 0),
+            "n_global": _n_global(n_global, ell), "seed": integer("seed", seed, 0)}
 
 
 def _room(ell, n_random, window, n_global):
@@ -332,6 +403,7 @@ def _count_random(ell, n_random, window=0, n_global=0, seed=0):
 
 
 # --------------------------------------------------------------------------------------------- Swin
+@_builtin("swin")
 def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     """Swin Transformer's window attention on a ``height × width`` grid of tokens (position ``i·width + j``):
     tokens attend to the tokens of their ``window × window`` window.  ``shifted=True`` moves the window
@@ -341,16 +413,8 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     ``|E| = n_h·n_w·M²`` unshifted; shifted,
     ``(σ² + (M−σ)² + (n_h/M − 1)M²)·(σ² + (M−σ)² + (n_w/M − 1)M²)``.
     """
-    height, width, window = integer("height", height), integer("width", width), integer("window", window)
-    for name, side in (("height", height), ("width", width)):
-        if side % window:
-            raise ConfigError(f"the grid's {name} {side} is not divisible by the Swin window {window}")
-    shifted = flag("shifted", shifted)
-    if shift is not None and not shifted:
-        raise ConfigError(f"shift = {shift!r} is given but shifted = False: pass shifted=True for shifted windows")
-    shift = (window // 2 if shift is None else integer("shift", shift)) if shifted else 0
-    if shifted and not 0 < shift < window:
-        raise ConfigError(f"shift = {shift} must be between 1 and window − 1 = {window - 1}")
+    height, width, window, shifted, shift = _swin_args(height, width, window, shifted=shifted, shift=shift).values()
+    shift = shift or 0
     ell = height * width
     grid = f"on a {memory.number(height)}×{memory.number(width)} grid, ℓ = {memory.number(ell)}"
     _afford("swin", ell, where=grid, ell=ell, height=height, width=width, window=window,
@@ -367,6 +431,21 @@ def swin(height, width, window, *, shifted=False, shift=None) -> Pattern:
     if shifted:
         params["shift"] = shift
     return _self(members[index], queries, ell, "swin", params)
+
+
+def _swin_args(height, width, window, *, shifted=False, shift=None) -> dict:
+    """The arguments checked; ``shift`` is the offset of shifted windows (default ``⌊M/2⌋``), None unshifted."""
+    height, width, window = integer("height", height), integer("width", width), integer("window", window)
+    for name, side in (("height", height), ("width", width)):
+        if side % window:
+            raise ConfigError(f"the grid's {name} {side} is not divisible by the Swin window {window}")
+    shifted = flag("shifted", shifted)
+    if shift is not None and not shifted:
+        raise ConfigError(f"shift = {shift!r} is given but shifted = False: pass shifted=True for shifted windows")
+    shift = (window // 2 if shift is None else integer("shift", shift)) if shifted else None
+    if shifted and not 0 < shift < window:
+        raise ConfigError(f"shift = {shift} must be between 1 and window − 1 = {window - 1}")
+    return {"height": height, "width": width, "window": window, "shifted": shifted, "shift": shift}
 
 
 def _count_swin(ell, height, width, window, shift=None):
@@ -392,22 +471,25 @@ class Kind:
     count: Callable
     symbols: dict          # argument name → symbol name (sizes ℓ, ℓ_z, ℓ_x are always symbols)
     doc: str
+    args: Callable         # the builder's arguments checked and completed, as a dict (ConfigError if wrong)
 
 
 #: The built-in patterns by name, as :attr:`Pattern.name` records them.
 PATTERNS = {
-    "full": Kind(full, _count_full, {}, "bidirectional: every query sees every key"),
-    "causal": Kind(causal, _count_causal, {}, "unidirectional: keys at or before the query"),
-    "cross": Kind(cross, _count_cross, {}, "bipartite: every query of X sees every token of Z"),
-    "sliding_window": Kind(sliding_window, _count_sliding_window, {"window": "window"}, "the w nearest keys"),
+    "full": Kind(full, _count_full, {}, "bidirectional: every query sees every key", _full_args),
+    "causal": Kind(causal, _count_causal, {}, "unidirectional: keys at or before the query", _causal_args),
+    "cross": Kind(cross, _count_cross, {}, "bipartite: every query of X sees every token of Z", _cross_args),
+    "sliding_window": Kind(sliding_window, _count_sliding_window, {"window": "window"}, "the w nearest keys",
+                           _sliding_window_args),
     "dilated": Kind(dilated, _count_dilated, {"window": "window", "dilation": "dilation"},
-                    "w keys spaced δ apart"),
+                    "w keys spaced δ apart", _dilated_args),
     "global_local": Kind(global_local, _count_global_local, {"window": "window", "n_global": "n_global"},
-                         "Longformer: sliding window + g global positions"),
-    "strided": Kind(strided, _count_strided, {"stride": "stride"}, "Sparse Transformer, strided"),
-    "fixed": Kind(fixed, _count_fixed, {"stride": "stride", "summary": "summary"}, "Sparse Transformer, fixed"),
+                         "Longformer: sliding window + g global positions", _global_local_args),
+    "strided": Kind(strided, _count_strided, {"stride": "stride"}, "Sparse Transformer, strided", _strided_args),
+    "fixed": Kind(fixed, _count_fixed, {"stride": "stride", "summary": "summary"}, "Sparse Transformer, fixed",
+                  _fixed_args),
     "random": Kind(random, _count_random, {"n_random": "n_random", "window": "window", "n_global": "n_global"},
-                   "BigBird: window + global + r random keys per query"),
+                   "BigBird: window + global + r random keys per query", _random_args),
     "swin": Kind(swin, _count_swin, {"height": "height", "width": "width", "window": "swin_window",
-                                     "shift": "shift"}, "Swin: (shifted) M×M windows on a grid"),
+                                     "shift": "shift"}, "Swin: (shifted) M×M windows on a grid", _swin_args),
 }

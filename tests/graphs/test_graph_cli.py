@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from formal.cli import main
-from formal.graphs import analysis, patterns
+from formal.graphs import analysis, from_pairs, patterns
 
 
 def run(capsys, *argv):
@@ -156,7 +156,8 @@ def test_long_layered_analyses_show_a_live_line_on_a_terminal():
         def isatty(self):
             return True
 
-    p = patterns.sliding_window(200, 2)
+    chain = patterns.sliding_window(200, 2)                  # a user's graph: walked layer by layer
+    p = from_pairs(chain.keys, chain.queries, ell_z=200)
     terminal, pipe = Terminal(), io.StringIO()
     report(p, layers=1, heads=1, d_head=4, progress=terminal)
     report(p, layers=1, heads=1, d_head=4, progress=pipe)
