@@ -271,11 +271,12 @@ def _spread(bits) -> tuple:
     return (int(sizes.min()), float(sizes.mean()), int(sizes.max())) if sizes.size else (0, 0.0, 0)
 
 
-class _Repeating(Sequence):
-    """Per-layer values for layers 1..L, kept once per layer walked (see :class:`_Walk`)."""
+class PerLayer(Sequence):
+    """Per-layer values for layers 1..L, each computed when asked by ``value(layer)`` — a walk's record of the
+    layer it repeats, or a structure's closed form — so ``L`` may be any number."""
 
-    def __init__(self, layers, walk):
-        self.layers, self.walk = layers, walk
+    def __init__(self, layers, value):
+        self.layers, self.value = layers, value
 
     def __len__(self):
         return self.layers
@@ -285,7 +286,7 @@ class _Repeating(Sequence):
             return [self[j] for j in range(*i.indices(self.layers))]
         if not -self.layers <= i < self.layers:
             raise IndexError(f"layer index {i} is outside 0..{self.layers - 1}")
-        return self.walk.records[self.walk.earlier(i % self.layers + 1)]
+        return self.value(i % self.layers + 1)
 
 
 # ------------------------------------------------------------------------------------------ the answers
@@ -403,5 +404,5 @@ def summary(patterns, layers: int, *, residual: bool = True, coverage: bool = Tr
         # With the residual path, covering every allowed pair at L layers makes L the maximum path length;
         # otherwise the walk went on to the fixed point, after the last change.
         longest = walk.covered if walk.covered is not None else walk.changed
-    return Summary(_Repeating(layers, walk), walk.covered if coverage else None, longest,
+    return Summary(PerLayer(layers, lambda layer: walk.records[walk.earlier(layer)]), walk.covered if coverage else None, longest,
                    walk.last if walk.cut else None)

@@ -35,8 +35,6 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..errors import ConfigError
 from . import memory
 from .patterns import PATTERNS, exact_count
@@ -473,9 +471,9 @@ class Structure:
 
     def summary(self, layers: int, *, residual: bool = True, coverage: bool = True):
         """As :func:`formal.graphs.layered.summary`, without edges."""
-        from .layered import Summary
+        from .layered import PerLayer, Summary
         shape = self._layered()
-        spreads = _Spreads(self, layers, residual)
+        spreads = PerLayer(layers, lambda layer: self.spread(layer, residual=residual))
         if not coverage:
             return Summary(spreads, None, None)
         covered = shape.coverage(residual)
@@ -490,23 +488,6 @@ class Structure:
         size = f"ell={self.ell_x}" if self.self_attention else f"ell_z={self.ell_z}, ell_x={self.ell_x}"
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"Structure({self.name!r}, {size}{params}, {memory.number(self.n_edges)} edges)"
-
-
-class _Spreads(Sequence):
-    """``(min, mean, max)`` after each of layers 1..L, computed when asked."""
-
-    def __init__(self, structure, layers, residual):
-        self.structure, self.layers, self.residual = structure, layers, residual
-
-    def __len__(self):
-        return self.layers
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self.layers))]
-        if not -self.layers <= i < self.layers:
-            raise IndexError(f"layer index {i} is outside 0..{self.layers - 1}")
-        return self.structure.spread(i % self.layers + 1, residual=self.residual)
 
 
 def describe(name: str, *args, **kwargs) -> Structure:
