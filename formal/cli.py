@@ -24,7 +24,7 @@ import os
 import sys
 
 from . import __version__
-from .cost import CONVENTIONS
+from .conventions import CONVENTIONS
 from .errors import ConfigError, FormalError, shown
 from .files import json_text
 from .limits import MAX_SIZE
@@ -41,6 +41,31 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise _UsageError(message)
+
+    def format_help(self):
+        for action in self._actions:  # the help lists every command, those of the entry points too
+            if isinstance(action, _Commands):
+                action.load_plugins()
+        return super().format_help()
+
+    def _check_value(self, action, value):
+        if isinstance(action, _Commands) and value not in action.choices:  # a command not built in
+            action.load_plugins()
+        super()._check_value(action, value)
+
+
+class _Commands(argparse._SubParsersAction):
+    """The subcommands: the built-in ones, and those of the ``formal_transformers.commands`` entry points,
+    registered only when a command line names one that is not built in (:meth:`_Parser._check_value`) or
+    asks for the help, so that a built-in command imports nothing of theirs and skips the scan of the
+    installed packages' entry points."""
+
+    _plugins_loaded = False
+
+    def load_plugins(self):
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            _plugin_commands(self)
 
 
 class _UsageError(Exception):
@@ -107,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Formal Algorithms for Transformers as executable objects: "
                      "shapes and costs derived from the pseudocode.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.register("action", "parsers", _Commands)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -143,9 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .graphs.command import register as register_graph
     register_graph(sub, _UsageError)
-
-    _plugin_commands(sub)
-    return parser
+    return parser  # the entry points' commands are registered when needed (_Commands)
 
 
 def _plugin_commands(sub):
@@ -225,23 +249,18 @@ def _complexity(args, out):
         preset = presets.get(args.preset)
         name, algorithm, options, sizes, default_len = (preset.name, preset.algorithm, preset.options,
                                                         preset.sizes, preset.seq_len)
-    model = complexity.Model(algorithm, options)
-    if args.symbolic:
+    if args.symbolic:  # the formulas as text: sympy
+        model = complexity.Model(algorithm, options)
         _inapplicable(args, "--symbolic", ("seq_len", "batch", "dtype"))
         result = {"name": name, "algorithm": algorithm, "options": options, "convention": args.convention,
                   **complexity.formulas(model, args.convention)}
-    else:
-        seq_len = default_len if args.seq_len is None else args.seq_len
-        if seq_len is None:
+    else:  # numbers: from the formulas shipped with the package when it holds the model's (no sympy)
+        model = complexity.model_formulas(algorithm, options)
+        if args.seq_len is None and default_len is None:
             raise _UsageError("the configuration has no seq_len: give --seq-len T")
-        result = {"name": name, **complexity.report(model, sizes, seq_len=seq_len, batch=args.batch or 1,
-                                                    convention=args.convention, dtype=args.dtype or "fp32")}
-        grows = model.length_dependent_params()
-        if grows and default_len is not None and seq_len != default_len:
-            base = complexity.report(model, sizes, seq_len=default_len)["params"]["total"]
-            result["note"] = (f"the parameters change with the sequence length ({', '.join(grows)} has a column per "
-                              f"position): {_group(base)} at {name}'s {default_len}, {_group(result['params']['total'])} "
-                              f"at {seq_len}")
+        result = complexity.numeric_report(name, model, sizes, seq_len=args.seq_len, default_len=default_len,
+                                           batch=args.batch or 1, convention=args.convention,
+                                           dtype=args.dtype or "fp32")
     if args.json:
         out.write(json_text(result))
     else:
@@ -259,12 +278,8 @@ def _inapplicable(args, flag, dests):
         raise _UsageError(f"{_FLAGS[given[0]]} has no effect with {flag}")
 
 
-def _group(n) -> str:
-    """``1,234,567``; a figure that is not a whole number is rounded, and marked so: ``≈208,158,130.2``."""
-    return f"{n:,}" if isinstance(n, int) else f"≈{n:,.1f}"
-
-
 def _complexity_text(r, symbolic) -> str:
+    from .complexity import grouped
     head = f"{r['name']}: {r['algorithm']}"
     if symbolic:
         lines = [head + f" ({r['convention']} convention), as formulas"]
@@ -279,18 +294,19 @@ def _complexity_text(r, symbolic) -> str:
     f, m, p = r["flops"], r["memory"], r["params"]
     lines = [head + f" at sequence length {r['seq_len']}, batch {r['batch']}, {r['convention']} convention, "
                     f"{r['dtype']}",
-             f"parameters          {_group(p['total'])}  (embedding {_group(p['embedding'])}, "
-             f"non-embedding {_group(p['non_embedding'])})",
-             f"FLOPs forward       {_group(f['forward'])} per batch, {_group(f['forward_per_sequence'])} per "
-             f"sequence, {_group(f['forward_per_token'])} per token",
-             f"FLOPs training step {_group(f['training_step'])} per batch, "
-             f"{_group(f['training_step_per_sequence'])} per sequence, {_group(f['training_step_per_token'])} per token",
-             f"activation memory   {_group(m['activations_bytes'])} bytes per batch "
-             f"({m['activations_bytes'] / 2**30:.2f} GiB), {_group(m['activations_bytes_per_token'])} per token"]
+             f"parameters          {grouped(p['total'])}  (embedding {grouped(p['embedding'])}, "
+             f"non-embedding {grouped(p['non_embedding'])})",
+             f"FLOPs forward       {grouped(f['forward'])} per batch, {grouped(f['forward_per_sequence'])} per "
+             f"sequence, {grouped(f['forward_per_token'])} per token",
+             f"FLOPs training step {grouped(f['training_step'])} per batch, "
+             f"{grouped(f['training_step_per_sequence'])} per sequence, "
+             f"{grouped(f['training_step_per_token'])} per token",
+             f"activation memory   {grouped(m['activations_bytes'])} bytes per batch "
+             f"({m['activations_bytes'] / 2**30:.2f} GiB), {grouped(m['activations_bytes_per_token'])} per token"]
     if r["kv_cache"]:
         k = r["kv_cache"]
-        lines.append(f"KV cache            {_group(k['bytes_per_token'])} bytes per token, "
-                     f"{_group(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)")
+        lines.append(f"KV cache            {grouped(k['bytes_per_token'])} bytes per token, "
+                     f"{grouped(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)")
     else:
         lines.append("KV cache            none derived (only decoder-only models decode with a cache here)")
     if r.get("note"):

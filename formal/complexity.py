@@ -4,19 +4,23 @@ Every number is the derived formula of an algorithm object evaluated at a config
 is Algorithm 8, 9 or 10 with the configuration's options; a training step adds the gradient step of
 :func:`formal.cost.gradient_step` (the convention's backward rule); the KV cache is the size of the key and
 value caches :mod:`formal.algorithms.kv_cache` returns.  ``batch`` sequences cost ``batch`` times one.
+
+The figures are polynomials evaluated exactly (:class:`~formal.costcache.CostFormulas`): those of a preset's
+model come from the file shipped with the package, so :func:`preset_report` and ``complexity PRESET`` import
+no sympy; any other model is derived (:class:`Model`) and gives the same numbers, later.
+
+>>> preset_report("gpt2", seq_len=64)["flops"]["forward_per_sequence"]
+15963095040
 """
 
 from __future__ import annotations
 
-import sympy as sp
-
-from .cost import check_convention, gradient_step
+from .conventions import check_convention
 from .errors import ConfigError, shown
 from .presets import resolve_sizes
-from .shapes import numel, shape_text
-from .symbols import by_name, ell, text
 
-__all__ = ["DTYPES", "MODELS", "Model", "report", "formulas"]
+__all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_report", "preset_report", "formulas",
+           "grouped"]
 
 #: Bytes per scalar.
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
@@ -26,7 +30,7 @@ MODELS = ("edtransformer", "etransformer", "dtransformer")
 
 
 class Model:
-    """A model stack with its options, and the derived quantities ``complexity`` reports."""
+    """A model stack with its options, and the derived quantities ``complexity`` reports (sympy expressions)."""
 
     def __init__(self, algorithm_name: str, options: dict):
         from .algorithms import get
@@ -34,8 +38,10 @@ class Model:
             raise ConfigError(f"complexity needs a model, one of {', '.join(MODELS)}; got {shown(algorithm_name)}")
         self.name, self.options = algorithm_name, dict(options)
         self.algorithm = get(algorithm_name, **options)
+        self._formulas = None
 
     def params(self) -> dict:
+        import sympy as sp
         total = self.algorithm.param_count()
         embedding = sp.expand(sp.Add(*(p.size() for p in self.algorithm.params if p.embedding)))
         return {"total": total, "embedding": embedding, "non_embedding": sp.expand(total - embedding)}
@@ -44,6 +50,8 @@ class Model:
         """The parameters whose size grows with the sequence length (ViT's position table has one column per
         patch), as ``"W_p (d_e×(ℓ + 1))"``: with them a different sequence length is a different model."""
         from .presets import LENGTHS
+        from .shapes import shape_text
+        from .symbols import by_name
         lengths = {by_name(n) for n in LENGTHS}
         return [f"{p.name} ({shape_text(p.shape)})" for p in self.algorithm.params
                 if p.size().free_symbols & lengths]
@@ -51,26 +59,45 @@ class Model:
     def forward(self, convention: str):
         return self.algorithm.cost(convention)
 
-    def training_step(self, convention: str) -> sp.Expr:
+    def training_step(self, convention: str):
+        import sympy as sp
+        from .cost import gradient_step
         work = self.algorithm.derivation.work
         step = gradient_step(work.flops, self.algorithm.param_count())
         return sp.expand(work.flops[convention] + step[convention])
 
-    def kv_cache_scalars(self) -> sp.Expr | None:
-        """Scalars held in the key/value cache for a sequence of ℓ tokens (decoder-only models)."""
+    def kv_cache_scalars(self):
+        """Scalars held in the key/value cache for a sequence of ℓ tokens (decoder-only models), or None."""
         if self.name != "dtransformer":
             return None
+        import sympy as sp
         from .algorithms.kv_cache import build_kv_dtransformer
+        from .shapes import numel
         cached = build_kv_dtransformer(**self.options, step="prefill")
         shapes = cached.derivation.output_shapes[1:]
         return sp.expand(sum(numel(s) for s in shapes))
 
+    def cost_formulas(self):
+        """These quantities as :class:`~formal.costcache.CostFormulas`: polynomials that evaluate without sympy."""
+        if self._formulas is None:
+            from .costcache import CostFormulas
+            self._formulas = CostFormulas.derive(self)
+        return self._formulas
 
-def _number(expr, values) -> int:
-    value = expr.xreplace(values)
-    if value.free_symbols:
-        raise ConfigError(f"cannot evaluate {expr}: no value for {', '.join(sorted(map(str, value.free_symbols)))}")
-    return int(value) if value.is_integer else int(sp.ceiling(value))
+
+def model_formulas(algorithm_name: str, options: dict):
+    """The :class:`~formal.costcache.CostFormulas` of a model stack built with ``options``: from the cache
+    shipped with the package when it holds them (no sympy), else derived (a :class:`Model`, sympy).  A
+    ConfigError for an algorithm that is not a model stack, or an option it does not take."""
+    from .costcache import lookup
+    cached = lookup(algorithm_name, options) if algorithm_name in MODELS else None
+    return cached if cached is not None else Model(algorithm_name, options).cost_formulas()
+
+
+def _number(polynomial, values) -> int:
+    """The polynomial's value, rounded up when it is not whole (a fraction of a FLOP is still work)."""
+    value = polynomial.value(values)
+    return value if isinstance(value, int) else -(-value.numerator // value.denominator)
 
 
 def _per_token(total: int, tokens: int) -> int | float:
@@ -79,27 +106,28 @@ def _per_token(total: int, tokens: int) -> int | float:
     return quotient if remainder == 0 else total / tokens
 
 
-def report(model: Model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str = "matmul",
+def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str = "matmul",
            dtype: str = "fp32") -> dict:
     """Every figure of ``complexity`` (bytes for memory): integers, except a per-token figure that does not
-    divide evenly, a float."""
+    divide evenly, a float.  ``model`` is a :class:`Model` or the :class:`~formal.costcache.CostFormulas`
+    of one (:func:`model_formulas`); the figures are the same."""
     check_convention(convention)
     if dtype not in DTYPES:
         raise ConfigError(f"unknown dtype {shown(dtype)}; known: {', '.join(DTYPES)}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
         raise ConfigError(f"batch = {shown(batch)} must be a positive integer")
-    resolved = resolve_sizes(model.algorithm, sizes, seq_len)
-    values = {by_name(k): v for k, v in resolved.items()}
+    formulas = model.cost_formulas() if isinstance(model, Model) else model
+    resolved = resolve_sizes(formulas, sizes, seq_len)
     width = DTYPES[dtype]
     tokens = seq_len
-    forward = model.forward(convention)
-    per_sequence = _number(forward.flops, values)
-    step = _number(model.training_step(convention), values)
-    memory = _number(forward.memory, values) * width
+    flops = formulas.flops[convention]
+    per_sequence = _number(flops["forward"], resolved)
+    step = _number(flops["training_step"], resolved)
+    memory = _number(formulas.memory[convention], resolved) * width
     out = {
-        "algorithm": model.name, "options": model.options, "sizes": resolved, "seq_len": seq_len,
+        "algorithm": formulas.algorithm, "options": formulas.options, "sizes": resolved, "seq_len": seq_len,
         "batch": batch, "convention": convention, "dtype": dtype,
-        "params": {k: _number(v, values) for k, v in model.params().items()},
+        "params": {k: _number(v, resolved) for k, v in formulas.params.items()},
         "flops": {"forward": per_sequence * batch, "forward_per_sequence": per_sequence,
                   "forward_per_token": _per_token(per_sequence, tokens),
                   "training_step": step * batch, "training_step_per_sequence": step,
@@ -108,17 +136,54 @@ def report(model: Model, sizes: dict, *, seq_len: int, batch: int = 1, conventio
                    "activations_bytes_per_token": _per_token(memory, tokens)},
         "kv_cache": None,
     }
-    cache = model.kv_cache_scalars()
+    cache = formulas.kv_cache
     if cache is not None:
-        per_token = _number(cache.xreplace({ell: 1}), values) * width
-        out["kv_cache"] = {"bytes_per_token": per_token,
-                           "bytes_per_sequence": _number(cache, values) * width,
-                           "bytes": _number(cache, values) * width * batch}
+        per_sequence = _number(cache["scalars_per_sequence"], resolved) * width
+        out["kv_cache"] = {"bytes_per_token": _number(cache["scalars_per_token"], resolved) * width,
+                           "bytes_per_sequence": per_sequence, "bytes": per_sequence * batch}
     return out
+
+
+def numeric_report(name: str, model, sizes: dict, *, seq_len: int | None = None, default_len: int | None = None,
+                   batch: int = 1, convention: str = "matmul", dtype: str = "fp32") -> dict:
+    """What ``complexity`` prints of the configuration ``name`` (``--json``): :func:`report` at ``seq_len``
+    (default ``default_len``, the configuration's own), under ``name``, with a ``note`` when the parameters
+    grow with the sequence length and ``seq_len`` is not the configuration's.  ``model`` is a :class:`Model`
+    or :class:`~formal.costcache.CostFormulas` (:func:`model_formulas`: then no sympy for a cached model)."""
+    seq_len = default_len if seq_len is None else seq_len
+    if seq_len is None:
+        raise ConfigError(f"{name} has no default sequence length: give seq_len")
+    formulas = model.cost_formulas() if isinstance(model, Model) else model
+    result = {"name": name, **report(formulas, sizes, seq_len=seq_len, batch=batch, convention=convention,
+                                     dtype=dtype)}
+    grows = formulas.length_dependent_params
+    if grows and default_len is not None and seq_len != default_len:
+        base = report(formulas, sizes, seq_len=default_len)["params"]["total"]
+        result["note"] = (f"the parameters change with the sequence length ({', '.join(grows)} has a column per "
+                          f"position): {grouped(base)} at {name}'s {default_len}, "
+                          f"{grouped(result['params']['total'])} at {seq_len}")
+    return result
+
+
+def preset_report(name: str, *, seq_len: int | None = None, batch: int = 1, convention: str = "matmul",
+                  dtype: str = "fp32") -> dict:
+    """:func:`numeric_report` of the preset ``name`` (:mod:`formal.presets`), at its context length unless
+    ``seq_len`` is given; no sympy is imported for a preset whose model the shipped cache holds (all do)."""
+    from .presets import get
+    preset = get(name)
+    return numeric_report(preset.name, model_formulas(preset.algorithm, preset.options), preset.sizes,
+                          seq_len=seq_len, default_len=preset.seq_len, batch=batch, convention=convention,
+                          dtype=dtype)
+
+
+def grouped(n) -> str:
+    """``1,234,567``; a figure that is not a whole number is rounded, and marked so: ``≈208,158,130.2``."""
+    return f"{n:,}" if isinstance(n, int) else f"≈{n:,.1f}"
 
 
 def formulas(model: Model, convention: str = "matmul") -> dict:
     """The same figures as formulas in the size symbols (paper glyphs)."""
+    from .symbols import ell, text
     check_convention(convention)
     forward = model.forward(convention)
     out = {"params": {k: text(v) for k, v in model.params().items()},
@@ -131,5 +196,3 @@ def formulas(model: Model, convention: str = "matmul") -> dict:
         out["kv_cache"] = {"scalars_per_token": text(cache.xreplace({ell: 1})),
                            "scalars_per_sequence": text(cache)}
     return out
-
-

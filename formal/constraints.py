@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .errors import ConfigError
+from .errors import ConfigError, condition_failure
 from .symbols import text as sym_text
 
 __all__ = ["RELATIONS", "Constraint", "even", "divides", "at_most"]
@@ -102,19 +102,8 @@ class Constraint:
     def explain(self, values: dict) -> str:
         """Why it fails at ``values``, in ASCII names with their values and the reason."""
         (a, b), (va, vb) = self.args, (_value(x, values) for x in self.args)
-
-        def side(expr, v):  # a number is its value; a size is named with its value
-            return str(v) if expr.is_number else f"{expr} = {v}"
-
-        if self._even:
-            failure = f"{side(b, vb)} must be even"
-        elif self.relation == "divides":
-            failure = f"{side(b, vb)} is not divisible by {side(a, va)}"
-        elif a.is_number:
-            failure = f"{side(b, vb)} must be at least {va}"
-        else:
-            failure = f"{side(a, va)} exceeds {side(b, vb)}"
-        return f"{failure} ({self.reason})" if self.reason else failure
+        written = [None if x.is_number else str(x) for x in (a, b)]
+        return condition_failure(self.relation, self._even, (written[0], va), (written[1], vb), self.reason)
 
     def renamed(self, substitution: dict) -> "Constraint":
         """The same condition with ``substitution`` (symbol → expression) applied to both sides: a

@@ -84,3 +84,22 @@ class ResourceError(FormalError):
     def __init__(self, message, *, needed, limit):
         self.needed, self.limit = needed, limit
         super().__init__(message)
+
+
+def condition_failure(relation: str, even: bool, a: tuple, b: tuple, reason: str = "") -> str:
+    """Why the size condition ``a ≤ b`` (``relation="<="``) or ``a divides b`` fails, one wording for the
+    derived constraints (:mod:`formal.constraints`) and their cached copies (:mod:`formal.costcache`): ``a``
+    and ``b`` are ``(name, value)``, the name None for a number (then written as its value)."""
+    def side(written, value):
+        return str(value) if written is None else f"{written} = {value}"
+
+    (wa, va), (wb, vb) = a, b
+    if even:
+        failure = f"{side(wb, vb)} must be even"
+    elif relation == "divides":
+        failure = f"{side(wb, vb)} is not divisible by {side(wa, va)}"
+    elif wa is None:
+        failure = f"{side(wb, vb)} must be at least {va}"
+    else:
+        failure = f"{side(wa, va)} exceeds {side(wb, vb)}"
+    return f"{failure} ({reason})" if reason else failure

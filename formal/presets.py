@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 from .errors import ConfigError, shown
 from .limits import MAX_SIZE
-from .symbols import by_name
 
 __all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "check_size", "get", "resolve_sizes"]
 
@@ -65,7 +64,8 @@ def check_size(name: str, value) -> int:
 
 def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
     """``sizes`` (names → ints) completed with design decision 4's defaults, ``d_attn = d_mid = d_e/H``
-    and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.
+    and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.  ``algorithm`` is an
+    algorithm object, or the :class:`~formal.costcache.CostFormulas` of one (which need no sympy).
 
     Raises :class:`ConfigError` for a size that is not a positive integer, an unknown size name, ``d_e`` not
     divisible by ``H`` when the head sizes are left to their default, or a size constraint that fails (one
@@ -98,11 +98,17 @@ def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
     missing = sorted(known - set(values))
     if missing:
         raise ConfigError(f"{algorithm.label} needs the size {missing[0]} (sizes given: {', '.join(sorted(values))})")
-    bound = {by_name(k): v for k, v in values.items()}
+    bound = values if getattr(algorithm, "sizes_by_name", False) else _by_symbol(values)
     for c in algorithm.size_constraints:
         if not c.holds(bound):
             raise ConfigError(f"{algorithm.label}: {c.explain(bound)}")
     return values
+
+
+def _by_symbol(values: dict) -> dict:
+    """``values`` keyed by the sympy symbols of their names, as an algorithm object's constraints read them."""
+    from .symbols import by_name
+    return {by_name(k): v for k, v in values.items()}
 
 
 # ------------------------------------------------------------------------------------------------ GPT-2/3
