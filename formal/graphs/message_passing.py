@@ -13,9 +13,12 @@ Two executors compute it:
 
 - ``"loop"`` — the specification, read off the formula above: a Python loop over the query nodes of the
   networkx graph and over each one's predecessors;
-- ``"edges"`` — vectorised over the edge arrays, a chunk of queries at a time: scores per edge, a
-  segmented softmax (``reduceat`` over each query's run of edges), and a segmented sum of the weighted
-  values.  Time is O(``|E|``·d) and memory O(ℓ·d) plus a fixed chunk, never O(ℓ²).
+- ``"edges"`` — vectorised, a chunk of queries at a time.  A chunk whose keys lie in a narrow range (a
+  window, a block, a causal band) is a small dense block: one matrix product for its scores, the pattern as
+  its mask, one for the weighted values.  Any other chunk gathers its edges: scores per edge, a segmented
+  softmax (``reduceat`` over each query's run of edges), a segmented sum of the weighted values.  Time is
+  O(``|E|``·d) — at most ``BLOCK_RATIO`` times it in blocks — and memory O(ℓ·d) plus a fixed chunk, never
+  O(ℓ²); the chunk's work arrays are made once per call.
 
 Arrays follow the paper's layout: one column per token (``X`` is d_x×ℓ_x).
 
@@ -106,29 +109,101 @@ def propagate_loop(G, Q, K, V, *, empty="zero") -> np.ndarray:
 
 
 def propagate_edges(pattern, Q, K, V, *, empty="zero", max_edges: int = MAX_EDGES) -> np.ndarray:
-    """The vectorised executor over the edge arrays (same arguments and result as :func:`propagate_loop`)."""
+    """The vectorised executor over the edge arrays (same arguments and result as :func:`propagate_loop`).
+
+    Queries go in chunks of at most ``max_edges`` edges.  A chunk whose keys lie in a narrow range — a
+    window, a block, a causal band: at most ``BLOCK_RATIO`` times as many (query, key) pairs in the range as
+    edges — is computed as a small dense block: one matrix product for its scores, its pattern as a mask,
+    one for its values.  Any other chunk gathers its edges' rows.  Both work in buffers made once.
+    """
     Q, K, V = _columns("Q", Q), _columns("K", K), _columns("V", V)
     pattern = as_pattern(pattern, ell_z=K.shape[1], ell_x=Q.shape[1])
+    if isinstance(max_edges, bool) or not isinstance(max_edges, (int, np.integer)) or max_edges < 1:
+        raise ConfigError(f"max_edges = {max_edges!r} must be a positive integer")
     lonely = _empty_check(pattern, empty)
     _afford(pattern, Q.shape[0], V.shape[0], max_edges)
     Qt, Kt, Vt = (np.ascontiguousarray(A.T) for A in (Q, K, V))          # one row per token
     Y = np.zeros((Q.shape[1], V.shape[0]))                                # (ℓ_x, d_v)
     scale = 1.0 / math.sqrt(Q.shape[0])
-    for q0, q1 in pattern.chunks(max_edges):
-        e0, e1 = pattern.indptr[q0], pattern.indptr[q1]
-        if e0 == e1:
-            continue
+    # A block multiplies every value in its key range, by 0 where there is no edge: an infinite or NaN value
+    # there would make 0·∞ = NaN, where the definition never reads it.  Then every chunk gathers.
+    finite = bool(np.isfinite(Vt).all() and np.isfinite(Kt).all())
+    plan = [(span, finite and blockwise(*span)) for span in pattern.spans(max_edges)]
+    work = _Buffers(max([(q1 - q0) * (k1 - k0) for (q0, q1, _, _, k0, k1), block in plan if block], default=0),
+                    max([e1 - e0 for (_, _, e0, e1, _, _), block in plan if not block], default=0),
+                    Q.shape[0], V.shape[0])
+    for (q0, q1, e0, e1, k0, k1), block in plan:
         keys, queries = pattern.keys[e0:e1], pattern.queries[e0:e1]
-        s = np.einsum("ed,ed->e", Qt[queries], Kt[keys]) * scale          # (edges,) the scores
-        degree = pattern.in_degree[q0:q1]
-        rows = np.flatnonzero(degree) + q0                                # queries with a neighbour
-        starts, counts = pattern.indptr[rows] - e0, degree[degree > 0]
-        w = np.exp(s - np.repeat(np.maximum.reduceat(s, starts), counts))  # softmax, stable
-        w /= np.repeat(np.add.reduceat(w, starts), counts)
-        Y[rows] = np.add.reduceat(w[:, None] * Vt[keys], starts, axis=0)   # Σ_k α_kq v_k
+        if block:
+            _block(Qt, Kt, Vt, Y, keys, queries, q0, q1, k0, k1, scale, work)
+        else:
+            _gather(pattern, Qt, Kt, Vt, Y, keys, queries, q0, q1, e0, scale, work)
     if empty == "nan":
         Y[lonely] = np.nan
     return Y.T
+
+
+#: A chunk is computed as a dense block when its key range holds at most this many times its edges.
+BLOCK_RATIO = 2
+
+
+def blockwise(q0, q1, e0, e1, k0, k1) -> bool:
+    """Whether a chunk of :meth:`~formal.graphs.pattern.Pattern.spans` runs as a dense block: its queries
+    times its key range at most ``BLOCK_RATIO`` times its edges."""
+    return (q1 - q0) * (k1 - k0) <= BLOCK_RATIO * (e1 - e0)
+
+
+class _Buffers:
+    """Work arrays for the largest block (``entries`` scores) and the largest gathered chunk (``edges`` rows),
+    made once per call and viewed at each chunk's size: no allocation per chunk."""
+
+    def __init__(self, entries, edges, d_attn, d_v):
+        self.scores = np.empty(entries)
+        self.admitted = np.empty(entries, dtype=bool)
+        self.queries = np.empty((edges, d_attn))
+        self.keys = np.empty((edges, d_attn))
+        self.values = np.empty((edges, d_v))
+
+    def view(self, name, shape):
+        size = math.prod(shape)
+        return getattr(self, name).reshape(-1)[:size].reshape(shape)
+
+
+def _block(Qt, Kt, Vt, Y, keys, queries, q0, q1, k0, k1, scale, work):
+    """Queries ``q0…q1−1`` against keys ``k0…k1−1`` as one dense block masked by the chunk's edges."""
+    S = work.view("scores", (q1 - q0, k1 - k0))
+    np.matmul(Qt[q0:q1], Kt[k0:k1].T, out=S)
+    S *= scale
+    admitted = work.view("admitted", S.shape)
+    admitted.fill(False)
+    admitted[queries - q0, keys - k0] = True
+    np.copyto(S, -np.inf, where=~admitted)
+    top = S.max(axis=1, keepdims=True)
+    top[~np.isfinite(top)] = 0.0                                          # a query without edges: a row of zeros
+    S -= top
+    np.exp(S, out=S)                                                      # exp(−inf) = 0: only the edges weigh
+    total = S.sum(axis=1, keepdims=True)
+    total[total == 0] = 1.0
+    S /= total
+    np.matmul(S, Vt[k0:k1], out=Y[q0:q1])
+
+
+def _gather(pattern, Qt, Kt, Vt, Y, keys, queries, q0, q1, e0, scale, work):
+    """The chunk's edges one by one: each edge's query and key rows gathered, a segmented softmax."""
+    n = keys.size
+    q_rows, k_rows, v_rows = (work.view(name, (n, A.shape[1])) for name, A in (("queries", Qt), ("keys", Kt),
+                                                                             ("values", Vt)))
+    np.take(Qt, queries, axis=0, out=q_rows)
+    np.take(Kt, keys, axis=0, out=k_rows)
+    np.take(Vt, keys, axis=0, out=v_rows)
+    s = np.einsum("ed,ed->e", q_rows, k_rows) * scale                    # (edges,) the scores
+    degree = pattern.in_degree[q0:q1]
+    rows = np.flatnonzero(degree) + q0                                    # queries with a neighbour
+    starts, counts = pattern.indptr[rows] - e0, degree[degree > 0]
+    w = np.exp(s - np.repeat(np.maximum.reduceat(s, starts), counts))    # softmax, stable
+    w /= np.repeat(np.add.reduceat(w, starts), counts)
+    v_rows *= w[:, None]
+    Y[rows] = np.add.reduceat(v_rows, starts, axis=0)                     # Σ_k α_kq v_k
 
 
 def _afford(pattern, d_attn, d_v, max_edges):

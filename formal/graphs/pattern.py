@@ -162,6 +162,21 @@ class Pattern:
             yield start, stop
             start = stop
 
+    def spans(self, max_edges: int):
+        """For each chunk of :meth:`chunks` with an edge: ``(q0, q1, e0, e1, k0, k1)`` — its queries
+        ``q0…q1−1``, its edges ``e0…e1−1`` and the range ``k0…k1−1`` its keys lie in.  A chunk whose range
+        holds few more (query, key) pairs than it has edges (a window, a block) can run as a dense block."""
+        bounds = np.array(list(self.chunks(max_edges)), dtype=np.int64).reshape(-1, 2)
+        edges = self.indptr[bounds]                                        # (chunks, 2): e0, e1
+        full = edges[:, 1] > edges[:, 0]
+        bounds, edges = bounds[full], edges[full]
+        if not len(bounds):
+            return
+        low = np.minimum.reduceat(self.keys, edges[:, 0])
+        high = np.maximum.reduceat(self.keys, edges[:, 0]) + 1
+        for (q0, q1), (e0, e1), k0, k1 in zip(bounds.tolist(), edges.tolist(), low.tolist(), high.tolist()):
+            yield q0, q1, e0, e1, k0, k1
+
     # ------------------------------------------------------------------------------------------ identity
     def __eq__(self, other):
         if not isinstance(other, Pattern):

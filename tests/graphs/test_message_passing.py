@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from formal import ConfigError, DomainError
 from formal import attention as alg4
 from formal import mhattention as alg5
-from formal.graphs import from_mask, message_passing, patterns
+from formal.graphs import from_mask, from_pairs, message_passing, patterns
 from formal.graphs.message_passing import EXECUTORS
 
 EXECUTOR = st.sampled_from(EXECUTORS)
@@ -194,3 +194,42 @@ def test_the_spec_takes_a_pattern_as_its_mask():
     np.testing.assert_array_equal(spec(X=X, mask=p, **params), spec(X=X, mask=p.mask(), **params))
     with pytest.raises(ConfigError, match=r"mask has shape \(7, 7\)"):
         spec(X=X[:, :5], mask=p, **params)
+
+
+@pytest.mark.parametrize("ratio", [0, 2, 10**9])
+@pytest.mark.parametrize("make", [lambda: patterns.sliding_window(60, 7), lambda: patterns.causal(33),
+                                  lambda: patterns.random(50, 3, window=3, n_global=2, seed=1),
+                                  lambda: patterns.fixed(45, 6, 2), lambda: patterns.swin(6, 6, 3, shifted=True),
+                                  lambda: from_mask(np.eye(12, 9, k=-2, dtype=bool), self_attention=False)])
+def test_blocks_and_gathers_equal_the_readable_loop(make, ratio, monkeypatch):
+    """Every chunk gathered (ratio 0), the executor's own choice (2), every chunk a dense block (10**9):
+    each equals the loop executor, for chunks that split queries' keys or not, empty queries included."""
+    monkeypatch.setattr(message_passing, "BLOCK_RATIO", ratio)
+    rng = np.random.default_rng(3)
+    p = make()
+    Q, K, V = rng.normal(size=(4, p.ell_x)), rng.normal(size=(4, p.ell_z)), rng.normal(size=(3, p.ell_z))
+    for empty in ("zero", "nan"):
+        loop = message_passing.propagate_loop(p.to_networkx(), Q, K, V, empty=empty)
+        for size in (1, 5, 64, 10**6):
+            got = message_passing.propagate_edges(p, Q, K, V, empty=empty, max_edges=size)
+            np.testing.assert_allclose(got, loop, rtol=0, atol=1e-13)
+
+
+def test_a_block_never_reads_a_value_outside_the_pattern():
+    """An infinite value at a key no query attends to — but inside a window's key range — leaves every output
+    finite: the definition never reads it, so neither does a block (it multiplies by 0 only finite values)."""
+    rng = np.random.default_rng(4)
+    edges = [(k, q) for q in range(20) for k in range(max(0, q - 3), q + 1) if k != 10]
+    p = from_pairs(*np.array(edges).T, ell_z=20)
+    Q, K, V = rng.normal(size=(2, 20)), rng.normal(size=(2, 20)), rng.normal(size=(2, 20))
+    V[:, 10], K[:, 10] = np.inf, np.nan
+    got = message_passing.propagate_edges(p, Q, K, V)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, message_passing.propagate_loop(p.to_networkx(), Q, K, V), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True, "8"])
+def test_bad_chunk_size_is_a_config_error(size):
+    p = patterns.causal(4)
+    with pytest.raises(ConfigError, match="max_edges = .* must be a positive integer"):
+        message_passing.propagate_edges(p, np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)), max_edges=size)

@@ -1,6 +1,7 @@
 """The torch graph executor (index/scatter; FlexAttention on CUDA) equals the spec's message passing and
 Algorithm 5 on the pattern's mask (issue 5: executors, torch)."""
 
+import math
 import os
 import sys
 
@@ -33,7 +34,7 @@ def _rows(A):
     return torch.from_numpy(np.ascontiguousarray(A.T))[None]            # (1, ℓ, d): batch-first rows
 
 
-@given(builtin(), st.sampled_from([(1, 1), (2, 2), (4, 2)]), st.booleans(), st.sampled_from(["scatter", "explicit"]),
+@given(builtin(), st.sampled_from([(1, 1), (2, 2), (4, 2)]), st.booleans(), st.sampled_from(["scatter", "explicit", "auto"]),
        SEED)
 def test_scatter_path_equals_the_spec_on_every_builtin_pattern(case, heads, bias, path, seed):
     """Algorithm 5 over a pattern in torch (float64) equals the spec's dense Algorithm 5 on its mask and
@@ -118,3 +119,79 @@ def test_single_head_scatter_path_is_algorithm_4(case, bias, seed):
     spec = alg4.variant(bias=bias)(X=X, mask=pattern, **params)
     got = graph_attention.attention(pattern, _rows(X), **{k: torch.from_numpy(v) for k, v in params.items()})
     np.testing.assert_allclose(got[0].numpy().T, spec, rtol=0, atol=1e-10)
+
+
+def _mh_torch(rng, pattern, H, n_kv, bias):
+    params = _mh(rng, H, n_kv, 3, 3, bias)
+    X, Z = rng.normal(size=(3, pattern.ell_x)), rng.normal(size=(3, pattern.ell_z))
+    return X, Z, params
+
+
+@pytest.mark.parametrize("ratio", [0, 2, 10**9])
+@pytest.mark.parametrize("make", [lambda: patterns.sliding_window(50, 6), lambda: patterns.causal(30),
+                                  lambda: patterns.random(40, 3, window=2, n_global=1, seed=2),
+                                  lambda: patterns.swin(6, 6, 3, shifted=True),
+                                  lambda: from_mask(np.eye(12, 9, k=-2, dtype=bool), self_attention=False)])
+def test_the_chunked_scatter_path_equals_the_spec(make, ratio, monkeypatch):
+    """Blocks everywhere, gathers everywhere, or the executor's choice; chunks from one edge to all of them;
+    grouped-query heads; every empty-neighbourhood policy: all equal the spec's Algorithm 5 in float64."""
+    from formal.graphs import message_passing as mp
+    monkeypatch.setattr(mp, "BLOCK_RATIO", ratio)
+    p = make()
+    rng = np.random.default_rng(5)
+    X, Z, params = _mh_torch(rng, p, 4, 2, True)
+    torch_params = {k: torch.from_numpy(v) for k, v in params.items()}
+    Q, K, V = (torch.randn(2, 3, n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(n))
+               for n in (p.ell_x, p.ell_z, p.ell_z))
+    for empty in ("zero", "nan", "error"):
+        if empty == "error" and (p.in_degree == 0).any():
+            with pytest.raises(DomainError, match="no admitted key"):
+                graph_attention.attend_pattern(Q, K, V, p, empty=empty)
+            continue
+        spec = alg5.variant(n_kv_heads=2, empty=empty)(X=X, Z=Z, mask=p.mask(), **params)
+        got = graph_attention.mhattention(p, _rows(X), _rows(Z), **torch_params, empty=empty, path="scatter")
+        np.testing.assert_allclose(got[0].numpy().T, spec, rtol=0, atol=1e-10)
+        whole = graph_attention.attend_pattern(Q, K, V, p, empty=empty, max_edges=10**6)
+        for size in (1, 7):
+            torch.testing.assert_close(graph_attention.attend_pattern(Q, K, V, p, empty=empty, max_edges=size), whole,
+                                       rtol=0, atol=1e-12, equal_nan=True)
+
+
+def test_auto_takes_the_cheaper_path_and_says_which():
+    """Windows and blocks run on the scatter path; a dense or nearly dense pattern on SDPA, unless its mask would
+    not fit under the memory limit; ``auto`` runs what choose_path names (both give the spec's numbers)."""
+    from formal import limits
+    cpu = torch.device("cpu")
+    assert graph_attention.choose_path(patterns.sliding_window(4096, 256), cpu) == "scatter"
+    assert graph_attention.choose_path(patterns.swin(64, 64, 8), cpu) == "scatter"
+    assert graph_attention.choose_path(patterns.full(256), cpu) == "sdpa"
+    assert graph_attention.choose_path(from_mask(np.random.default_rng(0).random((512, 512)) < 0.3), cpu) == "sdpa"
+    full = patterns.full(256)
+    with limits.memory_limit("512K"):                                        # the mask and its scores would not fit
+        assert graph_attention.choose_path(full, cpu) == "scatter"
+    rng = np.random.default_rng(6)
+    for p in (patterns.full(20), patterns.sliding_window(20, 3)):
+        X = rng.normal(size=(3, 20))
+        params = _mh(rng, 2, 2, 3, 3, False)
+        spec = alg5(X=X, mask=p.mask(), **params, b_q=np.zeros((2, 2)), b_k=np.zeros((2, 2)), b_v=np.zeros((2, 2)),
+                    b_o=np.zeros(3))
+        got = graph_attention.mhattention(p, _rows(X), **{k: torch.from_numpy(v) for k, v in params.items()})
+        np.testing.assert_allclose(got[0].numpy().T, spec, rtol=0, atol=1e-10)
+
+
+def test_a_block_never_reads_a_value_outside_the_pattern():
+    """As the numpy executor: an infinite value no query attends to leaves every output finite."""
+    edges = [(k, q) for q in range(20) for k in range(max(0, q - 3), q + 1) if k != 10]
+    from formal.graphs import from_pairs
+    p = from_pairs(*np.array(edges).T, ell_z=20)
+    Q, K, V = (torch.randn(1, 1, 20, 2, dtype=torch.float64) for _ in range(3))
+    V[..., 10, :] = math.inf
+    assert torch.isfinite(graph_attention.attend_pattern(Q, K, V, p)).all()
+
+
+@pytest.mark.parametrize("size", [0, -3, 2.5, True])
+def test_bad_chunk_size_is_a_config_error(size):
+    from formal import ConfigError
+    Q = torch.zeros(1, 1, 3, 2, dtype=torch.float64)
+    with pytest.raises(ConfigError, match="max_edges = .* must be a positive integer"):
+        graph_attention.attend_pattern(Q, Q, Q, patterns.causal(3), max_edges=size)
