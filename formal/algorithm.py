@@ -64,6 +64,10 @@ class Loop:
     trips: sp.Symbol | None = None
 
 
+#: Variants built so far, by builder and options (see :meth:`Algorithm.variant`).
+_VARIANTS: dict = {}
+
+
 class Algorithm:
     """One of the paper's algorithms (or a variant of one), written once as data.
 
@@ -123,12 +127,24 @@ class Algorithm:
         return f"<{self.label}{extra}>"
 
     def variant(self, **options) -> "Algorithm":
-        """The same algorithm built with other options (``attention.variant(empty="nan")``)."""
+        """The same algorithm built with other options (``attention.variant(empty="nan")``).  Algorithm objects
+        do not change once built, so each set of options is built once and the same object returned after
+        (its shapes and costs derived once): a verify or conform run asks for the same variants again and
+        again."""
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             known = ", ".join(self.options) or "none"
             raise ConfigError(f"{self.name} has no option {shown(unknown[0])}; its options: {known}")
-        return self._builder(**{**self.options, **options})
+        options = {**self.options, **options}
+        try:
+            key = tuple(sorted(options.items()))
+            hash(key)
+        except TypeError:                                                 # an unhashable value: built afresh
+            return self._builder(**options)
+        built = _VARIANTS.get((self._builder, key))
+        if built is None:                                                 # built once, derived once
+            built = _VARIANTS[(self._builder, key)] = self._builder(**options)
+        return built
 
     @property
     def signature(self) -> tuple:

@@ -8,6 +8,7 @@ bad usage raises a :class:`~formal.errors.FormalError`, which the front door pri
 
 from __future__ import annotations
 
+import os
 
 from formal.cli import bounded_int, memory_size
 from formal.files import json_text
@@ -16,7 +17,11 @@ from formal.errors import FormalError
 
 from . import require_torch
 
-__all__ = ["register_conform", "register_verify"]
+__all__ = ["register_conform", "register_verify", "available_cores", "MAX_JOBS"]
+
+#: The most worker processes ``verify --jobs`` may start: each imports torch (0.3 GB, 2 s of CPU), and past a
+#: dozen or so the longest check, not the number of workers, sets how long a run takes.
+MAX_JOBS = 32
 
 
 def _need_torch():
@@ -110,6 +115,9 @@ def register_verify(sub):
     p.add_argument("--profile", choices=("quick", "thorough"), default="quick",
                    help="quick: 12 examples per check and the boundary cases (about 50 s on 2 CPU cores); "
                         "thorough: 100")
+    p.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), metavar="N",
+                   help=f"worker processes that run the checks, the longest first (default: the CPU cores "
+                        f"available, here {min(available_cores(), MAX_JOBS)}); 1 runs them in this process")
     p.add_argument("--mutants", action="store_true",
                    help="instead: run conform on the shipped catalogue of correct implementations (each must "
                         "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
@@ -132,13 +140,29 @@ def _verify(args, out) -> int:
     only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
     if only == []:
         raise FormalError(f"--only {args.only!r} names no algorithm: give comma-separated names (see `list`)")
+    if args.mutants and args.jobs is not None:
+        raise FormalError("--jobs applies to the reference's checks, which --mutants does not run")
     progress = None if args.quiet else sys.stderr
-    if args.mutants:
-        from .mutation import kill_rate
-        report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress)
-    else:
-        report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, progress=progress)
+    try:
+        if args.mutants:
+            from .mutation import kill_rate
+            report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress)
+        else:
+            jobs = min(available_cores(), MAX_JOBS) if args.jobs is None else args.jobs
+            report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
+                            progress=progress)
+    except KeyboardInterrupt:  # the workers are ended: one line, no traceback, no report
+        sys.stderr.write("formal-transformers: verify interrupted; no report written\n")
+        return 130
     out.write(report.text())
     if args.json:
         write_json(report, args.json)
     return 0 if report.ok else 1
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1

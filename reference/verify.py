@@ -27,12 +27,16 @@ and 15) count the tokens that differ.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
+import signal
 import time
 from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import wait
 
 import numpy as np
 
-from formal.errors import ConfigError
+from formal.errors import ConfigError, FormalError
 from formal.files import destination, json_text, write_text
 
 from . import require_torch, tolerances, training
@@ -41,7 +45,8 @@ from .device import device as resolve_device
 from .examples import EXAMPLE_ALGORITHMS, Profile, checked_int, example, examples
 from .execute import execute
 
-__all__ = ["PROFILES", "CHECKS", "Row", "Report", "verify", "chosen", "write_json", "check_destination", "relative_error", "example_loss"]
+__all__ = ["PROFILES", "CHECKS", "Row", "Report", "WorkerError", "verify", "chosen", "write_json", "check_destination",
+           "relative_error", "example_loss"]
 
 torch = require_torch()
 
@@ -241,43 +246,193 @@ def chosen(only) -> list:
     return names
 
 
-def verify(*, profile="quick", device="auto", seed=0, only=None, progress=None) -> Report:
-    """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live line."""
+def _allowed(name, check) -> float:
+    _, allowed, _ = CHECKS[check]
+    return tolerances.relative(check, name) if allowed is None else allowed
+
+
+def _row(name, check, profile, seed, checks) -> Row:
+    """One check of one algorithm on its seeded examples: the same row whichever process runs it."""
+    n = PROFILES[profile].examples
+    if check == "SGD step":  # tiny sizes; eloss masks half its tokens so that its loss is not 0
+        cases = [example(name, seed + k, small=2, **({"p_mask": 0.5} if name == "eloss" else {})) for k in range(n)]
+    else:
+        cases = examples(name, n, seed=seed, max_size=PROFILES[profile].max_size)
+    allowed, worst, detail = _allowed(name, check), 0.0, ""
+    for ex in cases:
+        try:
+            error = _run(checks, check, ex)
+        except Exception as exc:  # the reference broke: report it as this check's failure
+            error, detail = float("inf"), f"{ex.describe()}: {type(exc).__name__}: {exc}"
+        if error > allowed and not detail:
+            detail = ex.describe()
+        worst = max(worst, error)
+    return Row(name, check, len(cases), worst, allowed, "FAIL" if worst > allowed else "pass",
+               detail if worst > allowed else "")
+
+
+def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progress=None) -> Report:
+    """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live line.
+
+    ``jobs=1`` runs the checks here, one after another; more run them in that many worker processes (at most
+    one per check), each check on the same seeded examples as here, so the report is the same.
+    """
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     seed = checked_int(seed, "seed", 0)
+    jobs = checked_int(jobs, "jobs", 1)
     dev = resolve_device(device)
     plan = _plan(only, dev)
     report = Report(profile, str(dev), seed, torch.__version__)
-    checks, start = _Checks(dev), time.perf_counter()
     live = progress is not None and hasattr(progress, "isatty") and progress.isatty()
-    for i, (name, check) in enumerate(plan):
+
+    def show(i, doing):
         if live:
-            progress.write(f"\r\033[Kverify [{i + 1}/{len(plan)}] {name}: {check}")
+            progress.write(f"\r\033[Kverify [{i}/{len(plan)}] {doing}")
             progress.flush()
-        n = PROFILES[profile].examples
-        if check == "SGD step":  # tiny sizes; eloss masks half its tokens so that its loss is not 0
-            cases = [example(name, seed + k, small=2, **({"p_mask": 0.5} if name == "eloss" else {})) for k in range(n)]
+
+    start = time.perf_counter()
+    try:
+        if jobs == 1 or len(plan) == 1:
+            checks = _Checks(dev)
+            for i, (name, check) in enumerate(plan):
+                show(i + 1, f"{name}: {check}")
+                report.rows.append(_row(name, check, profile, seed, checks))
         else:
-            cases = examples(name, n, seed=seed, max_size=PROFILES[profile].max_size)
-        _, allowed, _ = CHECKS[check]
-        allowed = tolerances.relative(check, name) if allowed is None else allowed
-        worst, detail = 0.0, ""
-        for ex in cases:
-            try:
-                error = _run(checks, check, ex)
-            except Exception as exc:  # the reference broke: report it as this check's failure
-                error, detail = float("inf"), f"{ex.describe()}: {type(exc).__name__}: {exc}"
-            if error > allowed and not detail:
-                detail = ex.describe()
-            worst = max(worst, error)
-        report.rows.append(Row(name, check, len(cases), worst, allowed, "FAIL" if worst > allowed else "pass",
-                               detail if worst > allowed else ""))
-    if live:
-        progress.write("\r\033[K")
-        progress.flush()
+            report.rows = _in_workers(plan, min(jobs, len(plan)), (profile, seed, str(dev)), show)
+    finally:  # Ctrl-C included: the live line does not stay behind
+        if live:
+            progress.write("\r\033[K")
+            progress.flush()
     report.seconds = time.perf_counter() - start
     return report
+
+
+# ------------------------------------------------------------------------------------------ worker processes
+#: Seconds of each algorithm's checks (quick profile, one CPU thread, measured): the worker processes take
+#: the longest first, so that none is left running a long check while the others idle at the end.
+_SECONDS = {"edloss": 5.1, "edtransformer": 4.0, "edinference": 3.5, "dinference": 3.4, "eloss": 2.7,
+            "kv_dtransformer": 2.1, "etransformer": 2.0, "dloss": 2.0, "dtransformer": 1.5, "token_embedding": 0.8,
+            "mhattention": 0.4, "kv_mhattention": 0.4, "attention": 0.2, "single_query_attention": 0.1}
+
+
+class WorkerError(FormalError):
+    """A worker process died before it could check anything (no memory or processes left for it): exit 1."""
+
+    status = 1
+
+
+def _in_workers(plan, jobs, setting, show) -> list:
+    """The rows of ``plan`` from ``jobs`` worker processes, each sent one check at a time, the longest first;
+    a worker that dies fails the check it held and is replaced.  ``setting``: (profile, seed, device)."""
+    todo = sorted(range(len(plan)), key=lambda i: (_SECONDS.get(plan[i][0], 0.0), -i))  # pop(): the longest
+    rows, done = [None] * len(plan), 0
+    held = {}  # connection → (its process, the index of the check it holds, or None until it is ready)
+    started, finished = [], []
+
+    def dispatch(conn, process):
+        if todo:
+            held[conn] = (process, todo[-1])
+            with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this check
+                conn.send(plan[todo.pop()])
+        else:
+            with contextlib.suppress(OSError):
+                conn.send(None)  # nothing left: it returns
+            finished.append(process)
+
+    try:
+        show(0, f"starting {jobs} worker processes")
+        for _ in range(jobs):
+            conn, process = _start(setting, started)
+            held[conn] = (process, None)
+        while held:
+            for conn in wait(list(held)):
+                process, i = held.pop(conn)
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):  # it died: a crash, the OOM killer, a signal
+                    process.join()
+                    message = _died(plan, i, process.exitcode)
+                    conn = None
+                    if todo:
+                        replacement, process = _start(setting, started)
+                        held[replacement] = (process, None)
+                if isinstance(message, BaseException):  # a bug escaping a check: raised, as with --jobs 1
+                    raise message
+                if i is not None:
+                    rows[i], done = message, done + 1
+                    name, check = plan[i]
+                    show(done, f"{name}: {check}")
+                if conn is not None:
+                    dispatch(conn, process)
+    finally:  # Ctrl-C or an error included: no worker outlives the run
+        for process in started:
+            if process not in finished:
+                process.terminate()
+        for process in started:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+    return rows
+
+
+def _died(plan, i, exitcode) -> Row:
+    """The row of check ``i`` whose worker died holding it; a worker that died before it was ready is a
+    WorkerError."""
+    how = f"killed by {signal.Signals(-exitcode).name}" if exitcode < 0 else f"exit status {exitcode}"
+    if i is None:
+        raise WorkerError(f"a verify worker process died before it could check anything ({how}); --jobs 1 "
+                          f"checks in this process")
+    name, check = plan[i]
+    return Row(name, check, 0, float("inf"), _allowed(name, check), "FAIL",
+               f"the worker process running this check died ({how})")
+
+
+def _start(setting, started):
+    """A worker process (appended to ``started``) and the connection to it.  It is a fresh interpreter
+    (``spawn``: torch's threads and ``fork`` do not mix) started with SIGINT blocked, so that Ctrl-C reaches
+    only this process, which ends the workers."""
+    context = multiprocessing.get_context("spawn")
+    here, there = context.Pipe()
+    process = context.Process(target=_work, args=(there, *setting), name="verify worker", daemon=True)
+    with _sigint_blocked():
+        try:
+            process.start()
+        except OSError as exc:  # no processes or memory left
+            raise WorkerError(f"could not start a verify worker process ({exc}); --jobs 1 checks in this "
+                              f"process") from None
+        started.append(process)
+    there.close()
+    return here, process
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:  # a Ctrl-C that came meanwhile is delivered now
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _work(conn, profile, seed, device):
+    """A worker: it checks each (algorithm, check) the parent sends and sends back its row (or the exception
+    that escaped it), until it is sent None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)  # jobs × 1 thread: these tensors are too small to gain from more (measured)
+    checks = _Checks(resolve_device(device))
+    with contextlib.suppress(EOFError, OSError):  # the parent is gone: nothing to report to
+        conn.send("ready")
+        while (task := conn.recv()) is not None:
+            try:
+                row = _row(*task, profile, seed, checks)
+            except Exception as exc:  # noqa: BLE001 - re-raised in the parent
+                row = exc
+            try:
+                conn.send(row)
+            except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+                conn.send(RuntimeError(f"{type(row).__name__}: {row} (and {type(exc).__name__} sending it)"))
 
 
 def check_destination(path) -> str:

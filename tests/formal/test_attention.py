@@ -248,3 +248,13 @@ def test_explicit_none_context_means_the_default():
               W_v=rng.normal(size=(3, 3)))
     plain = attention.variant(bias=False)
     np.testing.assert_array_equal(plain(**kw, Z=None), plain(**kw))
+
+
+def test_a_variant_is_built_once_and_shared():
+    """Algorithm objects do not change once built: asking again for the same options gives the same object
+    (derived once), other options another one, and the defaults the object itself."""
+    import formal
+    nan = formal.attention.variant(empty="nan")
+    assert formal.attention.variant(empty="nan") is nan
+    assert formal.attention.variant(empty="error") is not nan
+    assert nan.options["empty"] == "nan" and formal.attention.variant(empty="zero").options == formal.attention.options
