@@ -68,6 +68,14 @@ class Loop:
 _VARIANTS: dict = {}
 
 
+def _typed(value):
+    """``value`` with its type, so that options equal in Python but not to a builder — ``True`` and ``1``,
+    ``1`` and ``1.0`` — name different variants."""
+    if isinstance(value, tuple):
+        return tuple, tuple(_typed(v) for v in value)
+    return type(value), value
+
+
 class Algorithm:
     """One of the paper's algorithms (or a variant of one), written once as data.
 
@@ -137,7 +145,7 @@ class Algorithm:
             raise ConfigError(f"{self.name} has no option {shown(unknown[0])}; its options: {known}")
         options = {**self.options, **options}
         try:
-            key = tuple(sorted(options.items()))
+            key = tuple(sorted((name, _typed(value)) for name, value in options.items()))
             hash(key)
         except TypeError:                                                 # an unhashable value: built afresh
             return self._builder(**options)

@@ -258,3 +258,13 @@ def test_a_variant_is_built_once_and_shared():
     assert formal.attention.variant(empty="nan") is nan
     assert formal.attention.variant(empty="error") is not nan
     assert nan.options["empty"] == "nan" and formal.attention.variant(empty="zero").options == formal.attention.options
+
+
+def test_options_equal_in_python_are_different_variants():
+    """True == 1 == 1.0 in Python, but the builder refuses True and 1.0 for a head count: a cached variant
+    must not answer for them."""
+    import formal
+    assert formal.mhattention.variant(n_kv_heads=1).options["n_kv_heads"] == 1
+    for value in (True, 1.0):
+        with pytest.raises(formal.ConfigError, match="n_kv_heads"):
+            formal.mhattention.variant(n_kv_heads=value)
