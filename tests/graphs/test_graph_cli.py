@@ -163,3 +163,10 @@ def test_long_layered_analyses_show_a_live_line_on_a_terminal():
     report(p, layers=1, heads=1, d_head=4, progress=pipe)
     assert "full coverage: layer 192" in terminal.getvalue() and terminal.getvalue().endswith("\r\033[K")
     assert pipe.getvalue() == ""
+
+
+def test_the_command_offers_the_heads_the_builders_know():
+    """``--part`` is declared without importing the builders (the command line loads none of numpy or
+    networkx): its choices are the builders' own."""
+    from formal.graphs import command
+    assert command.PARTS == patterns.PARTS
