@@ -3,8 +3,8 @@
 Deriving a model's costs takes sympy (a third of a second to import) and the derivation itself; the numbers
 ``complexity`` prints are polynomials in the sizes evaluated at a configuration.  So the formulas of every
 model the presets use — parameters, FLOPs of a forward pass and of a training step under each convention,
-activation memory, KV cache, and the size constraints with their messages — are derived once, when the
-package is built, and stored as data in ``formal/data/cost_formulas.json``: polynomials as term lists
+activation memory, KV cache, and the size constraints with their messages — are derived once, by the
+command below, and shipped with the package as data in ``formal/data/cost_formulas.json``: polynomials as term lists
 (:class:`~formal.polynomials.Polynomial`), evaluated exactly with Python ints and Fractions.  Nothing in
 the file is evaluated as code, and nothing is written at run time.
 
