@@ -1,6 +1,7 @@
 """Sphinx configuration: `sphinx-build docs docs/_build` (needs the `docs` extra).
 
-The tables of FLOP conventions, model options, presets, attention patterns and Vaswani et al.'s Table 1 are
+The tables of FLOP conventions, model options, presets, attention patterns, Vaswani et al.'s Table 1 and the
+claims catalogue's verdicts are
 written into ``docs/_generated/`` from the
 objects themselves at each build, so the documentation cannot drift from the code.
 """
@@ -99,10 +100,19 @@ def _table1() -> str:
     return _table(("layer type", *(f"n = {n}" for n in sizes), "Table 1 says"), rows, (40, 12, 12, 12, 24))
 
 
+def _claims() -> str:
+    from formal.claims.command import run_files
+    verdicts = run_files([], catalogue=True)
+    rows = [(f"``{v.claim.id}``", v.claim.says, v.claim.source,
+             f"{v.verdict}" + ("" if v.as_expected in (None, True) else " (unexpected)"),
+             v.reason or "") for v in verdicts]
+    return _table(("claim", "says", "source", "verdict", "why"), rows, (14, 28, 18, 8, 32))
+
+
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
-              "table1": _table1}
+              "table1": _table1, "claims": _claims}
     for name, make in tables.items():
         (GENERATED / f"{name}.rst").write_text(make(), encoding="utf-8")
 

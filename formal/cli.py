@@ -11,6 +11,8 @@ Subcommands:
 ``graph PATTERN --n N [pattern options] [--layers L] [--draw FILE.png] [--json]``
     an attention pattern as a graph: edges and their formula, density, FLOPs against dense attention,
     receptive field per layer, layers to full coverage, maximum path length (:mod:`formal.graphs.command`).
+``check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``
+    complexity claims written as data, judged against the derived values (:mod:`formal.claims`).
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
 Commands that need torch (``conform``, ``verify``) are found through the ``formal_transformers.commands``
@@ -169,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .graphs.command import register as register_graph
     register_graph(sub, _UsageError)
+    from .claims.command import register as register_check
+    register_check(sub)
     return parser  # the entry points' commands are registered when needed (_Commands)
 
 

@@ -15,12 +15,14 @@ no sympy; any other model is derived (:class:`Model`) and gives the same numbers
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from .conventions import check_convention
 from .errors import ConfigError, shown
 from .presets import resolve_sizes
 
 __all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_report", "preset_report", "formulas",
-           "grouped"]
+           "grouped", "figure_formulas", "PER"]
 
 #: Bytes per scalar.
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
@@ -100,17 +102,48 @@ def _number(polynomial, values) -> int:
     return value if isinstance(value, int) else -(-value.numerator // value.denominator)
 
 
-def _per_token(total: int, tokens: int) -> int | float:
-    """``total / tokens``: an integer when it divides evenly, else a float (rounded: the text marks it ≈)."""
+def _per_token(total: int, tokens: int, exact: bool = False) -> int | float:
+    """``total / tokens``: an integer when it divides evenly, else a float (rounded: the text marks it ≈), or
+    with ``exact`` a Fraction."""
     quotient, remainder = divmod(total, tokens)
-    return quotient if remainder == 0 else total / tokens
+    if remainder == 0:
+        return quotient
+    return Fraction(total, tokens) if exact else total / tokens
+
+
+#: How a figure of :func:`report` scales its formula: once per model, per sequence, times the batch, or
+#: divided by the sequence length (per token).
+PER = ("model", "sequence", "batch", "token")
+
+
+def figure_formulas(formulas, convention: str) -> dict:
+    """Every figure :func:`report` gives, as ``{section: {key: (polynomial, in_bytes, per)}}``: the
+    :class:`~formal.polynomials.Polynomial` of one sequence (or of the model), whether it counts scalars
+    that the dtype turns into bytes, and how it scales (:data:`PER`).  :func:`report` evaluates these, and
+    the claims checker (:mod:`formal.claims`) reads them as formulas: one table for both."""
+    flops = formulas.flops[convention]
+    out = {"params": {k: (v, False, "model") for k, v in formulas.params.items()}, "flops": {}}
+    for name in ("forward", "training_step"):
+        out["flops"].update({name: (flops[name], False, "batch"),
+                             f"{name}_per_sequence": (flops[name], False, "sequence"),
+                             f"{name}_per_token": (flops[name], False, "token")})
+    memory = formulas.memory[convention]
+    out["memory"] = {"activations_bytes": (memory, True, "batch"),
+                     "activations_bytes_per_sequence": (memory, True, "sequence"),
+                     "activations_bytes_per_token": (memory, True, "token")}
+    cache = formulas.kv_cache
+    out["kv_cache"] = None if cache is None else {
+        "bytes_per_token": (cache["scalars_per_token"], True, "model"),
+        "bytes_per_sequence": (cache["scalars_per_sequence"], True, "sequence"),
+        "bytes": (cache["scalars_per_sequence"], True, "batch")}
+    return out
 
 
 def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str = "matmul",
-           dtype: str = "fp32") -> dict:
+           dtype: str = "fp32", exact: bool = False) -> dict:
     """Every figure of ``complexity`` (bytes for memory): integers, except a per-token figure that does not
-    divide evenly, a float.  ``model`` is a :class:`Model` or the :class:`~formal.costcache.CostFormulas`
-    of one (:func:`model_formulas`); the figures are the same."""
+    divide evenly, a float (with ``exact``: a Fraction).  ``model`` is a :class:`Model` or the
+    :class:`~formal.costcache.CostFormulas` of one (:func:`model_formulas`); the figures are the same."""
     check_convention(convention)
     if dtype not in DTYPES:
         raise ConfigError(f"unknown dtype {shown(dtype)}; known: {', '.join(DTYPES)}")
@@ -119,43 +152,33 @@ def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str 
     formulas = model.cost_formulas() if isinstance(model, Model) else model
     resolved = resolve_sizes(formulas, sizes, seq_len)
     width = DTYPES[dtype]
-    tokens = seq_len
-    flops = formulas.flops[convention]
-    per_sequence = _number(flops["forward"], resolved)
-    step = _number(flops["training_step"], resolved)
-    memory = _number(formulas.memory[convention], resolved) * width
-    out = {
-        "algorithm": formulas.algorithm, "options": formulas.options, "sizes": resolved, "seq_len": seq_len,
-        "batch": batch, "convention": convention, "dtype": dtype,
-        "params": {k: _number(v, resolved) for k, v in formulas.params.items()},
-        "flops": {"forward": per_sequence * batch, "forward_per_sequence": per_sequence,
-                  "forward_per_token": _per_token(per_sequence, tokens),
-                  "training_step": step * batch, "training_step_per_sequence": step,
-                  "training_step_per_token": _per_token(step, tokens)},
-        "memory": {"activations_bytes": memory * batch, "activations_bytes_per_sequence": memory,
-                   "activations_bytes_per_token": _per_token(memory, tokens)},
-        "kv_cache": None,
-    }
-    cache = formulas.kv_cache
-    if cache is not None:
-        per_sequence = _number(cache["scalars_per_sequence"], resolved) * width
-        out["kv_cache"] = {"bytes_per_token": _number(cache["scalars_per_token"], resolved) * width,
-                           "bytes_per_sequence": per_sequence, "bytes": per_sequence * batch}
+
+    def figure(polynomial, in_bytes, per):
+        value = _number(polynomial, resolved) * (width if in_bytes else 1)
+        if per == "batch":
+            return value * batch
+        return _per_token(value, seq_len, exact) if per == "token" else value
+
+    out = {"algorithm": formulas.algorithm, "options": formulas.options, "sizes": resolved, "seq_len": seq_len,
+           "batch": batch, "convention": convention, "dtype": dtype}
+    for section, figures in figure_formulas(formulas, convention).items():
+        out[section] = None if figures is None else {k: figure(*v) for k, v in figures.items()}
     return out
 
 
 def numeric_report(name: str, model, sizes: dict, *, seq_len: int | None = None, default_len: int | None = None,
-                   batch: int = 1, convention: str = "matmul", dtype: str = "fp32") -> dict:
+                   batch: int = 1, convention: str = "matmul", dtype: str = "fp32", exact: bool = False) -> dict:
     """What ``complexity`` prints of the configuration ``name`` (``--json``): :func:`report` at ``seq_len``
     (default ``default_len``, the configuration's own), under ``name``, with a ``note`` when the parameters
     grow with the sequence length and ``seq_len`` is not the configuration's.  ``model`` is a :class:`Model`
-    or :class:`~formal.costcache.CostFormulas` (:func:`model_formulas`: then no sympy for a cached model)."""
+    or :class:`~formal.costcache.CostFormulas` (:func:`model_formulas`: then no sympy for a cached model);
+    ``exact``: per-token figures as Fractions where they do not divide evenly."""
     seq_len = default_len if seq_len is None else seq_len
     if seq_len is None:
         raise ConfigError(f"{name} has no default sequence length: give seq_len")
     formulas = model.cost_formulas() if isinstance(model, Model) else model
     result = {"name": name, **report(formulas, sizes, seq_len=seq_len, batch=batch, convention=convention,
-                                     dtype=dtype)}
+                                     dtype=dtype, exact=exact)}
     grows = formulas.length_dependent_params
     if grows and default_len is not None and seq_len != default_len:
         base = report(formulas, sizes, seq_len=default_len)["params"]["total"]

@@ -31,7 +31,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "destination", "write_text",
+__all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "parse_toml", "destination", "write_text",
            "json_text"]
 
 #: Largest text file read by default (a configuration or a claims file is a few KiB).
@@ -111,19 +111,21 @@ def read_toml(path, *, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> d
     Raises ConfigError for an unreadable or irregular file, non-UTF-8 bytes, malformed TOML (with the
     parser's line and column), or nesting deeper than :data:`MAX_NESTING`.
     """
-    text = read_text(path, what=what, max_bytes=max_bytes)
+    return parse_toml(read_text(path, what=what, max_bytes=max_bytes), f"{what} {os.fspath(path)!r}")
+
+
+def parse_toml(text: str, what: str = "TOML text") -> dict:
+    """TOML text parsed as data, with :func:`read_toml`'s errors (``what`` names the text in them)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{what} {os.fspath(path)!r} is not valid TOML: {exc}") from None
+        raise ConfigError(f"{what} is not valid TOML: {exc}") from None
     except RecursionError:
-        raise ConfigError(f"{what} {os.fspath(path)!r} nests arrays or tables deeper than {MAX_NESTING} "
-                          "levels") from None
+        raise ConfigError(f"{what} nests arrays or tables deeper than {MAX_NESTING} levels") from None
     except ValueError as exc:  # an integer of more digits than Python converts (4300 by default)
-        raise ConfigError(f"{what} {os.fspath(path)!r} holds a number that cannot be read: "
-                          f"{str(exc).split(';')[0]}") from None
+        raise ConfigError(f"{what} holds a number that cannot be read: {str(exc).split(';')[0]}") from None
     if _depth(data, MAX_NESTING) > MAX_NESTING:
-        raise ConfigError(f"{what} {os.fspath(path)!r} nests arrays or tables deeper than {MAX_NESTING} levels")
+        raise ConfigError(f"{what} nests arrays or tables deeper than {MAX_NESTING} levels")
     return data
 
 

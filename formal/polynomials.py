@@ -91,6 +91,19 @@ class Polynomial:
         """JSON-ready: ``[[coefficient, {name: power}], ...]``, a Fraction as ``[numerator, denominator]``."""
         return [[c if isinstance(c, int) else [c.numerator, c.denominator], dict(key)] for c, key in self.terms]
 
+    def to_sympy(self, symbols: dict | None = None):
+        """The sympy expression; a name is the size symbol of :func:`formal.symbols.by_name` unless
+        ``symbols`` maps it (to a symbol, a number or an expression)."""
+        import sympy as sp
+        from .symbols import by_name
+        symbols = symbols or {}
+        terms = []
+        for c, key in self.terms:
+            c = Fraction(c)
+            factors = [(symbols[n] if n in symbols else by_name(n)) ** k for n, k in key]
+            terms.append(sp.Rational(c.numerator, c.denominator) * sp.Mul(*factors))
+        return sp.Add(*terms)
+
     @property
     def names(self) -> frozenset:
         """The size names it reads."""

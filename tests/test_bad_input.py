@@ -59,7 +59,8 @@ class Case:
     ``argv``: the arguments after ``python -m formal`` (str, or bytes for a name that is not UTF-8);
     ``status``: the exit status expected; ``files``: the paths (relative to the working directory) the run
     may create; ``setup``: a function of the working directory that creates the hostile files;
-    ``stderr``: ``"line"`` (one error line) or ``"report"`` (conform's exit 1: the report is on stdout);
+    ``stderr``: ``"line"`` (one error line), ``"report"`` (conform's and check's exit 1: the report is on stdout)
+    or ``"line+report"`` (check's invalid claim: one error line, and the other claims' report on stdout);
     ``contains``: text the error line (or, for status 0, stdout) must contain; ``max_seconds``: the
     longest the run may take; ``note``: why the case expects what it does, where that needs saying.
     """
@@ -80,6 +81,14 @@ class Case:
 
 
 # ------------------------------------------------------------------------------------------ hostile files
+CLAIM = """\
+[[claim]]
+id = "gpt2"
+model = "gpt2"
+quantity = "params.total"
+approx = "124M"
+"""
+
 GOOD_CONFIG = """\
 name = "tiny"
 algorithm = "dtransformer"
@@ -448,6 +457,52 @@ CASES = [
     C("verify-seed-negative", ("verify", "--seed", "-1"), 2, max_seconds=20),
     C("verify-profile-nope", ("verify", "--profile", "nope"), 2, max_seconds=20),
 
+    # ---------------------------------------------------------------- check (claims files)
+    C("check-no-file", ("check",), 2, contains=("--catalogue",)),
+    C("check-missing-file", ("check", "missing.toml"), 2),
+    C("check-directory", ("check", "."), 2, contains=("not a regular file",)),
+    C("check-dev-zero", ("check", "/dev/zero"), 2, max_seconds=10),
+    C("check-binary", ("check", "c.toml"), 2, setup=_write("c.toml", bytes(range(256))), contains=("UTF-8",)),
+    C("check-not-toml", ("check", "c.toml", "--json"), 2, setup=_write("c.toml", "[[claim]\nid = 1")),
+    C("check-deep-nesting", ("check", "c.toml"), 2, setup=_write("c.toml", "x = " + "[" * 5000 + "]" * 5000)),
+    C("check-no-claims", ("check", "c.toml"), 2, setup=_write("c.toml", "")),
+    C("check-top-level-key", ("check", "c.toml"), 2, setup=_write("c.toml", "title = 'x'\n")),
+    C("check-claim-not-a-table", ("check", "c.toml"), 2, setup=_write("c.toml", "claim = [1, 2]\n")),
+    C("check-invalid-claim-json", ("check", "c.toml", "--json"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM + "nosuch = 1\n"), contains=("unknown field",),
+      note="the file's other claims are still judged: one JSON object on stdout, one line on stderr"),
+    C("check-invalid-claim-text", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"', 'approx = "124M"\nequals = 1'))),
+    C("check-hostile-formula", ("check", "c.toml", "--json"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"',
+                                           'equals = "__import__(\'os\').system(\'touch pwned\')"')),
+      contains=("not part of a formula",), note="never executed: no file pwned appears"),
+    C("check-huge-power", ("check", "c.toml"), 2, stderr="line+report", max_seconds=15,
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"', 'equals = "((10**64)**64)**64"'))),
+    C("check-long-formula", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"', 'equals = "' + "1+" * 100000 + '1"'))),
+    C("check-deep-parentheses", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"', 'equals = "' + "(" * 500 + "1" + ")" * 500 + '"'))),
+    C("check-unknown-preset", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('"gpt2"', '"gpt5"'))),
+    C("check-unreadable-number", ("check", "c.toml"), 2,
+      setup=_write("c.toml", CLAIM.replace('quantity', 'sizes = { d_e = ' + "9" * 5000 + ' }\nquantity'))),
+    C("check-huge-size", ("check", "c.toml"), 2, stderr="line+report", contains=("at most 2**50",),
+      setup=_write("c.toml", CLAIM.replace('quantity', 'sizes = { d_e = ' + "9" * 400 + ' }\nquantity'))),
+    C("check-graph-huge-random", ("check", "c.toml"), 2, stderr="line+report", max_seconds=20,
+      setup=_write("c.toml", '[[claim]]\nid = "r"\ngraph = "random"\nargs = { n = 1000000000, random = 3 }\n'
+                             'quantity = "edges"\nequals = 1\n'), contains=("memory limit",)),
+    C("check-graph-draw-refused", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", '[[claim]]\nid = "d"\ngraph = "full"\nargs = { n = 8, draw = "x.png" }\n'
+                             'quantity = "edges"\nequals = 64\n'), note="a claim never writes a file"),
+    C("check-only-comma", ("check", "c.toml", "--only", ","), 2, setup=_write("c.toml", CLAIM)),
+    C("check-only-unknown", ("check", "c.toml", "--only", "nosuch"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-fails-exit-1", ("check", "c.toml", "--json"), 1, stderr="report",
+      setup=_write("c.toml", CLAIM.replace('"124M"', '"117M"'))),
+    C("check-holds", ("check", "c.toml", "--json"), 0, setup=_write("c.toml", CLAIM), contains=('"holds"',)),
+    C("check-implementation-missing", ("check", "c.toml", "--json"), 2, stderr="line+report",
+      setup=_write("c.toml", '[[claim]]\nid = "i"\nimplementation = "missing.py:f"\nalgorithm = "attention"\n')),
+
     # ---------------------------------------------------------------- conform
     C("conform-missing-file", ("conform", "missing.py:f", "--algorithm", "attention"), 2),
     C("conform-no-function", ("conform", "impl.py", "--algorithm", "attention"), 2,
@@ -599,7 +654,7 @@ def test_bad_input(case, results):
         assert r.stderr == "", shown
         for text in case.contains:
             assert text in r.stdout, shown
-    elif case.stderr == "line":
+    elif case.stderr in ("line", "line+report"):
         assert len(lines) == 1 and lines[0].strip(), f"not one line on stderr\n{shown}"
         assert lines[0].startswith(PREFIX), shown
         assert len(lines[0]) <= MAX_LINE, f"an error line of {len(lines[0])} characters\n{shown[:2000]}"
@@ -617,6 +672,8 @@ def test_bad_input(case, results):
     else:
         if case.status != 0 and case.stderr == "line":
             assert r.stdout == "", f"bad input printed on stdout\n{shown}"
+        if case.stderr == "line+report":
+            assert r.stdout.strip(), f"no report on stdout\n{shown}"
     allowed = set(case.files)
     created = set(r.after) - set(r.before) - allowed
     removed = set(r.before) - set(r.after)

@@ -512,3 +512,45 @@ def _small_graph(argv) -> bool:
 def test_main_answers_0_or_2(argv):
     assume(_small_graph(argv))
     _check_status(argv, *_main(argv))
+
+
+# ------------------------------------------------------------------------------------------ claims files
+_CLAIM_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**30) | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30) | st.sampled_from(["gpt2", "attention", "params.total", "flops", "117M", "1/8",
+                                              "ell_x*ell_z", "sliding-window", "softmax", "holds", "d_e", "n"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
+        ["n", "window", "d_e", "H", "bias", "x", "model", "algorithm", "graph", "layers", "zz"]), inner, max_size=4),
+    max_leaves=10)
+_CLAIM_KEYS = ["id", "model", "algorithm", "op", "graph", "options", "sizes", "seq_len", "quantity", "equals",
+               "approx", "at_most", "theta", "in", "leading", "args", "inputs", "ratio_to", "rel_tol", "expect",
+               "mask", "convention", "dtype", "batch", "nosuch"]
+
+
+@fuzz(80)
+@given(st.dictionaries(st.sampled_from(_CLAIM_KEYS), _CLAIM_VALUES, min_size=1, max_size=8))
+def test_a_claim_of_random_fields_gets_a_verdict(table):
+    """Property: whatever a [[claim]] table holds, deciding it returns a verdict (holds, fails, undecided or
+    invalid with a one-line reason): no other exception escapes, nothing is executed."""
+    from formal.claims.claim import parse_claims
+    from formal.claims.decide import decide
+    table.pop("property", None)
+    table.pop("implementation", None)
+    [claim] = parse_claims({"claim": [table]})
+    verdict = decide(claim)
+    event(verdict.verdict)
+    assert verdict.verdict in ("holds", "fails", "undecided", "invalid")
+    if verdict.verdict == "invalid":
+        assert verdict.reason and "\n" not in verdict.reason
+
+
+@fuzz(60)
+@given(st.text(max_size=200))
+def test_claims_text_is_read_or_refused(text):
+    """Property: arbitrary text as a claims file is a ConfigError or a list of verdicts."""
+    from formal.claims import check_text
+    try:
+        verdicts = check_text(text)
+    except ConfigError:
+        return
+    assert all(v.verdict in ("holds", "fails", "undecided", "invalid") for v in verdicts)

@@ -80,14 +80,17 @@ def _shown_commands():
 
 
 def test_readme_commands_of_the_specification_run(tmp_path, monkeypatch, capsys):
-    """Each ``list``/``show``/``complexity``/``graph`` command the README shows exits 0 as written, the
-    configuration file being the README's TOML block (``verify`` and ``conform`` are run by their tests)."""
+    """Each ``list``/``show``/``complexity``/``graph``/``check`` command the README shows exits 0 as written,
+    the configuration file being the README's first TOML block and the claims file its second (``verify`` and
+    ``conform`` are run by their tests)."""
     from formal.cli import main
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my-model.toml").write_text(_blocks("toml")[0] + "\n")
     (tmp_path / "my_graph.txt").write_text("0 1\n1 2\n# a comment\n2 0\n")
-    commands = [argv for argv in _shown_commands() if argv[0] in ("list", "show", "complexity", "graph")]
-    assert {argv[0] for argv in commands} == {"list", "show", "complexity", "graph"}
+    (tmp_path / "claims.toml").write_text(_blocks("toml")[1] + "\n")
+    run = ("list", "show", "complexity", "graph", "check")
+    commands = [argv for argv in _shown_commands() if argv[0] in run]
+    assert {argv[0] for argv in commands} == set(run)
     for argv in commands:
         status = main(argv)
         err = capsys.readouterr().err

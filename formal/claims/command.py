@@ -1,0 +1,87 @@
+"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``.
+
+Exit 0 when every claim holds or matches its ``expect``; 1 when one does not; 2 when a file cannot be read
+or a claim is invalid (one line on stderr names the first such claim and its field; the report is still
+printed, so the JSON stays one valid object).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import ConfigError, FormalError, shown
+
+__all__ = ["register", "run_files"]
+
+
+def register(sub):
+    p = sub.add_parser("check", help="check complexity claims written as TOML against the derived objects",
+                       description="Check claims — a paper's or a slide's figures and formulas, written as "
+                                   "[[claim]] tables in TOML — against the values derived from the algorithm "
+                                   "objects: holds or fails, with the derived figure and the reason. Exit 0 when "
+                                   "every claim holds or matches its expect, 1 when one does not, 2 for a file "
+                                   "that cannot be read or an invalid claim.")
+    p.add_argument("files", nargs="*", metavar="FILE.toml", help="claims files")
+    p.add_argument("--catalogue", action="store_true",
+                   help="check the catalogue shipped with the package (the seeds' and papers' claims)")
+    p.add_argument("--only", metavar="IDS", help="comma-separated claim ids to check")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_run)
+
+
+def run_files(paths, *, catalogue: bool = False, only=None, progress=None) -> list:
+    """The verdicts of every claim in ``paths`` (and the catalogue), in order."""
+    from .claim import load
+    from .decide import decide
+    claims = []
+    if catalogue:
+        from .catalogue import files
+        paths = list(files()) + list(paths)
+    for path in paths:
+        claims += load(path)
+    if only is not None:
+        known = {c.id for c in claims}
+        missing = sorted(set(only) - known)
+        if missing:
+            raise ConfigError(f"--only names {shown(missing[0])}, which no claim has")
+        claims = [c for c in claims if c.id in only]
+    verdicts = []
+    for i, claim in enumerate(claims):
+        if progress is not None:
+            progress(i, len(claims), claim.id)
+        verdicts.append(decide(claim))
+    return verdicts
+
+
+def _progress(stream):
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return None
+
+    def show(i, n, name):
+        stream.write(f"\rchecking {i + 1}/{n}: {name[:50]:<50}")
+        stream.flush()
+        if i + 1 == n:
+            stream.write("\r" + " " * 72 + "\r")
+    return show
+
+
+def _run(args, out):
+    from ..files import json_text
+    from .report import as_json, as_text
+    if not args.files and not args.catalogue:
+        raise FormalError("give a claims file (FILE.toml) or --catalogue")
+    only = None
+    if args.only is not None:
+        only = {s.strip() for s in args.only.split(",") if s.strip()}
+        if not only:
+            raise FormalError(f"--only {shown(args.only)} names no claim: give comma-separated ids")
+    verdicts = run_files(args.files, catalogue=args.catalogue, only=only, progress=_progress(sys.stderr))
+    out.write(json_text(as_json(verdicts)) if args.json else as_text(verdicts))
+    invalid = [v for v in verdicts if v.verdict == "invalid"]
+    if invalid:
+        out.flush()
+        first = invalid[0]
+        more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
+        error = FormalError(f"claim {first.claim.id!r} in {first.claim.file} is invalid: {first.reason}{more}")
+        raise error
+    return 0 if all(v.ok for v in verdicts) else 1

@@ -1,0 +1,434 @@
+"""Verdicts: each claim's assertion judged against the derived value, with the reason for a failure.
+
+``equals`` is exact (a number) or a symbolic identity (a formula); ``approx`` holds within the precision
+its figure states (:mod:`formal.claims.figures`) or within ``rel_tol``/``abs_tol``; ``at_most`` and
+``at_least`` compare numbers, or prove a formula inequality for every size ≥ 1 (all coefficients of the
+difference non-negative after ``x = 1 + t``), or find a counterexample; ``theta``, ``big_o`` and
+``leading`` are decided by :mod:`formal.claims.asymptotic` (a graph's growth is measured on its structure
+at ``2^10 … 2^50``).  A failure gives the derived figure and relative error, or the difference of two
+formulas with a small assignment of the sizes where they differ and, where sympy solves it, the condition
+under which the claim would hold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..errors import FormalError, shown
+from .asymptotic import Undecided
+from .claim import Claim, ClaimError
+from .figures import figure, is_figure
+from .formula import parse
+from .subjects import Value, value_of
+
+__all__ = ["Verdict", "decide", "show_number"]
+
+
+@dataclass
+class Verdict:
+    """The outcome of one claim: ``verdict`` (holds, fails, undecided, invalid), what was ``claimed`` and
+    ``derived`` (as shown), the ``reason``, and whether it is what the claim's ``expect`` says."""
+
+    claim: Claim
+    verdict: str
+    claimed: str = ""
+    derived: object = None
+    reason: str = ""
+
+    @property
+    def as_expected(self) -> bool | None:
+        if self.claim.expect is None or self.verdict == "invalid":
+            return None
+        return self.verdict == self.claim.expect
+
+    @property
+    def ok(self) -> bool:
+        """Holds, or matches what the file expects."""
+        return self.verdict == "holds" if self.claim.expect is None else bool(self.as_expected)
+
+    def as_json(self) -> dict:
+        return {"id": self.claim.id, "file": self.claim.file, "verdict": self.verdict, "claimed": self.claimed,
+                "derived": self.derived, "reason": self.reason, "expect": self.claim.expect,
+                "as_expected": self.as_expected, "says": self.claim.says, "source": self.claim.source}
+
+
+def decide(claim: Claim) -> Verdict:
+    """Judge one claim; never raises for a claim's content (an invalid claim is a verdict)."""
+    if claim.error is not None:
+        return Verdict(claim, "invalid", reason=claim.error)
+    try:
+        if claim.kind == "implementation" or (claim.assertion and claim.assertion[0] == "property"):
+            return _checked_elsewhere(claim)
+        return _decide(claim)
+    except ClaimError as exc:
+        return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
+    except FormalError as exc:
+        return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
+    except RecursionError:
+        return Verdict(claim, "invalid", _claimed(claim), reason="the claim nests too deeply to be read")
+
+
+def _claimed(claim) -> str:
+    if not claim.assertion:
+        return ""
+    name, value = claim.assertion
+    return f"{name} {value if isinstance(value, str) else shown(value)}"
+
+
+def _checked_elsewhere(claim) -> Verdict:
+    """``property`` and ``implementation`` claims run numbers through the spec or the user's code: the
+    ``formal_transformers.claims`` entry points (in ``reference``) do that."""
+    from importlib.metadata import entry_points
+    kind = "implementation" if claim.kind == "implementation" else "property"
+    found = [e for e in entry_points(group="formal_transformers.claims") if e.name == kind]
+    if not found:
+        raise ClaimError(f"{kind} claims need the package's reference part (the formal_transformers.claims entry "
+                         "point is not installed)")
+    try:
+        check = found[0].load()
+    except ImportError as exc:
+        raise ClaimError(f"{kind} claims need {exc.name}, which is not installed: "
+                         "pip install torch==2.13.0 'formal-transformers[torch]'") from None
+    holds, derived, reason = check(claim)
+    return Verdict(claim, "holds" if holds else "fails", _claimed(claim), derived, reason)
+
+
+def _needs_formula(claim) -> bool:
+    name, value = claim.assertion
+    if name in ("theta", "big_o", "leading"):
+        return True
+    return False
+
+
+def _decide(claim: Claim) -> Verdict:
+    name, raw = claim.assertion
+    value = value_of(claim.subject, claim.quantity, formula=_needs_formula(claim) and "graph" not in claim.subject,
+                     growing=claim.growing, base_dir=claim.base_dir)
+    if claim.ratio_to is not None:
+        other = value_of(claim.ratio_to, claim.quantity, formula=value.kind == "formula", growing=claim.growing,
+                         base_dir=claim.base_dir)
+        value = _ratio(value, other)
+    claimed = _claimed(claim)
+    if value.kind == "array":
+        return _arrays(claim, value, claimed)
+    if value.measure is not None:
+        return _measured(claim, value, claimed)
+    if name in ("theta", "big_o", "leading"):
+        if value.kind == "number" and claim.growing:  # a cost that does not depend on the growing sizes
+            import sympy as sp
+            constant = Fraction(value.value)
+            value = Value("formula", sp.Rational(constant.numerator, constant.denominator), {}, value.what)
+        if value.kind != "formula":
+            raise ClaimError(f"{name} needs a formula, and {value.what} is the number {show_number(value.value)}: "
+                             "name the growing sizes with in = [...] or leave them unbound")
+        return _asymptotic(claim, value, claimed)
+    if value.kind == "formula":
+        return _formula_claim(claim, value, claimed)
+    return _number_claim(claim, value, claimed)
+
+
+def _ratio(a: Value, b: Value) -> Value:
+    if a.kind == "array" or b.kind == "array":
+        raise ClaimError("ratio_to compares quantities, not arrays")
+    if a.kind == "formula" or b.kind == "formula":
+        import sympy as sp
+        expr = sp.cancel(sp.sympify(_sym(a)) / _sym(b))
+        from .subjects import _formula
+        return _formula(expr, f"{a.what} / {b.what}")
+    if b.value == 0:
+        raise ClaimError(f"ratio_to: {b.what} is 0")
+    quotient = Fraction(a.value) / Fraction(b.value)
+    return Value("number", quotient.numerator if quotient.denominator == 1 else quotient, {}, f"{a.what} / {b.what}")
+
+
+def _sym(v: Value):
+    import sympy as sp
+    if v.kind == "formula":
+        return v.value
+    f = Fraction(v.value)
+    return sp.Rational(f.numerator, f.denominator)
+
+
+# ----------------------------------------------------------------------------------------------- numbers
+def show_number(x) -> str:
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator} (≈{float(x):,.6g})"
+    if isinstance(x, float):
+        return f"{x:,.6g}"
+    return str(x)
+
+
+def _json_number(x):
+    if isinstance(x, Fraction):
+        return x.numerator if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return x
+
+
+def _claimed_number(raw, sizes, what):
+    """A claimed number: an int or float, a figure ("117M") at its value, or a formula at the sizes."""
+    if isinstance(raw, bool):
+        raise ClaimError(f"{what} = {raw} is not a number")
+    if isinstance(raw, int):
+        return Fraction(raw)
+    if isinstance(raw, float):
+        if not math.isfinite(raw):
+            raise ClaimError(f"{what} = {raw} is not a finite number")
+        return Fraction(repr(raw))
+    if is_figure(raw):
+        return figure(raw, what).value
+    formula = parse(raw, names=set(sizes), what=what)
+    exact = formula.value({k: v for k, v in sizes.items() if isinstance(v, (int, Fraction))})
+    if exact is None:
+        import sympy as sp
+        number = formula.sympy({k: sp.Integer(v) if isinstance(v, int) else v for k, v in sizes.items()})
+        if not number.is_number:
+            raise ClaimError(f"{what} {shown(raw)} is not a number here")
+        return float(number)
+    return Fraction(exact)
+
+
+def _relative(derived, claimed) -> str:
+    if claimed == 0:
+        return f"differs by {show_number(derived - claimed)}"
+    error = (Fraction(derived) - Fraction(claimed)) / abs(Fraction(claimed))
+    return f"{float(error) * 100:+.3g} % from the claim"
+
+
+def _number_claim(claim, value: Value, claimed) -> Verdict:
+    name, raw = claim.assertion
+    derived = value.value
+    shown_derived = _json_number(derived)
+    if name == "approx":
+        if isinstance(raw, str) and is_figure(raw) and claim.rel_tol is None and claim.abs_tol is None:
+            fig = figure(raw, "approx")
+            ok = fig.holds(derived)
+            reason = (f"{show_number(derived)} is {'within' if ok else 'outside'} {fig.describe()}, the precision "
+                      f"{raw!r} states; {_relative(derived, fig.value)}")
+            return Verdict(claim, "holds" if ok else "fails", claimed, shown_derived, reason)
+        if claim.rel_tol is None and claim.abs_tol is None:
+            raise ClaimError(f"approx = {shown(raw)} states no precision: write a figure such as \"117M\", or give "
+                             "rel_tol or abs_tol")
+        target = _claimed_number(raw, value.sizes, "approx")
+        d = Fraction(derived)
+        allowed = max(Fraction(repr(claim.rel_tol or 0.0)) * abs(Fraction(target)),
+                      Fraction(repr(claim.abs_tol or 0.0)))
+        ok = abs(d - Fraction(target)) <= allowed
+        tol = f"rel_tol {claim.rel_tol}" if claim.rel_tol is not None else f"abs_tol {claim.abs_tol}"
+        return Verdict(claim, "holds" if ok else "fails", claimed, shown_derived,
+                       f"{show_number(derived)}: {_relative(derived, target)} ({tol})")
+    if name not in ("equals", "at_most", "at_least"):
+        raise ClaimError(f"{name} does not apply to a number")
+    target = _claimed_number(raw, value.sizes, name)
+    d = Fraction(derived) if not isinstance(derived, float) else Fraction(repr(derived))
+    t = Fraction(target) if not isinstance(target, float) else None
+    if t is None:  # an irrational claim: never exactly a derived rational
+        ok = {"equals": False, "at_most": float(d) <= target, "at_least": float(d) >= target}[name]
+    else:
+        ok = {"equals": d == t, "at_most": d <= t, "at_least": d >= t}[name]
+    reason = "" if ok else f"derived {show_number(derived)}: {_relative(d, t if t is not None else Fraction(target))}"
+    if ok and name != "equals":
+        reason = f"derived {show_number(derived)}"
+    return Verdict(claim, "holds" if ok else "fails", claimed, shown_derived, reason)
+
+
+def _arrays(claim, value: Value, claimed) -> Verdict:
+    import numpy as np
+    name, raw = claim.assertion
+    if name not in ("equals", "approx"):
+        raise ClaimError(f"{name} does not apply to an array output (use equals or approx)")
+    got = value.value
+    figures = np.vectorize(lambda x: x, otypes=[object])(np.array(raw, dtype=object)) if raw is not None else None
+    if np.shape(figures) != got.shape:
+        raise ClaimError(f"{name} gives an array of shape {np.shape(figures)}, the output's is {got.shape}")
+    flat_claim, flat_got = list(np.ravel(figures)), list(np.ravel(got))
+    worst, first_bad = 0.0, None
+    for i, (c, g) in enumerate(zip(flat_claim, flat_got)):
+        if name == "approx" and isinstance(c, str) and claim.rel_tol is None and claim.abs_tol is None:
+            fig = figure(c, "approx")
+            ok = fig.holds(Fraction(repr(float(g))))
+        else:
+            if name == "approx" and claim.rel_tol is None and claim.abs_tol is None:
+                raise ClaimError("approx with bare numbers states no precision: write each as a string figure "
+                                 "(\"0.09\") or give rel_tol or abs_tol")
+            target = _claimed_number(c, {}, name)
+            if name == "equals":
+                ok = float(g) == float(target)
+            else:
+                ok = abs(float(g) - float(target)) <= max((claim.rel_tol or 0) * abs(float(target)),
+                                                         claim.abs_tol or 0)
+            worst = max(worst, abs(float(g) - float(target)))
+        if not ok and first_bad is None:
+            first_bad = (i, c, g)
+    derived = [float(x) for x in flat_got] if got.ndim <= 1 else got.tolist()
+    if first_bad is None:
+        return Verdict(claim, "holds", claimed, derived, "")
+    i, c, g = first_bad
+    return Verdict(claim, "fails", claimed, derived, f"entry {i}: derived {g:.6g}, claimed {c}")
+
+
+# ---------------------------------------------------------------------------------------------- formulas
+def _claimed_formula(raw, value: Value, what: str, growing=()):
+    import sympy as sp
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise ClaimError(f"{what} = {shown(raw)} must be a formula (a string) or a number")
+    formula = parse(raw, names=set(value.sizes) | set(growing), what=what)
+    return sp.sympify(formula.sympy({k: v for k, v in value.sizes.items()}))
+
+
+def _formula_claim(claim, value: Value, claimed) -> Verdict:
+    import sympy as sp
+    from ..symbols import text
+    name, raw = claim.assertion
+    if name == "approx":
+        raise ClaimError(f"approx compares numbers, and {value.what} is the formula {text(value.value)}: bind its "
+                         "sizes to numbers, or use equals, leading or theta")
+    target = _claimed_formula(raw, value, name)
+    derived = value.value
+    if name == "equals":
+        difference = sp.expand(sp.cancel(derived - target))
+        if difference == 0:
+            return Verdict(claim, "holds", claimed, text(derived), "an identity")
+        return Verdict(claim, "fails", claimed, text(derived), _why_different(derived, target, difference))
+    gap = sp.expand(sp.cancel(target - derived if name == "at_most" else derived - target))
+    if _nonnegative(gap):
+        return Verdict(claim, "holds", claimed, text(derived), "for every size ≥ 1")
+    point = _counterexample(gap, lambda v: v < 0)
+    if point is not None:
+        at = {s: point[0][str(s)] for s in gap.free_symbols}
+        where = ", ".join(f"{k} = {v}" for k, v in point[0].items())
+        return Verdict(claim, "fails", claimed, text(derived),
+                       f"at {where} the derived value is {text(derived.xreplace(at))}, "
+                       f"{'above' if name == 'at_most' else 'below'} the claimed {text(target.xreplace(at))}")
+    return Verdict(claim, "undecided", claimed, text(derived),
+                   f"not proved for every size ≥ 1, and no counterexample among small sizes "
+                   f"(the margin is {text(gap)})")
+
+
+def _nonnegative(expr) -> bool:
+    """A polynomial (or a ratio of one by positive monomials) ≥ 0 for every size ≥ 1: after ``x = 1 + t``,
+    every coefficient is ≥ 0 (sufficient, exact)."""
+    import sympy as sp
+    numerator, denominator = sp.fraction(sp.together(expr))
+    if denominator.free_symbols and not all(f.is_positive for f in sp.Mul.make_args(denominator)):
+        return False
+    if not denominator.free_symbols and denominator < 0:
+        numerator = -numerator
+    symbols = sorted(numerator.free_symbols, key=str)
+    shifted = sp.expand(numerator.xreplace({s: 1 + sp.Dummy(str(s)) for s in symbols}))
+    try:
+        return all(c >= 0 for c in sp.Poly(shifted, *shifted.free_symbols).coeffs()) if shifted.free_symbols \
+            else shifted >= 0
+    except (sp.PolynomialError, TypeError):
+        return False
+
+
+def _counterexample(expr, bad, limit: int = 4):
+    """The smallest assignment of the sizes (each 1…limit, fewest total first) where ``bad(value)``."""
+    symbols = sorted(expr.free_symbols, key=str)
+    if len(symbols) > 8:
+        limit = 2
+    points = sorted(itertools.product(range(1, limit + 1), repeat=len(symbols)), key=sum)
+    for point in points[:5000]:
+        values = dict(zip(symbols, point))
+        v = expr.xreplace(values)
+        if v.is_number and bad(v):
+            return {str(s): p for s, p in values.items()}, Fraction(int(v.p), int(v.q)) if v.is_Rational else v
+    return None
+
+
+def _why_different(derived, target, difference) -> str:
+    import sympy as sp
+    from ..symbols import text
+    parts = [f"the derived minus the claimed is {text(sp.factor(difference))}"]
+    point = _counterexample(difference, lambda v: v != 0)
+    if point is not None:
+        symbols = {str(s): s for s in (derived.free_symbols | target.free_symbols)}
+        at = {symbols[k]: v for k, v in point[0].items() if k in symbols}
+        parts.append(f"at {', '.join(f'{k} = {v}' for k, v in point[0].items())} the derived value is "
+                     f"{text(derived.xreplace(at))}, the claimed {text(target.xreplace(at))}")
+    condition = _condition(difference)
+    if condition:
+        parts.append(f"holds when {condition}")
+    return "; ".join(parts)
+
+
+def _condition(difference) -> str | None:
+    """``d_mid = d_attn``: a size for which sympy solves ``difference = 0`` with a positive solution."""
+    import sympy as sp
+    from ..symbols import text
+    for s in sorted(difference.free_symbols, key=str):
+        try:
+            if sp.Poly(difference, s).degree() > 2:
+                continue
+            solutions = sp.solve(difference, s)
+        except (NotImplementedError, sp.PolynomialError, ValueError):
+            continue
+        good = [x for x in solutions if not (x.is_number and not x.is_positive) and x.free_symbols]
+        if len(good) == 1:
+            return f"{text(s)} = {text(good[0])}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- asymptotic
+def _asymptotic(claim, value: Value, claimed) -> Verdict:
+    import sympy as sp
+    from ..symbols import by_name, text
+    from . import asymptotic
+    name, raw = claim.assertion
+    derived = value.value
+    growing = [by_name(g) for g in claim.growing] or sorted(derived.free_symbols, key=str)
+    target = _claimed_formula(raw, value, name, claim.growing)
+    what = value.what
+    try:
+        if name == "leading":
+            lead = asymptotic.leading(derived, growing, what)
+            same = sp.expand(sp.cancel(lead - target)) == 0
+            return Verdict(claim, "holds" if same else "fails", claimed, text(lead),
+                           f"the leading term of {what} in {', '.join(map(text, growing))}"
+                           + ("" if same else f" is {text(lead)}, not the claimed {text(target)}"))
+        derived_theta = asymptotic.theta_text(derived, growing, what)
+        upper, lower = asymptotic.theta(derived, target, growing, what)
+    except Undecided as exc:
+        return Verdict(claim, "undecided", claimed, text(derived), str(exc))
+    ok = upper and (lower or name == "big_o")
+    reason = f"{what} is {derived_theta} in {', '.join(map(text, growing))}"
+    if not ok:
+        reason += f"; it is {'not O' if not upper else 'O but not Ω'} of the claim"
+    return Verdict(claim, "holds" if ok else "fails", claimed, derived_theta, reason)
+
+
+def _measured(claim, value: Value, claimed) -> Verdict:
+    """A graph's growth, measured: f(x)/g(x) at x = 2^10 … 2^50; Θ holds when the ratio stays within a
+    factor of 2 (a log factor moves it 5×), O when it does not grow past twice its first value."""
+    from .subjects import GROWTH_POINTS
+    name, raw = claim.assertion
+    if name == "leading":
+        raise ClaimError("a graph's leading term is not derived (its growth is measured): use theta or big_o")
+    arg, f = value.measure
+    formula = parse(raw, names={arg} | set(value.sizes), what=name)
+    ratios, measured = [], []
+    for x in GROWTH_POINTS:
+        fx = f(x)
+        gx = formula.sympy({**value.sizes, arg: x})
+        import sympy as sp
+        gx = float(sp.sympify(gx).evalf(30))
+        if gx <= 0:
+            raise ClaimError(f"{name} {raw!r} is not positive at {arg} = {x}")
+        measured.append(fx)
+        ratios.append(fx / gx)
+    import math as m
+    slope = (m.log(max(measured[-1], 1e-300)) - m.log(max(measured[-2], 1e-300))) / m.log(
+        GROWTH_POINTS[-1] / GROWTH_POINTS[-2])
+    spread = max(ratios) / min(ratios) if min(ratios) > 0 else float("inf")
+    ok = spread <= 2 if name == "theta" else max(ratios) <= 2 * ratios[0]
+    derived = f"≈ {arg}^{slope:.2f} (measured)"
+    reason = (f"measured at {arg} = 2^10 … 2^50: {value.what} / claim from {min(ratios):.3g} to {max(ratios):.3g}"
+              f"{'' if ok else (', not bounded' if name == 'big_o' else ', not within a factor of 2')}")
+    return Verdict(claim, "holds" if ok else "fails", claimed, derived, reason)
