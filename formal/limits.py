@@ -29,7 +29,7 @@ import re
 from .errors import ConfigError, ResourceError
 
 __all__ = ["DEFAULT_MAX_MEMORY", "MAX_SIZE", "max_memory", "set_max_memory", "memory_limit", "require", "parse_size",
-           "format_size"]
+           "format_size", "TimeLimit", "time_limit"]
 
 #: The limit when none is set: 4 GiB, a sixth of the 24 GiB the project's machines have.
 DEFAULT_MAX_MEMORY = 4 * 2**30
@@ -107,3 +107,30 @@ def require(nbytes, what: str) -> None:
         raise ResourceError(f"{what} needs about {format_size(nbytes)}, more than the memory limit of "
                             f"{format_size(limit)} (raise it with --max-memory SIZE, or "
                             "formal.limits.memory_limit(SIZE) in Python)", needed=nbytes, limit=limit)
+
+
+class TimeLimit(BaseException):
+    """Raised by :func:`time_limit` when the time is up (a BaseException: ``except Exception`` in the code it
+    interrupts does not swallow it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise :class:`TimeLimit` in this thread after ``seconds`` of wall-clock time — on the main thread of a
+    Unix process (an interval timer and SIGALRM); elsewhere, or with ``seconds`` of 0 or None, no limit."""
+    import signal
+    import threading
+    usable = (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeLimit()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

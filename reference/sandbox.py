@@ -25,14 +25,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import warnings
 
 import numpy as np
+
+from formal.limits import TimeLimit as _Timeout, time_limit as _time_limit
 
 from .loading import LoadError, describe, load, parameters, signature, verb
 from .outputs import Failed, as_arrays
@@ -74,29 +74,6 @@ def _tail(sink) -> str:
     size = sink.seek(0, os.SEEK_END)
     sink.seek(max(0, size - 4 * _PRINTED))  # up to 4 bytes a character
     return sink.read().decode(errors="replace")[-_PRINTED:]
-
-
-class _Timeout(BaseException):
-    pass
-
-
-@contextlib.contextmanager
-def _time_limit(seconds):
-    """Raise :class:`_Timeout` in this thread after ``seconds`` (main thread of Unix only; else no limit)."""
-    usable = (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
-    if not usable:
-        yield
-        return
-
-    def expire(signum, frame):
-        raise _Timeout()
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _guarded(function, kwargs, outputs, timeout):

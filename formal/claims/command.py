@@ -1,4 +1,4 @@
-"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``.
+"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout S] [--verbose] [--json]``.
 
 Exit 0 when every claim holds or matches its ``expect``; 1 when one does not; 2 when a file cannot be read
 or a claim is invalid (one line on stderr names the first such claim and its field; the report is still
@@ -25,11 +25,27 @@ def register(sub):
     p.add_argument("--catalogue", action="store_true",
                    help="check the catalogue shipped with the package (the seeds' and papers' claims)")
     p.add_argument("--only", metavar="IDS", help="comma-separated claim ids to check")
+    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="the longest one claim may take to decide, before it is reported invalid (default 30; an "
+                        "implementation claim has conform's limit per call instead)")
+    p.add_argument("--verbose", action="store_true", help="give every claim's reason, those that hold too")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)
 
 
-def run_files(paths, *, catalogue: bool = False, only=None, progress=None) -> list:
+def _seconds(text: str) -> float:
+    import argparse
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and 0 < value <= 86400):
+        raise argparse.ArgumentTypeError(f"{shown(text)} must be a number of seconds from 0 to 86400 (excluded 0)")
+    return value
+
+
+def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeout: float | None = 30.0) -> list:
     """The verdicts of every claim in ``paths`` (and the catalogue), in order."""
     from .claim import load
     from .decide import decide
@@ -49,7 +65,7 @@ def run_files(paths, *, catalogue: bool = False, only=None, progress=None) -> li
     for i, claim in enumerate(claims):
         if progress is not None:
             progress(i, len(claims), claim.id)
-        verdicts.append(decide(claim))
+        verdicts.append(decide(claim, timeout=timeout))
     return verdicts
 
 
@@ -75,8 +91,9 @@ def _run(args, out):
         only = {s.strip() for s in args.only.split(",") if s.strip()}
         if not only:
             raise FormalError(f"--only {shown(args.only)} names no claim: give comma-separated ids")
-    verdicts = run_files(args.files, catalogue=args.catalogue, only=only, progress=_progress(sys.stderr))
-    out.write(json_text(as_json(verdicts)) if args.json else as_text(verdicts))
+    verdicts = run_files(args.files, catalogue=args.catalogue, only=only, progress=_progress(sys.stderr),
+                         timeout=args.timeout)
+    out.write(json_text(as_json(verdicts)) if args.json else as_text(verdicts, verbose=args.verbose))
     invalid = [v for v in verdicts if v.verdict == "invalid"]
     if invalid:
         out.flush()

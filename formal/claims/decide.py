@@ -55,20 +55,36 @@ class Verdict:
                 "as_expected": self.as_expected, "says": self.claim.says, "source": self.claim.source}
 
 
-def decide(claim: Claim) -> Verdict:
-    """Judge one claim; never raises for a claim's content (an invalid claim is a verdict)."""
+#: Seconds one claim may take to decide (its formulas could be made to expand without end); an
+#: implementation claim is bounded by conform's own time limit per call instead.
+TIMEOUT = 30.0
+
+
+def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
+    """Judge one claim; never raises for a claim's content (an invalid claim is a verdict).  A claim that
+    takes more than ``timeout`` seconds (main thread of Unix; None: no limit) is invalid."""
+    from ..limits import TimeLimit, time_limit
     if claim.error is not None:
         return Verdict(claim, "invalid", reason=claim.error)
     try:
-        if claim.kind == "implementation" or (claim.assertion and claim.assertion[0] == "property"):
+        if claim.kind == "implementation":
             return _checked_elsewhere(claim)
-        return _decide(claim)
+        with time_limit(timeout):
+            if claim.assertion and claim.assertion[0] == "property":
+                return _checked_elsewhere(claim)
+            return _decide(claim)
+    except TimeLimit:
+        return Verdict(claim, "invalid", _claimed(claim),
+                       reason=f"the claim took more than {timeout:g} s to decide (raise the limit with --timeout)")
     except ClaimError as exc:
         return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
     except FormalError as exc:
         return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
     except RecursionError:
         return Verdict(claim, "invalid", _claimed(claim), reason="the claim nests too deeply to be read")
+    except (OverflowError, ZeroDivisionError) as exc:  # a claimed number past a float's range, a 1/0 at a size
+        return Verdict(claim, "invalid", _claimed(claim),
+                       reason=f"the claim cannot be evaluated: {type(exc).__name__} ({' '.join(str(exc).split())})")
 
 
 def _claimed(claim) -> str:
@@ -411,23 +427,25 @@ def _measured(claim, value: Value, claimed) -> Verdict:
     name, raw = claim.assertion
     if name == "leading":
         raise ClaimError("a graph's leading term is not derived (its growth is measured): use theta or big_o")
+    import math as m
+    import sympy as sp
     arg, f = value.measure
     formula = parse(raw, names={arg} | set(value.sizes), what=name)
     ratios, measured = [], []
     for x in GROWTH_POINTS:
         fx = f(x)
-        gx = formula.sympy({**value.sizes, arg: x})
-        import sympy as sp
-        gx = float(sp.sympify(gx).evalf(30))
-        if gx <= 0:
-            raise ClaimError(f"{name} {raw!r} is not positive at {arg} = {x}")
+        gx = sp.sympify(formula.sympy({**value.sizes, arg: x})).evalf(30)
+        if not (gx.is_real and gx.is_finite and gx > 0):
+            raise ClaimError(f"{name} {raw!r} is not a positive number at {arg} = {x} (it is {gx})")
         measured.append(fx)
-        ratios.append(fx / gx)
-    import math as m
+        ratios.append(float(sp.Float(fx, 30) / gx) if fx else 0.0)
+    if min(ratios) <= 0 or not all(m.isfinite(r) for r in ratios):
+        spread = float("inf")
+    else:
+        spread = max(ratios) / min(ratios)
     slope = (m.log(max(measured[-1], 1e-300)) - m.log(max(measured[-2], 1e-300))) / m.log(
         GROWTH_POINTS[-1] / GROWTH_POINTS[-2])
-    spread = max(ratios) / min(ratios) if min(ratios) > 0 else float("inf")
-    ok = spread <= 2 if name == "theta" else max(ratios) <= 2 * ratios[0]
+    ok = spread <= 2 if name == "theta" else (ratios[0] > 0 and max(ratios) <= 2 * ratios[0]) or max(ratios) == 0
     derived = f"≈ {arg}^{slope:.2f} (measured)"
     reason = (f"measured at {arg} = 2^10 … 2^50: {value.what} / claim from {min(ratios):.3g} to {max(ratios):.3g}"
               f"{'' if ok else (', not bounded' if name == 'big_o' else ', not within a factor of 2')}")

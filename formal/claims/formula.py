@@ -35,6 +35,7 @@ MAX_LENGTH = 1000      # characters of a formula
 MAX_DEPTH = 50         # nesting of parentheses, unary signs and powers
 MAX_BITS = 10_000      # of a number met while evaluating
 MAX_EXPONENT = 64
+MAX_TERMS = 10_000     # terms the formula may expand to (a bound from its tree)
 FUNCTIONS = {"sqrt": (1, 1), "log": (1, 2), "max": (2, 16), "min": (2, 16)}  # name: (fewest, most) arguments
 
 _TOKEN = re.compile(r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
@@ -115,12 +116,36 @@ def parse(text, *, names=None, what: str = "formula") -> Formula:
         raise FormulaError(f"{what} {shown(text)}: unexpected {parser.peek()[1]!r} at character "
                            f"{parser.peek()[2] + 1}")
     formula = Formula(tree, text.strip())
+    terms = _terms(tree)
+    if terms > MAX_TERMS:
+        raise FormulaError(f"{what} {shown(text)} expands to more than {MAX_TERMS:,} terms")
     if names is not None:
         unknown = sorted(formula.names - set(names))
         if unknown:
             raise FormulaError(f"{what} {shown(text)} names {unknown[0]!r}, which is not a size here; known: "
                                f"{', '.join(sorted(names)) or 'none (numbers only)'}")
     return formula
+
+
+def _terms(node) -> int:
+    """An upper bound on the terms of the expanded formula (capped past MAX_TERMS): a sum adds, a product
+    multiplies, a power k of t terms has at most C(t + k − 1, k)."""
+    from math import comb
+    kind = node[0]
+    if kind in ("num", "name"):
+        return 1
+    if kind == "neg":
+        return _terms(node[1])
+    if kind == "call":
+        return max(1, sum(_terms(a) for a in node[2])) if node[1] in ("max", "min") else max(
+            1, _terms(node[2][0]))
+    a = _terms(node[1])
+    if kind == "**":
+        k = abs(node[2][1])
+        k = int(k) + (k.denominator != 1)
+        return 1 if a == 1 else min(comb(a + k - 1, k), MAX_TERMS + 1)
+    b = _terms(node[2])
+    return min(a + b if kind in "+-" else a * b, MAX_TERMS + 1)
 
 
 def _number_text(value, what) -> str:

@@ -31,24 +31,28 @@ def _mark(v) -> str:
     return f"{v.verdict} ({'as expected' if v.as_expected else 'expected ' + v.claim.expect})"
 
 
-def as_text(verdicts, *, width: int = 100) -> str:
-    """One block per claim: id, verdict (and whether it was expected), claimed, derived and why."""
+def _derived(v) -> str:
     from .decide import show_number
-    lines = []
-    for v in verdicts:
-        lines.append(f"{v.claim.id}: {_mark(v)}")
-        if v.claim.says:
-            lines.append(f"  says     {_cut(v.claim.says, width)}")
-        if v.claimed:
-            lines.append(f"  claimed  {_cut(v.claimed, width)}")
-        if v.derived is not None:
-            derived = show_number(v.derived) if isinstance(v.derived, int) else v.derived
-            lines.append(f"  derived  {_cut(derived, width)}")
-        if v.reason:
-            lines.append(f"  why      {_cut(v.reason, 4 * width)}")
+    if v.derived is None:
+        return ""
+    return show_number(v.derived) if isinstance(v.derived, int) else str(v.derived)
+
+
+def as_text(verdicts, *, verbose: bool = False) -> str:
+    """A table — claim, verdict (and whether it was expected), claimed, derived — then why each claim that
+    does not hold fails (with ``verbose``, every claim's reason), and a summary line."""
+    header = ("claim", "verdict", "claimed", "derived")
+    rows = [(_cut(v.claim.id, 36), _mark(v), _cut(v.claimed, 32), _cut(_derived(v), 32)) for v in verdicts]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    explained = [v for v in verdicts if v.reason and (verbose or v.verdict != "holds")]
+    if explained:
+        lines += ["", "why:"]
+        for v in explained:
+            lines.append(f"  {v.claim.id}: {_cut(v.reason, 2000)}")
     s = summary(verdicts)
     tail = (f"{s['claims']} claims: {s['holds']} hold, {s['fails']} fail, {s['undecided']} undecided, "
             f"{s['invalid']} invalid")
     if s["expected"]:
         tail += f"; {s['as_expected']} of {s['expected']} as expected"
-    return "\n".join(lines + [tail]) + "\n"
+    return "\n".join(lines + ["", tail]) + "\n"

@@ -29,6 +29,8 @@ __all__ = ["Value", "value_of", "MODEL_QUANTITIES", "COSTS", "GROWTH_POINTS"]
 COSTS = ("params", "flops", "memory", "depth")
 #: The sections of a model's figures (``complexity --json``).
 MODEL_QUANTITIES = ("params", "flops", "memory", "kv_cache")
+#: The most terms a quantity may expand to once its sizes are replaced by formulas.
+MAX_EXPANSION = 100_000
 #: Where a graph quantity's growth is measured: the growing argument at 2^10 … 2^50.
 GROWTH_POINTS = tuple(2**k for k in (10, 20, 30, 40, 50))
 
@@ -67,6 +69,29 @@ def _only(subject, allowed, what):
     extra = sorted(set(subject) - set(allowed))
     if extra:
         raise ClaimError(f"{extra[0]} does not apply to {what}")
+
+
+def _expansion(expr, formulas: dict) -> None:
+    """Refuse, before expanding, a substitution of size formulas (name → Formula) that would expand ``expr``
+    (a sympy expression) past :data:`MAX_EXPANSION` terms."""
+    import sympy as sp
+    from math import comb
+    from .formula import _terms
+    sizes = {k: _terms(f.tree) for k, f in formulas.items()}
+    total = 0
+    for term in sp.Add.make_args(sp.expand(expr)):
+        count = 1
+        for factor in sp.Mul.make_args(term):
+            base, k = factor.as_base_exp()
+            t = sizes.get(str(base), 1)
+            if t > 1 and k.is_Integer:
+                count *= comb(t + abs(int(k)) - 1, abs(int(k)))
+            elif t > 1:
+                count *= t
+        total += count
+        if total > MAX_EXPANSION:
+            raise ClaimError(f"the sizes bound to {', '.join(sorted(formulas))} expand the quantity past "
+                             f"{MAX_EXPANSION:,} terms")
 
 
 def _size_value(name, value, *, names=None):
@@ -114,7 +139,8 @@ def _model(subject, quantity, formula, growing) -> Value:
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ClaimError(f"batch = {shown(batch)} must be a positive integer")
     polynomial, in_bytes, per = figures[section][key]
-    bound = _bindings(models, given, seq_len, growing, preset.name)
+    bound, formulas = _bindings(models, given, seq_len, growing, preset.name)
+    _expansion(polynomial.to_sympy(), formulas)
     expr = polynomial.to_sympy(bound) * (complexity.DTYPES[dtype] if in_bytes else 1)
     if per == "batch":
         expr *= batch
@@ -132,7 +158,8 @@ def _length(models, bound):
 
 def _bindings(models, given, seq_len, growing, name) -> dict:
     """The model's size names → sympy values: numbers, formulas, the growing sizes as themselves, and the
-    defaults ``complexity`` applies (d_attn = d_mid = d_e/H, d_f = d_e, every length = seq_len)."""
+    defaults ``complexity`` applies (d_attn = d_mid = d_e/H, d_f = d_e, every length = seq_len); and the
+    sizes given as formulas (name → Formula)."""
     import sympy as sp
     from ..presets import LENGTHS
     from ..symbols import by_name
@@ -140,17 +167,22 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
     unknown = sorted((set(given) | set(growing)) - known - {"seq_len"})
     if unknown:
         raise ClaimError(f"{models.label} has no size {shown(unknown[0])}; its sizes: {', '.join(sorted(known))}")
-    bound = {}
+    bound, formulas = {}, {}
     for k, v in given.items():
         if k in growing:
             continue
         v = _size_value(k, v)
         bound[k] = v.sympy() if not isinstance(v, int) else sp.Integer(v)
+        if not isinstance(v, int):
+            formulas[k] = v
+    length_formula = parse(seq_len, what="seq_len") if isinstance(seq_len, str) and "seq_len" not in growing else None
     length = by_name("seq_len") if "seq_len" in growing else (
-        parse(seq_len, what="seq_len").sympy() if isinstance(seq_len, str) else sp.Integer(seq_len))
+        length_formula.sympy() if length_formula is not None else sp.Integer(_size_value("seq_len", seq_len)))
     for k in LENGTHS:
         if k in known and k not in growing:
             bound[k] = length
+            if length_formula is not None:
+                formulas[k] = length_formula
     for k in growing:
         if k != "seq_len":
             bound[k] = by_name(k)
@@ -162,7 +194,7 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
     missing = sorted(known - set(bound))
     if missing:
         raise ClaimError(f"{name} needs the size {missing[0]}")
-    return bound
+    return bound, formulas
 
 
 def _convention(convention):
@@ -198,12 +230,15 @@ def _algorithm(subject, quantity, growing) -> Value:
     unknown = sorted(set(sizes) - known)
     if unknown:
         raise ClaimError(f"{algorithm.label} has no size {shown(unknown[0])}; its sizes: {', '.join(sorted(known))}")
-    bound, numbers = {}, {}
+    bound, numbers, formulas = {}, {}, {}
     for k, v in sizes.items():
         v = _size_value(k, v)
         bound[by_name(k)] = sp.Integer(v) if isinstance(v, int) else v.sympy()
         if isinstance(v, int):
             numbers[by_name(k)] = v
+        else:
+            formulas[k] = v
+    _expansion(expr, formulas)
     for c in algorithm.size_constraints:
         symbols = set().union(*(sp.sympify(a).free_symbols for a in c.args))
         if symbols <= set(numbers) and not c.holds(numbers):

@@ -213,3 +213,39 @@ def test_a_model_claim_imports_neither_torch_nor_sympy(tmp_path):
             "print(v[0].verdict, 'torch' in sys.modules, 'sympy' in sys.modules, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["holds", "False", "False", "False"]
+
+
+# ------------------------------------------------------------------------------------- generated claims
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_NAMES = st.sampled_from(["H", "d_attn", "ell_x", "ell_z", "d_x", "L", "d_e", "n", "1", "2", "0", "0.5", "1e300"])
+_FORMULAS = st.recursive(
+    _NAMES,
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(lambda t: f"({t[0]}{t[1]}{t[2]})"),
+        st.tuples(inner, st.sampled_from(["2", "3", "-1", "0.5", "64"])).map(lambda t: f"({t[0]})**{t[1]}"),
+        st.tuples(st.sampled_from(["sqrt", "log"]), inner).map(lambda t: f"{t[0]}({t[1]})"),
+        st.tuples(st.sampled_from(["max", "min"]), inner, inner).map(lambda t: f"{t[0]}({t[1]}, {t[2]})")),
+    max_leaves=6)
+_SUBJECTS = [
+    dict(algorithm="attention", quantity="flops"),
+    dict(model="gpt2", quantity="params.total"),
+    dict(model="gpt2", quantity="flops.forward_per_token", sizes={"L": "L"}),
+    dict(graph="full", args={"n": 64}, quantity="layers.max_path_length"),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_SUBJECTS), st.sampled_from(["equals", "approx", "at_most", "at_least", "theta", "big_o",
+                                                    "leading"]), _FORMULAS, st.booleans())
+def test_generated_formulas_always_get_a_verdict(subject, assertion, formula, grow):
+    """Property: any formula of the grammar, under any assertion, against any kind of subject, gets a verdict
+    (an overflow, a division by zero or a log of 0 is an invalid or failed claim, never an exception)."""
+    fields = dict(subject, **{assertion: formula})
+    if assertion == "approx":
+        fields["rel_tol"] = 0.1
+    if grow and assertion in ("theta", "big_o", "leading"):
+        fields["in"] = ["n"] if "graph" in subject else ["ell_x"] if "algorithm" in subject else ["L"]
+    v = one(claim(**fields))
+    assert v.verdict in ("holds", "fails", "undecided", "invalid")
+    assert "\n" not in v.reason
