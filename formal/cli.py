@@ -33,7 +33,7 @@ from .limits import MAX_SIZE
 
 MAX_MESSAGE = 600  # characters of an error line
 
-__all__ = ["main", "build_parser", "bounded_int", "memory_size"]
+__all__ = ["main", "build_parser", "bounded_int", "memory_size", "positive_seconds"]
 
 PROG = "formal-transformers"
 
@@ -118,6 +118,18 @@ def bounded_int(minimum: int, maximum: int | None = None):
 
     parse.__name__ = wanted  # what argparse calls the type in its own messages
     return parse
+
+
+def positive_seconds(text: str, maximum: float = 86400.0) -> float:
+    """An argparse ``type`` for a time limit: a finite number of seconds > 0, at most a day."""
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of seconds") from None
+    if not (0 < value <= maximum and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{shown(text)} must be a number of seconds > 0, at most {maximum:g}")
+    return value
 
 
 def memory_size(text: str) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from formal.cli import bounded_int, memory_size
+from formal.cli import bounded_int, memory_size, positive_seconds
 from formal.files import json_text
 from formal.limits import DEFAULT_MAX_MEMORY, format_size
 from formal.errors import FormalError
@@ -72,19 +72,6 @@ def register_conform(sub):
                    help="the precision the function computes in: its calibrated tolerance applies (default float64)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_conform)
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds > 0."""
-    import argparse
-    import math
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds > 0")
-    return value
 
 
 def _conform(args, out) -> int:

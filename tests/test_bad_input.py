@@ -495,6 +495,13 @@ CASES = [
     C("check-graph-draw-refused", ("check", "c.toml"), 2, stderr="line+report",
       setup=_write("c.toml", '[[claim]]\nid = "d"\ngraph = "full"\nargs = { n = 8, draw = "x.png" }\n'
                              'quantity = "edges"\nequals = 64\n'), note="a claim never writes a file"),
+    C("check-timeout-0", ("check", "c.toml", "--timeout", "0"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-timeout-text", ("check", "c.toml", "--timeout", "soon"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-expanding-sizes", ("check", "c.toml"), 2, stderr="line+report", max_seconds=20,
+      setup=_write("c.toml", '[[claim]]\nid = "x"\nalgorithm = "attention"\nsizes = { d_x = "(a+b+c)**12", '
+                             'd_z = "(a+b+c+e)**10", d_attn = "(a+b+c+e+f)**7" }\nquantity = "flops"\n'
+                             'equals = "(a+b+c+e+f)**9"\n'), contains=("terms",),
+      note="refused from a bound on the terms before sympy expands anything"),
     C("check-only-comma", ("check", "c.toml", "--only", ","), 2, setup=_write("c.toml", CLAIM)),
     C("check-only-unknown", ("check", "c.toml", "--only", "nosuch"), 2, setup=_write("c.toml", CLAIM)),
     C("check-fails-exit-1", ("check", "c.toml", "--json"), 1, stderr="report",

@@ -15,6 +15,7 @@ __all__ = ["register", "run_files"]
 
 
 def register(sub):
+    from ..cli import positive_seconds
     p = sub.add_parser("check", help="check complexity claims written as TOML against the derived objects",
                        description="Check claims — a paper's or a slide's figures and formulas, written as "
                                    "[[claim]] tables in TOML — against the values derived from the algorithm "
@@ -25,24 +26,12 @@ def register(sub):
     p.add_argument("--catalogue", action="store_true",
                    help="check the catalogue shipped with the package (the seeds' and papers' claims)")
     p.add_argument("--only", metavar="IDS", help="comma-separated claim ids to check")
-    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                    help="the longest one claim may take to decide, before it is reported invalid (default 30; an "
                         "implementation claim has conform's limit per call instead)")
     p.add_argument("--verbose", action="store_true", help="give every claim's reason, those that hold too")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)
-
-
-def _seconds(text: str) -> float:
-    import argparse
-    import math
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (math.isfinite(value) and 0 < value <= 86400):
-        raise argparse.ArgumentTypeError(f"{shown(text)} must be a number of seconds from 0 to 86400 (excluded 0)")
-    return value
 
 
 def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeout: float | None = 30.0) -> list:

@@ -82,9 +82,10 @@ def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
         return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
     except RecursionError:
         return Verdict(claim, "invalid", _claimed(claim), reason="the claim nests too deeply to be read")
-    except (OverflowError, ZeroDivisionError) as exc:  # a claimed number past a float's range, a 1/0 at a size
+    except (ArithmeticError, ValueError, TypeError) as exc:  # sympy on a hostile number: overflow, 1/0, complex
         return Verdict(claim, "invalid", _claimed(claim),
-                       reason=f"the claim cannot be evaluated: {type(exc).__name__} ({' '.join(str(exc).split())})")
+                       reason=f"the claim cannot be evaluated: {type(exc).__name__} "
+                              f"({' '.join(str(exc).split())[:200]})")
 
 
 def _claimed(claim) -> str:
@@ -204,8 +205,8 @@ def _claimed_number(raw, sizes, what):
     if exact is None:
         import sympy as sp
         number = formula.sympy({k: sp.Integer(v) if isinstance(v, int) else v for k, v in sizes.items()})
-        if not number.is_number:
-            raise ClaimError(f"{what} {shown(raw)} is not a number here")
+        if not (number.is_number and number.is_real):
+            raise ClaimError(f"{what} {shown(raw)} is not a real number here")
         return float(number)
     return Fraction(exact)
 

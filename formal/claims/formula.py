@@ -89,8 +89,17 @@ class Formula:
 
     def sympy(self, symbols: dict | None = None):
         """The sympy expression; a name is the size symbol of :func:`formal.symbols.by_name` unless
-        ``symbols`` maps it (to a symbol, a number or an expression)."""
-        return _sympy(self.tree, symbols or {})
+        ``symbols`` maps it (to a symbol, a number or an expression).  A FormulaError where the value is not
+        finite (``log(0)``, ``1/(n - n)``) or sympy cannot build it."""
+        import sympy as sp
+        try:
+            expr = sp.sympify(_sympy(self.tree, symbols or {}))
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError) as exc:
+            raise FormulaError(f"formula {shown(self.text)} cannot be evaluated: {' '.join(str(exc).split())[:200]}") \
+                from None
+        if expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise FormulaError(f"formula {shown(self.text)} is not finite here ({expr})")
+        return expr
 
     def __str__(self):
         return self.text
@@ -116,6 +125,8 @@ def parse(text, *, names=None, what: str = "formula") -> Formula:
         raise FormulaError(f"{what} {shown(text)}: unexpected {parser.peek()[1]!r} at character "
                            f"{parser.peek()[2] + 1}")
     formula = Formula(tree, text.strip())
+    if _bits(tree) > MAX_BITS:
+        raise FormulaError(f"{what} {shown(text)}: a number in it is larger than {MAX_BITS} bits")
     terms = _terms(tree)
     if terms > MAX_TERMS:
         raise FormulaError(f"{what} {shown(text)} expands to more than {MAX_TERMS:,} terms")
@@ -125,6 +136,22 @@ def parse(text, *, names=None, what: str = "formula") -> Formula:
             raise FormulaError(f"{what} {shown(text)} names {unknown[0]!r}, which is not a size here; known: "
                                f"{', '.join(sorted(names)) or 'none (numbers only)'}")
     return formula
+
+
+def _bits(node) -> int:
+    """An upper bound on the bits of any number the formula makes (its coefficients once expanded)."""
+    kind = node[0]
+    if kind == "num":
+        return node[1].numerator.bit_length() + node[1].denominator.bit_length()
+    if kind == "name":
+        return 1
+    if kind == "neg":
+        return _bits(node[1])
+    if kind == "call":
+        return sum(_bits(a) for a in node[2]) + 1
+    if kind == "**":
+        return _bits(node[1]) * max(1, int(abs(node[2][1])) + 1)
+    return _bits(node[1]) + _bits(node[2]) + 1
 
 
 def _terms(node) -> int:
