@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from formal import algorithms, masks
+from formal import algorithms
 from formal.claims.claim import ClaimError
 from formal.errors import FormalError, shown
 

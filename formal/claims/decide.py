@@ -76,9 +76,7 @@ def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
     except TimeLimit:
         return Verdict(claim, "invalid", _claimed(claim),
                        reason=f"the claim took more than {timeout:g} s to decide (raise the limit with --timeout)")
-    except ClaimError as exc:
-        return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
-    except FormalError as exc:
+    except FormalError as exc:  # a ClaimError, or the spec refusing what the claim describes
         return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
     except RecursionError:
         return Verdict(claim, "invalid", _claimed(claim), reason="the claim nests too deeply to be read")
@@ -107,22 +105,15 @@ def _checked_elsewhere(claim) -> Verdict:
     try:
         check = found[0].load()
     except ImportError as exc:
-        raise ClaimError(f"{kind} claims need {exc.name}, which is not installed: "
-                         "pip install torch==2.13.0 'formal-transformers[torch]'") from None
+        raise ClaimError(f"{kind} claims need {exc.name}, which is not installed") from None
     holds, derived, reason = check(claim)
     return Verdict(claim, "holds" if holds else "fails", _claimed(claim), derived, reason)
 
 
-def _needs_formula(claim) -> bool:
-    name, value = claim.assertion
-    if name in ("theta", "big_o", "leading"):
-        return True
-    return False
-
-
 def _decide(claim: Claim) -> Verdict:
     name, raw = claim.assertion
-    value = value_of(claim.subject, claim.quantity, formula=_needs_formula(claim) and "graph" not in claim.subject,
+    asymptotic = name in ("theta", "big_o", "leading")
+    value = value_of(claim.subject, claim.quantity, formula=asymptotic and "graph" not in claim.subject,
                      growing=claim.growing, base_dir=claim.base_dir)
     if claim.ratio_to is not None:
         other = value_of(claim.ratio_to, claim.quantity, formula=value.kind == "formula", growing=claim.growing,

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError, FormalError, shown
+from ..errors import FormalError, shown
 from .claim import ClaimError
-from .formula import FormulaError, parse
+from .formula import parse
 
 __all__ = ["Value", "value_of", "MODEL_QUANTITIES", "COSTS", "GROWTH_POINTS"]
 
@@ -94,16 +94,18 @@ def _expansion(expr, formulas: dict) -> None:
                              f"{MAX_EXPANSION:,} terms")
 
 
-def _size_value(name, value, *, names=None):
-    """A size bound in a claim: a positive int, or a formula (a string)."""
+def _size_value(name, value):
+    """A size bound in a claim: a positive int (at most :data:`formal.limits.MAX_SIZE`), or a formula (a
+    string, which may name sizes of its own: ``d_x = "d"``)."""
+    from ..limits import MAX_SIZE
     if isinstance(value, bool):
         raise ClaimError(f"size {name} = {shown(value)} must be a positive integer or a formula")
     if isinstance(value, int):
-        if not 0 < value <= 2**50:
+        if not 0 < value <= MAX_SIZE:
             raise ClaimError(f"size {name} = {shown(value)} must be a positive integer at most 2**50")
         return value
     if isinstance(value, str):
-        return parse(value, names=names, what=f"size {name}")
+        return parse(value, what=f"size {name}")
     raise ClaimError(f"size {name} = {shown(value)} must be a positive integer or a formula (a string)")
 
 
