@@ -109,10 +109,19 @@ def _claims() -> str:
     return _table(("claim", "says", "source", "verdict", "why"), rows, (14, 28, 18, 8, 32))
 
 
+def _theorems() -> str:
+    from proofs.registry import theorems
+    rows = [(f"``{t.name}``", f"{t.statement} :math:`{t.latex}`", ", ".join(t.about), t.level, t.method, t.twin)
+            for t in theorems()]
+    return _table(("theorem", "statement", "about", "level", "method", "perturbed twin (rejected)"), rows,
+                  (12, 32, 10, 10, 20, 16))
+
+
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
-              "table1": _table1, "claims": _claims}
+              "table1": _table1, "claims": _claims,
+              "theorems": _theorems}
     for name, make in tables.items():
         (GENERATED / f"{name}.rst").write_text(make(), encoding="utf-8")
 

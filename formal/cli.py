@@ -33,7 +33,7 @@ from .limits import MAX_SIZE
 
 MAX_MESSAGE = 600  # characters of an error line
 
-__all__ = ["main", "build_parser", "bounded_int", "memory_size", "positive_seconds"]
+__all__ = ["main", "build_parser", "bounded_int", "memory_size", "positive_seconds", "progress_line"]
 
 PROG = "formal-transformers"
 
@@ -130,6 +130,20 @@ def positive_seconds(text: str, maximum: float = 86400.0) -> float:
     if not (0 < value <= maximum and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{shown(text)} must be a number of seconds > 0, at most {maximum:g}")
     return value
+
+
+def progress_line(stream, verb: str):
+    """``show(i, n, name)``, a live "verb i/n: name" line on ``stream`` when it is a terminal (else None),
+    wiped after the last item: for commands that work through a list (``check``, ``prove``)."""
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return None
+
+    def show(i, n, name):
+        stream.write(f"\r{verb} {i + 1}/{n}: {name[:50]:<50}")
+        stream.flush()
+        if i + 1 == n:
+            stream.write("\r" + " " * 72 + "\r")
+    return show
 
 
 def memory_size(text: str) -> int:

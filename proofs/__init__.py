@@ -1,2 +1,28 @@
-"""Machine-checked theorems about the formal algorithms (to come: identities such as the equality of
-grouped-query attention with n_kv_heads = H and Algorithm 5, checked symbolically with sympy)."""
+"""Machine-checked theorems about the formal algorithm objects, each with a perturbed twin that must be
+rejected (``formal-transformers prove``).
+
+A theorem (:class:`~proofs.theorem.Theorem`) is stated in words and LaTeX, names the algorithm objects it is
+about, and says how it is checked and what level of evidence that reaches (``symbolic``; ``symbolic, sizes ≤
+k``; ``exhaustive``; ``property-tested``).  Its twin is the same statement made slightly false; ``prove``
+fails unless every theorem is proved and every twin rejected.  Modules: :mod:`proofs.softmax`,
+:mod:`proofs.attention`, :mod:`proofs.norms`, :mod:`proofs.costs`, :mod:`proofs.graphs`; the runner
+:mod:`proofs.theorem` and the command :mod:`proofs.command`.
+
+>>> from proofs.command import prove
+>>> [r.ok for r in prove(["kaplan-n"])]
+[True]
+"""
+
+__all__ = ["prove", "theorems"]
+
+
+def prove(names=()):
+    """The results of the named theorems (all by default)."""
+    from .command import prove as run
+    return run(names)
+
+
+def theorems():
+    """Every theorem object."""
+    from .registry import theorems as every
+    return every()

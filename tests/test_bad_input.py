@@ -510,6 +510,11 @@ CASES = [
     C("check-implementation-missing", ("check", "c.toml", "--json"), 2, stderr="line+report",
       setup=_write("c.toml", '[[claim]]\nid = "i"\nimplementation = "missing.py:f"\nalgorithm = "attention"\n')),
 
+    # ---------------------------------------------------------------- prove
+    C("prove-unknown-theorem", ("prove", "nosuch", "--json"), 2, contains=("no theorem",), max_seconds=20),
+    C("prove-list-with-names", ("prove", "--list", "kaplan-n"), 2, max_seconds=20),
+    C("prove-one", ("prove", "kaplan-n", "--json"), 0, contains=('"rejected"',), max_seconds=20),
+
     # ---------------------------------------------------------------- conform
     C("conform-missing-file", ("conform", "missing.py:f", "--algorithm", "attention"), 2),
     C("conform-no-function", ("conform", "impl.py", "--algorithm", "attention"), 2,

@@ -58,19 +58,8 @@ def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeo
     return verdicts
 
 
-def _progress(stream):
-    if not (hasattr(stream, "isatty") and stream.isatty()):
-        return None
-
-    def show(i, n, name):
-        stream.write(f"\rchecking {i + 1}/{n}: {name[:50]:<50}")
-        stream.flush()
-        if i + 1 == n:
-            stream.write("\r" + " " * 72 + "\r")
-    return show
-
-
 def _run(args, out):
+    from ..cli import progress_line
     from ..files import json_text
     from .report import as_json, as_text
     if not args.files and not args.catalogue:
@@ -80,7 +69,7 @@ def _run(args, out):
         only = {s.strip() for s in args.only.split(",") if s.strip()}
         if not only:
             raise FormalError(f"--only {shown(args.only)} names no claim: give comma-separated ids")
-    verdicts = run_files(args.files, catalogue=args.catalogue, only=only, progress=_progress(sys.stderr),
+    verdicts = run_files(args.files, catalogue=args.catalogue, only=only, progress=progress_line(sys.stderr, "checking"),
                          timeout=args.timeout)
     out.write(json_text(as_json(verdicts)) if args.json else as_text(verdicts, verbose=args.verbose))
     invalid = [v for v in verdicts if v.verdict == "invalid"]

@@ -12,12 +12,12 @@ under which the claim would hold.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import FormalError, shown
+from ..inequalities import counterexample, nonnegative
 from .asymptotic import Undecided
 from .claim import Claim, ClaimError
 from .figures import figure, is_figure
@@ -305,9 +305,9 @@ def _formula_claim(claim, value: Value, claimed) -> Verdict:
             return Verdict(claim, "holds", claimed, text(derived), "an identity")
         return Verdict(claim, "fails", claimed, text(derived), _why_different(derived, target, difference))
     gap = sp.expand(sp.cancel(target - derived if name == "at_most" else derived - target))
-    if _nonnegative(gap):
+    if nonnegative(gap):
         return Verdict(claim, "holds", claimed, text(derived), "for every size ≥ 1")
-    point = _counterexample(gap, lambda v: v < 0)
+    point = counterexample(gap, lambda v: v < 0)
     if point is not None:
         at = {s: point[0][str(s)] for s in gap.free_symbols}
         where = ", ".join(f"{k} = {v}" for k, v in point[0].items())
@@ -319,43 +319,11 @@ def _formula_claim(claim, value: Value, claimed) -> Verdict:
                    f"(the margin is {text(gap)})")
 
 
-def _nonnegative(expr) -> bool:
-    """A polynomial (or a ratio of one by positive monomials) ≥ 0 for every size ≥ 1: after ``x = 1 + t``,
-    every coefficient is ≥ 0 (sufficient, exact)."""
-    import sympy as sp
-    numerator, denominator = sp.fraction(sp.together(expr))
-    if denominator.free_symbols and not all(f.is_positive for f in sp.Mul.make_args(denominator)):
-        return False
-    if not denominator.free_symbols and denominator < 0:
-        numerator = -numerator
-    symbols = sorted(numerator.free_symbols, key=str)
-    shifted = sp.expand(numerator.xreplace({s: 1 + sp.Dummy(str(s)) for s in symbols}))
-    try:
-        return all(c >= 0 for c in sp.Poly(shifted, *shifted.free_symbols).coeffs()) if shifted.free_symbols \
-            else shifted >= 0
-    except (sp.PolynomialError, TypeError):
-        return False
-
-
-def _counterexample(expr, bad, limit: int = 4):
-    """The smallest assignment of the sizes (each 1…limit, fewest total first) where ``bad(value)``."""
-    symbols = sorted(expr.free_symbols, key=str)
-    if len(symbols) > 8:
-        limit = 2
-    points = sorted(itertools.product(range(1, limit + 1), repeat=len(symbols)), key=sum)
-    for point in points[:5000]:
-        values = dict(zip(symbols, point))
-        v = expr.xreplace(values)
-        if v.is_number and bad(v):
-            return {str(s): p for s, p in values.items()}, Fraction(int(v.p), int(v.q)) if v.is_Rational else v
-    return None
-
-
 def _why_different(derived, target, difference) -> str:
     import sympy as sp
     from ..symbols import text
     parts = [f"the derived minus the claimed is {text(sp.factor(difference))}"]
-    point = _counterexample(difference, lambda v: v != 0)
+    point = counterexample(difference, lambda v: v != 0)
     if point is not None:
         symbols = {str(s): s for s in (derived.free_symbols | target.free_symbols)}
         at = {symbols[k]: v for k, v in point[0].items() if k in symbols}

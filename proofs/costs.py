@@ -1,0 +1,156 @@
+"""Costs derived from the algorithm objects: closed-form parameter counts, Kaplan's N, grouped-query attention,
+the FLOP conventions, the training step, and the growth of generation — decided by sympy for all sizes."""
+
+from __future__ import annotations
+
+from .checks import identity
+from .theorem import Outcome, Theorem
+
+
+def _s(*names):
+    from formal.symbols import by_name
+    return [by_name(n) for n in names]
+
+
+def _closed_forms():
+    """Parameter counts written from the architectures' parts (the oracle the theorem states)."""
+    N_V, d_e, ell_max, L, H, d_attn, d_mid, d_mlp, L_enc, L_dec, d_f = _s(
+        "N_V", "d_e", "ell_max", "L", "H", "d_attn", "d_mid", "d_mlp", "L_enc", "L_dec", "d_f")
+    attention = 2 * H * d_attn * d_e + 2 * H * d_attn + H * d_mid * d_e + H * d_mid + d_e * H * d_mid + d_e
+    mlp = 2 * d_mlp * d_e + d_mlp + d_e
+    norms = 4 * d_e                     # two layer norms (γ, β) per layer
+    decoder_layer = attention + mlp + norms
+    cross_layer = 2 * attention + mlp + 6 * d_e  # self- and cross-attention, three layer norms
+    head = d_f * d_e + d_f + 2 * d_f + N_V * d_f  # Algorithm 9's W_f, b_f, layer norm, W_u
+    return {
+        "dtransformer": N_V * d_e + ell_max * d_e + L * decoder_layer + 2 * d_e + N_V * d_e,
+        "etransformer": N_V * d_e + ell_max * d_e + L * decoder_layer + head,
+        "edtransformer": N_V * d_e + ell_max * d_e + L_enc * decoder_layer + L_dec * cross_layer + N_V * d_e,
+    }
+
+
+def _params(perturbed):
+    from formal import algorithms
+    forms = _closed_forms()
+    d_e, = _s("d_e")
+    for name, form in forms.items():
+        derived = algorithms.get(name).param_count()
+        claimed = form - 2 * d_e if perturbed else form   # the twin forgets a layer norm
+        outcome = identity(derived, claimed, f"{name}: ")
+        if not outcome.holds:
+            return outcome
+    return Outcome(True, "Algorithms 8, 9 and 10 (default options): derived = closed form, every size symbolic")
+
+
+def _kaplan(perturbed):
+    import sympy as sp
+    from formal.asymptotics import leading_term
+    from formal.complexity import Model
+    d, L, H, d_attn, d_mid, d_mlp = _s("d", "L", "H", "d_attn", "d_mid", "d_mlp")
+    model = Model("dtransformer", {"bias": False, "position": "none"})
+    n = model.params()["non_embedding"].xreplace({d_attn: d / H, d_mid: d / H, d_mlp: 4 * d, _s("d_e")[0]: d})
+    lead = sp.expand(leading_term(n, [d]))
+    return identity(lead, (13 if perturbed else 12) * L * d**2, "leading term in d: ")
+
+
+def _kv_ratio(perturbed):
+    import sympy as sp
+    from formal.complexity import Model
+    H, n_kv = _s("H", "n_kv_heads")
+    grouped = Model("dtransformer", {"n_kv_heads": "symbolic"}).kv_cache_scalars()
+    full = Model("dtransformer", {}).kv_cache_scalars()
+    return identity(sp.cancel(grouped / full), H / n_kv if perturbed else n_kv / H, "KV cache ratio: ")
+
+
+def _collapse(perturbed):
+    from formal import algorithms
+    H, n_kv = _s("H", "n_kv_heads")
+    grouped = algorithms.get("mhattention", n_kv_heads="symbolic").cost()
+    full = algorithms.get("mhattention").cost()
+    value = H / 2 if perturbed else H
+    for field in ("params", "flops", "memory"):
+        outcome = identity(getattr(grouped, field).xreplace({n_kv: value}), getattr(full, field), f"{field}: ")
+        if not outcome.holds:
+            return outcome
+    return Outcome(True, "params, FLOPs and memory of n_kv_heads = H equal Algorithm 5's, every size symbolic")
+
+
+def _conventions(perturbed):
+    from formal.complexity import Model
+    from formal.inequalities import counterexample, nonnegative
+    from formal.symbols import text
+    model = Model("dtransformer", {})
+    flops = {c: model.forward(c).flops for c in ("kaplan", "matmul", "full")}
+    pairs = [("full", "matmul")] if perturbed else [("kaplan", "matmul"), ("matmul", "full")]
+    for low, high in pairs:  # low ≤ high
+        gap = flops[high] - flops[low]
+        if not nonnegative(gap):
+            point = counterexample(gap, lambda v: v < 0)
+            where = "" if point is None else " at " + ", ".join(f"{k} = {v}" for k, v in point[0].items())
+            return Outcome(False, f"{high} − {low} = {text(gap)} is not ≥ 0{where}")
+    return Outcome(True, "kaplan ≤ matmul ≤ full for the forward pass of Algorithm 10, every size ≥ 1 "
+                         "(all coefficients ≥ 0 after x = 1 + t)")
+
+
+def _training(perturbed):
+    from formal.complexity import Model
+    model = Model("dtransformer", {})
+    return identity(model.training_step("matmul"), (2 if perturbed else 3) * model.forward("matmul").flops,
+                    "training step vs forward: ")
+
+
+def _generation(perturbed):
+    from formal import algorithms
+    from formal.claims.asymptotic import theta, theta_text
+    ell_gen, = _s("ell_gen")
+    cached = algorithms.get("dinference", kv_cache=True).cost().flops
+    recomputed = algorithms.get("dinference", kv_cache=False).cost().flops
+    for flops, power, what in ((cached, 2, "with the cache"), (recomputed, 2 if perturbed else 3, "without")):
+        upper, lower = theta(flops, ell_gen ** power, [ell_gen], what)
+        if not (upper and lower):
+            return Outcome(False, f"{what}: the FLOPs are {theta_text(flops, [ell_gen], what)}, not Θ(ℓ_gen^{power})")
+    return Outcome(True, "Θ(ℓ_gen²) with the cache, Θ(ℓ_gen³) without (exact, from the polynomials' terms)")
+
+
+THEOREMS = [
+    Theorem("parameter-closed-forms",
+            "The parameters of Algorithms 8, 9 and 10 (default options) equal their closed forms, summed over the "
+            "architectures' parts, for all sizes.",
+            r"|\theta_{10}| = 2 N_V d_e + \ell_{\max} d_e + L\,(\text{attention} + \text{MLP} + 4 d_e) + 2 d_e",
+            ("dtransformer", "etransformer", "edtransformer"), "symbolic",
+            "sympy: the derived count minus the closed form simplifies to 0",
+            "The closed form without one layer norm (2·d_e) equals the derived count.", _params),
+    Theorem("kaplan-n",
+            "Kaplan's N = 12·L·d² is the leading term of the non-embedding parameters when H·d_attn = H·d_mid = d "
+            "and d_mlp = 4d (no biases, no position table).",
+            r"N = 12\,L\,d^2 + O(L\,d)", ("dtransformer",), "symbolic",
+            "formal.asymptotics.leading_term of the derived count, in d",
+            "The leading term is 13·L·d².", _kaplan),
+    Theorem("gqa-kv-cache-ratio",
+            "Grouped-query attention scales the KV cache by n_kv_heads / H.",
+            r"\frac{|\mathrm{KV}|_{n_{kv}}}{|\mathrm{KV}|_{H}} = \frac{n_{kv}}{H}", ("kv_dtransformer",), "symbolic",
+            "sympy: the ratio of the derived cache sizes (n_kv_heads symbolic) cancels to n_kv/H",
+            "It scales the cache by H / n_kv_heads.", _kv_ratio),
+    Theorem("gqa-collapses-to-mha",
+            "With n_kv_heads = H, grouped-query attention is Algorithm 5: the same parameters, FLOPs and memory.",
+            r"\mathrm{GQA}_{n_{kv} = H} = \mathrm{MHAttention}", ("mhattention",), "symbolic",
+            "sympy: each derived cost of the n_kv_heads = symbolic variant at n_kv_heads = H minus Algorithm 5's",
+            "With n_kv_heads = H/2 it is Algorithm 5.", _collapse),
+    Theorem("flop-conventions-ordered",
+            "The FLOP conventions are ordered: kaplan ≤ matmul ≤ full, for every size, for Algorithm 10's forward "
+            "pass.",
+            r"C_{\mathrm{kaplan}} \le C_{\mathrm{matmul}} \le C_{\mathrm{full}}", ("dtransformer",), "symbolic",
+            "formal.inequalities.nonnegative on the differences (a sufficient test, exact)",
+            "full ≤ matmul.", _conventions),
+    Theorem("training-step-3x-forward",
+            "Under the matmul convention a training step costs 3 forward passes (the backward pass two).",
+            r"C_{\mathrm{step}} = 3\,C_{\mathrm{forward}}", ("dtransformer",), "symbolic",
+            "sympy: the derived training step minus 3 × the derived forward pass",
+            "A training step costs 2 forward passes.", _training),
+    Theorem("generation-growth",
+            "Generating ℓ_gen tokens costs Θ(ℓ_gen²) FLOPs with the KV cache and Θ(ℓ_gen³) without (Algorithm 14).",
+            r"C_{\text{cache}} = \Theta(\ell_{gen}^2),\quad C_{\text{recompute}} = \Theta(\ell_{gen}^3)",
+            ("dinference",), "symbolic",
+            "formal.claims.asymptotic.theta on the derived polynomials (exact, from their terms)",
+            "Without the cache it is Θ(ℓ_gen²).", _generation),
+]

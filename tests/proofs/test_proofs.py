@@ -1,0 +1,64 @@
+"""proofs/: every theorem proved and every perturbed twin rejected; the runner fails a theorem whose twin is
+accepted or whose check breaks; the `prove` command's table, JSON and exit statuses."""
+
+import json
+
+import pytest
+
+from proofs.command import prove
+from proofs.registry import theorems
+from proofs.theorem import LEVELS, Outcome, Theorem, run
+
+THEOREMS = theorems()
+
+
+def test_at_least_twenty_theorems_each_labelled():
+    assert len(THEOREMS) >= 20
+    assert len({t.name for t in THEOREMS}) == len(THEOREMS)
+    for t in THEOREMS:
+        assert t.statement and t.latex and t.twin and t.method and t.about, t.name
+        assert any(t.level.split(",")[0] == level.split(",")[0] for level in LEVELS), t.level
+
+
+@pytest.mark.parametrize("theorem", THEOREMS, ids=[t.name for t in THEOREMS])
+def test_proved_and_twin_rejected(theorem):
+    result = run(theorem)
+    assert result.proved, result.detail
+    assert result.twin_rejected, f"the twin was accepted: {result.counterexample}"
+    assert result.counterexample, "a rejected twin shows its counterexample"
+
+
+def _fake(holds_main, holds_twin, raises=False):
+    def check(perturbed):
+        if raises:
+            raise RuntimeError("broken")
+        return Outcome(holds_twin if perturbed else holds_main, "detail")
+    return Theorem("fake", "s", "s", ("attention",), "symbolic", "m", "twin", check)
+
+
+@pytest.mark.parametrize("main, twin, raises, ok", [(True, False, False, True), (True, True, False, False),
+                                                     (False, False, False, False), (True, False, True, False)])
+def test_the_runner_fails_a_checker_that_cannot_fail(main, twin, raises, ok):
+    """A twin that is accepted, or a check that raises, is a failure: never a pass."""
+    assert run(_fake(main, twin, raises)).ok is ok
+
+
+def test_prove_command(capsys):
+    from formal.cli import main
+    assert main(["prove", "kaplan-n", "sqrt-d-scaling", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in report["theorems"]] == ["kaplan-n", "sqrt-d-scaling"]
+    first = report["theorems"][0]
+    assert first["result"] == "proved" and first["twin"]["result"] == "rejected" and first["twin"]["counterexample"]
+    assert set(first) >= {"name", "statement", "level", "result", "twin", "seconds"}
+    assert main(["prove", "kaplan-n"]) == 0
+    assert "1 theorems: 1 proved, 1 twins rejected" in capsys.readouterr().out
+    assert main(["prove", "nosuch"]) == 2
+    assert "no theorem 'nosuch'" in capsys.readouterr().err
+    assert main(["prove", "--list"]) == 0
+    assert "kaplan-n" in capsys.readouterr().out
+
+
+def test_prove_returns_results_in_order():
+    names = ["causal-edge-count", "kaplan-n"]
+    assert [r.theorem.name for r in prove(names)] == names
