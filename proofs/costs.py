@@ -112,6 +112,26 @@ def _generation(perturbed):
     return Outcome(True, "Θ(ℓ_gen²) with the cache, Θ(ℓ_gen³) without (exact, from the polynomials' terms)")
 
 
+def _cache_saves(perturbed):
+    """Recomputation minus the cache: ≥ 0 for every size, and 0 for a single generated token."""
+    from formal import algorithms
+    from formal.inequalities import counterexample, nonnegative
+    from formal.symbols import text
+    ell_gen, = _s("ell_gen")
+    cached = algorithms.get("dinference", kv_cache=True).cost().flops
+    recomputed = algorithms.get("dinference", kv_cache=False).cost().flops
+    saved = cached - recomputed if perturbed else recomputed - cached
+    if not nonnegative(saved):
+        point = counterexample(saved, lambda v: v < 0)
+        where = "" if point is None else " at " + ", ".join(f"{k} = {v}" for k, v in point[0].items())
+        return Outcome(False, f"the difference is negative{where}")
+    first = saved.xreplace({ell_gen: 1})
+    if first != 0:
+        return Outcome(False, f"for one generated token the difference is {text(first)}, not 0")
+    return Outcome(True, "recomputation − cache ≥ 0 for every size ≥ 1 (nonnegative after x = 1 + t), and 0 at "
+                         "ℓ_gen = 1")
+
+
 THEOREMS = [
     Theorem("parameter-closed-forms",
             "The parameters of Algorithms 8, 9 and 10 (default options) equal their closed forms, summed over the "
@@ -147,6 +167,14 @@ THEOREMS = [
             r"C_{\mathrm{step}} = 3\,C_{\mathrm{forward}}", ("dtransformer",), "symbolic",
             "sympy: the derived training step minus 3 × the derived forward pass",
             "A training step costs 2 forward passes.", _training),
+    Theorem("kv-cache-saves-work",
+            "Decoding with the KV cache never costs more FLOPs than recomputing the prefix at each step, for every "
+            "size, and costs the same when one token is generated (Algorithm 14).",
+            r"C_{\text{recompute}} - C_{\text{cache}} \ge 0,\quad = 0 \text{ at } \ell_{gen} = 1",
+            ("dinference",), "symbolic",
+            "formal.inequalities.nonnegative on the difference of the derived polynomials; the difference at "
+            "ℓ_gen = 1 by substitution",
+            "The cache costs at least as much as recomputation.", _cache_saves),
     Theorem("generation-growth",
             "Generating ℓ_gen tokens costs Θ(ℓ_gen²) FLOPs with the KV cache and Θ(ℓ_gen³) without (Algorithm 14).",
             r"C_{\text{cache}} = \Theta(\ell_{gen}^2),\quad C_{\text{recompute}} = \Theta(\ell_{gen}^3)",
