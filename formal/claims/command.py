@@ -24,7 +24,7 @@ def register(sub):
                                    "that cannot be read or an invalid claim.")
     p.add_argument("files", nargs="*", metavar="FILE.toml", help="claims files")
     p.add_argument("--catalogue", action="store_true",
-                   help="check the catalogue shipped with the package (the seeds' and papers' claims)")
+                   help="check the catalogue shipped with the package (the papers' and lecture notes' claims)")
     p.add_argument("--only", metavar="IDS", help="comma-separated claim ids to check")
     p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                    help="the longest one claim may take to decide, before it is reported invalid (default 30; an "
