@@ -25,9 +25,13 @@ def _attention(name, rng, n, n_z=None, d=3):
 
 
 def _mask(kind, n_z, n_x):
-    """1 where key t_z may be seen by query t_x: causal (t_z ≤ t_x), or shifted by one (t_z ≤ t_x + 1)."""
+    """The spec's causal mask (formal.masks.causal, top-left: t_z ≤ t_x), or the twin's: shifted by one."""
+    from formal import masks
+    causal = masks.causal(n_z, n_x, align="top-left").astype(float)
+    if kind != "shifted":
+        return causal
     t_z, t_x = np.arange(n_z)[:, None], np.arange(n_x)[None, :]
-    return (t_z <= t_x + (1 if kind == "shifted" else 0)).astype(float)
+    return (t_z <= t_x + 1).astype(float)
 
 
 def _equivariant(perturbed):

@@ -9,13 +9,6 @@ from .theorem import Outcome, Theorem
 MAX_ELL = 40  # exhaustive checks: every ℓ up to this
 
 
-def _plain(p):
-    """The pattern's edges without its structure: the layered analysis walks them."""
-    from formal.graphs.pattern import from_pairs
-    return from_pairs(p.keys, p.queries, ell_z=p.ell_z, ell_x=p.ell_x, self_attention=p.self_attention,
-                      name=p.name, params=p.params)
-
-
 def _causal_edges(perturbed):
     import sympy as sp
     from formal.graphs import analysis, patterns
@@ -94,9 +87,10 @@ def _swin_edges(perturbed):
 def _receptive_field(perturbed):
     import numpy as np
     from formal.graphs import layered, patterns
+    from formal.graphs.pattern import plain
     for n in range(2, 25):
         for w in range(2, 6):
-            p = _plain(patterns.sliding_window(n, w))
+            p = plain(patterns.sliding_window(n, w))
             for layers in range(1, 5):
                 sizes = layered.receptive_field_sizes(p, layers)[-1]
                 reach = layers * w if perturbed else layers * (w - 1) + 1
@@ -110,6 +104,7 @@ def _receptive_field(perturbed):
 
 def _path_lengths(perturbed):
     from formal.graphs import layered, patterns
+    from formal.graphs.pattern import plain
     for n in range(2, MAX_ELL + 1):
         rows = {"self-attention": (patterns.full(n), 1),
                 "recurrent (a chain)": (patterns.sliding_window(n, 2), n if perturbed else n - 1)}
@@ -118,7 +113,7 @@ def _path_lengths(perturbed):
             rows[f"convolutional, k = {k}"] = (patterns.sliding_window(n, half + 1, causal=False),
                                                -(-(n - 1) // half))
         for name, (p, want) in rows.items():
-            got = layered.max_path_length(_plain(p))
+            got = layered.max_path_length(plain(p))
             if got != want:
                 return Outcome(False, f"{name}, n = {n}: the maximum path length is {got}, the closed form {want}")
     return Outcome(True, f"1, n − 1 and ⌈(n − 1)/((k − 1)/2)⌉ for every n ≤ {MAX_ELL}")

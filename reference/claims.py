@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from formal import algorithms
+from formal import algorithms, masks
 from formal.claims.claim import ClaimError
 from formal.errors import FormalError, shown
 
@@ -30,8 +30,8 @@ TOKEN_INPUTS = {"attention": "X", "mhattention": "X", "etransformer": "x", "dtra
 #: The size bounds of the examples, smallest first, and the seeds tried at each.
 SIZES = (2, 3, 4, 6, 8)
 SEEDS = 4
-_MASKS = {"full": None, "bidirectional": None, "causal": "causal", "causal-top-left": "causal-top-left",
-          "causal-bottom-right": "causal-bottom-right"}
+#: The masks a property claim may name: "full" and the spec's named masks (formal.masks.NAMED).
+MASKS = ("full",) + masks.NAMED
 
 
 def _examples(claim):
@@ -40,8 +40,8 @@ def _examples(claim):
     if name not in TOKEN_INPUTS:
         raise ClaimError(f"property claims are checked for {', '.join(TOKEN_INPUTS)}; not {shown(name)}")
     mask = claim.subject.get("mask", "full")
-    if mask not in _MASKS:
-        raise ClaimError(f"mask = {shown(mask)} is not one of {', '.join(_MASKS)}")
+    if mask not in MASKS:
+        raise ClaimError(f"mask = {shown(mask)} is not one of {', '.join(MASKS)}")
     if mask != "full" and name not in ("attention", "mhattention"):
         raise ClaimError(f"mask applies to attention and mhattention; {name} sets its own")
     seed = claim.subject.get("seed", 0)
@@ -56,7 +56,7 @@ def _examples(claim):
                 del arguments["Z"]
                 ex.sizes.update(d_z=ex.sizes["d_x"], ell_z=ex.sizes["ell_x"])
             if "mask" in arguments:
-                arguments["mask"] = _MASKS[mask]
+                arguments["mask"] = None if mask in ("full", "bidirectional") else mask
             if arguments[TOKEN_INPUTS[name]].shape[-1] >= 2:
                 yield ex, arguments, s
 

@@ -9,21 +9,25 @@ from functools import lru_cache
 from ..errors import shown
 from .claim import ClaimError
 
-__all__ = ["OPS", "op_algorithm", "subject_algorithm"]
+__all__ = ["ops", "op_algorithm", "subject_algorithm"]
 
-#: The ops by name: ``softmax`` (over the vector, Algorithm 4's line 6) and the MLP activations.
-OPS = ("softmax", "relu", "gelu", "gelu-tanh", "silu")
+
+def ops() -> tuple:
+    """The ops by name: ``softmax`` (over the vector, Algorithm 4's line 6) and the MLP activations of
+    :data:`formal.ops.ACTIVATIONS`."""
+    from ..ops import ACTIVATIONS
+    return ("softmax", *ACTIVATIONS)
 
 
 @lru_cache(maxsize=None)
 def op_algorithm(name: str):
     """The one-line algorithm ``y ← name(x)``."""
     from ..algorithm import Algorithm, Assign
-    from ..ops import ACTIVATIONS, activation, softmax
+    from ..ops import activation, softmax
     from ..shapes import TensorSpec
     from ..symbols import dim
-    if name not in OPS or (name != "softmax" and name not in ACTIVATIONS):
-        raise ClaimError(f"op = {shown(name)} is not an op a claim can run; known: {', '.join(OPS)}")
+    if name not in ops():
+        raise ClaimError(f"op = {shown(name)} is not an op a claim can run; known: {', '.join(ops())}")
     n = dim("n")
     node = softmax("x", over="logits") if name == "softmax" else activation(name, "x")
     return Algorithm(number=0, name=name, display=name, summary=f"the spec's {name} of a vector",

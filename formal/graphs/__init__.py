@@ -29,7 +29,7 @@ import importlib
 #: loads none of numpy, networkx or sympy until the command runs.
 _HOME = {
     "Pattern": "pattern", "as_pattern": "pattern", "from_graph": "pattern", "from_mask": "pattern",
-    "from_pairs": "pattern", "to_mask": "pattern", "PATTERNS": "patterns", "Structure": "structure",
+    "from_pairs": "pattern", "to_mask": "pattern", "plain": "pattern", "PATTERNS": "patterns", "Structure": "structure",
     "describe": "structure", "attention": "message_passing", "mhattention": "message_passing",
     "attention_flops": "analysis", "layers_to_coverage": "analysis", "max_path_length": "analysis",
     "receptive_field": "analysis", "receptive_field_sizes": "analysis", "symbolic_edge_count": "analysis",
@@ -38,7 +38,7 @@ _HOME = {
 _MODULES = ("analysis", "message_passing", "patterns", "structure", "layered", "pattern", "edges", "memory",
             "edgelist", "draw", "sums", "command")
 
-__all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs",
+__all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs", "plain",
            "to_mask", "attention", "mhattention", "attention_flops", "layers_to_coverage", "max_path_length",
            "receptive_field", "receptive_field_sizes", "symbolic_edge_count", "vaswani_table1", "analysis",
            "message_passing", "patterns", "structure"]

@@ -38,7 +38,7 @@ from ..errors import ConfigError
 from . import memory
 from .edges import integer
 
-__all__ = ["Pattern", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask"]
+__all__ = ["Pattern", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask", "plain"]
 
 SIDES = ("z", "x")
 
@@ -197,6 +197,14 @@ def check_pairs(ell_z: int, ell_x: int) -> None:
     if ell_z * ell_x > 2**63:
         raise ConfigError(f"ell_z × ell_x = {memory.number(ell_z)} × {memory.number(ell_x)} is more pairs than int64 "
                           "edge indices can number (2^63)")
+
+
+def plain(p: Pattern) -> Pattern:
+    """The same edges as ``p``, under its name and parameters, but not marked as built: no structure
+    describes it, so the layered analysis walks its bit sets (the oracle the closed forms are checked
+    against)."""
+    return from_pairs(p.keys, p.queries, ell_z=p.ell_z, ell_x=p.ell_x, self_attention=p.self_attention,
+                      name=p.name, params=p.params)
 
 
 def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="graph", params=None,

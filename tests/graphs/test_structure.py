@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 
 from formal import ConfigError
 from formal.graphs import analysis, from_mask, from_pairs, layered, patterns, structure
+from formal.graphs.pattern import plain as formal_plain
 
 LAYERS = 6
 
 
 def plain(p):
     """The same edges as a pattern without a structure: the layered analysis walks its bit sets."""
-    q = from_pairs(p.keys, p.queries, ell_z=p.ell_z, ell_x=p.ell_x, self_attention=p.self_attention, name=p.name,
-                   params=p.params)
+    q = formal_plain(p)
     assert structure.of(q) is None
     return q
 
