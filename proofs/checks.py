@@ -6,7 +6,7 @@ import numpy as np
 
 from .theorem import Outcome
 
-__all__ = ["identity", "seeded", "rng_arrays"]
+__all__ = ["identity", "nonnegative", "seeded", "rng_arrays"]
 
 
 def identity(lhs, rhs, what: str = "") -> Outcome:
@@ -22,6 +22,18 @@ def identity(lhs, rhs, what: str = "") -> Outcome:
         return Outcome(False, f"{what}the difference {text(difference)} is not identically 0")
     at = ", ".join(f"{k} = {v}" for k, v in point[0].items())
     return Outcome(False, f"{what}at {at} the sides differ by {point[1]}")
+
+
+def nonnegative(expr, what: str = "") -> Outcome:
+    """``expr ≥ 0`` for every size ≥ 1 (:func:`formal.inequalities.nonnegative`), or the smallest assignment
+    where it is negative."""
+    from formal import inequalities
+    from formal.symbols import text
+    if inequalities.nonnegative(expr):
+        return Outcome(True, f"{what}≥ 0 for every size ≥ 1 (all coefficients ≥ 0 after x = 1 + t)")
+    point = inequalities.counterexample(expr, lambda v: v < 0)
+    where = "" if point is None else " at " + ", ".join(f"{k} = {v}" for k, v in point[0].items())
+    return Outcome(False, f"{what}{text(expr)} is not ≥ 0{where}")
 
 
 def rng_arrays(rng, shapes: dict) -> dict:

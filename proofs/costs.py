@@ -3,7 +3,7 @@ the FLOP conventions, the training step, and the growth of generation — decide
 
 from __future__ import annotations
 
-from .checks import identity
+from .checks import identity, nonnegative
 from .theorem import Outcome, Theorem
 
 
@@ -77,17 +77,13 @@ def _collapse(perturbed):
 
 def _conventions(perturbed):
     from formal.complexity import Model
-    from formal.inequalities import counterexample, nonnegative
-    from formal.symbols import text
     model = Model("dtransformer", {})
     flops = {c: model.forward(c).flops for c in ("kaplan", "matmul", "full")}
     pairs = [("full", "matmul")] if perturbed else [("kaplan", "matmul"), ("matmul", "full")]
     for low, high in pairs:  # low ≤ high
-        gap = flops[high] - flops[low]
-        if not nonnegative(gap):
-            point = counterexample(gap, lambda v: v < 0)
-            where = "" if point is None else " at " + ", ".join(f"{k} = {v}" for k, v in point[0].items())
-            return Outcome(False, f"{high} − {low} = {text(gap)} is not ≥ 0{where}")
+        outcome = nonnegative(flops[high] - flops[low], f"{high} − {low}: ")
+        if not outcome.holds:
+            return outcome
     return Outcome(True, "kaplan ≤ matmul ≤ full for the forward pass of Algorithm 10, every size ≥ 1 "
                          "(all coefficients ≥ 0 after x = 1 + t)")
 
@@ -115,16 +111,14 @@ def _generation(perturbed):
 def _cache_saves(perturbed):
     """Recomputation minus the cache: ≥ 0 for every size, and 0 for a single generated token."""
     from formal import algorithms
-    from formal.inequalities import counterexample, nonnegative
     from formal.symbols import text
     ell_gen, = _s("ell_gen")
     cached = algorithms.get("dinference", kv_cache=True).cost().flops
     recomputed = algorithms.get("dinference", kv_cache=False).cost().flops
     saved = cached - recomputed if perturbed else recomputed - cached
-    if not nonnegative(saved):
-        point = counterexample(saved, lambda v: v < 0)
-        where = "" if point is None else " at " + ", ".join(f"{k} = {v}" for k, v in point[0].items())
-        return Outcome(False, f"the difference is negative{where}")
+    outcome = nonnegative(saved, "the saving: ")
+    if not outcome.holds:
+        return outcome
     first = saved.xreplace({ell_gen: 1})
     if first != 0:
         return Outcome(False, f"for one generated token the difference is {text(first)}, not 0")

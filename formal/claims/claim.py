@@ -125,6 +125,16 @@ def _text(table, key, limit=2000) -> str:
 
 
 def _fill(claim: Claim, table: dict, raw_id) -> None:
+    """Check every field of ``table`` into ``claim``, by what it says: about, subject, assertion, modifiers."""
+    _about(claim, table, raw_id)
+    _subject(claim, table)
+    _assertion(claim, table)
+    _quantity(claim, table)
+    _modifiers(claim, table)
+
+
+def _about(claim: Claim, table: dict, raw_id) -> None:
+    """The id, the known fields, says/source/note and expect."""
     if raw_id is None:
         raise ClaimError("id is missing: every claim needs id = \"…\", unique in the file")
     if not isinstance(raw_id, str) or not _ID.fullmatch(raw_id):
@@ -138,6 +148,10 @@ def _fill(claim: Claim, table: dict, raw_id) -> None:
     if expect is not None and expect not in ("holds", "fails"):
         raise ClaimError(f"expect = {shown(expect)} must be \"holds\" or \"fails\"")
     claim.expect = expect
+
+
+def _subject(claim: Claim, table: dict) -> None:
+    """Exactly one subject, and its fields of the right kinds."""
     subjects = [k for k in ("model", "algorithm", "op", "graph") if k in table]
     if "implementation" in table:
         if "algorithm" not in table:
@@ -153,36 +167,51 @@ def _fill(claim: Claim, table: dict, raw_id) -> None:
     for key in ("options", "sizes", "args", "inputs"):
         if key in table and not isinstance(table[key], dict):
             raise ClaimError(f"{key} must be a table, e.g. {key} = {{ … }}, got {shown(table[key])}")
+
+
+def _assertion(claim: Claim, table: dict) -> None:
+    """Exactly one assertion (none for an implementation, whose verdict is conform's)."""
     asserted = [k for k in ASSERTIONS if k in table]
     if claim.kind == "implementation":
         if asserted:
             raise ClaimError(f"an implementation claim takes no assertion ({asserted[0]}): its verdict is "
                              "conform's")
-    elif len(asserted) != 1:
+        return
+    if len(asserted) != 1:
         raise ClaimError("a claim makes exactly one assertion of " + ", ".join(ASSERTIONS)
                          + (f"; got {', '.join(asserted)}" if asserted else "; it makes none"))
-    else:
-        claim.assertion = (asserted[0], table[asserted[0]])
-    name = claim.assertion[0] if claim.assertion else None
-    if name == "property":
+    claim.assertion = (asserted[0], table[asserted[0]])
+    if asserted[0] == "property":
         if table["property"] not in PROPERTIES:
             raise ClaimError(f"property = {shown(table['property'])} is not one of {', '.join(PROPERTIES)}")
         if claim.kind != "algorithm":
             raise ClaimError("a property claim is about an algorithm (algorithm = \"attention\", …)")
-        if "quantity" in table:
-            raise ClaimError("a property claim takes no quantity")
-    elif claim.kind not in ("implementation",) and "inputs" not in table and claim.kind != "op":
-        quantity = table.get("quantity")
+
+
+def _quantity(claim: Claim, table: dict) -> None:
+    """What the claim asks of its subject: none for a property or an implementation, rows of an executed
+    output, else a dotted key or a cost's name."""
+    quantity = table.get("quantity")
+    executed = claim.kind == "op" or "inputs" in table
+    if claim.kind == "implementation" or (claim.assertion and claim.assertion[0] == "property"):
+        if quantity is not None:
+            raise ClaimError(f"a{'n implementation' if claim.kind == 'implementation' else ' property'} claim "
+                             "takes no quantity")
+    elif executed:
+        if quantity is not None and not (isinstance(quantity, str) and ROWS.fullmatch(quantity)):
+            raise ClaimError(f"quantity = {shown(quantity)}: a claim with inputs compares the output, or rows of it "
+                             "given as \"START:STOP\" (e.g. \"0:4\")")
+        claim.quantity = quantity
+    else:
         if not isinstance(quantity, str) or not quantity:
             raise ClaimError(f"quantity is missing or not a string (got {shown(quantity)}): name what the claim "
                              "is about, e.g. quantity = \"params.total\"")
         claim.quantity = quantity
-    elif "quantity" in table:
-        quantity = table["quantity"]
-        if not isinstance(quantity, str) or not ROWS.fullmatch(quantity):
-            raise ClaimError(f"quantity = {shown(quantity)}: a claim with inputs compares the output, or rows of it "
-                             "given as \"START:STOP\" (e.g. \"0:4\")")
-        claim.quantity = quantity
+
+
+def _modifiers(claim: Claim, table: dict) -> None:
+    """rel_tol/abs_tol (with approx), in (with the asymptotic assertions), ratio_to."""
+    name = claim.assertion[0] if claim.assertion else None
     for key in ("rel_tol", "abs_tol"):
         if key in table:
             value = table[key]
@@ -212,6 +241,6 @@ def _fill(claim: Claim, table: dict, raw_id) -> None:
         kinds = [k for k in ("model", "algorithm", "graph") if k in ratio]
         if len(kinds) != 1:
             raise ClaimError("ratio_to names exactly one subject: model, algorithm or graph")
-        if name in ("property",) or claim.kind in ("implementation", "op") or "inputs" in table:
+        if name == "property" or claim.kind in ("implementation", "op") or "inputs" in table:
             raise ClaimError("ratio_to compares a quantity of two subjects: it does not apply here")
         claim.ratio_to = dict(ratio)

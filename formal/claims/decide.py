@@ -18,7 +18,6 @@ from fractions import Fraction
 
 from ..errors import FormalError, shown
 from ..inequalities import counterexample, nonnegative
-from .asymptotic import Undecided
 from .claim import Claim, ClaimError
 from .figures import figure, is_figure
 from .formula import parse
@@ -123,7 +122,8 @@ def _decide(claim: Claim) -> Verdict:
     if value.kind == "array":
         return _arrays(claim, value, claimed)
     if value.measure is not None:
-        return _measured(claim, value, claimed)
+        from .growth import measured
+        return measured(claim, value, claimed)
     if name in ("theta", "big_o", "leading"):
         if value.kind == "number" and claim.growing:  # a cost that does not depend on the growing sizes
             import sympy as sp
@@ -132,7 +132,8 @@ def _decide(claim: Claim) -> Verdict:
         if value.kind != "formula":
             raise ClaimError(f"{name} needs a formula, and {value.what} is the number {show_number(value.value)}: "
                              "name the growing sizes with in = [...] or leave them unbound")
-        return _asymptotic(claim, value, claimed)
+        from .growth import asymptotic
+        return asymptotic(claim, value, claimed)
     if value.kind == "formula":
         return _formula_claim(claim, value, claimed)
     return _number_claim(claim, value, claimed)
@@ -350,63 +351,3 @@ def _condition(difference) -> str | None:
         if len(good) == 1:
             return f"{text(s)} = {text(good[0])}"
     return None
-
-
-# ---------------------------------------------------------------------------------------------- asymptotic
-def _asymptotic(claim, value: Value, claimed) -> Verdict:
-    import sympy as sp
-    from ..symbols import by_name, text
-    from . import asymptotic
-    name, raw = claim.assertion
-    derived = value.value
-    growing = [by_name(g) for g in claim.growing] or sorted(derived.free_symbols, key=str)
-    target = _claimed_formula(raw, value, name, claim.growing)
-    what = value.what
-    try:
-        if name == "leading":
-            lead = asymptotic.leading(derived, growing, what)
-            same = sp.expand(sp.cancel(lead - target)) == 0
-            return Verdict(claim, "holds" if same else "fails", claimed, text(lead),
-                           f"the leading term of {what} in {', '.join(map(text, growing))}"
-                           + ("" if same else f" is {text(lead)}, not the claimed {text(target)}"))
-        derived_theta = asymptotic.theta_text(derived, growing, what)
-        upper, lower = asymptotic.theta(derived, target, growing, what)
-    except Undecided as exc:
-        return Verdict(claim, "undecided", claimed, text(derived), str(exc))
-    ok = upper and (lower or name == "big_o")
-    reason = f"{what} is {derived_theta} in {', '.join(map(text, growing))}"
-    if not ok:
-        reason += f"; it is {'not O' if not upper else 'O but not Ω'} of the claim"
-    return Verdict(claim, "holds" if ok else "fails", claimed, derived_theta, reason)
-
-
-def _measured(claim, value: Value, claimed) -> Verdict:
-    """A graph's growth, measured: f(x)/g(x) at x = 2^10 … 2^50; Θ holds when the ratio stays within a
-    factor of 2 (a log factor moves it 5×), O when it does not grow past twice its first value."""
-    from .subjects import GROWTH_POINTS
-    name, raw = claim.assertion
-    if name == "leading":
-        raise ClaimError("a graph's leading term is not derived (its growth is measured): use theta or big_o")
-    import math as m
-    import sympy as sp
-    arg, f = value.measure
-    formula = parse(raw, names={arg} | set(value.sizes), what=name)
-    ratios, measured = [], []
-    for x in GROWTH_POINTS:
-        fx = f(x)
-        gx = sp.sympify(formula.sympy({**value.sizes, arg: x})).evalf(30)
-        if not (gx.is_real and gx.is_finite and gx > 0):
-            raise ClaimError(f"{name} {raw!r} is not a positive number at {arg} = {x} (it is {gx})")
-        measured.append(fx)
-        ratios.append(float(sp.Float(fx, 30) / gx) if fx else 0.0)
-    if min(ratios) <= 0 or not all(m.isfinite(r) for r in ratios):
-        spread = float("inf")
-    else:
-        spread = max(ratios) / min(ratios)
-    slope = (m.log(max(measured[-1], 1e-300)) - m.log(max(measured[-2], 1e-300))) / m.log(
-        GROWTH_POINTS[-1] / GROWTH_POINTS[-2])
-    ok = spread <= 2 if name == "theta" else (ratios[0] > 0 and max(ratios) <= 2 * ratios[0]) or max(ratios) == 0
-    derived = f"≈ {arg}^{slope:.2f} (measured)"
-    reason = (f"measured at {arg} = 2^10 … 2^50: {value.what} / claim from {min(ratios):.3g} to {max(ratios):.3g}"
-              f"{'' if ok else (', not bounded' if name == 'big_o' else ', not within a factor of 2')}")
-    return Verdict(claim, "holds" if ok else "fails", claimed, derived, reason)
