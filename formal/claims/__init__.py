@@ -8,7 +8,8 @@ A claim is data — a ``[[claim]]`` table in a TOML file, never evaluated — na
 inequality or an asymptotic question outside what is decided exactly) or ``invalid`` (the claim itself is
 wrong).  Modules: :mod:`~formal.claims.claim` (reading), :mod:`~formal.claims.formula` (the formula
 grammar), :mod:`~formal.claims.figures` (``"117M"``), :mod:`~formal.claims.subjects` (derived values),
-:mod:`~formal.claims.asymptotic`, :mod:`~formal.claims.decide` and :mod:`~formal.claims.growth` (verdicts), :mod:`~formal.claims.report`,
+:mod:`~formal.claims.asymptotic`, :mod:`~formal.claims.decide` and :mod:`~formal.claims.growth`
+(verdicts), :mod:`~formal.claims.report`,
 :mod:`~formal.claims.command`, and the shipped :mod:`~formal.claims.catalogue`.
 
 >>> from formal.claims import check_text
