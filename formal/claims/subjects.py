@@ -23,12 +23,15 @@ from ..errors import FormalError, shown
 from .claim import ClaimError
 from .formula import parse
 
-__all__ = ["Value", "value_of", "MODEL_QUANTITIES", "COSTS", "GROWTH_POINTS"]
+__all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
 
-#: The cost totals of an algorithm.
-COSTS = ("params", "flops", "memory", "depth")
-#: The sections of a model's figures (``complexity --json``).
-MODEL_QUANTITIES = ("params", "flops", "memory", "kv_cache")
+def costs() -> tuple:
+    """The cost totals of an algorithm a claim may ask for: the fields of :class:`formal.cost.Cost`."""
+    import dataclasses
+    from ..cost import Cost
+    return tuple(f.name for f in dataclasses.fields(Cost) if f.name != "convention")
+
+
 #: The most terms a quantity may expand to once its sizes are replaced by formulas.
 MAX_EXPANSION = 100_000
 #: Where a graph quantity's growth is measured: the growing argument at 2^10 … 2^50.
@@ -223,8 +226,8 @@ def _algorithm(subject, quantity, growing) -> Value:
     from ..symbols import by_name
     _only(subject, ("algorithm", "options", "sizes", "convention"), "an algorithm's cost")
     algorithm = get(subject["algorithm"], **subject.get("options", {}))
-    if quantity not in COSTS:
-        raise ClaimError(f"quantity {shown(quantity)} is not a cost of an algorithm; known: {', '.join(COSTS)}")
+    if quantity not in costs():
+        raise ClaimError(f"quantity {shown(quantity)} is not a cost of an algorithm; known: {', '.join(costs())}")
     cost = algorithm.cost(_convention(subject.get("convention", "matmul")))
     expr = getattr(cost, quantity)
     known = {str(s) for s in algorithm.symbols}
