@@ -507,6 +507,11 @@ CASES = [
     C("check-fails-exit-1", ("check", "c.toml", "--json"), 1, stderr="report",
       setup=_write("c.toml", CLAIM.replace('"124M"', '"117M"'))),
     C("check-holds", ("check", "c.toml", "--json"), 0, setup=_write("c.toml", CLAIM), contains=('"holds"',)),
+    C("check-noisy-implementation", ("check", "c.toml", "--json"), 1, stderr="report", max_seconds=60,
+      setup=lambda cwd: (_write("impl.py", NOISY_TARGET)(cwd), _write("c.toml", '[[claim]]\nid = "i"\nimplementation = '
+                                                                           '"impl.py:attention"\nalgorithm = "attention"\n')(cwd)),
+      note="what the user's code prints (even 'Traceback', on fd 1 and 2) is captured by conform's worker: the "
+           "JSON stays one object"),
     C("check-implementation-missing", ("check", "c.toml", "--json"), 2, stderr="line+report",
       setup=_write("c.toml", '[[claim]]\nid = "i"\nimplementation = "missing.py:f"\nalgorithm = "attention"\n')),
 
