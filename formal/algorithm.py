@@ -41,7 +41,9 @@ class Assign:
 @dataclass(frozen=True)
 class Loop:
     """``for var ∈ [count]:`` the body.  Each name in ``stack`` is a body result collected over the loop on
-    a new leading axis.  A ``sequential`` loop multiplies depth by its count; a parallel one does not.
+    a new leading axis; a pair ``(name, as)`` collects ``name`` under another name (a recurrence's state
+    ``h``, carried from step to step, collected as the sequence ``H_s``).  A ``sequential`` loop multiplies
+    depth by its count; a parallel one does not.
 
     A loop whose values change size from one iteration to the next (a sequence growing by one token)
     names its iteration by a size symbol ``index`` (1, …, count) and states, in ``carry``, the shape of
@@ -63,6 +65,11 @@ class Loop:
     until_text: str = ""
     trips: sp.Symbol | None = None
 
+    @property
+    def collected(self) -> tuple:
+        """``(name, as)`` for every entry of ``stack``."""
+        return tuple((entry, entry) if isinstance(entry, str) else tuple(entry) for entry in self.stack)
+
 
 #: Variants built so far, by builder and options (see :meth:`Algorithm.variant`).
 _VARIANTS: dict = {}
@@ -81,8 +88,9 @@ class Algorithm:
 
     Parameters
     ----------
-    number : int
-        The paper's algorithm number.
+    number : int or None
+        The paper's algorithm number; None for an algorithm the paper does not have (a recurrent cell, a
+        convolution), which names its ``source`` instead.
     name : str
         The registry name (``"attention"``).
     display : str
@@ -106,16 +114,21 @@ class Algorithm:
         Whether it draws random numbers; execution then takes ``seed`` (an int or a numpy Generator).
     notes : sequence of str
         What a reader must know beyond the lines (an assumption of the cost formulas, a convention).
+    source : str
+        Where the definition comes from (``"Hochreiter & Schmidhuber 1997; Gers et al. 2000"``); the
+        paper's algorithms leave it empty.
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
                  params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
-                 random=False, notes=()):
+                 random=False, notes=(), source=""):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
         self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
         self.output, self.lines = self.outputs[0], tuple(lines)
-        self.random, self.notes = random, tuple(notes)
+        self.random, self.notes, self.source = random, tuple(notes), source
+        if number is None and not source:
+            raise ConfigError(f"{name}: an algorithm that is not the paper's names its source")
         self.params_label = params_label
         self.constraints = tuple(constraints)
         self.defaults = dict(defaults or {})
@@ -127,8 +140,22 @@ class Algorithm:
     # ---------------------------------------------------------------------------------------- identity
     @property
     def label(self) -> str:
-        """``"Algorithm 4 (attention)"``, as errors name it."""
+        """``"Algorithm 4 (attention)"`` (``"lstm_cell (Gers et al. 2000)"`` outside the paper), as errors
+        name it."""
+        if self.number is None:
+            return f"{self.name} ({self.source})"
         return f"Algorithm {self.number} ({self.name})"
+
+    @property
+    def heading(self) -> str:
+        """``"Algorithm 4"``, or the source of an algorithm the paper does not have."""
+        return self.source if self.number is None else f"Algorithm {self.number}"
+
+    @property
+    def is_model(self) -> bool:
+        """Whether it is one of the paper's whole models or their uses (Algorithms 8–15), which take their
+        parameters as one dict."""
+        return self.number is not None and self.number >= 8
 
     def __repr__(self):
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -241,7 +268,7 @@ class Algorithm:
             for line in lines:
                 if isinstance(line, Loop):
                     walk(line.body)
-                    defined.update(line.stack)
+                    defined.update(name for _, name in line.collected)
                 else:
                     visit(line.expr)
                     defined.update(targets(line))

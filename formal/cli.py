@@ -224,7 +224,7 @@ def _missing(name, exc):
 
 def _list(args, out):
     from .algorithms import ALGORITHMS
-    rows = [{"number": a.number, "name": a.name, "summary": a.summary,
+    rows = [{"number": a.number, "name": a.name, "source": a.source, "summary": a.summary,
              "options": {k: a.option_docs.get(k, "") for k in a.options}} for a in ALGORITHMS.values()]
     if args.json:
         out.write(json_text({"algorithms": rows}))
@@ -232,7 +232,8 @@ def _list(args, out):
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         options = f"  [options: {', '.join(r['options'])}]" if r["options"] else ""
-        out.write(f"{r['number']:>2}  {r['name']:<{width}}  {r['summary']}{options}\n")
+        number = "" if r["number"] is None else r["number"]
+        out.write(f"{number:>2}  {r['name']:<{width}}  {r['summary']}{options}\n")
 
 
 def _show(args, out):

@@ -199,7 +199,7 @@ class _Deriver:
             self.growing.pop()
         if line.carry:
             self.check_carry(line, number, line.index + 1, "after an iteration (induction step)")
-        stacked = {name: (line.count,) + env[name] for name in line.stack}
+        stacked = {as_name: (line.count,) + env[name] for name, as_name in line.collected}
         kept = {name: shape for name, shape in env.items()  # a value a sequential loop leaves: its last
                 if name not in before and line.index not in _symbols(shape)}
         env.clear()

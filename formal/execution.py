@@ -271,15 +271,15 @@ class _Executor:
         start = next(numbers)  # the body's numbers are reused on every trip
         for _ in range(_numbered(line.body) - 1):
             next(numbers)
-        collected = {name: [] for name in line.stack}
+        collected = {pair: [] for pair in line.collected}
         done = 0
         for i in range(trips):
             self.ctx.loop[line.var] = i
             if line.index is not None:
                 self.binding.values[line.index] = i + 1  # shapes inside the body are stated at `index`
             self.walk(line.body, count(start), records)
-            for name in collected:
-                collected[name].append(self.values[name])
+            for name, as_name in collected:
+                collected[name, as_name].append(self.values[name])
             done = i + 1
             if line.until is not None and line.until(self.values, self.ctx):
                 break
@@ -288,7 +288,8 @@ class _Executor:
             self.binding.values.pop(line.index, None)
         if line.trips is not None:
             self.binding.set(line.trips, done, f"the loop of line {self.ctx.line}") if done else None
-        self.values.update({name: np.stack(parts) for name, parts in collected.items()})
+        self.values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(self.values.get(name, ())))
+                            for (name, as_name), parts in collected.items()})
 
     def _check_result(self, number, name, shape, value):
         try:  # a size known only now (a data-dependent length) is bound here; the others are checked

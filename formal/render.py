@@ -28,7 +28,7 @@ def display(name: str, latex: bool = False) -> str:
     if name in _GLYPHS:
         return _GLYPHS[name][latex]
     head, _, tail = name.partition("_")
-    if tail in _LOOP_VARS:  # a per-iteration value: Y_h → Y^h
+    if tail in _LOOP_VARS and head.isupper():  # a per-iteration value: Y_h → Y^h (a bias b_h is not one)
         return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
     if latex and tail:
         return f"{head}_{{{tail}}}"
@@ -155,7 +155,7 @@ def to_text(algorithm, convention="matmul") -> str:
     """The numbered pseudocode with each line's result shape and cost, then the totals."""
     check_convention(convention)
     d = algorithm.derivation
-    out = [f"Algorithm {algorithm.number}: {header(algorithm)}", f"  {algorithm.summary}"]
+    out = [f"{algorithm.heading}: {header(algorithm)}", f"  {algorithm.summary}"]
     out.append("Input:       " + ", ".join(_signature_entry(s) for s in algorithm.inputs if s.kind != "mask"))
     masks = [s for s in algorithm.inputs if s.kind == "mask"]
     if masks:
@@ -247,6 +247,7 @@ def to_json(algorithm, convention="matmul") -> dict:
     return {
         "number": algorithm.number,
         "name": algorithm.name,
+        "source": algorithm.source,
         "display": algorithm.display,
         "summary": algorithm.summary,
         "options": algorithm.options,

@@ -99,6 +99,14 @@ def unify(declared: Shape, actual: Shape, substitution: dict, what: str) -> None
             raise Mismatch(str(want), want_here, have, f"in {what}")
 
 
+def _may_be_empty(dim) -> bool:
+    """Whether a dimension is a size less a constant (``L − 1``: the layers above the first), which is 0 for
+    positive sizes; a plain size symbol never is."""
+    if isinstance(dim, sp.Symbol) or not dim.free_symbols:
+        return False
+    return sp.sympify(dim).as_coeff_Add()[0] < 0
+
+
 class Binding:
     """Size symbols bound to the integers met in arrays, with where each came from.
 
@@ -145,7 +153,7 @@ class Binding:
             if size == 0 and allow_empty and isinstance(dim, sp.Symbol) and dim not in self.values:
                 self.values[dim], self.sources[dim] = 0, what
                 continue
-            if size <= 0:
+            if size < 0 or (size == 0 and not _may_be_empty(dim)):
                 raise ConfigError(f"{dim} = {size} must be positive ({what} has shape {tuple(actual)})")
             pending.append((axis, dim, int(size)))
         while pending:

@@ -181,7 +181,7 @@ def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
     """Sizes for ``symbols`` at most ``cap`` (widths at most ``_WIDEST``), before the constraints."""
     def draw(lo, hi):
         return int(rng.integers(lo, max(lo, hi) + 1))
-    stack = algorithm.number >= 8
+    stack = algorithm.is_model
     s = {}
     for k in sorted(symbols):  # a fixed order: the same seed gives the same sizes in every process
         if k in _LENGTHS:

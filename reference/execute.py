@@ -12,7 +12,7 @@ import numpy as np
 
 from formal.errors import ConfigError
 
-from . import layers, require_torch, stacks
+from . import layers, recurrent, require_torch, stacks
 from .convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy, tokens_to_torch
 from .decoding import dinference, edinference, kv_dtransformer
 from .device import device as resolve_device, dtype as resolve_dtype
@@ -134,6 +134,16 @@ def _norm(c: Call):
                                       eps=c.options["eps"]))
 
 
+def _cell(kind):
+    def run(c: Call):
+        options = {"cell": kind, "nonlinearity": "tanh", "reset": "before", "update": "cho", **c.options}
+        state = c.tensor("h")[None]
+        memory = c.tensor("c")[None] if kind == "lstm" else None
+        h, cell = recurrent.cell(c.tensor("x")[None], state, memory, c.params, options)
+        return (to_numpy(h[0]), to_numpy(cell[0])) if kind == "lstm" else to_numpy(h[0])
+    return run
+
+
 #: Algorithm name → the reference run on a :class:`Call`, returning the spec's layout.
 _RUNNERS = {
     "token_embedding": lambda c: to_numpy(layers.token_embedding(torch.as_tensor(c["v"], device=c.device),
@@ -159,6 +169,11 @@ _RUNNERS = {
                                                 rng=c.rng(), **c.kwargs())[0]),
     "edinference": lambda c: to_numpy(edinference(c.tokens("z"), c.params, c.options, ell_gen=c["ell_gen"],
                                                   rng=c.rng(), **c.kwargs())[0]),
+    "rnn_cell": _cell("rnn"),
+    "gru_cell": _cell("gru"),
+    "lstm_cell": _cell("lstm"),
+    "rnn_layer": lambda c: rows_to_columns(recurrent.layer(c.rows("X"), c.params, c.options)),
+    "rnn": lambda c: rows_to_columns(recurrent.stack(c.rows("X"), c.params, c.options)),
 }
 
 #: The algorithms :func:`execute` runs (training is :func:`reference.training.train`).

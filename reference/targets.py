@@ -99,7 +99,7 @@ class Target:
             run = InProcess(run)
         self.run, self.name, self.algorithm = run, name, algorithm
         self.layout, self.device = layout, device
-        self.model = algorithm.number >= 8
+        self.model = algorithm.is_model
         self.inputs = {s.name for s in algorithm.inputs}
         self.params = {s.name for s in algorithm.params}
         self.outputs = tuple((o.name, o.kind) for o in algorithm.outputs)

@@ -1,4 +1,5 @@
-"""The paper's algorithms as objects, one module per section of the paper.
+"""The paper's algorithms as objects, one module per section of the paper, and the systems the lecture notes
+teach beside them (recurrent cells and layers), one module per family.
 
 ``ALGORITHMS`` maps each registry name to the default object; :func:`get` builds a variant.
 """
@@ -12,20 +13,22 @@ from .embedding import positional_embedding, token_embedding
 from .inference import dinference, edinference
 from .kv_cache import kv_dtransformer, kv_mhattention
 from .normalization import layer_norm
+from .recurrent import gru_cell, lstm_cell, rnn, rnn_cell, rnn_layer
 from .training import dloss, dtraining, edloss, edtraining, eloss, etraining
 from .unembedding import unembedding
 
 __all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
            "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer",
            "edtraining", "etraining", "dtraining", "edloss", "eloss", "dloss", "dinference", "edinference",
-           "kv_mhattention", "kv_dtransformer"]
+           "kv_mhattention", "kv_dtransformer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn"]
 
 #: Registry name → algorithm object with default options, in the paper's order (variants after the
-#: algorithm they vary).
+#: algorithm they vary), then the systems outside the paper.
 ALGORITHMS = {a.name: a for a in (
     token_embedding, positional_embedding, single_query_attention, attention, mhattention, kv_mhattention,
     layer_norm, unembedding, edtransformer, etransformer, dtransformer, kv_dtransformer, edloss, edtraining,
-    eloss, etraining, dloss, dtraining, dinference, edinference)}
+    eloss, etraining, dloss, dtraining, dinference, edinference,
+    rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn)}
 
 
 def get(name: str, **options):

@@ -15,6 +15,7 @@ from .linalg import AddBias, MatMul, Transposed, WeightedSum
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
 from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
+from .recurrence import Column, OneMinus, Sequence, StackVertical, Zeros
 from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
                         Strip, Truncate, capped, special_token)
 
@@ -26,6 +27,9 @@ __all__ = [
     "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
     "Square", "Sqrt", "Standardize", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
     "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
+    # recurrences
+    "Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "zeros", "one_minus", "column", "sequence",
+    "stack_vertical",
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
     "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
@@ -184,3 +188,23 @@ def drop(x, count):
 
 def start_token(kind: str, n_vocab):
     return SpecialToken(kind, n_vocab)()
+
+
+def zeros(*shape):
+    return Zeros(shape)()
+
+
+def one_minus(a):
+    return OneMinus()(a)
+
+
+def column(x, index, count, *, reverse: bool = False):
+    return Column(index, count, reverse)(x)
+
+
+def sequence(states, count, glyph: str = "h", tex: str = "h", *, reverse: bool = False):
+    return Sequence(count, glyph, tex, reverse)(states)
+
+
+def stack_vertical(a, b):
+    return StackVertical()(a, b)

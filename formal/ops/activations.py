@@ -1,4 +1,5 @@
-"""Elementwise nonlinearities of the MLP: ReLU, GELU (exact and tanh), SiLU, and SwiGLU's gate."""
+"""Elementwise nonlinearities: the MLP's (ReLU, GELU exact and tanh, SiLU for SwiGLU's gate) and the
+recurrent cells' gates (tanh, the logistic sigmoid σ)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,36 @@ class SiLU(Activation):
         return a / (1.0 + np.exp(np.negative(a)))
 
 
-#: The MLP activations by option name.
-ACTIVATIONS = {"relu": ReLU, "gelu": GELU, "gelu-tanh": GELUTanh, "silu": SiLU}
+class Tanh(Activation):
+    """``tanh(x)``: 1 FLOP per entry (full), numpy's one call."""
 
-__all__ = ["Activation", "ReLU", "GELU", "GELUTanh", "SiLU", "ACTIVATIONS"]
+    name, glyph, tex, per_element = "tanh", "tanh", "tanh", 1
+
+    def numpy(self, ctx, a):
+        return np.tanh(a)
+
+    def latex(self, args):
+        return rf"\tanh\left({args[0].text}\right)"
+
+
+class Sigmoid(Activation):
+    """The logistic function ``σ(x) = 1 / (1 + e^{−x})``, a recurrent cell's gate: 4 FLOPs per entry (full):
+    a negation, an exponential, an addition and a division.  For x below −709, e^{−x} overflows to ∞ and
+    σ(x) is 0, its float64 value."""
+
+    name, glyph, tex, per_element = "sigmoid", "σ", r"\sigma", 4
+
+    def numpy(self, ctx, a):
+        return np.divide(1.0, 1.0 + np.exp(np.negative(a)))
+
+    def text(self, args):
+        return f"σ({args[0].text})"
+
+    def latex(self, args):
+        return rf"\sigma\left({args[0].text}\right)"
+
+
+#: The activations by option name: the MLP's and the recurrent cells'.
+ACTIVATIONS = {"relu": ReLU, "gelu": GELU, "gelu-tanh": GELUTanh, "silu": SiLU, "tanh": Tanh, "sigmoid": Sigmoid}
+
+__all__ = ["Activation", "ReLU", "GELU", "GELUTanh", "SiLU", "Tanh", "Sigmoid", "ACTIVATIONS"]

@@ -31,21 +31,25 @@ def test_list_names_every_algorithm(capsys):
 def test_list_json(capsys):
     status, out, _ = run(capsys, "list", "--json")
     rows = json.loads(out)["algorithms"]
-    assert sorted({r["number"] for r in rows}) == list(range(1, 16))
+    assert sorted({r["number"] for r in rows if r["number"] is not None}) == list(range(1, 16))
+    outside = [r for r in rows if r["number"] is None]  # the lecture notes' systems name where they come from
+    assert outside and all(r["source"] for r in outside)
+    assert all(r["source"] == "" for r in rows if r["number"] is not None)
     assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads"}
 
 
 def _parse(expr: str):
-    """Parse a JSON dim string without evaluating text: only integers, symbols, + and *."""
+    """Parse a JSON dim string without evaluating text: only integers, symbols, +, * and integer powers **."""
     terms = []
-    for term in expr.replace(" ", "").replace("-", "+-").split("+"):
+    for term in expr.replace(" ", "").replace("**", "^").replace("-", "+-").split("+"):
         if not term:
             continue
         factor = sp.Integer(1)
         for part in term.split("*"):
             sign = -1 if part.startswith("-") else 1
-            part = part.lstrip("-")
-            factor *= sign * (sp.Integer(int(part)) if part.isdigit() else dim(part))
+            base, _, power = part.lstrip("-").partition("^")
+            value = sp.Integer(int(base)) if base.isdigit() else dim(base)
+            factor *= sign * value ** (int(power) if power else 1)
         terms.append(factor)
     return sp.Add(*terms)
 

@@ -1,0 +1,148 @@
+"""What a recurrence needs beyond arithmetic: a zero start state, the column of step t (forwards or
+backwards), ``1 − z`` for a gate, the states collected as a sequence, and two values stacked one above the
+other (a bidirectional layer's ``[H⃗; H⃖]``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..shapes import Mismatch, numel, same_dim
+from ..symbols import latex as sym_latex, text as sym_text
+from .base import ATOM, POSTFIX, SUM, Op, _rank
+
+__all__ = ["Zeros", "OneMinus", "Column", "Sequence", "StackVertical"]
+
+
+class Zeros(Op):
+    """``0``: a value of ``shape`` filled with zeros (a recurrence's start state ``h_0 = 0``).  No FLOPs; the
+    value is materialised."""
+
+    name = "zeros"
+    free = True
+
+    def __init__(self, shape):
+        self.dims = tuple(shape)
+
+    def shape(self, shapes):
+        return self.dims
+
+    def numpy(self, ctx, *values):
+        return np.zeros(tuple(ctx.evaluate(d) for d in self.dims))
+
+    def text(self, args):
+        return "0"
+
+    latex = text
+
+
+class OneMinus(Op):
+    """``1 − z`` elementwise (a gate's complement): one FLOP per element (full)."""
+
+    name = "one_minus"
+    prec = ATOM  # rendered with its own parentheses
+
+    def shape(self, shapes):
+        return shapes[0]
+
+    def numpy(self, ctx, a):
+        return np.subtract(1.0, a)
+
+    def text(self, args):
+        return f"(1 − {args[0].at(SUM + 1)})"
+
+    def latex(self, args):
+        return rf"\left(1 - {args[0].at(SUM + 1, True)}\right)"
+
+
+class Column(Op):
+    """``X[:, t]``, the column a loop's step ``t`` reads (``index``, a :class:`~formal.ops.LoopIndex`); with
+    ``reverse``, ``X[:, ℓ + 1 − t]``: a backward recurrence reads the last column first.  A view, free."""
+
+    name = "column"
+    view = True
+    prec = POSTFIX
+
+    def __init__(self, index, count, reverse: bool = False):
+        self.index, self.count, self.reverse = index, count, reverse
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "a sequence of columns")
+        if not same_dim(shapes[0][1], self.count):
+            raise Mismatch(str(self.count), self.count, shapes[0][1], "columns of the sequence a loop steps through")
+        return (shapes[0][0],)
+
+    def numpy(self, ctx, a):
+        t = self.index.value(ctx)
+        return a[:, a.shape[1] - 1 - t] if self.reverse else a[:, t]
+
+    def _where(self, latex):
+        t = self.index.latex() if latex else self.index.text()
+        if not self.reverse:
+            return t
+        n = sym_latex(self.count) if latex else sym_text(self.count)
+        return f"{n} + 1 - {t}" if latex else f"{n} + 1 − {t}"
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)}[:, {self._where(False)}]"
+
+    def latex(self, args):
+        return f"{args[0].at(POSTFIX, True)}[:, {self._where(True)}]"
+
+
+class Sequence(Op):
+    """``[h_1, h_2, …, h_ℓ]``: the states a loop collected (stacked on a leading axis, one per step) as the
+    columns of a matrix; with ``reverse`` the steps' order is turned round (a backward recurrence's step 1
+    is the last position).  A view, free."""
+
+    name = "sequence"
+    view = True
+
+    def __init__(self, count, glyph: str = "h", tex: str = "h", reverse: bool = False):
+        self.count, self.glyph, self.tex, self.reverse = count, glyph, tex, reverse
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "states collected by a loop")
+        n, d = shapes[0]
+        return (d, n)
+
+    def numpy(self, ctx, a):
+        return (a[::-1] if self.reverse else a).T
+
+    def text(self, args):
+        n = sym_text(self.count)
+        ends = (f"{self.glyph}_{n}", f"{self.glyph}_1") if self.reverse else (f"{self.glyph}_1", f"{self.glyph}_{n}")
+        return f"[{ends[0]}, …, {ends[1]}]"
+
+    def latex(self, args):
+        n = sym_latex(self.count)
+        ends = (f"{self.tex}_{{{n}}}", f"{self.tex}_{{1}}") if self.reverse else (f"{self.tex}_{{1}}", f"{self.tex}_{{{n}}}")
+        return rf"[{ends[0]}, \dots, {ends[1]}]"
+
+
+class StackVertical(Op):
+    """``[A; B]``: B's rows below A's (vectors or matrices with the same columns).  No FLOPs; the result is
+    materialised."""
+
+    name = "stack_vertical"
+    free = True
+
+    def shape(self, shapes):
+        a, b = shapes
+        if len(a) != len(b) or not a:
+            raise Mismatch("rank of stacked values", len(a), len(b))
+        for x, y in zip(a[1:], b[1:]):
+            if not same_dim(x, y):
+                raise Mismatch(str(x), x, y, "columns of values stacked one above the other")
+        return (a[0] + b[0],) + tuple(a[1:])
+
+    def memory(self, out):
+        return numel(out)
+
+    def numpy(self, ctx, a, b):
+        return np.concatenate([a, b], axis=0)
+
+    def text(self, args):
+        return f"[{args[0].text}; {args[1].text}]"
+
+    def latex(self, args):
+        return rf"\begin{{bmatrix}} {args[0].text} \\ {args[1].text} \end{{bmatrix}}"
