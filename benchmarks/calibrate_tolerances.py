@@ -2,6 +2,7 @@
 over many seeded examples of every algorithm, in float32 and bfloat16, relative to max(1, max |spec|).
 
     python benchmarks/calibrate_tolerances.py [--examples N] [--max-size S] [--seed S] [--device cpu|cuda]
+                                              [--only NAME,NAME]
 
 The examples are verify's and conform's (reference.examples): the boundary cases and N random ones whose
 sizes grow to S (default: conform's thorough profile, the largest sizes a tolerance is used at).
@@ -33,8 +34,14 @@ def main():
     parser.add_argument("--max-size", type=bounded_int(2), default=PROFILES["thorough"].max_size)
     parser.add_argument("--seed", type=bounded_int(0), default=0)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--only", help="comma-separated algorithm names (default: every one)")
     args = parser.parse_args()
     names = [n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")]  # tokens, not numbers
+    if args.only:
+        unknown = sorted(set(args.only.split(",")) - set(names))
+        if unknown:
+            parser.error(f"no algorithm {unknown[0]!r} to calibrate; known: {', '.join(names)}")
+        names = [n for n in names if n in args.only.split(",")]
     print(f"{'algorithm':24s} {'float32':>10s} {'bfloat16':>10s}   worst error / max(1, max|spec|); "
           f"(allowed now)")
     suggested = {"float32": {}, "bfloat16": {}}

@@ -117,16 +117,19 @@ class Algorithm:
     source : str
         Where the definition comes from (``"Hochreiter & Schmidhuber 1997; Gers et al. 2000"``); the
         paper's algorithms leave it empty.
+    model : bool
+        Whether an algorithm outside the paper is a whole model (a recurrent stack) whose parameters an
+        implementation under test takes as one dict, as Algorithms 8–15 do.
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
                  params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
-                 random=False, notes=(), source=""):
+                 random=False, notes=(), source="", model=False):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
         self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
         self.output, self.lines = self.outputs[0], tuple(lines)
-        self.random, self.notes, self.source = random, tuple(notes), source
+        self.random, self.notes, self.source, self._model = random, tuple(notes), source, model
         if number is None and not source:
             raise ConfigError(f"{name}: an algorithm that is not the paper's names its source")
         self.params_label = params_label
@@ -153,9 +156,9 @@ class Algorithm:
 
     @property
     def is_model(self) -> bool:
-        """Whether it is one of the paper's whole models or their uses (Algorithms 8–15), which take their
-        parameters as one dict."""
-        return self.number is not None and self.number >= 8
+        """Whether it is a whole model or one of its uses (Algorithms 8–15, a recurrent layer or stack), which
+        take their parameters as one dict."""
+        return self._model or (self.number is not None and self.number >= 8)
 
     def __repr__(self):
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())

@@ -325,6 +325,8 @@ class _Executor:
     def run(self):
         records = self.algorithm.derivation.records
         self.walk(self.algorithm.lines, count(1), records)
+        for name in list(self.unchecked):  # a parameter no line read (a loop that ran no trip): checked all the same
+            self._read(name, "signature")
         output = self.values[self.algorithm.output.name]
         if len(self.algorithm.outputs) > 1:
             output = tuple(self.values[o.name] for o in self.algorithm.outputs)

@@ -22,7 +22,8 @@ named target), so whatever it does becomes a verdict.  Each example is checked f
     hidden score is −∞, so a hidden key has no influence);
 ``causality``
     a decoder's output column t does not move when tokens after t move (Algorithms 8 and 10: column t
-    predicts token t + 1 from tokens ≤ t);
+    predicts token t + 1 from tokens ≤ t); a forward recurrent layer's state at t does not move when inputs
+    after t move (backward: before t);
 ``equivariance``
     where no position breaks symmetry, permuting the queries permutes the output columns and permuting
     the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without positions).
@@ -64,6 +65,7 @@ PROPERTIES = {
 
 _DECODERS = ("dtransformer", "edtransformer")
 _ATTENTION = ("attention", "mhattention")
+_RECURRENT = ("rnn_layer", "rnn")
 
 
 @dataclass
@@ -121,6 +123,7 @@ class _Checker:
     def __init__(self, target: Target, relative: float, seed: int):
         self.target, self.relative = target, relative
         self.rng = np.random.default_rng(seed)
+        self.backward = target.algorithm.options.get("direction") == "backward"
 
     def allowed(self, reference) -> float:
         return self.relative * max(tolerances.scale(r) for r in reference)
@@ -180,6 +183,8 @@ class _Checker:
                            "changed")
 
     def causality(self, arguments, got) -> float | None:
+        if "X" in arguments:  # a recurrent layer: its state at t reads X[:, ≤ t] (backward: X[:, ≥ t])
+            return self._recurrence(arguments, got)
         x = arguments["x"]
         if len(x) < 2:
             return None
@@ -189,6 +194,21 @@ class _Checker:
         later[t + 1:] = (later[t + 1:] + 1 + self.rng.integers(n_vocab - 1, size=len(x) - t - 1)) % n_vocab
         return self._moved("causality", got, self.target(dict(arguments, x=later)), list(range(t + 1)),
                            f"output columns 0…{t} moved when only tokens after position {t} changed")
+
+    def _recurrence(self, arguments, got) -> float | None:
+        X = arguments["X"]
+        if X.shape[-1] < 2:
+            return None
+        t = int(self.rng.integers(X.shape[-1] - 1))
+        moved = X.copy()
+        if self.backward:
+            moved[:, :t + 1] += self.rng.normal(size=(X.shape[0], t + 1))
+            columns, what = list(range(t + 1, X.shape[-1])), f"output columns {t + 1}… moved when only inputs ≤ {t}"
+        else:
+            moved[:, t + 1:] += self.rng.normal(size=(X.shape[0], X.shape[-1] - t - 1))
+            columns, what = list(range(t + 1)), f"output columns 0…{t} moved when only inputs after {t}"
+        return self._moved("causality", got, self.target(dict(arguments, X=moved)), columns,
+                           f"{what} changed (a {'backward' if self.backward else 'forward'} recurrence reads one side)")
 
     def permutation(self, n: int) -> np.ndarray:
         """A random permutation of n ≥ 2 items that moves at least one."""
@@ -226,7 +246,7 @@ class _Checker:
 def _applies(name, options, arguments) -> dict:
     return {
         "masks": name in _ATTENTION,
-        "causality": name in _DECODERS,
+        "causality": name in _DECODERS or (name in _RECURRENT and options.get("direction") != "bidirectional"),
         "equivariance": (name in _ATTENTION + ("single_query_attention",)
                          or (name in ("etransformer", "edtransformer") and options.get("position") == "none"
                              and options.get("inputs", "tokens") == "tokens")),

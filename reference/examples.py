@@ -34,6 +34,7 @@ from formal.algorithms.embedding import ENCODINGS
 from formal.algorithms.inference import DECODINGS
 from formal.algorithms.kv_cache import STEPS
 from formal.algorithms.normalization import NORMS
+from formal.algorithms.recurrent import BIASES, CELLS, DIRECTIONS, NONLINEARITIES, RESETS, UPDATES
 from formal.errors import ConfigError
 
 __all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
@@ -45,6 +46,10 @@ _STACK = {"norm": NORMS, "eps": (1e-5, 0.1), "position": POSITIONS, "activation"
 _BERT = {**_STACK, "token_types": (True, False), "embedding_norm": (True, False),
          "unembedding_bias": (True, False), "inputs": ("tokens", "tokens", "patches")}
 _EMPTY = ("zero", "nan")  # "error" raises by design; it is not an output to compare
+_RECURRENT = {"cell": CELLS, "direction": DIRECTIONS, "bias": BIASES, "nonlinearity": NONLINEARITIES,
+              "reset": RESETS, "update": UPDATES}
+#: Options that apply to one cell only (formal.algorithms.recurrent.build_cell): option → (cell, default).
+_CELL_OPTIONS = {"nonlinearity": ("rnn", "tanh"), "reset": ("gru", "before"), "update": ("gru", "cho")}
 
 #: Algorithm name → option → the choices an example draws from (when the option is not fixed).
 VARIANTS = {
@@ -65,6 +70,11 @@ VARIANTS = {
     "edloss": _STACK,
     "dinference": {**_STACK, "decoding": DECODINGS, "tau": (0.5, 1.0, 2.0), "kv_cache": (True, False)},
     "edinference": {**_STACK, "decoding": DECODINGS, "tau": (0.5, 1.0, 2.0)},
+    "rnn_cell": {"bias": BIASES, "nonlinearity": NONLINEARITIES},
+    "gru_cell": {"bias": BIASES, "reset": RESETS, "update": UPDATES},
+    "lstm_cell": {"bias": BIASES},
+    "rnn_layer": _RECURRENT,
+    "rnn": _RECURRENT,
 }
 
 #: The algorithms examples exist for (training algorithms are checked through their losses).
@@ -149,6 +159,13 @@ def _options(name, rng, fixed):
     for option, choices in VARIANTS[name].items():
         options[option] = fixed[option] if option in fixed else choices[rng.integers(len(choices))]
     options.update({k: v for k, v in fixed.items() if k not in options})
+    if "cell" in VARIANTS[name]:  # an option of another cell keeps its default; one fixed picks its cell
+        for option, (cell, default) in _CELL_OPTIONS.items():
+            if option in fixed and fixed[option] != default and "cell" not in fixed:
+                options["cell"] = cell
+        for option, (cell, default) in _CELL_OPTIONS.items():
+            if options["cell"] != cell and option not in fixed:
+                options[option] = default
     if options.get("inputs") == "patches":
         for k, v in dict(head="classifier", tied=False, token_types=False, unembedding_bias=False,
                          position="learned").items():

@@ -16,6 +16,11 @@ paper.  ``algorithm.variant(**options)(**inputs, **params)`` must then equal wha
   unembedding tied to ``W_e`` and ``eps = layer_norm_epsilon``.
 - :func:`from_bert` — HF ``BertForMaskedLM`` is Algorithm 9 with token types, a layer norm after the
   embedding, the MLM head's output bias, the unembedding tied to ``W_e`` and ``eps = layer_norm_eps``.
+- :func:`from_torch_rnn` — ``torch.nn.RNN``, ``GRU`` and ``LSTM`` (any ``num_layers``, bidirectional or not)
+  are the spec's ``rnn`` stack with two bias vectors per gate (``bias="double"``), and the GRU resets after
+  the recurrent product (``reset="after"``, cuDNN's form); ``RNNCell``, ``GRUCell`` and ``LSTMCell`` are
+  ``rnn_cell``, ``gru_cell`` and ``lstm_cell``.  Their gates are packed in the rows of ``weight_ih`` in the
+  order (i, f, g, o) and (r, z, n).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from formal.errors import ConfigError
 from . import require_torch
 from .convert import to_numpy
 
-__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert"]
+__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert", "from_torch_rnn"]
 
 torch = require_torch()
 
@@ -162,4 +167,65 @@ def from_bert(model) -> tuple[dict, dict]:
     options = {"activation": "gelu", "tied": tied, "eps": float(config.layer_norm_eps), "norm_position": "post",
                "position": "learned", "bias": True, "token_types": True, "embedding_norm": True,
                "unembedding_bias": True}
+    return params, options
+
+
+def _gates(module, kind: str, layer: str) -> dict:
+    """The packed ``weight_ih<layer>`` … of a torch recurrent module ↦ the spec's per-gate names (no suffix)."""
+    from formal.algorithms.recurrent import GATES
+    gates = GATES[kind]
+    split = {name: to_numpy(getattr(module, f"{name}{layer}")).reshape((len(gates), -1) + tuple(
+        getattr(module, f"{name}{layer}").shape[1:])) for name in ("weight_ih", "weight_hh")}
+    params = {}
+    for i, g in enumerate(gates):
+        params[f"W_x{g}"], params[f"W_h{g}"] = split["weight_ih"][i], split["weight_hh"][i]
+        if module.bias:
+            params[f"b_x{g}"] = to_numpy(getattr(module, f"bias_ih{layer}")).reshape(len(gates), -1)[i]
+            params[f"b_h{g}"] = to_numpy(getattr(module, f"bias_hh{layer}")).reshape(len(gates), -1)[i]
+    return params
+
+
+def _rnn_kind(module) -> tuple[str, dict]:
+    name = type(module).__name__
+    kinds = {"RNN": "rnn", "GRU": "gru", "LSTM": "lstm", "RNNCell": "rnn", "GRUCell": "gru", "LSTMCell": "lstm"}
+    if name not in kinds:
+        raise ConfigError(f"{name} is not a torch recurrent module; known: {', '.join(kinds)}")
+    kind = kinds[name]
+    options = {"bias": "double" if module.bias else "none"}
+    if kind == "rnn":
+        options["nonlinearity"] = module.nonlinearity
+    if kind == "gru":
+        options.update(reset="after", update="cho")
+    return kind, options
+
+
+def from_torch_rnn(module) -> tuple[dict, dict]:
+    """``torch.nn.RNN/GRU/LSTM`` ↦ (the ``rnn`` stack's parameters, options); ``RNNCell/GRUCell/LSTMCell`` ↦
+    (the cell's parameters, options).  A stack's layer 1 carries the suffix ``_1`` and layers 2…L are stacked
+    under ``_l``; the backward direction adds ``_back``.  ``proj_size`` (an LSTM with projections) has no
+    counterpart in the spec."""
+    kind, options = _rnn_kind(module)
+    if type(module).__name__.endswith("Cell"):
+        return _gates(module, kind, ""), options
+    if getattr(module, "proj_size", 0):
+        raise ConfigError(f"LSTM(proj_size={module.proj_size}) has no counterpart in the spec's LSTM stack")
+    directions = ("", "_back") if module.bidirectional else ("",)
+    per_layer = []
+    for layer in range(module.num_layers):
+        merged = {}
+        for suffix in directions:
+            torch_suffix = f"_l{layer}" + ("_reverse" if suffix else "")
+            merged.update({f"{k}{suffix}": v for k, v in _gates(module, kind, torch_suffix).items()})
+        per_layer.append(merged)
+    params = {f"{k}_1": v for k, v in per_layer[0].items()}
+    if module.num_layers > 1:
+        params.update({f"{k}_l": v for k, v in _stack(per_layer[1:]).items()})
+    else:  # no layer above the first: the stacked parameters are empty, (0, …) of the upper layers' shapes
+        d_h, width = module.hidden_size, module.hidden_size * len(directions)
+        for k, v in per_layer[0].items():
+            shape = (width,) if k.startswith("W_x") else ()
+            params[f"{k}_l"] = np.zeros((0,) + v.shape[:1] + (shape or v.shape[1:]))
+    options.update(cell=kind, direction="bidirectional" if module.bidirectional else "forward")
+    for name, default in (("nonlinearity", "tanh"), ("reset", "before"), ("update", "cho")):
+        options.setdefault(name, default)
     return params, options

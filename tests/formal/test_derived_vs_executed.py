@@ -6,23 +6,25 @@ import pytest
 from cases import STRATEGIES, evaluate
 from flop_oracle import tallied_run
 from hypothesis import given
+from recurrent_cases import RECURRENT_STRATEGIES
 from stack_cases import STACK_STRATEGIES
 
-STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES}
+STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_executed_shapes_equal_derived_shapes(name):
-    """The output of an execution has the derived output shape evaluated at the binding, and the binding
-    is exactly the sizes the case was built from."""
+    """Every output of an execution has its derived shape evaluated at the binding, and the binding is
+    exactly the sizes the case was built from."""
 
     @given(STRATEGIES[name])
     def check(case):
         run = case.algorithm.run(**case.kwargs)
         assert {str(k): v for k, v in run.binding.items()} == case.sizes
-        derived = tuple(int(evaluate(d, case.sizes)) for d in case.algorithm.output_shape)
-        assert np.shape(run.output) == derived
+        outputs = run.output if len(case.algorithm.outputs) > 1 else (run.output,)
+        for output, shape in zip(outputs, case.algorithm.derivation.output_shapes, strict=True):
+            assert np.shape(output) == tuple(int(evaluate(d, case.sizes)) for d in shape)
 
     check()
 

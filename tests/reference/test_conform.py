@@ -35,6 +35,8 @@ def conform(capsys, target, *args):
     ("unembedding", "unembedding", []),
     ("dtransformer", "dtransformer", []),
     ("edtransformer", "edtransformer", []),
+    ("lstm_cell", "lstm_cell", []),
+    ("lstm_layer", "rnn_layer", []),
 ])
 def test_correct_implementations_conform(capsys, function, algorithm, extra):
     """A correct implementation of the default variant passes every property (exit 0)."""
@@ -65,6 +67,9 @@ PLANTED = [  # (function, algorithm, the property that must fail)
     ("attention_returns_text", "attention", "type"),
     ("attention_raises", "attention", "runs"),
     ("attention_wrong_signature", "attention", "signature"),
+    # recurrent cells and layers
+    ("lstm_cell_gates_in_the_notes_order", "lstm_cell", "spec"),
+    ("lstm_layer_without_forget_gate", "rnn_layer", "spec"),
 ]
 
 
@@ -280,3 +285,38 @@ def test_verify_mutants_bad_usage(capsys, args, message):
     assert main(["verify", *args]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_causality_property_catches_a_forward_recurrence_that_reads_backwards():
+    """A forward recurrent layer's state at t reads X[:, ≤ t]; one that runs from the end fails
+    ``causality`` (and its spec comparison)."""
+    checker, _ = _checker(planted.lstm_layer_runs_backwards, "rnn_layer")
+    ex = next(e for e in examples("rnn_layer", 10, seed=0, **algorithms.rnn_layer.options) if e.sizes["ell"] >= 3)
+    args = normalise(ex)
+    with pytest.raises(Failed, match="only inputs after"):
+        checker.causality(args, checker.target(args))
+
+
+def test_conform_checks_a_torch_lstm_through_its_reader(capsys, tmp_path):
+    """A user's torch.nn.LSTM wrapped as a function of the spec's parameters conforms to the spec's stack
+    with torch's conventions (two biases per gate)."""
+    target = tmp_path / "torch_lstm.py"
+    target.write_text(
+        "import numpy as np, torch\n"
+        "def lstm(X, params):\n"
+        "    d_x, d_h = params['W_xi_1'].shape[1], params['W_hi_1'].shape[0]\n"
+        "    L = 1 + params['W_xi_l'].shape[0]\n"
+        "    m = torch.nn.LSTM(d_x, d_h, num_layers=L, batch_first=True).double()\n"
+        "    sd = {}\n"
+        "    for l in range(L):\n"
+        "        get = (lambda n: params[n + '_1']) if l == 0 else (lambda n, l=l: params[n + '_l'][l - 1])\n"
+        "        for side, w in (('ih', 'x'), ('hh', 'h')):\n"
+        "            sd[f'weight_{side}_l{l}'] = torch.tensor(np.concatenate([get(f'W_{w}{g}') for g in 'ifgo']))\n"
+        "            sd[f'bias_{side}_l{l}'] = torch.tensor(np.concatenate([get(f'b_{w}{g}') for g in 'ifgo']))\n"
+        "    m.load_state_dict(sd)\n"
+        "    with torch.no_grad():\n"
+        "        return m(torch.tensor(X.T[None]))[0][0].numpy().T\n")
+    status = main(["conform", f"{target}:lstm", "--algorithm", "rnn", "-o", "cell=lstm", "-o", "bias=double",
+                   "--examples", "8"])
+    out, _ = capsys.readouterr()
+    assert status == 0, out

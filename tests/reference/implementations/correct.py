@@ -119,3 +119,28 @@ def edtransformer(z, x, params, *, _cross="cross_"):
         X = layer_norm_columns(X + _mlp(d, X, relu), p["gamma5"][l], p["beta5"][l])
     return softmax(p["W_u"] @ X)
 
+
+
+def sigmoid(a):
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+def lstm_cell(x, h, c, W_xi, W_hi, b_i, W_xf, W_hf, b_f, W_xg, W_hg, b_g, W_xo, W_ho, b_o, *, _order="ifgo"):
+    """An LSTM step with the forget gate (Gers et al. 2000), one bias per gate: (h, c) ↦ (h', c')."""
+    W = {"i": (W_xi, W_hi, b_i), "f": (W_xf, W_hf, b_f), "g": (W_xg, W_hg, b_g), "o": (W_xo, W_ho, b_o)}
+    pre = {name: W[source][0] @ x + W[source][1] @ h + W[source][2] for name, source in zip("ifgo", _order)}
+    i, f, g, o = sigmoid(pre["i"]), sigmoid(pre["f"]), np.tanh(pre["g"]), sigmoid(pre["o"])
+    c = f * c + i * g
+    return o * np.tanh(c), c
+
+
+def lstm_layer(X, params, *, _cell=lstm_cell, _reverse=False):
+    """A forward LSTM layer from a zero state; params as `show rnn_layer --params` names them."""
+    d_h = params["W_hi"].shape[0]
+    h, c = np.zeros(d_h), np.zeros(d_h)
+    H = np.zeros((d_h, X.shape[1]))
+    order = range(X.shape[1] - 1, -1, -1) if _reverse else range(X.shape[1])
+    for t in order:
+        h, c = _cell(X[:, t], h, c, **params)
+        H[:, t] = h
+    return H

@@ -120,3 +120,27 @@ def attention_returns_text(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
 
 
 NOT_A_FUNCTION = 3
+
+
+# ---------------------------------------------------------------------------------- recurrent layers
+# (`c` is the LSTM's memory cell here, so the module is `correct`)
+import correct  # noqa: E402
+
+
+def lstm_cell_gates_in_the_notes_order(x, h, c, W_xi, W_hi, b_i, W_xf, W_hf, b_f, W_xg, W_hg, b_g, W_xo, W_ho, b_o):
+    """The lecture notes list the gates (i, f, o, g); reading packed weights in that order swaps g and o."""
+    return correct.lstm_cell(x, h, c, W_xi, W_hi, b_i, W_xf, W_hf, b_f, W_xg, W_hg, b_g, W_xo, W_ho, b_o, _order="ifog")
+
+
+def _no_forget(x, h, c_prev, **p):
+    h_new, c_new = correct.lstm_cell(x, h, c_prev, **p)
+    return h_new, c_new - correct.sigmoid(p["W_xf"] @ x + p["W_hf"] @ h + p["b_f"]) * c_prev + c_prev  # f ≡ 1: no forget gate
+
+
+def lstm_layer_without_forget_gate(X, params):
+    return correct.lstm_layer(X, params, _cell=_no_forget)
+
+
+def lstm_layer_runs_backwards(X, params):
+    """A "forward" layer that reads the sequence from its end: state t sees the future."""
+    return correct.lstm_layer(X, params, _reverse=True)
