@@ -1,0 +1,100 @@
+"""The torch reference of the convolutions (reference/convolution.py) against the spec's numpy execution, and
+torch.nn.Conv1d — an implementation nobody here wrote — read into the spec's names by
+``reference.convolution.from_conv1d``: equal in float64 (≤ 1e-10 relative) for any stride, padding, dilation
+and bias, the options explaining every difference."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from cases import SEED
+from hypothesis import given
+from hypothesis import strategies as st
+from test_convolution import conv1d_cases, geometries, graph_conv_cases, shortest
+
+from formal.algorithms.convolution import conv1d
+from formal.errors import ConfigError
+from formal.symbols import d_in, d_out, k
+from reference.convolution import from_conv1d, run_conv1d, run_graph_conv
+from reference.execute import Call
+
+FLOAT64 = 1e-10
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel:UserWarning")
+
+
+def _close(got, expected):
+    np.testing.assert_allclose(got, expected, rtol=FLOAT64, atol=FLOAT64 * max(1.0, np.max(np.abs(expected))))
+
+
+@given(case=conv1d_cases())
+def test_conv1d_reference_equals_the_spec(case):
+    """reference.convolution.conv1d (torch.nn.functional.conv1d on the spec's W, k×d_out×d_in) = the spec's
+    numpy execution, every stride, padding, dilation, bias and activation."""
+    _close(run_conv1d(Call(case.algorithm, case.kwargs, device="cpu")), case.algorithm(**case.kwargs))
+
+
+@given(case=graph_conv_cases())
+def test_graph_conv_reference_equals_the_spec(case):
+    """reference.convolution.graph_conv (plain tensor ops, a dense normalised adjacency) = the spec's numpy
+    execution, every norm (sum, mean, gcn), bias and activation, with or without an adjacency."""
+    _close(run_graph_conv(Call(case.algorithm, case.kwargs, device="cpu")), case.algorithm(**case.kwargs))
+
+
+def _randomise(module, seed):
+    """Every parameter ~ N(0, 0.5²): torch initialises the bias near 0, which would hide a misplaced one."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+    return module.double().eval()
+
+
+@given(geometry=geometries(), sizes=st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5)),
+       bias=st.booleans(), slack=st.integers(0, 8), batch=st.integers(1, 3), seed=SEED,
+       spelled=st.sampled_from(["int", "tuple", "valid"]))
+def test_torch_conv1d_read_by_from_conv1d_equals_the_spec(geometry, sizes, bias, slack, batch, seed, spelled):
+    """torch.nn.Conv1d(d_in, d_out, k, stride, padding, dilation, bias) — built by torch, read by from_conv1d —
+    equals conv1d.variant(**options) on every sequence of a batch, in float64 (torch.nn.Conv1d docs)."""
+    stride, padding, dilation = geometry
+    n_in, n_out, kernel = sizes
+    if spelled == "valid" and padding == 0:
+        padding_arg = "valid"
+    elif spelled == "tuple" and padding != "same":
+        padding_arg = (padding,)
+    else:
+        padding_arg = padding
+    module = _randomise(torch.nn.Conv1d(n_in, n_out, kernel, stride=stride, padding=padding_arg,
+                                        dilation=dilation, bias=bias), seed)
+    params, options = from_conv1d(module)
+    assert options == {"stride": stride, "padding": padding, "dilation": dilation, "bias": bias}
+    ell = shortest(kernel, padding, dilation) + slack
+    X = torch.randn(batch, n_in, ell, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    with torch.no_grad():
+        expected = module(X).numpy()                                   # (B, d_out, ℓ_out)
+    algorithm = conv1d.variant(**options)
+    for b in range(batch):
+        _close(algorithm(X=X[b].numpy(), **params), expected[b])
+
+
+def test_conv1d_8_16_3_is_read_with_its_400_parameters():
+    """seed_systems.md §7 [C]: torch.nn.Conv1d(8, 16, 3) has 400 parameters; read, they are the spec's W
+    (3×16×8) and b (16), and the derived count agrees."""
+    params, options = from_conv1d(torch.nn.Conv1d(8, 16, 3))
+    assert params["W"].shape == (3, 16, 8) and params["b"].shape == (16,)
+    assert sum(p.size for p in params.values()) == 400
+    assert conv1d.variant(**options).param_count().xreplace({d_in: 8, d_out: 16, k: 3}) == 400
+
+
+@pytest.mark.parametrize("module, message", [
+    (torch.nn.Conv1d(4, 4, 3, groups=2), "Conv1d(groups=2) has no counterpart"),
+    (torch.nn.Conv1d(4, 4, 3, groups=4), "Conv1d(groups=4) has no counterpart"),
+    (torch.nn.Conv1d(2, 3, 3, padding=1, padding_mode="reflect"), "Conv1d(padding_mode='reflect') has no counterpart"),
+    (torch.nn.Conv1d(2, 3, 3, padding=1, padding_mode="circular"), "Conv1d(padding_mode='circular')"),
+    (torch.nn.Conv2d(2, 3, 3), "Conv2d is not a torch.nn.Conv1d"),
+])
+def test_from_conv1d_refuses_what_the_spec_lacks(module, message):
+    """A grouped convolution or padding other than zeros is refused with a ConfigError naming the value."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        from_conv1d(module)
