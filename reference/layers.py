@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import math
 
-from formal.errors import ConfigError
+from formal.algorithms.attention import SCORES
+from formal.errors import ConfigError, shown
 from formal.ops import EMPTY_POLICIES, check_empty_policy, empty_neighbourhood
+from formal.ops.scores import check_score_activation
 
 from . import require_torch
 
 __all__ = ["token_embedding", "positional_embedding", "sinusoid_table", "attend", "attention", "mhattention",
            "mhattention_kv", "single_query_attention", "layer_norm", "activation", "mlp", "unembedding", "causal_mask",
-           "ATTENTION_PATHS", "EMPTY_POLICIES"]
+           "scores", "ATTENTION_PATHS", "EMPTY_POLICIES", "SCORES"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -65,22 +67,60 @@ def causal_mask(ell_z: int, ell_x: int, *, align="top-left", device=None):
     return torch.ones(ell_x, ell_z, dtype=torch.bool, device=device).tril(offset)
 
 
-def attend(Q, K, V, mask=None, *, empty="zero", path="explicit"):
+def _check_score(score, v_a, activation, path):
+    """The score options of :func:`attend`: a known score, ``v_a`` exactly when it is additive, and a path
+    that computes it (the fused kernels know only dot products)."""
+    if not isinstance(score, str) or score not in SCORES:
+        raise ConfigError(f"unknown score {shown(score)}; known: {', '.join(SCORES)}")
+    check_score_activation(activation)
+    if score == "additive":
+        if v_a is None:
+            raise ConfigError("score = 'additive' needs the parameter v_a (d_attn), the additive score's weights")
+        if path != "explicit":
+            raise ConfigError(f"path = {shown(path)} cannot compute score = 'additive' (only dot products); "
+                              "use path='explicit'")
+    else:
+        if v_a is not None:
+            raise ConfigError(f"v_a is the additive score's parameter; score = {score!r} takes none")
+        if activation != "tanh":
+            raise ConfigError(f"activation = {shown(activation)} applies to score = 'additive' only, not {score!r}")
+
+
+def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
+    """Line 4 of Algorithm 4 per head, as rows: Q (…, ℓ_x, d_attn), K (…, ℓ_z, d_attn) → S (…, ℓ_x, ℓ_z):
+    ``QKᵀ/√d_attn``, ``QKᵀ``, or ``v_aᵀ φ(q_{t_x} + k_{t_z})`` (φ tanh or a leaky ReLU of slope 0.2)."""
+    if score == "additive":
+        summed = Q[..., :, None, :] + K[..., None, :, :]                  # (…, ℓ_x, ℓ_z, d_attn)
+        hidden = torch.tanh(summed) if activation == "tanh" else F.leaky_relu(summed, 0.2)
+        return hidden @ v_a                                                # (…, ℓ_x, ℓ_z)
+    S = Q @ K.transpose(-1, -2)                                            # (…, ℓ_x, ℓ_z)
+    return S / math.sqrt(Q.shape[-1]) if score == "scaled_dot" else S
+
+
+def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_dot", v_a=None,
+           activation="tanh"):
     """Lines 4–6 of Algorithm 4 per head: ``V·softmax(KᵀQ/√d_attn)`` with masked scores at −∞.
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
     (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
-    NaN, or a DomainError, by ``empty`` (design decision 7).
+    NaN, or a DomainError, by ``empty`` (design decision 7).  ``score`` (with ``v_a`` (d_attn,) and
+    ``activation`` when additive) is the spec's option of that name (:func:`scores`); the sdpa and flex
+    paths compute the dot scores only (``"dot"`` with scale 1).
     """
     check_empty_policy(empty)
+    _check_score(score, v_a, activation, path)
     if mask is not None and mask.dim() == 3:
         mask = mask[:, None]                                                # (B, 1, ℓ_x, ℓ_z)
     empty_rows = None if mask is None else ~mask.any(-1, keepdim=True)     # (…, ℓ_x, 1)
     if empty_rows is not None and empty == "error" and bool(empty_rows.any()):
         rows = torch.nonzero(empty_rows.reshape(-1, empty_rows.shape[-2]).any(0)).flatten().tolist()
         raise empty_neighbourhood(rows)
+    scale = 1.0 if score == "dot" else None                                # None: 1/√d_attn
     if path == "explicit":
-        S = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])               # (B, H, ℓ_x, ℓ_z)
+        if score == "scaled_dot":
+            S = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])           # (B, H, ℓ_x, ℓ_z)
+        else:
+            S = scores(Q, K, score=score, v_a=v_a, activation=activation)
         if mask is not None:
             S = S.masked_fill(~mask, -math.inf).masked_fill(empty_rows, 0.0)  # 0: a finite softmax to discard
         A = torch.softmax(S, dim=-1)
@@ -88,9 +128,9 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit"):
             A = A.masked_fill(empty_rows, 0.0)
         Y = A @ V                                                           # (B, H, ℓ_x, d_mid)
     elif path == "sdpa":
-        Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)         # fully masked rows give 0
+        Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale)  # fully masked rows give 0
     elif path == "flex":
-        Y = _flex(Q, K, V, mask)
+        Y = _flex(Q, K, V, mask, scale)
     else:
         raise ConfigError(f"unknown attention path {path!r}; known: {', '.join(ATTENTION_PATHS)}")
     if empty_rows is not None and empty == "nan":
@@ -98,20 +138,20 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit"):
     return Y
 
 
-def _flex(Q, K, V, mask):
+def _flex(Q, K, V, mask, scale=None):
     """FlexAttention (CUDA) with the mask as a mask function; a graph mask becomes block-sparse work."""
     if Q.device.type != "cuda":
         raise ConfigError("the flex attention path needs a CUDA device; use path='explicit' or 'sdpa' on the CPU")
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     if mask is None:
-        return flex_attention(Q, K, V)
+        return flex_attention(Q, K, V, scale=scale)
     full = mask.expand(Q.shape[0], 1, Q.shape[-2], K.shape[-2])
 
     def admitted(b, h, q, kv):
         return full[b, 0, q, kv]
 
     block = create_block_mask(admitted, Q.shape[0], None, Q.shape[-2], K.shape[-2], device=Q.device)
-    Y = flex_attention(Q, K, V, block_mask=block)
+    Y = flex_attention(Q, K, V, block_mask=block, scale=scale)
     return Y.masked_fill(~full.any(-1, keepdim=True), 0.0)
 
 
@@ -154,18 +194,23 @@ def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None
 
 
 def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
-              path="explicit", attend_fn=None):
+              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh"):
     """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
-    :func:`attend`, as in :func:`_attend_heads`)."""
+    :func:`attend`, as in :func:`_attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`."""
     Z = X if Z is None else Z
     one = (lambda t: None if t is None else t[None])
     Q, K, V = _heads(X, one(W_q), one(b_q)), _heads(Z, one(W_k), one(b_k)), _heads(Z, one(W_v), one(b_v))
-    return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)[:, 0]
+    chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
+        {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores
+    return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path, **chosen)[:, 0]
 
 
-def single_query_attention(e, e_t, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
-    """Algorithm 3: e (B, d_in) attends over e_t (B, T, d_in) → (B, d_out)."""
-    return attention(e[:, None], e_t, None, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v)[:, 0]
+def single_query_attention(e, e_t, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, score="scaled_dot", v_a=None,
+                           activation="tanh", path="explicit"):
+    """Algorithm 3: e (B, d_in) attends over e_t (B, T, d_in) → (B, d_out); ``score``, ``v_a`` and
+    ``activation`` as in :func:`attend`."""
+    return attention(e[:, None], e_t, None, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v, path=path,
+                     score=score, v_a=v_a, activation=activation)[:, 0]
 
 
 # ------------------------------------------------------------------------------------------- Algorithms 6, 7

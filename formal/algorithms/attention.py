@@ -1,5 +1,37 @@
 """Algorithms 3–5: single-query, masked and multi-head attention, and grouped-query attention
-(Phuong & Hutter, §5; Shazeer 2019; Ainslie et al. 2023)."""
+(Phuong & Hutter, §5; Shazeer 2019; Ainslie et al. 2023); Algorithms 3 and 4 with the scores of the
+attention papers before the transformer (Bahdanau et al. 2015; Luong et al. 2015).
+
+The ``score`` option of Algorithms 3 and 4 chooses how a query is compared with a key:
+
+- ``"scaled_dot"`` (the default, the paper's): ``KᵀQ/√d_attn``;
+- ``"dot"``: ``KᵀQ``, unscaled.  With ``W_q = W_k = I`` (and no biases) it is Luong et al.'s *dot* score
+  ``h_tᵀ h̄_s``; with ``W_q = I`` and ``W_k = W_a`` it is their *general* score ``h_tᵀ W_a h̄_s`` — the
+  product ``(W_a h̄_s)ᵀ h_t`` — so neither needs an option of its own;
+- ``"additive"``: ``S[t_z, t_x] = v_aᵀ tanh(q_{t_x} + k_{t_z})`` with a new parameter ``v_a ∈ ℝ^{d_attn}``
+  and no scaling: Bahdanau et al.'s alignment model ``e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j)`` with
+  ``W_q = W_a`` (queries: decoder states), ``W_k = U_a`` (keys: annotations), and Luong et al.'s *concat*
+  score ``v_aᵀ tanh(W_a [h_t; h̄_s])`` with ``W_a = [W_q, W_k]``.  Bahdanau et al. note that ``U_a h_j``
+  does not depend on i and can be precomputed: here the key line (Algorithm 4, line 2) stands outside any
+  per-query loop, so the keys are computed once for every query, and its cost is counted once.
+  ``activation="leaky_relu"`` puts a leaky ReLU (negative slope 0.2, Veličković et al.'s) where tanh is:
+  ``v_aᵀ LeakyReLU(q + k)`` is GATv2's score ``aᵀ LeakyReLU(W_1 h_i + W_2 h_j)`` (Brody et al. 2022).  The
+  original GAT score ``LeakyReLU(aᵀ[W h_i ‖ W h_j])`` applies the nonlinearity after the contraction
+  with ``a``, to a sum of a query term and a key term; it is not of this form.
+
+The parameter is named ``v_a`` (Bahdanau's symbol): ``v`` already names Algorithm 3's value vectors.
+Masks and the empty-neighbourhood policy (design decision 7) apply to every score alike.
+
+References
+----------
+.. [1] M. Phuong, M. Hutter, "Formal algorithms for transformers", arXiv 2207.09238, 2022, Algorithms 3–5.
+.. [2] D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
+   translate", ICLR 2015, §3.1 and Appendix A.2.2.
+.. [3] M.-T. Luong, H. Pham, C. D. Manning, "Effective approaches to attention-based neural machine
+   translation", EMNLP 2015, §3.1 (the dot, general and concat scores).
+.. [4] P. Veličković et al., "Graph attention networks", ICLR 2018; S. Brody, U. Alon, E. Yahav, "How
+   attentive are graph attention networks?", ICLR 2022.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +41,63 @@ from ..algorithm import Algorithm, Assign, Loop, call, divides
 from ..errors import ConfigError, shown
 from ..ops import (EMPTY_POLICIES, KVGroup, check_empty_policy, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
+from ..ops.scores import SCORE_ACTIVATIONS, additive_score, check_score_activation
 from ..shapes import TensorSpec
 from ..symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
 
-__all__ = ["single_query_attention", "attention", "mhattention",
+__all__ = ["single_query_attention", "attention", "mhattention", "SCORES",
            "build_single_query_attention", "build_attention", "build_mhattention"]
+
+#: The scores Algorithms 3 and 4 take (see the module docstring).
+SCORES = ("scaled_dot", "dot", "additive")
+
+_SCORE_DOCS = {
+    "score": "how a query meets a key: scaled_dot (KᵀQ/√d_attn, the paper's), dot (KᵀQ; Luong's dot and "
+             "general scores) or additive (v_aᵀ tanh(q + k), Bahdanau's; Luong's concat)",
+    "activation": f"the additive score's nonlinearity: {', '.join(SCORE_ACTIVATIONS)} (GAT's, slope 0.2); "
+                  "only with score = additive",
+}
 
 
 def _check(bias, empty):
     if not isinstance(bias, bool):
         raise ConfigError(f"bias = {shown(bias)} must be True or False")
     check_empty_policy(empty)
+
+
+def _check_score(score, activation):
+    """A known ``score``, and an ``activation`` that is the default unless the score is additive (it would
+    change nothing)."""
+    if not isinstance(score, str) or score not in SCORES:
+        raise ConfigError(f"unknown score {shown(score)}; known: {', '.join(SCORES)}")
+    check_score_activation(activation)
+    if score != "additive" and activation != "tanh":
+        raise ConfigError(f"activation = {shown(activation)} applies to score = 'additive' only, not {score!r}")
+
+
+def _score_options(score, activation) -> dict:
+    """The options the score adds to an algorithm's (the default object has them too, so that
+    ``attention.variant(score="dot")`` is a variant of it)."""
+    return {"score": score, "activation": activation}
+
+
+def _score_params(score) -> list:
+    """``v_a`` (d_attn) for the additive score; nothing else needs a parameter."""
+    if score != "additive":
+        return []
+    return [TensorSpec("v_a", (d_attn,), doc="the additive score's output weights (Bahdanau's v_a)")]
+
+
+def _score(Q, K, score, activation, *, single=False):
+    """The scores: ``KᵀQ``, or ``[v_aᵀ φ(Q[:, t_x] + K[:, t_z])]_{t_z, t_x}`` (``single``: one query q)."""
+    if score == "additive":
+        return additive_score(Q, K, "v_a", activation, single=single)
+    return matmul_t(K, Q)
+
+
+def _scaled(S, score):
+    """What the softmax normalises: ``S/√d_attn`` under the paper's score, ``S`` under the others."""
+    return div_sqrt(S, d_attn) if score == "scaled_dot" else S
 
 
 def _affine(W, x, b, bias, *, ones=True, role="weight"):
@@ -36,23 +114,31 @@ def _projection(prefix, out, inp, bias, doc, heads=()):
     return specs
 
 
-def _attend(S, Q, K, V, out, empty, note=""):
+def _attend(S, Q, K, V, out, empty, note="", score="scaled_dot", activation="tanh"):
     """The lines shared by Algorithm 4 (4–6) and grouped-query attention: scores, mask, weighted values."""
     return [
-        Assign(S, matmul_t(K, Q), note="Score"),
+        Assign(S, _score(Q, K, score, activation), note="Score"),
         Assign(S, mask_fill(S, "mask")),
-        Assign(out, matmul(V, softmax(div_sqrt(S, d_attn), empty=empty), role="mix"), note=note, returns=not note),
+        Assign(out, matmul(V, softmax(_scaled(S, score), empty=empty), role="mix"), note=note, returns=not note),
     ]
 
 
-def build_single_query_attention(*, bias: bool = True) -> Algorithm:
-    """Algorithm 3: one query vector ``e`` attends over the context vectors ``e_t`` (the columns of e_t)."""
+def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot",
+                                 activation: str = "tanh") -> Algorithm:
+    """Algorithm 3: one query vector ``e`` attends over the context vectors ``e_t`` (the columns of e_t).
+
+    ``score`` and ``activation`` as in Algorithm 4 (the module docstring): with ``score="additive"`` this is
+    one decoder step of Bahdanau et al.'s attention, ``e`` the state s_{i−1} and ``e_t`` the annotations h_j
+    (of one width d_in here; Algorithm 4 lets them differ).  Called once per step, its line 2 recomputes
+    ``U_a h_j`` at every step — what Bahdanau et al.'s precomputation avoids.
+    """
     _check(bias, "zero")
+    _check_score(score, activation)
     lines = [
         Assign("q", add(matmul("W_q", "e"), "b_q") if bias else matmul("W_q", "e")),
         Assign("k", _affine("W_k", "e_t", "b_k", bias, ones=False), forall="t"),
         Assign("v", _affine("W_v", "e_t", "b_v", bias, ones=False), forall="t"),
-        Assign("alpha", softmax(div_sqrt(matmul_t("k", "q"), d_attn))),
+        Assign("alpha", softmax(_scaled(_score("q", "k", score, activation, single=True), score))),
         Assign("v_tilde", weighted_sum("v", "alpha"), returns=True),
     ]
     return Algorithm(
@@ -61,25 +147,30 @@ def build_single_query_attention(*, bias: bool = True) -> Algorithm:
         inputs=[TensorSpec("e", (d_in,), doc="vector representation of the current token"),
                 TensorSpec("e_t", (d_in, T), doc="vector representations of the context tokens, as columns")],
         params=(_projection("q", d_attn, d_in, bias, "query") + _projection("k", d_attn, d_in, bias, "key")
-                + _projection("v", d_out, d_in, bias, "value")),
+                + _projection("v", d_out, d_in, bias, "value") + _score_params(score)),
         output=TensorSpec("v_tilde", (d_out,), doc="the token and context combined"),
         lines=lines, params_label="W_qkv",
-        options={"bias": bias}, builder=build_single_query_attention,
-        option_docs={"bias": "whether the projections have biases"},
+        options={"bias": bias, **_score_options(score, activation)}, builder=build_single_query_attention,
+        option_docs={"bias": "whether the projections have biases", **_SCORE_DOCS},
     )
 
 
-def build_attention(*, bias: bool = True, empty: str = "zero") -> Algorithm:
+def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "scaled_dot",
+                    activation: str = "tanh") -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
-    ``empty`` is the policy for a query column with no admitted key (design decision 7).
+    ``empty`` is the policy for a query column with no admitted key (design decision 7).  ``score`` replaces
+    ``KᵀQ/√d_attn`` by ``KᵀQ`` (``"dot"``) or Bahdanau's ``v_aᵀ tanh(q_{t_x} + k_{t_z})`` (``"additive"``,
+    ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys
+    (Bahdanau's ``U_a h_j``) are computed once.
     """
     _check(bias, empty)
+    _check_score(score, activation)
     lines = [
         Assign("Q", _affine("W_q", "X", "b_q", bias), note="Query"),
         Assign("K", _affine("W_k", "Z", "b_k", bias), note="Key"),
         Assign("V", _affine("W_v", "Z", "b_v", bias), note="Value"),
-        *_attend("S", "Q", "K", "V", "V_tilde", empty),
+        *_attend("S", "Q", "K", "V", "V_tilde", empty, score=score, activation=activation),
     ]
     return Algorithm(
         number=4, name="attention", display="Attention",
@@ -88,12 +179,13 @@ def build_attention(*, bias: bool = True, empty: str = "zero") -> Algorithm:
                 TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
                 TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")],
         params=(_projection("q", d_attn, d_x, bias, "query") + _projection("k", d_attn, d_z, bias, "key")
-                + _projection("v", d_out, d_z, bias, "value")),
+                + _projection("v", d_out, d_z, bias, "value") + _score_params(score)),
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W_qkv", defaults={"Z": "X"},
-        options={"bias": bias, "empty": empty}, builder=build_attention,
+        options={"bias": bias, "empty": empty, **_score_options(score, activation)}, builder=build_attention,
         option_docs={"bias": "whether the projections have biases",
-                     "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}"},
+                     "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
+                     **_SCORE_DOCS},
     )
 
 
