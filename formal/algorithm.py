@@ -120,11 +120,13 @@ class Algorithm:
     model : bool
         Whether an algorithm outside the paper is a whole model (a recurrent stack) whose parameters an
         implementation under test takes as one dict, as Algorithms 8–15 do.
+    option_words : dict
+        Words a numeric option also takes on the command line (``{"padding": ("same",)}``).
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
                  params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
-                 random=False, notes=(), source="", model=False):
+                 random=False, notes=(), source="", model=False, option_words=None):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
         self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
@@ -137,6 +139,7 @@ class Algorithm:
         self.defaults = dict(defaults or {})
         self.options = dict(options or {})
         self.option_docs = dict(option_docs or {})
+        self.option_words = dict(option_words or {})
         self._builder = builder
         self._check_names()
 

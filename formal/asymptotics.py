@@ -57,7 +57,9 @@ def leading_term(expr, *groups, subs: dict | None = None) -> sp.Expr:
         A substitution applied first (``{d_x: d, d_z: d}`` to speak of one width d).
     """
     groups = _groups(groups)
-    expr = sp.expand(sp.sympify(expr).xreplace(subs or {}))
+    expr = sp.sympify(expr).xreplace(subs or {})
+    # ⌊x⌋ = x + O(1) (a strided convolution's output length): the leading term is x's
+    expr = sp.expand(expr.replace(lambda e: isinstance(e, (sp.floor, sp.ceiling)), lambda e: e.args[0]))
     gens = [s for g in groups for s in g]
     poly = sp.Poly(expr, *gens)
     spans, start = [], 0

@@ -13,6 +13,8 @@ Subcommands:
     receptive field per layer, layers to full coverage, maximum path length (:mod:`formal.graphs.command`).
 ``check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``
     complexity claims written as data, judged against the derived values (:mod:`formal.claims`).
+``table1 [--cell rnn|gru|lstm] [--kernel K] [--radius R] [--n N ...] [--json]``
+    Vaswani et al.'s Table 1 derived from the objects (:mod:`formal.table1`).
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
 Commands that need torch (``conform``, ``verify``) are found through the ``formal_transformers.commands``
@@ -199,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     register_graph(sub, _UsageError)
     from .claims.command import register as register_check
     register_check(sub)
+    from .table1 import register as register_table1
+    register_table1(sub)
     return parser  # the entry points' commands are registered when needed (_Commands)
 
 

@@ -3,7 +3,8 @@
 An option's value is read as the type of the option's default in the algorithm object — a bool option takes
 ``true`` or ``false``, an int option an integer, a float option a number, a text option the text as written
 — so a documented text value is never turned into a number (``empty=nan`` is the policy ``"nan"``, not a
-float).  An option whose default is ``None`` (``n_kv_heads``: None, an int or ``symbolic``) takes an integer
+float; a word the algorithm declares for a numeric option, such as conv1d's ``padding=same``, is kept as
+text).  An option whose default is ``None`` (``n_kv_heads``: None, an int or ``symbolic``) takes an integer
 when the text is one, and the text otherwise.  Values are parsed, never evaluated; the algorithm's builder
 then checks each value's range and names what is wrong.
 
@@ -54,8 +55,12 @@ def _coerce(algorithm, key: str, raw: str):
             raise ConfigError(f"{where} takes true or false, got {_shown(raw)}")
         return text.lower() == "true"
     if isinstance(default, int):
+        words = algorithm.option_words.get(key, ())
+        if text in words:
+            return text
         if not _INT.fullmatch(text):
-            raise ConfigError(f"{where} takes an integer, got {_shown(raw)}")
+            alternatives = "".join(f" or {w}" for w in words)
+            raise ConfigError(f"{where} takes an integer{alternatives}, got {_shown(raw)}")
         return int(text)
     if isinstance(default, float):
         try:

@@ -20,6 +20,8 @@ _GLYPHS = {  # ASCII name → (text, LaTeX)
     "mask": ("Mask", r"\mathrm{Mask}"), "X_tilde": ("X̃", r"\tilde{X}"), "Z_tilde": ("Z̃", r"\tilde{Z}"),
     "Z_final": ("Z", "Z"), "theta": ("θ", r"\theta"), "theta_hat": ("θ̂", r"\hat{\theta}"),
     "x_hat": ("x̂", r"\hat{x}"), "x_class": ("x_class", r"x_{\mathrm{class}}"),
+    "h_tilde": ("h̃", r"\tilde{h}"), "z_hat": ("ẑ", r"\hat{z}"), "a_bar": ("ā", r"\bar{a}"),
+    "w_beta": ("w_β", r"w_{\beta}"), "b_beta": ("b_β", r"b_{\beta}"), "alpha_map": ("α", r"\alpha"),
 }
 
 
@@ -28,7 +30,7 @@ def display(name: str, latex: bool = False) -> str:
     if name in _GLYPHS:
         return _GLYPHS[name][latex]
     head, _, tail = name.partition("_")
-    if tail in _LOOP_VARS and head.isupper():  # a per-iteration value: Y_h → Y^h (a bias b_h is not one)
+    if tail in _LOOP_VARS and head in _PER_HEAD:  # a per-head value: Y_h → Y^h (a bias b_h, L_h are not)
         return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
     if latex and tail:
         return f"{head}_{{{tail}}}"
@@ -36,6 +38,7 @@ def display(name: str, latex: bool = False) -> str:
 
 
 _LOOP_VARS = ("h", "g")
+_PER_HEAD = ("Y", "K", "V")  # the values a head loop computes (K_g, V_g per key/value head)
 
 
 def render_node(node, latex: bool = False) -> Rendered:

@@ -63,7 +63,7 @@ PROPERTIES = {
     "equivariance": "permuting tokens permutes (queries) or keeps (context) the output",
 }
 
-_DECODERS = ("dtransformer", "edtransformer")
+_DECODERS = ("dtransformer", "edtransformer", "seq2seq")
 _ATTENTION = ("attention", "mhattention")
 _RECURRENT = ("rnn_layer", "rnn")
 

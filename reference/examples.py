@@ -35,6 +35,11 @@ from formal.algorithms.inference import DECODINGS
 from formal.algorithms.kv_cache import STEPS
 from formal.algorithms.normalization import NORMS
 from formal.algorithms.recurrent import BIASES, CELLS, DIRECTIONS, NONLINEARITIES, RESETS, UPDATES
+from formal.algorithms.seq2seq import ATTENTIONS, ENCODERS, INITS, SCORES
+from formal.algorithms.convolution import CONV_ACTIVATIONS, NORMS as GRAPH_NORMS
+from formal.algorithms.attention import SCORES as ATTENTION_SCORES
+from formal.algorithms.pooling import POOLING_SCORES
+from formal.ops.scores import SCORE_ACTIVATIONS
 from formal.errors import ConfigError
 
 __all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
@@ -48,15 +53,18 @@ _BERT = {**_STACK, "token_types": (True, False), "embedding_norm": (True, False)
 _EMPTY = ("zero", "nan")  # "error" raises by design; it is not an output to compare
 _RECURRENT = {"cell": CELLS, "direction": DIRECTIONS, "bias": BIASES, "nonlinearity": NONLINEARITIES,
               "reset": RESETS, "update": UPDATES}
-#: Options that apply to one cell only (formal.algorithms.recurrent.build_cell): option → (cell, default).
-_CELL_OPTIONS = {"nonlinearity": ("rnn", "tanh"), "reset": ("gru", "before"), "update": ("gru", "cho")}
+#: Options that apply to one cell only (formal.algorithms.recurrent.build_cell): option → that cell.  An
+#: algorithm built on another cell keeps the option at its own default.
+_CELL_OPTIONS = {"nonlinearity": "rnn", "reset": "gru", "update": "gru"}
 
 #: Algorithm name → option → the choices an example draws from (when the option is not fixed).
 VARIANTS = {
     "token_embedding": {},
     "positional_embedding": {"encoding": ENCODINGS},
-    "single_query_attention": {"bias": (True, False)},
-    "attention": {"bias": (True, False), "empty": _EMPTY},
+    "single_query_attention": {"bias": (True, False), "score": ATTENTION_SCORES,
+                               "activation": tuple(SCORE_ACTIVATIONS)},
+    "attention": {"bias": (True, False), "empty": _EMPTY, "score": ATTENTION_SCORES,
+                  "activation": tuple(SCORE_ACTIVATIONS)},
     "mhattention": {"bias": (True, False), "empty": _EMPTY, "n_kv_heads": (None, "grouped")},
     "kv_mhattention": {"bias": (True, False), "n_kv_heads": (None, "grouped"), "step": STEPS},
     "layer_norm": {"norm": NORMS, "eps": (0.0, 1e-5)},
@@ -75,6 +83,15 @@ VARIANTS = {
     "lstm_cell": {"bias": BIASES},
     "rnn_layer": _RECURRENT,
     "rnn": _RECURRENT,
+    "conv1d": {"stride": (1, 1, 2, 3), "padding": (0, 1, 2, "same"), "dilation": (1, 1, 2),
+               "bias": (True, False), "activation": CONV_ACTIVATIONS},
+    "graph_conv": {"norm": GRAPH_NORMS, "bias": (True, False), "activation": CONV_ACTIVATIONS},
+    "show_attend_tell": {"gate": (True, False), "bias": BIASES},
+    "show_attend_tell_loss": {"gate": (True, False), "bias": BIASES, "penalty": (0.0, 1.0)},
+    "attention_pooling": {"score": POOLING_SCORES},
+    "han": {"cell": ("gru", "lstm"), "bias": BIASES, "reset": RESETS, "update": UPDATES},
+    "seq2seq": {"attention": ATTENTIONS, "score": SCORES, "cell": ("gru", "lstm"), "encoder": ENCODERS,
+                "init": INITS, "bias": BIASES, "reset": RESETS, "update": UPDATES},
 }
 
 #: The algorithms examples exist for (training algorithms are checked through their losses).
@@ -97,7 +114,7 @@ MAX_EXAMPLES, MAX_SIZE = 100_000, 4096
 
 _RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early)
 _LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
-_WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e")
+_WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
 _LAYERS = ("L", "L_enc", "L_dec")
 _WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
 _MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
@@ -160,17 +177,43 @@ def _options(name, rng, fixed):
         options[option] = fixed[option] if option in fixed else choices[rng.integers(len(choices))]
     options.update({k: v for k, v in fixed.items() if k not in options})
     if "cell" in VARIANTS[name]:  # an option of another cell keeps its default; one fixed picks its cell
-        for option, (cell, default) in _CELL_OPTIONS.items():
-            if option in fixed and fixed[option] != default and "cell" not in fixed:
+        defaults = algorithms.get(name).options
+        owned = {option: cell for option, cell in _CELL_OPTIONS.items() if option in VARIANTS[name]}
+        for option, cell in owned.items():
+            if option in fixed and fixed[option] != defaults[option] and "cell" not in fixed:
                 options["cell"] = cell
-        for option, (cell, default) in _CELL_OPTIONS.items():
+        for option, cell in owned.items():
             if options["cell"] != cell and option not in fixed:
-                options[option] = default
+                options[option] = defaults[option]
+    if name == "seq2seq":
+        _seq2seq_options(options, fixed)
+    if options.get("score") != "additive" and "activation" in options and "activation" not in fixed \
+            and name in ("attention", "single_query_attention"):
+        options["activation"] = "tanh"  # the score's activation applies to the additive score only
+    if name == "conv1d" and options["padding"] == "same" and options["stride"] != 1:  # 'same' needs stride 1
+        if "padding" in fixed:
+            options["stride"] = 1
+        else:
+            options["padding"] = 0
     if options.get("inputs") == "patches":
         for k, v in dict(head="classifier", tied=False, token_types=False, unembedding_bias=False,
                          position="learned").items():
             options[k] = fixed.get(k, v)
     return options
+
+
+def _seq2seq_options(options, fixed):
+    """Mend drawn seq2seq options that cannot go together (formal.algorithms.seq2seq._check), moving what
+    was drawn, never what was fixed."""
+    def mend(option, value):
+        if option not in fixed:
+            options[option] = value
+    if options["attention"] == "none" and options["score"] != "additive":
+        mend("score", "additive") if "score" not in fixed else mend("attention", "bahdanau")
+    if options["score"] == "dot" and options["encoder"] == "bidirectional":
+        mend("encoder", "forward") if "encoder" not in fixed else mend("score", "general")
+    if options["init"] == "backward" and options["encoder"] == "forward":
+        mend("init", "final") if "init" not in fixed else mend("encoder", "bidirectional")
 
 
 # ---------------------------------------------------------------------------------------------- sizes

@@ -12,7 +12,7 @@ import numpy as np
 
 from formal.errors import ConfigError
 
-from . import layers, recurrent, require_torch, stacks
+from . import captioning, convolution, layers, pooling, recurrent, require_torch, seq2seq, stacks
 from .convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy, tokens_to_torch
 from .decoding import dinference, edinference, kv_dtransformer
 from .device import device as resolve_device, dtype as resolve_dtype
@@ -78,7 +78,14 @@ def _attention(c: Call, fn, names):
     X = c.rows("X")
     Z = X if c.get("Z") is None else c.rows("Z")
     mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
-    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **c.weights(*names)))
+    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **c.weights(*names)))
+
+
+def _score(c: Call) -> dict:
+    """Algorithms 3 and 4's score options, with v_a when additive (Algorithm 5 has none)."""
+    if "score" not in c.options:
+        return {}
+    return {"score": c.options["score"], "activation": c.options["activation"], "v_a": c.params.get("v_a")}
 
 
 def _kv_mhattention(c: Call):
@@ -144,13 +151,20 @@ def _cell(kind):
     return run
 
 
+def _show_attend_tell_loss(c: Call):
+    P, alpha = captioning.show_attend_tell(c.rows("A"), c.tokens("x"), c.params, c.options)
+    x = c.tokens("x")
+    nll = -torch.log(P[0, torch.arange(x.shape[1] - 1), x[0, 1:]]).sum()
+    return to_numpy(nll + captioning.doubly_stochastic(alpha, c.options["penalty"])[0])
+
+
 #: Algorithm name → the reference run on a :class:`Call`, returning the spec's layout.
 _RUNNERS = {
     "token_embedding": lambda c: to_numpy(layers.token_embedding(torch.as_tensor(c["v"], device=c.device),
                                                                  c.params["W_e"])),
     "positional_embedding": _positional,
     "single_query_attention": lambda c: _vector(layers.single_query_attention(
-        c.tensor("e")[None], c.rows("e_t"), **c.weights(*_QKV))),
+        c.tensor("e")[None], c.rows("e_t"), **_score(c), **c.weights(*_QKV))),
     "attention": lambda c: _attention(c, layers.attention, _QKV),
     "mhattention": lambda c: _attention(c, layers.mhattention, _MHA),
     "kv_mhattention": _kv_mhattention,
@@ -174,6 +188,15 @@ _RUNNERS = {
     "lstm_cell": _cell("lstm"),
     "rnn_layer": lambda c: rows_to_columns(recurrent.layer(c.rows("X"), c.params, c.options)),
     "rnn": lambda c: rows_to_columns(recurrent.stack(c.rows("X"), c.params, c.options)),
+    "seq2seq": lambda c: rows_to_columns(seq2seq.seq2seq(c.tokens("z"), c.tokens("x"), c.params, c.options)),
+    "show_attend_tell": lambda c: tuple(rows_to_columns(v) for v in captioning.show_attend_tell(
+        c.rows("A"), c.tokens("x"), c.params, c.options)),
+    "show_attend_tell_loss": _show_attend_tell_loss,
+    "han": lambda c: _vector(captioning.han(c.tokens("x"), c.params, c.options)),
+    "conv1d": convolution.run_conv1d,
+    "graph_conv": convolution.run_graph_conv,
+    "attention_pooling": lambda c: _vector(pooling.attention_pooling(
+        c.rows("Z"), score=c.options["score"], **c.weights("q", "W", "b", "u_w"))),
 }
 
 #: The algorithms :func:`execute` runs (training is :func:`reference.training.train`).

@@ -92,7 +92,7 @@ def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
     if score == "additive":
         summed = Q[..., :, None, :] + K[..., None, :, :]                  # (…, ℓ_x, ℓ_z, d_attn)
         hidden = torch.tanh(summed) if activation == "tanh" else F.leaky_relu(summed, 0.2)
-        return hidden @ v_a                                                # (…, ℓ_x, ℓ_z)
+        return (hidden @ v_a[:, None])[..., 0]                             # (…, ℓ_x, ℓ_z); a counted product
     S = Q @ K.transpose(-1, -2)                                            # (…, ℓ_x, ℓ_z)
     return S / math.sqrt(Q.shape[-1]) if score == "scaled_dot" else S
 

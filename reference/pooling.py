@@ -33,8 +33,8 @@ def attention_pooling(Z, *, score="dot", q=None, W=None, b=None, u_w=None):
     if extra:
         raise ConfigError(f"score = {score!r} takes no parameter {extra[0]}")
     if score == "dot":
-        e = Z @ q                                                          # (B, ℓ)
+        e = (Z @ q[:, None])[..., 0]                                       # (B, ℓ); products FlopCounterMode counts
     else:
-        e = torch.tanh(F.linear(Z, W, b)) @ u_w                            # (B, ℓ, d_a) @ (d_a,) → (B, ℓ)
+        e = (torch.tanh(F.linear(Z, W, b)) @ u_w[:, None])[..., 0]         # (B, ℓ, d_a)(d_a, 1) → (B, ℓ)
     alpha = torch.softmax(e, dim=-1)                                       # (B, ℓ)
-    return (alpha[..., None] * Z).sum(dim=-2)                              # (B, d_z)
+    return (alpha[:, None, :] @ Z)[:, 0]                                   # Σ_t α_t z_t, (B, d_z)

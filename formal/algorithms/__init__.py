@@ -14,13 +14,20 @@ from .inference import dinference, edinference
 from .kv_cache import kv_dtransformer, kv_mhattention
 from .normalization import layer_norm
 from .recurrent import gru_cell, lstm_cell, rnn, rnn_cell, rnn_layer
+from .seq2seq import seq2seq
+from .captioning import show_attend_tell, show_attend_tell_loss
+from .hierarchical import han
+from .convolution import conv1d, graph_conv
+from .pooling import attention_pooling
 from .training import dloss, dtraining, edloss, edtraining, eloss, etraining
 from .unembedding import unembedding
 
 __all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
            "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer",
            "edtraining", "etraining", "dtraining", "edloss", "eloss", "dloss", "dinference", "edinference",
-           "kv_mhattention", "kv_dtransformer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn"]
+           "kv_mhattention", "kv_dtransformer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn",
+           "seq2seq", "show_attend_tell", "show_attend_tell_loss", "han", "conv1d", "graph_conv",
+           "attention_pooling"]
 
 #: Registry name → algorithm object with default options, in the paper's order (variants after the
 #: algorithm they vary), then the systems outside the paper.
@@ -28,7 +35,8 @@ ALGORITHMS = {a.name: a for a in (
     token_embedding, positional_embedding, single_query_attention, attention, mhattention, kv_mhattention,
     layer_norm, unembedding, edtransformer, etransformer, dtransformer, kv_dtransformer, edloss, edtraining,
     eloss, etraining, dloss, dtraining, dinference, edinference,
-    rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn)}
+    rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn, seq2seq, show_attend_tell, show_attend_tell_loss, han,
+    conv1d, graph_conv, attention_pooling)}
 
 
 def get(name: str, **options):

@@ -127,7 +127,7 @@ def build_conv1d(*, stride: int = 1, padding=0, dilation: int = 1, bias: bool = 
         inputs=[TensorSpec("X", (d_in, ell), doc="the input sequence, one column per position")],
         params=params, output=TensorSpec("Y", (d_out, ell_out), doc="one column per window"),
         lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_conv1d,
-        option_docs={name: _OPTION_DOCS[name] for name in options},
+        option_docs={name: _OPTION_DOCS[name] for name in options}, option_words={"padding": ("same",)},
         notes=("W[j] (0-indexed; W_{j+1} in the lines) is torch's weight[:, :, j]: torch stores d_out×d_in×k",),
     )
 

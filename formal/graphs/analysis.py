@@ -32,7 +32,7 @@ from .structure import Structure
 
 __all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", "in_degree", "attention_flops",
            "receptive_field", "receptive_field_sizes", "receptive_field_spread", "layers_to_coverage",
-           "max_path_length", "summary", "vaswani_table1"]
+           "max_path_length", "summary", "vaswani_table1", "sparse_attention_flops"]
 
 
 # --------------------------------------------------------------------------------------------- counting
@@ -98,6 +98,16 @@ def in_degree(pattern) -> np.ndarray:
     return as_pattern(pattern).in_degree
 
 
+def sparse_attention_flops(convention: str = "matmul") -> tuple:
+    """``(dense, sparse)``: the FLOPs of multi-head attention (Algorithm 5) as derived, and the same with every
+    term that counts entries of the ℓ_z×ℓ_x score matrix charged per edge instead — a formula in the edge
+    count ``|E|`` (the symbol ``n_edges``)."""
+    from ..algorithms import mhattention
+    flops = sp.expand(mhattention.cost(check_convention(convention)).flops)
+    per_entry = sp.Poly(flops, ell_x, ell_z).coeff_monomial(ell_x * ell_z)
+    return flops, sp.expand(flops - per_entry * ell_x * ell_z + per_entry * by_name("n_edges"))
+
+
 def attention_flops(pattern, sizes: dict, *, convention: str = "matmul") -> dict:
     """FLOPs of multi-head attention (Algorithm 5) restricted to ``pattern`` against dense attention of the
     same size, derived from the algorithm object: every term of its cost that counts entries of the
@@ -106,12 +116,9 @@ def attention_flops(pattern, sizes: dict, *, convention: str = "matmul") -> dict
     ``sizes`` gives the widths (``H``, ``d_attn``, ``d_mid``, ``d_x``, ``d_z``, ``d_out``); the lengths come
     from the pattern.  Returns ``{"dense", "sparse", "ratio", "sparse_formula"}`` (the formula in ``|E|``).
     """
-    from ..algorithms import mhattention
     pattern = _counted(pattern)
-    flops = sp.expand(mhattention.cost(check_convention(convention)).flops)
-    per_entry = sp.Poly(flops, ell_x, ell_z).coeff_monomial(ell_x * ell_z)
+    flops, sparse = sparse_attention_flops(convention)
     edges = by_name("n_edges")
-    sparse = sp.expand(flops - per_entry * ell_x * ell_z + per_entry * edges)
     values = {by_name(k): sp.Integer(v) for k, v in sizes.items()}
     values.update({ell_x: sp.Integer(pattern.ell_x), ell_z: sp.Integer(pattern.ell_z),
                    edges: sp.Integer(pattern.n_edges)})

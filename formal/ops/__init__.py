@@ -15,7 +15,8 @@ from .linalg import AddBias, MatMul, Transposed, WeightedSum
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
 from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
-from .recurrence import Column, OneMinus, Sequence, StackVertical, Zeros
+from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
+from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
 from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
                         Strip, Truncate, capped, special_token)
 
@@ -27,9 +28,11 @@ __all__ = [
     "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
     "Square", "Sqrt", "Standardize", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
     "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
+    # scores other than the dot product
+    "AdditiveScore", "LeakyReLU", "SCORE_ACTIVATIONS", "additive_score", "check_score_activation",
     # recurrences
-    "Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "zeros", "one_minus", "column", "sequence",
-    "stack_vertical",
+    "Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "zeros", "one_minus", "column", "sequence",
+    "stack_vertical", "final", "ColumnMean", "Dot", "column_mean", "dot",
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
     "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
@@ -208,3 +211,15 @@ def sequence(states, count, glyph: str = "h", tex: str = "h", *, reverse: bool =
 
 def stack_vertical(a, b):
     return StackVertical()(a, b)
+
+
+def final(states, width, direction: str, which: str = "final"):
+    return Final(width, direction, which)(states)
+
+
+def column_mean(a, count):
+    return ColumnMean(count)(a)
+
+
+def dot(a, b):
+    return Dot()(a, b)

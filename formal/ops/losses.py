@@ -10,7 +10,7 @@ from ..shapes import Mismatch, same_dim
 from .base import POSTFIX, Op, _rank
 from .sequences import special_token
 
-__all__ = ["NextTokenNLL", "MaskedNLL", "DrawMask", "Replace"]
+__all__ = ["NextTokenNLL", "MaskedNLL", "DoublyStochastic", "DrawMask", "Replace"]
 
 
 class NextTokenNLL(Op):
@@ -43,6 +43,35 @@ class NextTokenNLL(Op):
 
     def latex(self, args):
         return rf"-\sum_{{t=1}}^{{\ell-1}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t+1], t]"
+
+
+class DoublyStochastic(Op):
+    """``λ Σ_i (1 − Σ_t α_ti)²`` (Xu et al. 2015, eq. 14): the penalty that asks every location i of the
+    attention map α (locations × steps) to receive a total weight of 1 over the caption.  FLOPs (full): the
+    row sums (T − 1 additions per row), then per row a subtraction and a square, L − 1 additions and the
+    product with λ: L·T + 2L in all."""
+
+    name = "doubly_stochastic"
+
+    def __init__(self, weight: float):
+        self.weight = weight
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "an attention map (locations × steps)")
+        return ()
+
+    def flops(self, shapes, out):
+        rows, cols = shapes[0]
+        return {"full": rows * cols + 2 * rows}
+
+    def numpy(self, ctx, a):
+        return np.multiply(self.weight, np.sum(np.square(np.subtract(1.0, np.sum(a, axis=1)))))
+
+    def text(self, args):
+        return f"{self.weight:g}·Σ_i (1 − Σ_t {args[0].at(POSTFIX)}[i, t])²"
+
+    def latex(self, args):
+        return rf"{self.weight:g} \sum_{{i}} \left(1 - \sum_{{t}} {args[0].at(POSTFIX, True)}[i, t]\right)^{{2}}"
 
 
 class MaskedNLL(Op):

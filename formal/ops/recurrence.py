@@ -1,6 +1,6 @@
 """What a recurrence needs beyond arithmetic: a zero start state, the column of step t (forwards or
-backwards), ``1 − z`` for a gate, the states collected as a sequence, and two values stacked one above the
-other (a bidirectional layer's ``[H⃗; H⃖]``)."""
+backwards), ``1 − z`` for a gate, the states collected as a sequence, two values stacked one above the
+other (a bidirectional layer's ``[H⃗; H⃖]``), and a layer's final state (an encoder's summary)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..shapes import Mismatch, numel, same_dim
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, SUM, Op, _rank
 
-__all__ = ["Zeros", "OneMinus", "Column", "Sequence", "StackVertical"]
+__all__ = ["Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "ColumnMean", "Dot"]
 
 
 class Zeros(Op):
@@ -146,3 +146,106 @@ class StackVertical(Op):
 
     def latex(self, args):
         return rf"\begin{{bmatrix}} {args[0].text} \\ {args[1].text} \end{{bmatrix}}"
+
+
+class Final(Op):
+    """The final state of a recurrent layer read from its states H (one column per position): ``h_ℓ``
+    forwards, ``h_1`` backwards, ``[h⃗_ℓ; h⃖_1]`` both ways (torch's ``h_n``), or ``h⃖_1`` alone
+    (``which="backward"``, Bahdanau et al.'s decoder start).  ``width`` is one direction's d_h.  No FLOPs;
+    a vector made of two halves is materialised."""
+
+    name = "final"
+    free = True
+
+    def __init__(self, width, direction: str, which: str = "final"):
+        self.width, self.direction, self.which = width, direction, which
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "a layer's states")
+        if self.direction == "bidirectional" and self.which == "backward":
+            return (self.width,)
+        return (shapes[0][0],)
+
+    def memory(self, out):
+        return numel(out) if self.direction == "bidirectional" and self.which == "final" else 0
+
+    def numpy(self, ctx, H):
+        d = ctx.evaluate(self.width)
+        if self.direction == "forward":
+            return H[:, -1]
+        if self.direction == "backward":
+            return H[:, 0]
+        return H[d:, 0] if self.which == "backward" else np.concatenate([H[:d, -1], H[d:, 0]])
+
+    def _text(self, name, n, latex):
+        if latex:
+            fwd, bwd = rf"{name}^{{\rightarrow}}_{{{n}}}", rf"{name}^{{\leftarrow}}_{{1}}"
+        else:
+            fwd, bwd = f"{name}→_{n}", f"{name}←_1"
+        if self.direction == "forward":
+            return f"{name}_{{{n}}}" if latex else f"{name}_{n}"
+        if self.direction == "backward":
+            return f"{name}_{{1}}" if latex else f"{name}_1"
+        if self.which == "backward":
+            return bwd
+        return rf"[{fwd}; {bwd}]"
+
+    def text(self, args):
+        return self._text(args[0].text.lower(), "ℓ", False)
+
+    def latex(self, args):
+        return self._text(args[0].text.lower(), r"\ell", True)
+
+
+class ColumnMean(Op):
+    """``(1/n) Σ_i a_i``: the mean of a matrix's n columns (Show-Attend-Tell's ā, the start of its LSTM).
+    FLOPs (full): (n − 1) additions per row and one division per row, n per row in all."""
+
+    name = "column_mean"
+
+    def __init__(self, count):
+        self.count = count
+
+    def shape(self, shapes):
+        _rank(shapes[0], (2,), "a matrix of columns")
+        return (shapes[0][0],)
+
+    def flops(self, shapes, out):
+        return {"full": numel(shapes[0])}
+
+    def numpy(self, ctx, a):
+        return np.sum(a, axis=1) / a.shape[1]
+
+    def text(self, args):
+        return f"(1/{sym_text(self.count)}) Σ_i {args[0].text.lower()}_i"
+
+    def latex(self, args):
+        return rf"\frac{{1}}{{{sym_latex(self.count)}}} \sum_{{i}} {args[0].text.lower()}_{{i}}"
+
+
+class Dot(Op):
+    """``wᵀ h``: the inner product of two vectors, a scalar (Show-Attend-Tell's gate β).  FLOPs: 2·d under
+    every convention but ``kaplan`` (a product with a weight vector)."""
+
+    name = "dot"
+
+    def shape(self, shapes):
+        a, b = shapes
+        _rank(a, (1,), "the left factor of an inner product")
+        _rank(b, (1,), "the right factor of an inner product")
+        if not same_dim(a[0], b[0]):
+            raise Mismatch(str(a[0]), a[0], b[0], "lengths of an inner product's vectors")
+        return ()
+
+    def flops(self, shapes, out):
+        count = 2 * shapes[0][0]
+        return {"matmul": count, "chinchilla": count, "full": count, "kaplan": count}
+
+    def numpy(self, ctx, a, b):
+        return np.matmul(a, b)
+
+    def text(self, args):
+        return f"{args[0].at(POSTFIX)}ᵀ {args[1].at(POSTFIX)}"
+
+    def latex(self, args):
+        return rf"{args[0].at(POSTFIX, True)}^{{\top}} {args[1].at(POSTFIX, True)}"

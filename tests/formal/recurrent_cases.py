@@ -11,6 +11,7 @@ import numpy as np
 from cases import SEED, Case, normal
 from hypothesis import strategies as st
 
+from formal import algorithms
 from formal.algorithms import recurrent
 
 GATES = {"rnn": "h", "gru": "rzn", "lstm": "ifgo"}
@@ -88,3 +89,44 @@ RECURRENT_STRATEGIES = {
     "rnn_layer": layer_cases(),
     "rnn": layer_cases(stacked=True),
 }
+
+
+@st.composite
+def seq2seq_cases(draw):
+    """A recurrent encoder–decoder with hand-written parameter shapes: embeddings d_e×N_V; the encoder's
+    gates read d_e; the decoder's read d_e + D (the context beside the token; Luong: d_e alone); W_init
+    d_h×D (d_h×d_h from h⃖_1); the alignment W_a d_a×d_h, U_a d_a×D, v_a d_a (general: W_a D×d_h); Luong's
+    W_c d_h×(D + d_h); the output W_u N_V×(d_h + D) (Luong: N_V×d_h) — D = 2·d_h both ways, d_h forwards."""
+    attention = draw(st.sampled_from(["none", "bahdanau", "luong"]))
+    score = "additive" if attention == "none" else draw(st.sampled_from(["additive", "dot", "general"]))
+    encoder = "forward" if score == "dot" else draw(st.sampled_from(["bidirectional", "forward"]))
+    init = draw(st.sampled_from(["final", "backward"])) if encoder == "bidirectional" else "final"
+    kind = draw(st.sampled_from(["gru", "lstm"]))
+    bias = draw(BIAS)
+    s = {"N_V": draw(st.integers(2, 6)), "d_e": draw(st.integers(1, 4)), "d_h": draw(st.integers(1, 4)),
+         "ell_z": draw(st.integers(1, 4)), "ell_x": draw(st.integers(1, 4))}
+    D = 2 * s["d_h"] if encoder == "bidirectional" else s["d_h"]
+    shapes = {"W_src": (s["d_e"], s["N_V"]), "W_e": (s["d_e"], s["N_V"])}
+    shapes.update({f"enc_{k}": v for k, v in _layer_shapes(kind, bias, encoder, s["d_h"], s["d_e"]).items()})
+    shapes["W_init"] = (s["d_h"], s["d_h"] if init == "backward" else D)
+    if attention != "none" and score == "additive":
+        s["d_a"] = draw(st.integers(1, 4))
+        shapes.update(W_a=(s["d_a"], s["d_h"]), U_a=(s["d_a"], D), v_a=(s["d_a"],))
+    elif attention != "none" and score == "general":
+        shapes["W_a"] = (D, s["d_h"])
+    dec_in = s["d_e"] + (0 if attention == "luong" else D)
+    shapes.update({f"dec_{k}": v for k, v in gate_shapes(kind, bias, s["d_h"], dec_in).items()})
+    if attention == "luong":
+        shapes["W_c"] = (s["d_h"], D + s["d_h"])
+    shapes["W_u"] = (s["N_V"], s["d_h"] + (0 if attention == "luong" else D))
+    if bias != "none":
+        shapes.update(b_init=(s["d_h"],), b_u=(s["N_V"],))
+    rng = np.random.default_rng(draw(SEED))
+    params = {n: normal(rng, *shape) for n, shape in shapes.items()}
+    tokens = {"z": rng.integers(0, s["N_V"], s["ell_z"]), "x": rng.integers(0, s["N_V"], s["ell_x"])}
+    algorithm = algorithms.get("seq2seq", attention=attention, score=score, cell=kind, encoder=encoder, init=init,
+                               bias=bias)
+    return Case(algorithm, {**tokens, **params}, s, tuple(params))
+
+
+RECURRENT_STRATEGIES["seq2seq"] = seq2seq_cases()

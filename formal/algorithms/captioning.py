@@ -1,0 +1,132 @@
+"""Show, Attend and Tell (Xu et al. 2015): a caption generated from a grid of image features by an LSTM that
+attends, at every word, over the grid's locations with an additive score — and its loss with the doubly
+stochastic penalty.
+
+The features are the annotation vectors A = [a_1, …, a_L] ∈ ℝ^{D×L}, the H×W×D grid of a CNN read
+row-major as L = H·W columns (the notes' "stretch into N = H×W vectors"); here D is ``d_z`` and L is
+``ℓ_z`` (the paper's VGG conv5_4 grid: 14×14×512, L = 196, D = 512).  The interface is Algorithm 8's: P
+column t is the distribution of word t + 1 given the image and words 1…t; the model also returns the
+attention map α (L×ℓ_x), which the penalty reads.
+
+Lines (Xu et al. eqs. 1–7, 13–14): ``h_0, c_0 = tanh(W_init,· ā + b)``, ā the mean annotation;
+``e_t = v_aᵀ tanh(W_a h_{t−1} + U_a a_i)`` (f_att, an MLP — not the "linear layer" one slide calls it);
+``α_t = softmax(e_t)``; ``ẑ_t = β_t Σ_i α_ti a_i`` with the gate ``β_t = σ(w_βᵀ h_{t−1} + b_β)`` (option
+``gate``); ``(h_t, c_t) = LSTM([E y_{t−1}; ẑ_t], h_{t−1}, c_{t−1})``; the deep output
+``p_t = softmax(L_o(E y_{t−1} + L_h h_t + L_z ẑ_t))``.  Soft (deterministic) attention only; the hard,
+sampled attention is trained by a variational bound and is not an executable algorithm here.  The
+initialisations are one tanh layer each (the paper's f_init are MLPs of unstated depth).
+
+References
+----------
+.. [1] K. Xu et al., "Show, attend and tell: neural image caption generation with visual attention",
+   ICML 2015, §3.1.2 (the LSTM decoder), §4.2 (soft attention, the gate β, the doubly stochastic penalty).
+"""
+
+from __future__ import annotations
+
+from ..algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..errors import ConfigError, shown
+from ..ops import (LoopIndex, activation, add, column, column_mean, dot, matmul, mul, sequence, softmax,
+                   stack_vertical, weighted_sum)
+from ..ops.losses import DoublyStochastic, NextTokenNLL
+from ..ops.scores import additive_score
+from ..shapes import TensorSpec
+from ..symbols import N_V, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
+from .embedding import token_embedding
+from .recurrent import BIASES, build_lstm_cell
+from .unembedding import build_unembedding
+
+__all__ = ["build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss"]
+
+_SOURCE = "Xu et al. 2015"
+
+
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} = {shown(value)} must be True or False")
+    return value
+
+
+def build_show_attend_tell(*, gate: bool = True, bias: str = "single") -> Algorithm:
+    """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) and words x ↦ (P, α)."""
+    _flag("gate", gate)
+    if bias not in BIASES:
+        raise ConfigError(f"unknown bias convention {shown(bias)}; known: {', '.join(BIASES)}")
+    cell = build_lstm_cell(bias=bias)
+    t = LoopIndex("t")
+    x_t = column("X", t, ell_x)
+    glimpse = weighted_sum("A", "alpha")
+    body = [
+        Assign("e", additive_score(matmul("W_a", "h"), "K", "v_a", single=True), note="f_att"),
+        Assign("alpha", softmax("e")),
+    ]
+    if gate:
+        body.append(Assign("beta", activation("sigmoid", add(dot("w_beta", "h"), "b_beta")), note="Gate"))
+        glimpse = mul("beta", glimpse)
+    body += [
+        Assign("z_hat", glimpse, note="Context"),
+        Assign(("h", "c"), call(cell, label=("θ", r"\theta"), x=stack_vertical(x_t, "z_hat"), h="h", c="c",
+                                **{p.name: p.name for p in cell.params})),
+        Assign("o", add(add(x_t, matmul("L_h", "h")), matmul("L_z", "z_hat")), note="Deep output"),
+        Assign("p", call(build_unembedding(bias=False), label=("L_o", "L_o"), e="o", W_u="L_o")),
+    ]
+    lines = [
+        Assign("X", call_columns(token_embedding, label=("E", "E"), v="x", W_e="E"), forall="t"),
+        Assign("a_bar", column_mean("A", ell_z), note="Mean annotation"),
+        Assign("h", activation("tanh", add(matmul("W_init_h", "a_bar"), "b_init_h")), note="f_init,h"),
+        Assign("c", activation("tanh", add(matmul("W_init_c", "a_bar"), "b_init_c")), note="f_init,c"),
+        Assign("K", matmul("U_a", "A"), note="Keys, computed once"),
+        Loop("t", ell_x, tuple(body), stack=(("p", "P_steps"), ("alpha", "alpha_steps")), sequential=True),
+        Assign("P", sequence("P_steps", ell_x, "p", "p")),
+        Assign("alpha_map", sequence("alpha_steps", ell_x, "α", r"\alpha"), returns=True),
+    ]
+    width_in = d_e + d_z
+    params = [TensorSpec("E", (d_e, N_V), doc="word embeddings", embedding=True),
+              TensorSpec("W_init_h", (d_h, d_z), doc="f_init,h"), TensorSpec("b_init_h", (d_h,), doc="f_init,h bias"),
+              TensorSpec("W_init_c", (d_h, d_z), doc="f_init,c"), TensorSpec("b_init_c", (d_h,), doc="f_init,c bias"),
+              TensorSpec("W_a", (d_a, d_h), doc="f_att: the state's side"),
+              TensorSpec("U_a", (d_a, d_z), doc="f_att: the annotations' side"),
+              TensorSpec("v_a", (d_a,), doc="f_att: the output vector")]
+    if gate:
+        params += [TensorSpec("w_beta", (d_h,), doc="the gate's weights (f_β)"),
+                   TensorSpec("b_beta", (), doc="the gate's bias")]
+    params += [TensorSpec(p.name, tuple(width_in if d == d_x else d for d in p.shape), doc=f"LSTM: {p.doc}")
+               for p in cell.params]
+    params += [TensorSpec("L_h", (d_e, d_h), doc="deep output: from the state"),
+               TensorSpec("L_z", (d_e, d_z), doc="deep output: from the context"),
+               TensorSpec("L_o", (N_V, d_e), doc="deep output: to the words", embedding=True)]
+    return Algorithm(
+        number=None, source=_SOURCE, name="show_attend_tell", display="ShowAttendTell",
+        summary="Show, Attend and Tell: an LSTM captioner attending over a grid of image features.",
+        inputs=[TensorSpec("A", (d_z, ell_z), doc="annotation vectors: the feature grid's L = H·W locations"),
+                TensorSpec("x", (ell_x,), "index", "the caption's words (teacher forcing)", bound=N_V)],
+        params=params,
+        output=(TensorSpec("P", (N_V, ell_x), doc="P[:, t]: the distribution of word t + 1"),
+                TensorSpec("alpha_map", (ell_z, ell_x), doc="α[i, t]: the weight of location i at step t")),
+        lines=lines, params_label="θ", options={"gate": gate, "bias": bias}, builder=build_show_attend_tell,
+        model=True, option_docs={"gate": "the gate β_t = σ(w_βᵀ h_{t−1} + b_β) on the context (Xu et al. §4.2.1)",
+                                 "bias": "the LSTM's bias convention (single, double, none)"},
+    )
+
+
+def build_show_attend_tell_loss(*, gate: bool = True, bias: str = "single", penalty: float = 1.0) -> Algorithm:
+    """The training loss of Show, Attend and Tell: ``−Σ_t log P[x[t+1], t] + λ Σ_i (1 − Σ_t α_ti)²``."""
+    if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not penalty >= 0 or penalty == float("inf"):
+        raise ConfigError(f"penalty = {shown(penalty)} must be a finite number ≥ 0")
+    model = build_show_attend_tell(gate=gate, bias=bias)
+    arguments = {s.name: s.name for s in model.signature}
+    lines = [Assign(("P", "alpha_map"), call(model, label=("θ", r"\theta"), **arguments)),
+             Assign("loss", add(NextTokenNLL()("P", "x"), DoublyStochastic(float(penalty))("alpha_map")), returns=True)]
+    return Algorithm(
+        number=None, source=_SOURCE, name="show_attend_tell_loss", display="ShowAttendTellLoss",
+        summary="Show, Attend and Tell's loss: the caption's negative log-likelihood and the doubly stochastic penalty.",
+        inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the loss of one caption"),
+        lines=lines, params_label="θ", options={"gate": gate, "bias": bias, "penalty": float(penalty)},
+        builder=build_show_attend_tell_loss, model=True,
+        option_docs={"gate": "the context gate β", "bias": "the LSTM's bias convention",
+                     "penalty": "λ, the weight of the doubly stochastic penalty (≥ 0)"},
+    )
+
+
+show_attend_tell = build_show_attend_tell()
+show_attend_tell_loss = build_show_attend_tell_loss()

@@ -1,0 +1,99 @@
+"""Hierarchical attention networks (Yang et al. 2016): a document as sentences of words; each sentence
+encoded by a bidirectional recurrent layer and pooled by attention with a learned context vector, then the
+sentence vectors encoded and pooled the same way, then classified — the notes' "encode and pool each
+sentence separately, then repeat over the sentence vectors".
+
+The document is a token matrix x ∈ [N_V]^{ℓ×n_s}: column j is sentence j, ℓ words long (sentences padded
+to one length are the caller's business).  The sentences are encoded independently — a parallel loop — so
+the depth is the word level's once plus the sentence level's: Θ(ℓ + n_s), not Θ(ℓ·n_s).
+
+Yang et al. eqs. (1)–(11): ``h_it = [h⃗_it; h⃖_it]`` (a bi-GRU over the words), ``u_it = tanh(W_w h_it +
+b_w)``, ``α_it = softmax_t(u_itᵀ u_w)``, ``s_i = Σ_t α_it h_it``; the same with ``W_s, b_s, u_s`` over the
+bi-GRU states of the s_i gives v; ``p = softmax(W_c v + b_c)``.  Their GRU takes the update with z and
+1 − z the other way round and resets after the recurrent product (``update="bahdanau", reset="after"``).
+
+References
+----------
+.. [1] Z. Yang et al., "Hierarchical attention networks for document classification", NAACL 2016, §2.
+"""
+
+from __future__ import annotations
+
+from ..algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..errors import ConfigError, shown
+from ..ops import LoopIndex, column, sequence
+from ..shapes import TensorSpec
+from ..symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent
+from .embedding import token_embedding
+from .pooling import build_attention_pooling
+from .recurrent import BIASES, RESETS, UPDATES, build_rnn_layer
+from .unembedding import build_unembedding
+
+__all__ = ["build_han", "han"]
+
+
+def _renamed(specs, prefix, width):
+    return [TensorSpec(f"{prefix}{p.name}", tuple(width if d == d_x else d for d in p.shape), doc=p.doc)
+            for p in specs]
+
+
+def build_han(*, cell: str = "gru", bias: str = "single", reset: str = "after", update: str = "bahdanau") -> Algorithm:
+    """A hierarchical attention network: a document's token matrix x (ℓ×n_s) ↦ class probabilities p."""
+    if cell not in ("gru", "lstm"):
+        raise ConfigError(f"unknown HAN cell {shown(cell)}; known: gru, lstm")
+    if bias not in BIASES:
+        raise ConfigError(f"unknown bias convention {shown(bias)}; known: {', '.join(BIASES)}")
+    for name, value, known in (("reset", reset, RESETS), ("update", update, UPDATES)):
+        if value not in known:
+            raise ConfigError(f"unknown {name} {shown(value)}; known: {', '.join(known)}")
+    if cell == "lstm" and (reset, update) != ("after", "bahdanau"):
+        raise ConfigError("reset and update apply to cell = 'gru' only")
+    extra = {"reset": reset, "update": update} if cell == "gru" else {}
+    layer = build_rnn_layer(cell=cell, direction="bidirectional", bias=bias, **extra)
+    pool = build_attention_pooling(score="mlp")
+    j = LoopIndex("j")
+    words = [
+        Assign("E", call_columns(token_embedding, label=("W_e", "W_e"), v=column("x", j, n_sent), W_e="W_e"),
+               forall="t", note="Sentence j's words"),
+        Assign("H", call(layer, label=("θ_w", r"\theta_{w}"), X="E", **{p.name: f"w_{p.name}" for p in layer.params}),
+               note="Word encoder"),
+        Assign("s", call(pool, label=("W_w, b_w, u_w", r"W_w, b_w, u_w"), Z="H", W="W_w", b="b_w", u_w="u_w"),
+               note="Word attention"),
+    ]
+    lines = [
+        Loop("j", n_sent, tuple(words), stack=(("s", "s_steps"),)),
+        Assign("S", sequence("s_steps", n_sent, "s", "s"), note="Sentence vectors"),
+        Assign("H_s", call(layer, label=("θ_s", r"\theta_{s}"), X="S", **{p.name: f"s_{p.name}" for p in layer.params}),
+               note="Sentence encoder"),
+        Assign("v", call(pool, label=("W_s, b_s, u_s", r"W_s, b_s, u_s"), Z="H_s", W="W_s", b="b_s", u_w="u_s"),
+               note="Sentence attention"),
+        Assign("p", call(build_unembedding(bias=True), label=("W_c, b_c", "W_c, b_c"), e="v", W_u="W_c", b_u="b_c"),
+               returns=True),
+    ]
+    width = 2 * d_h
+    params = [TensorSpec("W_e", (d_e, N_V), doc="word embeddings", embedding=True),
+              *_renamed(layer.params, "w_", d_e),
+              TensorSpec("W_w", (d_a, width), doc="word attention: hidden layer"),
+              TensorSpec("b_w", (d_a,), doc="word attention: hidden bias"),
+              TensorSpec("u_w", (d_a,), doc="word attention: the word context vector"),
+              *_renamed(layer.params, "s_", width),
+              TensorSpec("W_s", (d_a, width), doc="sentence attention: hidden layer"),
+              TensorSpec("b_s", (d_a,), doc="sentence attention: hidden bias"),
+              TensorSpec("u_s", (d_a,), doc="sentence attention: the sentence context vector"),
+              TensorSpec("W_c", (n_classes, width), doc="classifier"),
+              TensorSpec("b_c", (n_classes,), doc="classifier bias")]
+    return Algorithm(
+        number=None, source="Yang et al. 2016", name="han", display="HAN",
+        summary="A hierarchical attention network: words pooled into sentences, sentences into a document.",
+        inputs=[TensorSpec("x", (ell, n_sent), "index", "the document: column j holds sentence j's words", bound=N_V)],
+        params=params, output=TensorSpec("p", (n_classes,), doc="the class probabilities"),
+        lines=lines, params_label="θ", options={"cell": cell, "bias": bias, "reset": reset, "update": update},
+        builder=build_han, model=True,
+        option_docs={"cell": "the encoders' cell: gru (Yang et al.) or lstm",
+                     "bias": "the cells' bias convention (single, double, none)",
+                     "reset": "the GRU's reset placement (Yang et al.: after)",
+                     "update": "the GRU's update convention (Yang et al.: bahdanau)"},
+    )
+
+
+han = build_han()
