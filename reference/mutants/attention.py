@@ -3,6 +3,10 @@
 Each factory takes the variant's options and returns the function conform calls; the keyword-only
 ``_``-arguments are the seams the catalogue plants bugs through.  Without biases (``bias=False``) every
 bias is zero, whatever is passed.
+
+Algorithms 3 and 4 take the spec's ``score``: ``scaled_dot`` (the paper's ``KᵀQ/√d_attn``, the code path
+these functions always had), ``dot`` (``KᵀQ``) or ``additive`` (``v_aᵀ φ(q + k)``, Bahdanau's, with φ tanh or
+a leaky ReLU of negative slope 0.2 under ``activation="leaky_relu"``); only the scaled dot product is scaled.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ import numpy as np
 
 from .numerics import softmax
 
-__all__ = ["fill", "weights", "attend", "group", "single_query_attention", "attention", "mhattention",
-           "kv_mhattention"]
+__all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "group",
+           "single_query_attention", "attention", "mhattention", "kv_mhattention"]
 
 
 def fill(S, mask):
@@ -32,10 +36,43 @@ def weights(S, empty="zero"):
     return A
 
 
-def attend(Q, K, V, mask, *, empty="zero", _scale=math.sqrt, _fill=fill, _weights=weights, _mix=np.matmul):
-    """Algorithm 4, lines 4–6: ``Ṽ = V·softmax(mask(KᵀQ)/√d_attn)``; Q d_attn×ℓ_x, K d_attn×ℓ_z, V d×ℓ_z."""
-    S = _fill(K.T @ Q, mask) / _scale(Q.shape[0])               # ℓ_z×ℓ_x
+def attend(Q, K, V, mask, *, empty="zero", score=None, _scale=math.sqrt, _fill=fill, _weights=weights,
+           _mix=np.matmul):
+    """Algorithm 4, lines 4–6: ``Ṽ = V·softmax(mask(KᵀQ)/√d_attn)``; Q d_attn×ℓ_x, K d_attn×ℓ_z, V d×ℓ_z.
+    ``score`` (Q, K ↦ ℓ_z×ℓ_x) replaces the scaled dot product by another score, which is not scaled."""
+    if score is None:
+        S = _fill(K.T @ Q, mask) / _scale(Q.shape[0])           # ℓ_z×ℓ_x
+    else:
+        S = _fill(score(Q, K), mask)
     return _mix(V, _weights(S, empty))                          # d×ℓ_x
+
+
+def leaky_relu(a, slope=0.2):
+    """``max(a, slope·a)``: GAT's leaky ReLU (negative slope 0.2)."""
+    return np.where(a > 0, a, slope * a)
+
+
+#: The additive score's nonlinearity φ by the spec's option name.
+SCORE_ACTIVATIONS = {"tanh": np.tanh, "leaky_relu": leaky_relu}
+
+
+def additive(Q, K, v_a, phi):
+    """Bahdanau's score ``S[t_z, t_x] = v_aᵀ φ(Q[:, t_x] + K[:, t_z])`` (ℓ_z×ℓ_x); one query q (a vector):
+    the ℓ_z-vector ``[v_aᵀ φ(q + K[:, t_z])]_{t_z}``."""
+    if Q.ndim == 1:
+        return v_a @ phi(Q[:, None] + K)                                       # ℓ_z
+    return np.einsum("d,dzx->zx", v_a, phi(Q[:, None, :] + K[:, :, None]))     # ℓ_z×ℓ_x
+
+
+def scorer(score, activation, *, _additive=additive, _slope=0.2):
+    """``(Q, K, v_a) ↦`` the unscaled scores of ``score`` (``dot``, ``additive``); None for ``scaled_dot``,
+    which the functions compute as they always did."""
+    if score == "scaled_dot":
+        return None
+    if score == "dot":
+        return lambda Q, K, v_a: K.T @ Q
+    phi = partial(leaky_relu, slope=_slope) if activation == "leaky_relu" else SCORE_ACTIVATIONS[activation]
+    return lambda Q, K, v_a: _additive(Q, K, v_a, phi)
 
 
 def _bias(b, rows, use: bool):
@@ -43,25 +80,36 @@ def _bias(b, rows, use: bool):
     return b if use and b is not None else np.zeros(rows)
 
 
-def single_query_attention(*, bias=True, _scale=math.sqrt):
+def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", _scale=math.sqrt,
+                           _additive=additive, _slope=0.2, _softmax=softmax):
     """Algorithm 3: one query ``e`` attends over the context columns ``e_t``."""
-    def single_query_attention(e, e_t, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
+    scores = scorer(score, activation, _additive=_additive, _slope=_slope)
+
+    def single_query_attention(e, e_t, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, v_a=None):
         q = W_q @ e + _bias(b_q, len(W_q), bias)                               # d_attn
         K = W_k @ e_t + _bias(b_k, len(W_k), bias)[:, None]                    # d_attn×T
         V = W_v @ e_t + _bias(b_v, len(W_v), bias)[:, None]                    # d_out×T
-        alpha = softmax(K.T @ q / _scale(len(q)))                              # T
+        if scores is None:
+            alpha = softmax(K.T @ q / _scale(len(q)))                          # T
+        else:
+            alpha = _softmax(scores(q, K, v_a))
         return V @ alpha
     return single_query_attention
 
 
-def attention(*, bias=True, empty="zero", _attend=attend):
+def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", _attend=attend,
+              _additive=additive, _slope=0.2):
     """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3)."""
-    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None):
+    scores = scorer(score, activation, _additive=_additive, _slope=_slope)
+
+    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None):
         Z = X if Z is None else Z
         Q = W_q @ X + _bias(b_q, len(W_q), bias)[:, None]                      # d_attn×ℓ_x
         K = W_k @ Z + _bias(b_k, len(W_k), bias)[:, None]                      # d_attn×ℓ_z
         V = W_v @ Z + _bias(b_v, len(W_v), bias)[:, None]                      # d_out×ℓ_z
-        return _attend(Q, K, V, mask, empty=empty)
+        if scores is None:
+            return _attend(Q, K, V, mask, empty=empty)
+        return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a))
     return attention
 
 

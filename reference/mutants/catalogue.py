@@ -52,6 +52,11 @@ FACTORIES = {
     "dinference": dinference, "edinference": edinference,
 }
 
+from .scores_catalogue import (CONTROLS as _SCORE_CONTROLS, EQUIVALENT as _SCORE_EQUIVALENT,  # noqa: E402
+                               FACTORIES as _SCORE_FACTORIES, MUTANTS as _SCORE_MUTANTS)
+
+FACTORIES.update(_SCORE_FACTORIES)   # attention scores, attention pooling, convolutions
+
 
 def _seam(name, algorithm, options, bug, source, **seams):
     """A mutant: the correct implementation of ``options`` with ``seams`` replaced."""
@@ -428,7 +433,7 @@ _INFERENCE = [
 ]
 
 MUTANTS = tuple(_EMBEDDING + _ATTENTION + _MHA + _NORM + _DECODER + _CACHED + _ENCODER + _ENCODER_DECODER
-                + _LOSSES + _INFERENCE)
+                + _LOSSES + _INFERENCE + _SCORE_MUTANTS)
 
 
 def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
@@ -448,7 +453,7 @@ def _controls():
                                     "correct"),)
 
 
-CONTROLS = _controls()
+CONTROLS = _controls() + tuple(_SCORE_CONTROLS)
 
 #: Bugs left out because no input can detect them (equivalent mutants), and why.
 EQUIVALENT = {
@@ -459,3 +464,4 @@ EQUIVALENT = {
     "sampling from p^τ under τ = 1": "p^τ = p^(1/τ)",
     "a key/value cache that evicts beyond ℓ_max columns": "the cache never holds more than ℓ_max columns",
 }
+EQUIVALENT.update(_SCORE_EQUIVALENT)
