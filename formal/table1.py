@@ -18,7 +18,7 @@ their FLOPs are equal (an LSTM layer at n = 2d, a GRU layer at n = d).
 
 References
 ----------
-.. [1] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Table 1 and §4.
+- A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Table 1 and §4.
 """
 
 from __future__ import annotations

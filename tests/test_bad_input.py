@@ -354,6 +354,23 @@ CASES = [
     C("show-option-json-error", ("show", "attention", "-o", "bias=maybe", "--json"), 2),
     C("show-tau-zero", ("show", "dinference", "-o", "tau=0"), 2),
     C("show-tau-nan", ("show", "dinference", "-o", "tau=nan"), 2),
+    # the lecture notes' systems: options that apply to another cell, words for numbers, impossible pairs
+    C("show-rnn-unknown-cell", ("show", "rnn_layer", "-o", "cell=transformer"), 2),
+    C("show-rnn-reset-on-lstm", ("show", "rnn_layer", "-o", "cell=lstm", "-o", "reset=after"), 2,
+      note="reset applies to the GRU only: an option that would change nothing is refused"),
+    C("show-rnn-bias-true", ("show", "lstm_cell", "-o", "bias=true"), 2),
+    C("show-seq2seq-dot-bidirectional", ("show", "seq2seq", "-o", "score=dot"), 2,
+      note="a dot score needs states as wide as the decoder's: a bidirectional encoder's are twice"),
+    C("show-conv-padding-same", ("show", "conv1d", "-o", "padding=same", "--json"), 0, contains=('"same"',)),
+    C("show-conv-padding-word", ("show", "conv1d", "-o", "padding=wide"), 2),
+    C("show-conv-padding-injection", ("show", "conv1d", "-o", f"padding={INJECT}"), 2),
+    C("show-conv-stride-0", ("show", "conv1d", "-o", "stride=0"), 2),
+    C("show-conv-stride-2", ("show", "conv1d", "-o", "stride=2"), 0, contains=("floor",)),
+    C("show-sat-penalty-negative", ("show", "show_attend_tell_loss", "-o", "penalty=-1"), 2),
+    C("show-sat-penalty-inf", ("show", "show_attend_tell_loss", "-o", "penalty=inf"), 2),
+    C("table1-even-kernel", ("table1", "--kernel", "4"), 2),
+    C("table1-huge-n", ("table1", "--n", "10" * 50), 2),
+    C("table1-json", ("table1", "--json"), 0, contains=('"parity"',)),
 
     # ------------------------------------- graph: huge built-in patterns answered from their structure
     C("graph-full-1e6", ("graph", "full", "--n", "1000000", "--json"), 0, contains=('"edges": 1000000000000',),

@@ -80,15 +80,15 @@ def _shown_commands():
 
 
 def test_readme_commands_of_the_specification_run(tmp_path, monkeypatch, capsys):
-    """Each ``list``/``show``/``complexity``/``graph``/``check``/``prove`` command the README shows exits 0 as written,
-    the configuration file being the README's first TOML block and the claims file its second (``verify`` and
-    ``conform`` are run by their tests)."""
+    """Each ``list``/``show``/``complexity``/``graph``/``check``/``prove``/``table1`` command the README shows exits 0
+    as written, the configuration file being the README's first TOML block and the claims file its second
+    (``verify`` and ``conform`` are run by their tests)."""
     from formal.cli import main
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my-model.toml").write_text(_blocks("toml")[0] + "\n")
     (tmp_path / "my_graph.txt").write_text("0 1\n1 2\n# a comment\n2 0\n")
     (tmp_path / "claims.toml").write_text(_blocks("toml")[1] + "\n")
-    run = ("list", "show", "complexity", "graph", "check", "prove")
+    run = ("list", "show", "complexity", "graph", "check", "prove", "table1")
     commands = [argv for argv in _shown_commands() if argv[0] in run]
     assert {argv[0] for argv in commands} == set(run)
     for argv in commands:

@@ -24,13 +24,13 @@ Masks and the empty-neighbourhood policy (design decision 7) apply to every scor
 
 References
 ----------
-.. [1] M. Phuong, M. Hutter, "Formal algorithms for transformers", arXiv 2207.09238, 2022, Algorithms 3–5.
-.. [2] D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
-   translate", ICLR 2015, §3.1 and Appendix A.2.2.
-.. [3] M.-T. Luong, H. Pham, C. D. Manning, "Effective approaches to attention-based neural machine
-   translation", EMNLP 2015, §3.1 (the dot, general and concat scores).
-.. [4] P. Veličković et al., "Graph attention networks", ICLR 2018; S. Brody, U. Alon, E. Yahav, "How
-   attentive are graph attention networks?", ICLR 2022.
+- M. Phuong, M. Hutter, "Formal algorithms for transformers", arXiv 2207.09238, 2022, Algorithms 3–5.
+- D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
+  translate", ICLR 2015, §3.1 and Appendix A.2.2.
+- M.-T. Luong, H. Pham, C. D. Manning, "Effective approaches to attention-based neural machine
+  translation", EMNLP 2015, §3.1 (the dot, general and concat scores).
+- P. Veličković et al., "Graph attention networks", ICLR 2018; S. Brody, U. Alon, E. Yahav, "How
+  attentive are graph attention networks?", ICLR 2022.
 """
 
 from __future__ import annotations

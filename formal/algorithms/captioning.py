@@ -18,8 +18,8 @@ initialisations are one tanh layer each (the paper's f_init are MLPs of unstated
 
 References
 ----------
-.. [1] K. Xu et al., "Show, attend and tell: neural image caption generation with visual attention",
-   ICML 2015, §3.1.2 (the LSTM decoder), §4.2 (soft attention, the gate β, the doubly stochastic penalty).
+- K. Xu et al., "Show, attend and tell: neural image caption generation with visual attention",
+  ICML 2015, §3.1.2 (the LSTM decoder), §4.2 (soft attention, the gate β, the doubly stochastic penalty).
 """
 
 from __future__ import annotations

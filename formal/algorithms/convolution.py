@@ -18,12 +18,12 @@ share its weights across neighbours (a node's neighbours have no order): ``Y = �
 
 References
 ----------
-.. [1] Y. LeCun et al., "Backpropagation applied to handwritten zip code recognition", Neural Computation 1,
-   1989 (weights shared across positions); ``torch.nn.Conv1d`` (the output length, ``padding="same"``).
-.. [2] T. N. Kipf, M. Welling, "Semi-supervised classification with graph convolutional networks", ICLR 2017,
-   eq. (2): ``Z = D̃^{−1/2} Ã D̃^{−1/2} X Θ`` with ``Ã = A + I``.
-.. [3] A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Table 1 (a convolution's cost per layer
-   ``O(k·n·d²)`` and its maximum path length ``O(n/k)``, ``O(log_k n)`` dilated).
+- Y. LeCun et al., "Backpropagation applied to handwritten zip code recognition", Neural Computation 1,
+  1989 (weights shared across positions); ``torch.nn.Conv1d`` (the output length, ``padding="same"``).
+- T. N. Kipf, M. Welling, "Semi-supervised classification with graph convolutional networks", ICLR 2017,
+  eq. (2): ``Z = D̃^{−1/2} Ã D̃^{−1/2} X Θ`` with ``Ã = A + I``.
+- A. Vaswani et al., "Attention is all you need", NeurIPS 2017, Table 1 (a convolution's cost per layer
+  ``O(k·n·d²)`` and its maximum path length ``O(n/k)``, ``O(log_k n)`` dilated).
 
 Examples
 --------

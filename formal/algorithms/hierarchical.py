@@ -14,7 +14,7 @@ bi-GRU states of the s_i gives v; ``p = softmax(W_c v + b_c)``.  Their GRU takes
 
 References
 ----------
-.. [1] Z. Yang et al., "Hierarchical attention networks for document classification", NAACL 2016, §2.
+- Z. Yang et al., "Hierarchical attention networks for document classification", NAACL 2016, §2.
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ Examples
 
 References
 ----------
-.. [1] D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
-   translate", ICLR 2015, §3.1 (the context vector c_i = Σ_j α_ij h_j).
-.. [2] Z. Yang, D. Yang, C. Dyer, X. He, A. Smola, E. Hovy, "Hierarchical attention networks for document
-   classification", NAACL 2016, §2.2, eqs. (5)–(7) (and (8)–(10) at the sentence level).
+- D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
+  translate", ICLR 2015, §3.1 (the context vector c_i = Σ_j α_ij h_j).
+- Z. Yang, D. Yang, C. Dyer, X. He, A. Smola, E. Hovy, "Hierarchical attention networks for document
+  classification", NAACL 2016, §2.2, eqs. (5)–(7) (and (8)–(10) at the sentence level).
 """
 
 from __future__ import annotations

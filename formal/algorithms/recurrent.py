@@ -11,12 +11,12 @@ The start state is 0 ("Can set initial state h_0 to all 0's", as the lecture not
 
 References
 ----------
-.. [1] J. L. Elman, "Finding structure in time", Cognitive Science 14, 1990.
-.. [2] S. Hochreiter, J. Schmidhuber, "Long short-term memory", Neural Computation 9, 1997; F. A. Gers,
-   J. Schmidhuber, F. Cummins, "Learning to forget", Neural Computation 12, 2000 (the forget gate).
-.. [3] K. Cho et al., "Learning phrase representations using RNN encoder–decoder", EMNLP 2014, eqs. (5)–(8).
-.. [4] D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
-   translate", ICLR 2015, Appendix A (the update written with z and 1 − z the other way round).
+- J. L. Elman, "Finding structure in time", Cognitive Science 14, 1990.
+- S. Hochreiter, J. Schmidhuber, "Long short-term memory", Neural Computation 9, 1997; F. A. Gers,
+  J. Schmidhuber, F. Cummins, "Learning to forget", Neural Computation 12, 2000 (the forget gate).
+- K. Cho et al., "Learning phrase representations using RNN encoder–decoder", EMNLP 2014, eqs. (5)–(8).
+- D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
+  translate", ICLR 2015, Appendix A (the update written with z and 1 − z the other way round).
 """
 
 from __future__ import annotations

@@ -28,13 +28,13 @@ modelled; one vocabulary size N_V for both languages (separate embeddings ``W_sr
 
 References
 ----------
-.. [1] K. Cho et al., "Learning phrase representations using RNN encoder–decoder for statistical machine
-   translation", EMNLP 2014.
-.. [2] I. Sutskever, O. Vinyals, Q. V. Le, "Sequence to sequence learning with neural networks", NeurIPS 2014.
-.. [3] D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
-   translate", ICLR 2015, §3.1 and Appendix A.
-.. [4] M.-T. Luong, H. Pham, C. D. Manning, "Effective approaches to attention-based neural machine
-   translation", EMNLP 2015, §3 and eqs. (5), (8).
+- K. Cho et al., "Learning phrase representations using RNN encoder–decoder for statistical machine
+  translation", EMNLP 2014.
+- I. Sutskever, O. Vinyals, Q. V. Le, "Sequence to sequence learning with neural networks", NeurIPS 2014.
+- D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
+  translate", ICLR 2015, §3.1 and Appendix A.
+- M.-T. Luong, H. Pham, C. D. Manning, "Effective approaches to attention-based neural machine
+  translation", EMNLP 2015, §3 and eqs. (5), (8).
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@ leaky ReLU in place of tanh, of graph attention networks (Veličković et al. 20
 
 References
 ----------
-.. [1] D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
-   translate", ICLR 2015, §3.1 and Appendix A.2.2: ``e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j)``.
-.. [2] P. Veličković et al., "Graph attention networks", ICLR 2018, eq. (3) (LeakyReLU, negative slope 0.2);
-   S. Brody, U. Alon, E. Yahav, "How attentive are graph attention networks?", ICLR 2022 (GATv2: the
-   nonlinearity between the sum and ``a``, as here).
+- D. Bahdanau, K. Cho, Y. Bengio, "Neural machine translation by jointly learning to align and
+  translate", ICLR 2015, §3.1 and Appendix A.2.2: ``e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j)``.
+- P. Veličković et al., "Graph attention networks", ICLR 2018, eq. (3) (LeakyReLU, negative slope 0.2);
+  S. Brody, U. Alon, E. Yahav, "How attentive are graph attention networks?", ICLR 2022 (GATv2: the
+  nonlinearity between the sum and ``a``, as here).
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def _checker(function, name, **options):
 def test_masks_property_catches_a_function_that_reads_hidden_keys():
     """Algorithm 4, line 5: hidden keys have no influence — a function ignoring the mask fails ``masks``."""
     checker, _ = _checker(planted.attention_ignores_mask, "attention")
-    for ex in examples("attention", 30, seed=0, bias=True, empty="zero"):
+    for ex in examples("attention", 30, seed=0, bias=True, empty="zero", score="scaled_dot"):
         args = normalise(ex)
         if args.get("Z") is not None and (args["mask"] == 0).any():
             with pytest.raises(Failed) as failed:
@@ -137,7 +137,7 @@ def test_equivariance_property_catches_a_position_dependent_attention():
     def positional(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
         return correct.attention(X + np.arange(X.shape[1]), mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
     checker, _ = _checker(positional, "attention")
-    ex = next(e for e in examples("attention", 10, seed=0, bias=True, empty="zero")
+    ex = next(e for e in examples("attention", 10, seed=0, bias=True, empty="zero", score="scaled_dot")
               if e.arguments["X"].shape[1] >= 2)
     with pytest.raises(Failed) as failed:
         checker.equivariance("attention", normalise(ex))
