@@ -110,10 +110,12 @@ def _outputs(result) -> tuple:
 
 
 def normalise(example) -> dict:
-    """The example's arguments as a function receives them: a mask as an explicit 0/1 float array."""
+    """The example's arguments as a function receives them: every mask input (Algorithm 4's mask, a graph
+    convolution's adjacency A) as an explicit 0/1 float array."""
     arguments = dict(example.arguments)
-    if "mask" in {s.name for s in example.algorithm.inputs}:
-        arguments["mask"] = masks.resolve(arguments.get("mask"), *example.shape("mask")).astype(np.float64)
+    for spec in example.algorithm.inputs:
+        if spec.kind == "mask":
+            arguments[spec.name] = masks.resolve(arguments.get(spec.name), *example.shape(spec.name)).astype(np.float64)
     return arguments
 
 

@@ -66,14 +66,10 @@ def conv1d(*, stride=1, padding=0, dilation=1, bias=True, activation="none", _pa
 
 
 def adjacency(A, n: int) -> np.ndarray:
-    """The adjacency as a float n×n array.  conform passes a 0/1 array, or (a gap in its contract: it
-    resolves only an input named ``mask``) the spec's mask name — ``None`` (every node every node's
-    neighbour) or a causal one (``A[j, i] = [[j ≤ i]]``, either alignment being the same on one node set)."""
-    if A is None or (isinstance(A, str) and A == "bidirectional"):
-        return np.ones((n, n))
-    if isinstance(A, str):
-        return np.triu(np.ones((n, n)))
-    return np.asarray(A, dtype=np.float64)
+    """The adjacency conform passes (a 0/1 array, n×n) as floats."""
+    A = np.asarray(A, dtype=np.float64)
+    assert A.shape == (n, n), A.shape
+    return A
 
 
 def normalised(A, norm: str) -> np.ndarray:

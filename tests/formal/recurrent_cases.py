@@ -130,3 +130,60 @@ def seq2seq_cases(draw):
 
 
 RECURRENT_STRATEGIES["seq2seq"] = seq2seq_cases()
+
+
+def _sat_shapes(s, gate, bias):
+    """Show, Attend and Tell's parameters by hand (Xu et al. §3.1.2): E d_e×N_V; the initial MLPs d_h×D;
+    f_att W_a d_a×d_h, U_a d_a×D, v_a d_a; the gate w_β d_h and b_β (a scalar); the LSTM's gates reading
+    [E y; ẑ] (d_e + D); the deep output L_h d_e×d_h, L_z d_e×D, L_o N_V×d_e."""
+    D = s["d_z"]
+    shapes = {"E": (s["d_e"], s["N_V"]), "W_init_h": (s["d_h"], D), "b_init_h": (s["d_h"],),
+              "W_init_c": (s["d_h"], D), "b_init_c": (s["d_h"],), "W_a": (s["d_a"], s["d_h"]),
+              "U_a": (s["d_a"], D), "v_a": (s["d_a"],)}
+    if gate:
+        shapes.update(w_beta=(s["d_h"],), b_beta=())
+    shapes.update(gate_shapes("lstm", bias, s["d_h"], s["d_e"] + D))
+    shapes.update(L_h=(s["d_e"], s["d_h"]), L_z=(s["d_e"], D), L_o=(s["N_V"], s["d_e"]))
+    return shapes
+
+
+@st.composite
+def show_attend_tell_cases(draw, loss=False):
+    gate, bias = draw(st.booleans()), draw(BIAS)
+    s = {k: draw(st.integers(1, 4)) for k in ("d_e", "d_h", "d_a", "d_z", "ell_z")}
+    s["N_V"], s["ell_x"] = draw(st.integers(2, 6)), draw(st.integers(2 if loss else 1, 4))
+    rng = np.random.default_rng(draw(SEED))
+    params = {n: normal(rng, *shape) for n, shape in _sat_shapes(s, gate, bias).items()}
+    inputs = {"A": normal(rng, s["d_z"], s["ell_z"]), "x": rng.integers(0, s["N_V"], s["ell_x"])}
+    if loss:
+        algorithm = algorithms.get("show_attend_tell_loss", gate=gate, bias=bias,
+                                   penalty=draw(st.sampled_from([0.0, 1.0, 2.5])))
+    else:
+        algorithm = algorithms.get("show_attend_tell", gate=gate, bias=bias)
+    return Case(algorithm, {**inputs, **params}, s, tuple(params))
+
+
+@st.composite
+def han_cases(draw):
+    """A hierarchical attention network by hand (Yang et al. §2): word and sentence bi-GRUs (inputs d_e and
+    2·d_h), word and sentence attention (W d_a×2d_h, b d_a, u d_a), the classifier N_C×2d_h."""
+    kind, bias = draw(st.sampled_from(["gru", "lstm"])), draw(BIAS)
+    s = {"N_V": draw(st.integers(2, 6)), "d_e": draw(st.integers(1, 3)), "d_h": draw(st.integers(1, 3)),
+         "d_a": draw(st.integers(1, 3)), "ell": draw(st.integers(1, 4)), "n_sent": draw(st.integers(1, 3)),
+         "n_classes": draw(st.integers(2, 4))}
+    width = 2 * s["d_h"]
+    shapes = {"W_e": (s["d_e"], s["N_V"])}
+    shapes.update({f"w_{k}": v for k, v in _layer_shapes(kind, bias, "bidirectional", s["d_h"], s["d_e"]).items()})
+    shapes.update(W_w=(s["d_a"], width), b_w=(s["d_a"],), u_w=(s["d_a"],))
+    shapes.update({f"s_{k}": v for k, v in _layer_shapes(kind, bias, "bidirectional", s["d_h"], width).items()})
+    shapes.update(W_s=(s["d_a"], width), b_s=(s["d_a"],), u_s=(s["d_a"],), W_c=(s["n_classes"], width),
+                  b_c=(s["n_classes"],))
+    rng = np.random.default_rng(draw(SEED))
+    params = {n: normal(rng, *shape) for n, shape in shapes.items()}
+    x = rng.integers(0, s["N_V"], (s["ell"], s["n_sent"]))
+    algorithm = algorithms.get("han", cell=kind, bias=bias)
+    return Case(algorithm, {"x": x, **params}, s, tuple(params))
+
+
+RECURRENT_STRATEGIES.update({"show_attend_tell": show_attend_tell_cases(),
+                             "show_attend_tell_loss": show_attend_tell_cases(loss=True), "han": han_cases()})
