@@ -57,6 +57,11 @@ from .scores_catalogue import (CONTROLS as _SCORE_CONTROLS, EQUIVALENT as _SCORE
 
 FACTORIES.update(_SCORE_FACTORIES)   # attention scores, attention pooling, convolutions
 
+from .recurrent_catalogue import (EQUIVALENT as _RECURRENT_EQUIVALENT,  # noqa: E402
+                                  FACTORIES as _RECURRENT_FACTORIES, MUTANTS as _RECURRENT_MUTANTS)
+
+FACTORIES.update(_RECURRENT_FACTORIES)   # recurrent cells and layers, seq2seq, Show-Attend-Tell, HAN
+
 
 def _seam(name, algorithm, options, bug, source, **seams):
     """A mutant: the correct implementation of ``options`` with ``seams`` replaced."""
@@ -433,7 +438,7 @@ _INFERENCE = [
 ]
 
 MUTANTS = tuple(_EMBEDDING + _ATTENTION + _MHA + _NORM + _DECODER + _CACHED + _ENCODER + _ENCODER_DECODER
-                + _LOSSES + _INFERENCE + _SCORE_MUTANTS)
+                + _LOSSES + _INFERENCE + _SCORE_MUTANTS + _RECURRENT_MUTANTS)
 
 
 def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
@@ -465,3 +470,4 @@ EQUIVALENT = {
     "a key/value cache that evicts beyond ℓ_max columns": "the cache never holds more than ℓ_max columns",
 }
 EQUIVALENT.update(_SCORE_EQUIVALENT)
+EQUIVALENT.update(_RECURRENT_EQUIVALENT)
