@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError", "shown"]
+__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError", "shown", "one_of"]
 
 
 def shown(value, limit: int = 60) -> str:
@@ -103,3 +103,18 @@ def condition_failure(relation: str, even: bool, a: tuple, b: tuple, reason: str
     else:
         failure = f"{side(wa, va)} exceeds {side(wb, vb)}"
     return f"{failure} ({reason})" if reason else failure
+
+
+def one_of(what: str, value, known):
+    """``value`` if it is one of the words ``known``, else a :class:`ConfigError` naming ``what`` and the value.
+
+    >>> one_of("direction", "forward", ("forward", "backward"))
+    'forward'
+    >>> one_of("direction", "sideways", ("forward", "backward"))
+    Traceback (most recent call last):
+    ...
+    formal.errors.ConfigError: unknown direction 'sideways'; known: forward, backward
+    """
+    if not isinstance(value, str) or value not in known:
+        raise ConfigError(f"unknown {what} {shown(value)}; known: {', '.join(known)}")
+    return value

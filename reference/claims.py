@@ -26,7 +26,8 @@ from formal.errors import FormalError, shown
 __all__ = ["check_property", "check_implementation", "TOKEN_INPUTS", "SIZES", "SEEDS"]
 
 #: The argument whose columns are the tokens, per algorithm a property claim may name.
-TOKEN_INPUTS = {"attention": "X", "mhattention": "X", "etransformer": "x", "dtransformer": "x"}
+TOKEN_INPUTS = {"attention": "X", "mhattention": "X", "etransformer": "x", "dtransformer": "x",
+                "attention_pooling": "Z", "rnn_layer": "X", "rnn": "X", "seq2seq": "x"}
 #: The size bounds of the examples, smallest first, and the seeds tried at each.
 SIZES = (2, 3, 4, 6, 8)
 SEEDS = 4
@@ -52,7 +53,7 @@ def _examples(claim):
         for s in range(seed, seed + SEEDS):
             ex = example(algorithm, s, small=small)
             arguments = dict(ex.arguments)
-            if "Z" in arguments:          # self-attention: the context is the tokens themselves
+            if "Z" in ex.algorithm.defaults and "Z" in arguments:  # self-attention: the context is the tokens
                 del arguments["Z"]
                 ex.sizes.update(d_z=ex.sizes["d_x"], ell_z=ex.sizes["ell_x"])
             if "mask" in arguments:

@@ -221,7 +221,7 @@ def from_torch_rnn(module) -> tuple[dict, dict]:
     if module.num_layers > 1:
         params.update({f"{k}_l": v for k, v in _stack(per_layer[1:]).items()})
     else:  # no layer above the first: the stacked parameters are empty, (0, …) of the upper layers' shapes
-        d_h, width = module.hidden_size, module.hidden_size * len(directions)
+        width = module.hidden_size * len(directions)
         for k, v in per_layer[0].items():
             shape = (width,) if k.startswith("W_x") else ()
             params[f"{k}_l"] = np.zeros((0,) + v.shape[:1] + (shape or v.shape[1:]))

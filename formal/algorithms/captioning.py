@@ -25,7 +25,7 @@ References
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..ops import (LoopIndex, activation, add, column, column_mean, dot, matmul, mul, sequence, softmax,
                    stack_vertical, weighted_sum)
 from ..ops.losses import DoublyStochastic, NextTokenNLL
@@ -50,8 +50,7 @@ def _flag(name, value):
 def build_show_attend_tell(*, gate: bool = True, bias: str = "single") -> Algorithm:
     """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) and words x ↦ (P, α)."""
     _flag("gate", gate)
-    if bias not in BIASES:
-        raise ConfigError(f"unknown bias convention {shown(bias)}; known: {', '.join(BIASES)}")
+    one_of("bias convention", bias, BIASES)
     cell = build_lstm_cell(bias=bias)
     t = LoopIndex("t")
     x_t = column("X", t, ell_x)

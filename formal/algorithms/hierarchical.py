@@ -20,7 +20,7 @@ References
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..ops import LoopIndex, column, sequence
 from ..shapes import TensorSpec
 from ..symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent
@@ -41,11 +41,9 @@ def build_han(*, cell: str = "gru", bias: str = "single", reset: str = "after", 
     """A hierarchical attention network: a document's token matrix x (ℓ×n_s) ↦ class probabilities p."""
     if cell not in ("gru", "lstm"):
         raise ConfigError(f"unknown HAN cell {shown(cell)}; known: gru, lstm")
-    if bias not in BIASES:
-        raise ConfigError(f"unknown bias convention {shown(bias)}; known: {', '.join(BIASES)}")
-    for name, value, known in (("reset", reset, RESETS), ("update", update, UPDATES)):
-        if value not in known:
-            raise ConfigError(f"unknown {name} {shown(value)}; known: {', '.join(known)}")
+    one_of("bias convention", bias, BIASES)
+    one_of("reset", reset, RESETS)
+    one_of("update", update, UPDATES)
     if cell == "lstm" and (reset, update) != ("after", "bahdanau"):
         raise ConfigError("reset and update apply to cell = 'gru' only")
     extra = {"reset": reset, "update": update} if cell == "gru" else {}

@@ -22,7 +22,7 @@ References
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, Loop, call
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..ops import (LoopIndex, activation, add, column, matmul, mul, one_minus, pick, sequence, stack_vertical,
                    zeros)
 from ..shapes import TensorSpec
@@ -56,11 +56,7 @@ _OPTION_DOCS = {
     "direction": "forward, backward (the last position first) or bidirectional ([H⃗; H⃖], 2d_h rows)",
 }
 
-
-def _choice(name, value, known):
-    if not isinstance(value, str) or value not in known:
-        raise ConfigError(f"unknown {name} {shown(value)}; known: {', '.join(known)}")
-    return value
+_choice = one_of
 
 
 def _gate_params(gate, bias) -> list:

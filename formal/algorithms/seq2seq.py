@@ -40,7 +40,7 @@ References
 from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..ops import (LoopIndex, activation, add, column, final, matmul, matmul_t, sequence, softmax, stack_vertical,
                    weighted_sum, zeros)
 from ..ops.scores import additive_score
@@ -73,11 +73,7 @@ _OPTION_DOCS = {
     "update": "the GRU's update convention (cho, bahdanau)",
 }
 
-
-def _choice(name, value, known):
-    if not isinstance(value, str) or value not in known:
-        raise ConfigError(f"unknown {name} {shown(value)}; known: {', '.join(known)}")
-    return value
+_choice = one_of
 
 
 def _check(attention, score, cell, encoder, init):

@@ -14,12 +14,11 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED, Case, evaluate, normal
-from flop_oracle import tallied_run
+from cases import SEED, evaluate
+from convolution_cases import SMALL, CONVOLUTION_STRATEGIES, conv1d_cases, geometries, graph_conv_cases
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formal.algorithms import convolution
 from formal.algorithms.convolution import (build_conv1d, build_graph_conv, conv1d, graph_conv, layers_to_cover,
                                            receptive_field)
 from formal.errors import ConfigError
@@ -31,70 +30,7 @@ F = torch.nn.functional
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel:UserWarning")
 
-SMALL = st.integers(1, 4)
-ACTIVATION = st.sampled_from(convolution.CONV_ACTIVATIONS)
-
-
-# ------------------------------------------------------------------------------------------- strategies
-@st.composite
-def geometries(draw):
-    """(stride, padding, dilation) as torch.nn.Conv1d takes them: padding 'same' only at stride 1."""
-    stride, dilation = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    choices = [0, 1, 2, 3] + (["same"] if stride == 1 else [])
-    return stride, draw(st.sampled_from(choices)), dilation
-
-
-def shortest(kernel, padding, dilation) -> int:
-    """The shortest input with one output position: δ(k − 1) + 1 − 2p, at least 1 (by hand)."""
-    return 1 if padding == "same" else max(1, dilation * (kernel - 1) + 1 - 2 * padding)
-
-
-@st.composite
-def conv1d_cases(draw, *, bias=None, activation=None, geometry=None, slack=(0, 6)):
-    stride, padding, dilation = draw(geometries()) if geometry is None else geometry
-    bias = draw(st.booleans()) if bias is None else bias
-    activation = draw(ACTIVATION) if activation is None else activation
-    s = {"d_in": draw(SMALL), "d_out": draw(SMALL), "k": draw(SMALL)}
-    s["ell"] = shortest(s["k"], padding, dilation) + draw(st.integers(*slack))  # ℓ − the shortest input
-    rng = np.random.default_rng(draw(SEED))
-    params = {"W": normal(rng, s["k"], s["d_out"], s["d_in"])}     # one d_out×d_in matrix per offset
-    if bias:
-        params["b"] = normal(rng, s["d_out"])
-    algorithm = conv1d.variant(stride=stride, padding=padding, dilation=dilation, bias=bias, activation=activation)
-    return Case(algorithm, {"X": normal(rng, s["d_in"], s["ell"]), **params}, s, tuple(params))
-
-
-@st.composite
-def adjacencies(draw, n, rng):
-    """None (the complete graph), or a random 0/1 ℓ×ℓ matrix, sometimes with an isolated node."""
-    kind = draw(st.sampled_from(["none", "random", "isolated"]))
-    if kind == "none":
-        return None
-    A = rng.random((n, n)) < draw(st.sampled_from([0.3, 0.6]))
-    if kind == "isolated":
-        A[:, rng.integers(n)] = False
-    return A
-
-
-@st.composite
-def graph_conv_cases(draw, *, norm=None, bias=None, activation=None):
-    norm = draw(st.sampled_from(convolution.NORMS)) if norm is None else norm
-    bias = draw(st.booleans()) if bias is None else bias
-    activation = draw(ACTIVATION) if activation is None else activation
-    s = {"d_in": draw(SMALL), "d_out": draw(SMALL), "ell": draw(st.integers(1, 6))}
-    rng = np.random.default_rng(draw(SEED))
-    params = {"W": normal(rng, s["d_out"], s["d_in"])}
-    if bias:
-        params["b"] = normal(rng, s["d_out"])
-    inputs = {"X": normal(rng, s["d_in"], s["ell"])}
-    A = draw(adjacencies(s["ell"], rng))
-    if A is not None:
-        inputs["A"] = A
-    algorithm = graph_conv.variant(norm=norm, bias=bias, activation=activation)
-    return Case(algorithm, {**inputs, **params}, s, tuple(params))
-
-
-STRATEGIES = {"conv1d": conv1d_cases(), "graph_conv": graph_conv_cases()}
+STRATEGIES = CONVOLUTION_STRATEGIES
 
 
 def torch_conv1d(X, W, b, *, stride, padding, dilation):
@@ -193,34 +129,6 @@ def test_executed_shapes_equal_derived_shapes(name):
         run = case.algorithm.run(**case.kwargs)
         assert {str(s): v for s, v in run.binding.items()} == case.sizes
         assert np.shape(run.output) == tuple(int(evaluate(d, case.sizes)) for d in case.algorithm.output_shape)
-
-    check()
-
-
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
-def test_derived_params_equal_arrays_consumed(name):
-    """The derived parameter count is the size of the parameter arrays the execution read, all of them."""
-
-    @given(STRATEGIES[name])
-    def check(case):
-        run = case.algorithm.run(**case.kwargs)
-        assert set(run.consumed) == set(case.params)
-        assert evaluate(case.algorithm.param_count(), case.sizes) == sum(np.size(case.kwargs[p]) for p in case.params)
-
-    check()
-
-
-@pytest.mark.parametrize("convention", ["matmul", "full"])
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
-def test_derived_flops_equal_counted_flops(name, convention):
-    """Derived FLOPs equal the flop oracle's tally of what numpy did: the products (matmul) or every
-    floating-point ufunc call (full) — the unfold and the degrees do no floating-point work on the data."""
-
-    @given(STRATEGIES[name])
-    def check(case):
-        _, tally = tallied_run(case.algorithm, case.kwargs)
-        counted = tally.matmul if convention == "matmul" else tally.full
-        assert evaluate(case.algorithm.cost(convention).flops, case.sizes) == counted, tally.products
 
     check()
 

@@ -6,10 +6,12 @@ import pytest
 from cases import STRATEGIES, evaluate
 from flop_oracle import tallied_run
 from hypothesis import given
+from convolution_cases import CONVOLUTION_STRATEGIES
 from recurrent_cases import RECURRENT_STRATEGIES
+from score_cases import SCORE_STRATEGIES
 from stack_cases import STACK_STRATEGIES
 
-STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES}
+STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
 
 
