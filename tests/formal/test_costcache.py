@@ -201,7 +201,7 @@ def test_a_polynomial_evaluates_exactly_as_sympy_does(terms, values):
     expr = sp.Add(*(sp.Rational(c.numerator, c.denominator)
                     * sp.Mul(*(by_name(n) ** k for n, k in powers.items())) for c, powers in terms))
     p = Polynomial.from_sympy(expr)
-    exact = expr.xreplace({by_name(n): v for n, v in values.items()})
+    exact = sp.sympify(expr.xreplace({by_name(n): sp.Integer(v) for n, v in values.items()}))  # a bare symbol too
     assert p.value(values) == Fraction(int(exact.p), int(exact.q))
     assert Polynomial.from_data(json.loads(json.dumps(p.to_data()))) == p
 
