@@ -11,9 +11,9 @@ import torch
 from cases import SEED
 from hypothesis import given
 from hypothesis import strategies as st
-from test_convolution import conv1d_cases, geometries, graph_conv_cases, shortest
+from convolution_cases import conv1d_cases, geometries, graph_conv_cases, shortest
 
-from formal.algorithms.convolution import conv1d
+from formal.algorithms.convolution import conv1d, graph_conv
 from formal.errors import ConfigError
 from formal.symbols import d_in, d_out, k
 from reference.convolution import from_conv1d, run_conv1d, run_graph_conv
@@ -98,3 +98,33 @@ def test_from_conv1d_refuses_what_the_spec_lacks(module, message):
     """A grouped convolution or padding other than zeros is refused with a ConfigError naming the value."""
     with pytest.raises(ConfigError, match=re.escape(message)):
         from_conv1d(module)
+
+
+@pytest.mark.parametrize("norm", ["gcn", "sum", "mean"])
+@pytest.mark.parametrize("seed", range(6))
+def test_pyg_graph_convolutions_equal_the_spec(norm, seed):
+    """PyTorch Geometric, nobody here wrote: ``GCNConv`` (Kipf & Welling's D̂^{-1/2}(A + I)D̂^{-1/2}, self-loops
+    added where missing, in-degrees) is ``graph_conv(norm="gcn")``; ``SimpleConv(aggr="sum"|"mean")`` followed by
+    the same linear map is ``norm="sum"|"mean"`` (an isolated node gets 0).  Edges j → i are the spec's
+    A[j, i] = 1, PyG's ``edge_index`` columns (j, i)."""
+    pyg = pytest.importorskip("torch_geometric.nn")
+    rng = np.random.default_rng(seed)
+    n, d_in, d_out = int(rng.integers(1, 7)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    A = rng.random((n, n)) < 0.4
+    if seed % 2:
+        A[:, rng.integers(n)] = False                                     # a node with no in-neighbour
+    X = rng.normal(size=(d_in, n))
+    W, b = rng.normal(size=(d_out, d_in)), rng.normal(size=d_out)
+    edges = torch.tensor(np.argwhere(A).T.copy(), dtype=torch.long).reshape(2, -1)   # (source j, target i)
+    x = torch.tensor(X.T.copy())
+    with torch.no_grad():
+        if norm == "gcn":
+            layer = pyg.GCNConv(d_in, d_out).double()
+            layer.lin.weight.copy_(torch.tensor(W))
+            layer.bias.copy_(torch.tensor(b))
+            want = layer(x, edges).numpy().T
+        else:
+            aggregated = pyg.SimpleConv(aggr=norm)(x, edges)             # Σ (or mean) of x_j over j → i
+            want = (aggregated @ torch.tensor(W).T + torch.tensor(b)).numpy().T
+    got = graph_conv.variant(norm=norm)(X=X, A=A.astype(float), W=W, b=b)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
