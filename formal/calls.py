@@ -87,7 +87,8 @@ class CallOp(Op):
 
     def latex(self, args):
         ins, rest = self._parts(args, latex=True)
-        return rf"\mathrm{{{self.callee.display}}}\left({', '.join(ins)} \mid {', '.join(rest)}\right)"
+        name = self.callee.display.replace("_", r"\_")  # layer_norm: an underscore, not a subscript
+        return rf"\mathrm{{{name}}}\left({', '.join(ins)} \mid {', '.join(rest)}\right)"
 
     def _sizes(self, ctx) -> dict:
         """Sizes the callee's arrays cannot tell it (a sinusoidal table's ℓ_max), passed on from the caller

@@ -26,9 +26,12 @@ _GLYPHS = {  # ASCII name → (text, LaTeX)
 
 
 def display(name: str, latex: bool = False) -> str:
-    """How a value's ASCII name is written: ``V_tilde`` → ``Ṽ``, ``W_q`` → ``W_{q}`` in LaTeX."""
+    """How a value's ASCII name is written: ``V_tilde`` → ``Ṽ``, ``W_q`` → ``W_{q}`` in LaTeX; a backward
+    recurrence's parameter ``W_xi_back`` → ``W_{xi}^{\\leftarrow}``."""
     if name in _GLYPHS:
         return _GLYPHS[name][latex]
+    if latex and name.endswith("_back") and len(name) > 5:
+        return display(name[:-5], True) + r"^{\leftarrow}"
     head, _, tail = name.partition("_")
     if tail in _LOOP_VARS and head in _PER_HEAD:  # a per-head value: Y_h → Y^h (a bias b_h, L_h are not)
         return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
@@ -93,15 +96,26 @@ def _signature_entry(spec, latex=False):
             else f"{name} ∈ {space}^({shape_text(spec.shape)})")
 
 
+_LABEL_TEX = {"θ": r"\theta", "θ̂": r"\hat{\theta}", "γ": r"\gamma", "β": r"\beta", "η": r"\eta"}
+
+
+def _label(label: str, latex: bool) -> str:
+    """A parameters label (``θ``, ``W_qkv``, ``γ, β``) as the header writes it: in LaTeX each part as a
+    symbol (``\\theta``, ``W_{qkv}``), never a raw Unicode letter."""
+    if not latex:
+        return label
+    return ", ".join(_LABEL_TEX.get(part, display(part, True)) for part in label.split(", "))
+
+
 def header(algorithm, latex=False) -> str:
     """``Ṽ ← Attention(X, Z | W_qkv, Mask)``."""
     data = [display(s.name, latex) for s in algorithm.inputs if s.kind != "mask"]
-    rest = ([algorithm.params_label] if algorithm.params_label else [])
+    rest = ([_label(algorithm.params_label, latex)] if algorithm.params_label else [])
     rest += [display(s.name, latex) for s in algorithm.inputs if s.kind == "mask"]
     args = ", ".join(data) + ((r" \mid " if latex else " | ") + ", ".join(rest) if rest else "")
     out = ", ".join(display(o.name, latex) for o in algorithm.outputs)
     out = f"({out})" if len(algorithm.outputs) > 1 else out
-    name = rf"\mathrm{{{algorithm.display}}}" if latex else algorithm.display
+    name = rf"\mathrm{{{algorithm.display}}}".replace("_", r"\_") if latex else algorithm.display
     return rf"{out} \gets {name}({args})" if latex else f"{out} ← {name}({args})"
 
 
