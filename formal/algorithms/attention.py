@@ -38,7 +38,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithm import Algorithm, Assign, Loop, call, divides
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..ops import (EMPTY_POLICIES, KVGroup, check_empty_policy, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
 from ..ops.scores import SCORE_ACTIVATIONS, additive_score, check_score_activation
@@ -68,8 +68,7 @@ def _check(bias, empty):
 def _check_score(score, activation):
     """A known ``score``, and an ``activation`` that is the default unless the score is additive (it would
     change nothing)."""
-    if not isinstance(score, str) or score not in SCORES:
-        raise ConfigError(f"unknown score {shown(score)}; known: {', '.join(SCORES)}")
+    one_of("score", score, SCORES)
     check_score_activation(activation)
     if score != "additive" and activation != "tanh":
         raise ConfigError(f"activation = {shown(activation)} applies to score = 'additive' only, not {score!r}")

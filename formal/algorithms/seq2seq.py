@@ -116,6 +116,32 @@ def _attend(score, query, note):
             Assign("c", weighted_sum("H", "alpha"), note="Context")]
 
 
+def _params(layer, step, *, attention, score, bias, rows, dec_in, out_width, start_width) -> list:
+    """The model's parameters: the embeddings, the encoder layer's (``enc_``), the decoder's start, the
+    score's, the decoder cell's (``dec_``, reading ``dec_in`` rows), Luong's W_c and the output layer;
+    ``rows`` is D, the annotations' width."""
+    D = rows
+    params = [TensorSpec("W_src", (d_e, N_V), doc="source token embeddings", embedding=True),
+              TensorSpec("W_e", (d_e, N_V), doc="target token embeddings", embedding=True),
+              *_renamed(layer.params, "enc_", width=d_e, doc="encoder: "),
+              TensorSpec("W_init", (d_h, start_width), doc="decoder start from the encoder's final state")]
+    if bias != "none":
+        params.append(TensorSpec("b_init", (d_h,), doc="decoder start bias"))
+    if attention != "none" and score == "additive":
+        params += [TensorSpec("W_a", (d_a, d_h), doc="alignment: the decoder state's side"),
+                   TensorSpec("U_a", (d_a, D), doc="alignment: the annotations' side"),
+                   TensorSpec("v_a", (d_a,), doc="alignment: the output vector")]
+    elif attention != "none" and score == "general":
+        params.append(TensorSpec("W_a", (D, d_h), doc="the general score's matrix"))
+    params += _renamed(step.params, "dec_", width=dec_in, doc="decoder: ")
+    if attention == "luong":
+        params.append(TensorSpec("W_c", (d_h, D + d_h), doc="attentional state from [c; s]"))
+    params.append(TensorSpec("W_u", (N_V, out_width), doc="output layer", embedding=True))
+    if bias != "none":
+        params.append(TensorSpec("b_u", (N_V,), doc="output bias"))
+    return params
+
+
 def build_seq2seq(*, attention: str = "bahdanau", score: str = "additive", cell: str = "gru",
                   encoder: str = "bidirectional", init: str = "final", bias: str = "single", reset: str = "before",
                   update: str = "cho") -> Algorithm:
@@ -175,24 +201,8 @@ def build_seq2seq(*, attention: str = "bahdanau", score: str = "additive", cell:
     lines += [Loop("t", ell_x, tuple(body), stack=(("p", "P_steps"),), sequential=True),
               Assign("P", sequence("P_steps", ell_x, "p", "p"), returns=True)]
 
-    params = [TensorSpec("W_src", (d_e, N_V), doc="source token embeddings", embedding=True),
-              TensorSpec("W_e", (d_e, N_V), doc="target token embeddings", embedding=True),
-              *_renamed(layer.params, "enc_", width=d_e, doc="encoder: "),
-              TensorSpec("W_init", (d_h, start_width), doc="decoder start from the encoder's final state")]
-    if bias != "none":
-        params.append(TensorSpec("b_init", (d_h,), doc="decoder start bias"))
-    if attention != "none" and score == "additive":
-        params += [TensorSpec("W_a", (d_a, d_h), doc="alignment: the decoder state's side"),
-                   TensorSpec("U_a", (d_a, D), doc="alignment: the annotations' side"),
-                   TensorSpec("v_a", (d_a,), doc="alignment: the output vector")]
-    elif attention != "none" and score == "general":
-        params.append(TensorSpec("W_a", (D, d_h), doc="the general score's matrix"))
-    params += _renamed(step.params, "dec_", width=dec_in, doc="decoder: ")
-    if attention == "luong":
-        params.append(TensorSpec("W_c", (d_h, D + d_h), doc="attentional state from [c; s]"))
-    params.append(TensorSpec("W_u", (N_V, out_width), doc="output layer", embedding=True))
-    if bias != "none":
-        params.append(TensorSpec("b_u", (N_V,), doc="output bias"))
+    params = _params(layer, step, attention=attention, score=score, bias=bias, rows=D, dec_in=dec_in,
+                     out_width=out_width, start_width=start_width)
     options = {"attention": attention, "score": score, "cell": cell, "encoder": encoder, "init": init, "bias": bias,
                "reset": reset, "update": update}
     return Algorithm(
