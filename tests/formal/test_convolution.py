@@ -71,7 +71,7 @@ def test_output_length_is_a_polynomial_at_stride_1_and_a_floor_above():
 @given(T=st.integers(2, 40), kernel=st.integers(1, 8))
 def test_the_seeds_output_length_is_two_short(T, kernel):
     """Seed 002 claims a standard convolution returns T − k − 1 positions; stride 1 without padding gives
-    T − k + 1 (seed_systems.md §7, error 1), as torch does and the spec follows."""
+    T − k + 1 (the lecture notes say T − k − 1), as torch does and the spec follows."""
     if kernel > T:
         return
     torch_length = torch.nn.Conv1d(1, 1, kernel)(torch.zeros(1, 1, T)).shape[-1]
@@ -80,7 +80,7 @@ def test_the_seeds_output_length_is_two_short(T, kernel):
 
 
 def test_conv1d_8_16_3_on_10_positions():
-    """seed_systems.md §7 [C]: nn.Conv1d(8, 16, 3) on T = 10 gives 8 positions (the seed's formula 6) and has
+    """torch.nn.Conv1d: nn.Conv1d(8, 16, 3) on T = 10 gives 8 positions (the seed's formula 6) and has
     400 parameters."""
     module = torch.nn.Conv1d(8, 16, 3)
     assert module(torch.zeros(1, 8, 10)).shape[-1] == 8
@@ -113,7 +113,7 @@ def test_flops_are_flopcountermodes(case):
 
 
 def test_same_padding_flops_at_k3_n1024_d512():
-    """seed_systems.md §7(c) [C]: same-padding k = 3, n = 1024, d = 512: 1,610,612,736 FLOPs."""
+    """Vaswani et al. Table 1, convolutional row, at the sizes of the comparison: same-padding k = 3, n = 1024, d = 512: 1,610,612,736 FLOPs."""
     flops = conv1d.variant(padding="same").cost("matmul").flops
     assert flops.xreplace({k: 3, ell: 1024, d_in: 512, d_out: 512}) == 1_610_612_736
 
