@@ -155,7 +155,7 @@ def test_depth_is_constant_in_ell():
 @given(case=conv1d_cases(slack=(6, 14)), shift_by=st.integers(1, 3))
 def test_conv1d_is_translation_equivariant(case, shift_by):
     """Shifting the input by s positions shifts the output by one position, wherever no window reads the
-    padding or the columns that moved in or out (seed_systems.md §7(c): convolution is
+    padding or the columns that moved in or out (convolution is
     translation-equivariant away from the borders).  X2[:, t] = X[:, t + m·s] ⇒ Y2[:, t] = Y[:, t + m]."""
     o, X = case.algorithm.options, case.kwargs["X"]
     s, delta, kernel = o["stride"], o["dilation"], case.sizes["k"]
@@ -175,7 +175,7 @@ def test_conv1d_is_translation_equivariant(case, shift_by):
 @given(case=graph_conv_cases(), seed=SEED)
 def test_graph_conv_is_permutation_equivariant(case, seed):
     """Renumbering the nodes (features and adjacency together) renumbers the output the same way: a graph
-    convolution shares W across nodes and neighbours (seed_systems.md §8; Kipf & Welling 2017)."""
+    convolution shares W across nodes and neighbours (Kipf & Welling 2017)."""
     n = case.sizes["ell"]
     perm = np.random.default_rng(seed).permutation(n)
     A = case.kwargs.get("A")
@@ -227,7 +227,7 @@ def test_mean_divides_each_column_by_its_in_degree():
 # ------------------------------------------------------------------------------------- receptive field
 @given(layers=st.integers(1, 4), kernel=st.integers(2, 4), dilation=st.integers(1, 3))
 def test_receptive_field_of_stacked_layers(layers, kernel, dilation):
-    """1 + L·δ(k − 1) (seed_systems.md §7(c) [D]), checked by executing the stack: output position 0 of L
+    """1 + L·δ(k − 1), checked by executing the stack: output position 0 of L
     stacked stride-1 convolutions changes with input position RF − 1 and not with position RF."""
     rf = receptive_field(layers, kernel, dilation)
     assert rf == 1 + layers * dilation * (kernel - 1)
@@ -248,7 +248,7 @@ def test_receptive_field_of_stacked_layers(layers, kernel, dilation):
 
 
 def test_receptive_field_symbolic_and_dilated():
-    """1 + L(k − 1) symbolically; WaveNet-style dilations k^(l−1) reach k^L (seed_systems.md §7(c) [D])."""
+    """1 + L(k − 1) symbolically; WaveNet-style dilations k^(l−1) reach k^L."""
     assert sp.expand(receptive_field(L, k) - (L * (k - 1) + 1)) == 0
     assert receptive_field(L, k, "exponential") == k ** L
     assert receptive_field(3, 2, "exponential") == 8

@@ -79,7 +79,7 @@ def test_torch_conv1d_read_by_from_conv1d_equals_the_spec(geometry, sizes, bias,
 
 
 def test_conv1d_8_16_3_is_read_with_its_400_parameters():
-    """seed_systems.md §7 [C]: torch.nn.Conv1d(8, 16, 3) has 400 parameters; read, they are the spec's W
+    """torch.nn.Conv1d(8, 16, 3) has 400 parameters; read, they are the spec's W
     (3×16×8) and b (16), and the derived count agrees."""
     params, options = from_conv1d(torch.nn.Conv1d(8, 16, 3))
     assert params["W"].shape == (3, 16, 8) and params["b"].shape == (16,)
