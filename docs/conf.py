@@ -62,9 +62,12 @@ def _presets() -> str:
     from formal.presets import PRESETS
     rows = []
     for p in PRESETS.values():
-        figures = report(Model(p.algorithm, p.options), p.sizes, seq_len=p.seq_len)
+        # a model without a default length (a captioner) has its parameters at any length: they do not grow
+        figures = report(Model(p.algorithm, p.options), p.sizes, seq_len=p.seq_len or 1)
         per_token = figures["flops"]["forward_per_token"]
         per_token = f"{per_token:,.1f}" if isinstance(per_token, float) else f"{per_token:,}"
+        if p.seq_len is None:
+            per_token = "— (no fixed length)"
         rows.append((f"``{p.name}``", f"``{p.algorithm}``", f"{figures['params']['total']:,}", per_token, p.doc))
     per_token_header = "forward FLOPs per token at its context length (matmul)"
     header = ("preset", "algorithm", "parameters (derived)", per_token_header, "source and checks")

@@ -273,8 +273,10 @@ def _complexity(args, out):
                     for p in presets.PRESETS.values()]
             out.write(json_text({"presets": rows}))
             return
+        names = max(len(p.name) for p in presets.PRESETS.values())
+        algorithms = max(len(p.algorithm) for p in presets.PRESETS.values())
         for p in presets.PRESETS.values():
-            out.write(f"{p.name:<17} {p.algorithm:<14} {p.doc.split(':')[0]}\n")
+            out.write(f"{p.name:<{names}}  {p.algorithm:<{algorithms}}  {p.doc.split(':')[0]}\n")
         return
     if (args.preset is None) == (args.config is None):
         raise _UsageError("give a preset name or --config FILE.toml (one of them)")
@@ -292,7 +294,7 @@ def _complexity(args, out):
     else:  # numbers: from the formulas shipped with the package when it holds the model's (no sympy)
         model = complexity.model_formulas(algorithm, options)
         if args.seq_len is None and default_len is None:
-            raise _UsageError("the configuration has no seq_len: give --seq-len T")
+            raise _UsageError(f"{name} has no default sequence length: give --seq-len T")
         result = complexity.numeric_report(name, model, sizes, seq_len=args.seq_len, default_len=default_len,
                                            batch=args.batch or 1, convention=args.convention,
                                            dtype=args.dtype or "fp32")

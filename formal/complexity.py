@@ -27,8 +27,9 @@ __all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_rep
 #: Bytes per scalar.
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
-#: The algorithms ``complexity`` accepts: the three model stacks.
-MODELS = ("edtransformer", "etransformer", "dtransformer")
+#: The algorithms ``complexity`` accepts: the three model stacks and the sequence models with presets or
+#: configurations of their own (an encoder–decoder, a captioner, a document classifier).
+MODELS = ("edtransformer", "etransformer", "dtransformer", "seq2seq", "show_attend_tell", "han")
 
 
 class Model:

@@ -27,7 +27,7 @@ class Preset:
     """A named configuration: ``algorithm`` (a registry name) built with ``options``, at ``sizes``.
 
     ``seq_len`` is the sequence length costs are quoted at by default (the context length; the number of
-    patches for ViT).  ``doc`` says where the configuration comes from, what implementation its count is
+    patches for ViT), or None where the model has none (a captioner's caption: then it must be given).  ``doc`` says where the configuration comes from, what implementation its count is
     checked against, and where the published number differs.
     """
 
@@ -35,7 +35,7 @@ class Preset:
     algorithm: str
     options: dict
     sizes: dict
-    seq_len: int
+    seq_len: int | None
     doc: str = field(default="", compare=False)
 
     def build(self):
@@ -43,8 +43,12 @@ class Preset:
         return get_algorithm(self.algorithm, **self.options)
 
     def binding(self, seq_len: int | None = None) -> dict:
-        """Every size symbol of the algorithm bound to an int, sequence lengths at ``seq_len``."""
-        return resolve_sizes(self.build(), self.sizes, self.seq_len if seq_len is None else seq_len)
+        """Every size symbol of the algorithm bound to an int, sequence lengths at ``seq_len`` (required
+        when the preset has no default length)."""
+        seq_len = self.seq_len if seq_len is None else seq_len
+        if seq_len is None:
+            raise ConfigError(f"{self.name} has no default sequence length: give seq_len")
+        return resolve_sizes(self.build(), self.sizes, seq_len)
 
     def evaluate(self, convention: str = "matmul", seq_len: int | None = None) -> dict:
         """The algorithm's cost at this configuration, as numbers."""
@@ -191,6 +195,15 @@ PRESETS = {p.name: p for p in [
            "one embedding matrix for both stacks and the pre-softmax projection.  No single public "
            "implementation is canonical; the test counts it with an independent formula.  The paper "
            "reports 65M."),
+    Preset("show-attend-tell-coco", "show_attend_tell", dict(inputs="grid", gate=True, bias="single"),
+           dict(height=14, width=14, d_z=512, d_e=512, d_h=1800, d_a=512, N_V=10000), None,
+           "Show, Attend and Tell (Xu et al. 2015) with soft attention, at the sizes of the authors' MS COCO "
+           "script (arctic-captions, evaluate_coco.py): VGG's conv5_4 grid of 14×14×512 (L = 196 locations, "
+           "D = 512), word embeddings of 512, an LSTM of 1800, an attention MLP of 512 (the context's width), "
+           "10000 words, the gate β.  A caption has no fixed length: give --seq-len (words).  The script "
+           "deepens the attention MLP and f_init by one layer each and adds a bias inside f_att's tanh, which "
+           "the paper's equations do not; no public implementation is canonical, so the test counts the "
+           "equations' model with torch modules.  The paper reports no parameter count."),
 ]}
 
 

@@ -56,7 +56,9 @@ class TensorSpec:
     ``kind`` is ``"real"`` (a real array), ``"index"`` (an integer, or an integer array, with values in
     ``[0, bound)``), or ``"mask"`` (a {0,1} matrix).  ``embedding`` marks a parameter that counts as an
     embedding (token, position, token type, patch projection, class token, an untied unembedding), the
-    part that Kaplan et al.'s non-embedding count leaves out.
+    part that Kaplan et al.'s non-embedding count leaves out.  ``grid`` marks an input laid out as a grid
+    of feature vectors (rows × columns × channels, an image's): it is the same in the column layout and
+    the rows layout, which transposes only a matrix of feature columns.
     """
 
     name: str
@@ -65,6 +67,7 @@ class TensorSpec:
     doc: str = ""
     bound: object = None
     embedding: bool = False
+    grid: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "shape", as_shape(self.shape))

@@ -6,11 +6,18 @@ from __future__ import annotations
 from . import recurrent, require_torch
 from .pooling import attention_pooling
 
-__all__ = ["show_attend_tell", "doubly_stochastic", "han"]
+__all__ = ["grid_rows", "show_attend_tell", "doubly_stochastic", "han"]
 
 torch = require_torch()
 
 _LSTM = {"cell": "lstm", "direction": "forward", "nonlinearity": "tanh", "reset": "before", "update": "cho"}
+
+
+def grid_rows(F):
+    """A batch of feature grids F (B, n_h, n_w, D) as the annotations (B, L = n_h·n_w, D), row-major:
+    location (r, c) is row r·n_w + c (0-based)."""
+    B, n_h, n_w, D = F.shape
+    return F.reshape(B, n_h * n_w, D)
 
 
 def show_attend_tell(A, x, p, options):

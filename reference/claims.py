@@ -27,7 +27,8 @@ __all__ = ["check_property", "check_implementation", "TOKEN_INPUTS", "SIZES", "S
 
 #: The argument whose columns are the tokens, per algorithm a property claim may name.
 TOKEN_INPUTS = {"attention": "X", "mhattention": "X", "etransformer": "x", "dtransformer": "x",
-                "attention_pooling": "Z", "rnn_layer": "X", "rnn": "X", "seq2seq": "x"}
+                "attention_pooling": "Z", "rnn_layer": "X", "rnn": "X", "seq2seq": "x",
+                "show_attend_tell_loss": "A"}
 #: The size bounds of the examples, smallest first, and the seeds tried at each.
 SIZES = (2, 3, 4, 6, 8)
 SEEDS = 4

@@ -49,7 +49,8 @@ def register_conform(sub):
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="the variant the function implements, e.g. -o bias=false (repeatable)")
     p.add_argument("--layout", choices=("columns", "rows"), default="columns",
-                   help="columns: the paper's d×ℓ (default); rows: inputs and outputs transposed, ℓ×d")
+                   help="columns: the paper's d×ℓ (default); rows: inputs and outputs transposed, ℓ×d "
+                        "(an image's feature grid stays n_h×n_w×D)")
     p.add_argument("--profile", choices=tuple(PROFILES), default="quick",
                    help=f"quick: {quick.examples} random examples up to size {quick.max_size} (default); "
                         f"thorough: {thorough.examples} up to size {thorough.max_size}")

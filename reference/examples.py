@@ -38,6 +38,7 @@ from formal.algorithms.recurrent import BIASES, CELLS, DIRECTIONS, NONLINEARITIE
 from formal.algorithms.seq2seq import ATTENTIONS, ENCODERS, INITS, SCORES
 from formal.algorithms.convolution import CONV_ACTIVATIONS, NORMS as GRAPH_NORMS
 from formal.algorithms.attention import SCORES as ATTENTION_SCORES
+from formal.algorithms.captioning import INPUTS as CAPTION_INPUTS
 from formal.algorithms.pooling import POOLING_SCORES
 from formal.ops.scores import SCORE_ACTIVATIONS
 from formal.errors import ConfigError
@@ -86,8 +87,9 @@ VARIANTS = {
     "conv1d": {"stride": (1, 1, 2, 3), "padding": (0, 1, 2, "same"), "dilation": (1, 1, 2),
                "bias": (True, False), "activation": CONV_ACTIVATIONS},
     "graph_conv": {"norm": GRAPH_NORMS, "bias": (True, False), "activation": CONV_ACTIVATIONS},
-    "show_attend_tell": {"gate": (True, False), "bias": BIASES},
-    "show_attend_tell_loss": {"gate": (True, False), "bias": BIASES, "penalty": (0.0, 1.0)},
+    "show_attend_tell": {"gate": (True, False), "bias": BIASES, "inputs": CAPTION_INPUTS},
+    "show_attend_tell_loss": {"gate": (True, False), "bias": BIASES, "penalty": (0.0, 1.0),
+                              "inputs": CAPTION_INPUTS},
     "attention_pooling": {"score": POOLING_SCORES},
     "han": {"cell": ("gru", "lstm"), "bias": BIASES, "reset": RESETS, "update": UPDATES},
     "seq2seq": {"attention": ATTENTIONS, "score": SCORES, "cell": ("gru", "lstm"), "encoder": ENCODERS,

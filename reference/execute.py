@@ -151,8 +151,16 @@ def _cell(kind):
     return run
 
 
+def _annotations(c: Call):
+    """Show-Attend-Tell's annotations as (1, L, D) rows: A's columns, or the grid F (n_h, n_w, D) read
+    row-major by torch's reshape."""
+    if c.options["inputs"] == "grid":
+        return captioning.grid_rows(c.tensor("F")[None])
+    return c.rows("A")
+
+
 def _show_attend_tell_loss(c: Call):
-    P, alpha = captioning.show_attend_tell(c.rows("A"), c.tokens("x"), c.params, c.options)
+    P, alpha = captioning.show_attend_tell(_annotations(c), c.tokens("x"), c.params, c.options)
     x = c.tokens("x")
     nll = -torch.log(P[0, torch.arange(x.shape[1] - 1), x[0, 1:]]).sum()
     return to_numpy(nll + captioning.doubly_stochastic(alpha, c.options["penalty"])[0])
@@ -190,7 +198,7 @@ _RUNNERS = {
     "rnn": lambda c: rows_to_columns(recurrent.stack(c.rows("X"), c.params, c.options)),
     "seq2seq": lambda c: rows_to_columns(seq2seq.seq2seq(c.tokens("z"), c.tokens("x"), c.params, c.options)),
     "show_attend_tell": lambda c: tuple(rows_to_columns(v) for v in captioning.show_attend_tell(
-        c.rows("A"), c.tokens("x"), c.params, c.options)),
+        _annotations(c), c.tokens("x"), c.params, c.options)),
     "show_attend_tell_loss": _show_attend_tell_loss,
     "han": lambda c: _vector(captioning.han(c.tokens("x"), c.params, c.options)),
     "conv1d": convolution.run_conv1d,

@@ -101,6 +101,7 @@ class Target:
         self.layout, self.device = layout, device
         self.model = algorithm.is_model
         self.inputs = {s.name for s in algorithm.inputs}
+        self.grids = {s.name for s in algorithm.inputs if s.grid}    # channel-last in either layout
         self.params = {s.name for s in algorithm.params}
         self.outputs = tuple((o.name, o.kind) for o in algorithm.outputs)
         self.signature = run.signature
@@ -129,7 +130,8 @@ class Target:
             if name in self.params:
                 params[name] = np.array(value, dtype=np.float64)
             elif name in self.inputs and isinstance(value, np.ndarray) and value.dtype.kind == "f":
-                out[name] = _swap(value.copy()) if self.layout == "rows" else value.copy()
+                rows = self.layout == "rows" and name not in self.grids
+                out[name] = _swap(value.copy()) if rows else value.copy()
             elif isinstance(value, np.ndarray):
                 out[name] = value.copy()
             else:

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..errors import ConfigError, one_of, shown
-from ..ops import (LoopIndex, activation, add, column, column_mean, dot, matmul, mul, sequence, softmax,
-                   stack_vertical, weighted_sum)
+from ..ops import (LoopIndex, activation, add, column, column_mean, dot, grid_columns, matmul, mul, sequence,
+                   softmax, stack_vertical, weighted_sum)
 from ..ops.losses import DoublyStochastic, NextTokenNLL
 from ..ops.scores import additive_score
 from ..shapes import TensorSpec
-from ..symbols import N_V, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
+from ..symbols import N_V, by_name, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
 from .embedding import token_embedding
 from .recurrent import BIASES, build_lstm_cell
 from .unembedding import build_unembedding
@@ -39,6 +39,9 @@ from .unembedding import build_unembedding
 __all__ = ["build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss"]
 
 _SOURCE = "Xu et al. 2015"
+#: What the model is given: the annotation vectors A (D×L), or the CNN's feature grid F (n_h×n_w×D).
+INPUTS = ("annotations", "grid")
+_ROWS, _COLUMNS = by_name("height"), by_name("width")
 
 
 def _flag(name, value):
@@ -47,10 +50,23 @@ def _flag(name, value):
     return value
 
 
-def build_show_attend_tell(*, gate: bool = True, bias: str = "single") -> Algorithm:
-    """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) and words x ↦ (P, α)."""
+def _features(inputs):
+    """The image's input, the lines that make the annotations A of it, and L, the number of locations."""
+    one_of("input kind", inputs, INPUTS)
+    if inputs == "annotations":
+        return TensorSpec("A", (d_z, ell_z), doc="annotation vectors: the feature grid's L = H·W locations"), [], ell_z
+    locations = _ROWS * _COLUMNS
+    spec = TensorSpec("F", (_ROWS, _COLUMNS, d_z), doc="the CNN's feature grid: n_h rows, n_w columns, D channels",
+                      grid=True)
+    return spec, [Assign("A", grid_columns("F", _ROWS, _COLUMNS), note="Annotations, row-major")], locations
+
+
+def build_show_attend_tell(*, gate: bool = True, bias: str = "single", inputs: str = "annotations") -> Algorithm:
+    """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) — or a feature grid F
+    (n_h×n_w×d_z, ``inputs="grid"``) read row-major into L = n_h·n_w annotations — and words x ↦ (P, α)."""
     _flag("gate", gate)
     one_of("bias convention", bias, BIASES)
+    image, annotate, locations = _features(inputs)
     cell = build_lstm_cell(bias=bias)
     t = LoopIndex("t")
     x_t = column("X", t, ell_x)
@@ -69,9 +85,9 @@ def build_show_attend_tell(*, gate: bool = True, bias: str = "single") -> Algori
         Assign("o", add(add(x_t, matmul("L_h", "h")), matmul("L_z", "z_hat")), note="Deep output"),
         Assign("p", call(build_unembedding(bias=False), label=("L_o", "L_o"), e="o", W_u="L_o")),
     ]
-    lines = [
+    lines = annotate + [
         Assign("X", call_columns(token_embedding, label=("E", "E"), v="x", W_e="E"), forall="t"),
-        Assign("a_bar", column_mean("A", ell_z), note="Mean annotation"),
+        Assign("a_bar", column_mean("A", locations), note="Mean annotation"),
         Assign("h", activation("tanh", add(matmul("W_init_h", "a_bar"), "b_init_h")), note="f_init,h"),
         Assign("c", activation("tanh", add(matmul("W_init_c", "a_bar"), "b_init_c")), note="f_init,c"),
         Assign("K", matmul("U_a", "A"), note="Keys, computed once"),
@@ -97,22 +113,24 @@ def build_show_attend_tell(*, gate: bool = True, bias: str = "single") -> Algori
     return Algorithm(
         number=None, source=_SOURCE, name="show_attend_tell", display="ShowAttendTell",
         summary="Show, Attend and Tell: an LSTM captioner attending over a grid of image features.",
-        inputs=[TensorSpec("A", (d_z, ell_z), doc="annotation vectors: the feature grid's L = H·W locations"),
-                TensorSpec("x", (ell_x,), "index", "the caption's words (teacher forcing)", bound=N_V)],
+        inputs=[image, TensorSpec("x", (ell_x,), "index", "the caption's words (teacher forcing)", bound=N_V)],
         params=params,
         output=(TensorSpec("P", (N_V, ell_x), doc="P[:, t]: the distribution of word t + 1"),
-                TensorSpec("alpha_map", (ell_z, ell_x), doc="α[i, t]: the weight of location i at step t")),
-        lines=lines, params_label="θ", options={"gate": gate, "bias": bias}, builder=build_show_attend_tell,
-        model=True, option_docs={"gate": "the gate β_t = σ(w_βᵀ h_{t−1} + b_β) on the context (Xu et al. §4.2.1)",
-                                 "bias": "the LSTM's bias convention (single, double, none)"},
+                TensorSpec("alpha_map", (locations, ell_x), doc="α[i, t]: the weight of location i at step t")),
+        lines=lines, params_label="θ", options={"gate": gate, "bias": bias, "inputs": inputs},
+        builder=build_show_attend_tell, model=True,
+        option_docs={"gate": "the gate β_t = σ(w_βᵀ h_{t−1} + b_β) on the context (Xu et al. §4.2.1)",
+                     "bias": "the LSTM's bias convention (single, double, none)",
+                     "inputs": "annotations (A, D×L), or grid (the CNN's n_h×n_w×D features, read row-major)"},
     )
 
 
-def build_show_attend_tell_loss(*, gate: bool = True, bias: str = "single", penalty: float = 1.0) -> Algorithm:
+def build_show_attend_tell_loss(*, gate: bool = True, bias: str = "single", penalty: float = 1.0,
+                                inputs: str = "annotations") -> Algorithm:
     """The training loss of Show, Attend and Tell: ``−Σ_t log P[x[t+1], t] + λ Σ_i (1 − Σ_t α_ti)²``."""
     if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not penalty >= 0 or penalty == float("inf"):
         raise ConfigError(f"penalty = {shown(penalty)} must be a finite number ≥ 0")
-    model = build_show_attend_tell(gate=gate, bias=bias)
+    model = build_show_attend_tell(gate=gate, bias=bias, inputs=inputs)
     arguments = {s.name: s.name for s in model.signature}
     lines = [Assign(("P", "alpha_map"), call(model, label=("θ", r"\theta"), **arguments)),
              Assign("loss", add(NextTokenNLL()("P", "x"), DoublyStochastic(float(penalty))("alpha_map")), returns=True)]
@@ -120,10 +138,12 @@ def build_show_attend_tell_loss(*, gate: bool = True, bias: str = "single", pena
         number=None, source=_SOURCE, name="show_attend_tell_loss", display="ShowAttendTellLoss",
         summary="Show, Attend and Tell's loss: the caption's negative log-likelihood and the doubly stochastic penalty.",
         inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the loss of one caption"),
-        lines=lines, params_label="θ", options={"gate": gate, "bias": bias, "penalty": float(penalty)},
+        lines=lines, params_label="θ",
+        options={"gate": gate, "bias": bias, "penalty": float(penalty), "inputs": inputs},
         builder=build_show_attend_tell_loss, model=True,
         option_docs={"gate": "the context gate β", "bias": "the LSTM's bias convention",
-                     "penalty": "λ, the weight of the doubly stochastic penalty (≥ 0)"},
+                     "penalty": "λ, the weight of the doubly stochastic penalty (≥ 0)",
+                     "inputs": "annotations, or a feature grid read row-major"},
     )
 
 

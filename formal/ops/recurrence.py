@@ -217,7 +217,9 @@ class ColumnMean(Op):
         return np.sum(a, axis=1) / a.shape[1]
 
     def text(self, args):
-        return f"(1/{sym_text(self.count)}) Σ_i {args[0].text.lower()}_i"
+        n = sym_text(self.count)
+        n = n if getattr(self.count, "is_Atom", True) else f"({n})"
+        return f"(1/{n}) Σ_i {args[0].text.lower()}_i"
 
     def latex(self, args):
         return rf"\frac{{1}}{{{sym_latex(self.count)}}} \sum_{{i}} {args[0].text.lower()}_{{i}}"

@@ -49,6 +49,11 @@ def _input_bias_only(p, g, bias):
     return bx, 0.0, b
 
 
+def _channels_first(F):
+    """A channel-last grid F (n_h×n_w×D) flattened as a channel-first one: ``F.view(D, −1)``, scrambled."""
+    return F.reshape(F.shape[-1], -1)
+
+
 def _transposed(name):
     """A ``_read`` seam that reads the parameter ``name`` transposed (a row-vector port: h @ W for W h)."""
     return lambda theta, key: theta[key].T if key == name else theta[key]
@@ -304,6 +309,12 @@ _CAPTIONING = [
           _gate=lambda p, h: sigmoid(p["w_beta"] @ h)),
     _seam("show_attend_tell_gated_map", "show_attend_tell", {},
           "returns β·α as the attention map instead of α", "review", _map=lambda alpha, beta: beta * alpha),
+    _seam("show_attend_tell_grid_column_major", "show_attend_tell", {"inputs": "grid"},
+          "reads the feature grid column-major: location (r, c) becomes annotation c·n_h + r, not r·n_w + c",
+          "variant option inputs", _grid=lambda F: F.transpose(1, 0, 2).reshape(-1, F.shape[-1]).T),
+    _seam("show_attend_tell_grid_as_channels_first", "show_attend_tell", {"inputs": "grid"},
+          "flattens a channel-last grid as if it were channel-first (torch's NCHW .view(D, −1))",
+          "variant option inputs", _grid=_channels_first),
     _seam("show_attend_tell_loss_penalty_over_steps", "show_attend_tell_loss", {},
           "sums the penalty over steps, λ Σ_t (1 − Σ_i α_ti)² (always 0), instead of over locations", "review",
           _penalty=_penalty_over_steps),
@@ -319,6 +330,9 @@ _CAPTIONING = [
              "leaves the gate β out of the context under the default gate=true"),
     _variant("show_attend_tell_loss_ignores_bias", "show_attend_tell_loss", {}, {"bias": "none"},
              "drops the LSTM's biases under the default bias=single"),
+    _seam("show_attend_tell_loss_grid_as_channels_first", "show_attend_tell_loss", {"inputs": "grid"},
+          "flattens a channel-last grid as if it were channel-first (torch's NCHW .view(D, −1))",
+          "variant option inputs", _grid=_channels_first),
 ]
 
 # ------------------------------------------------------------------------------------------------- HAN
@@ -358,4 +372,7 @@ EQUIVALENT = {
     "HAN's encoder states all listed last position first (both directions reversed together)":
         "attention pooling is invariant under permuting its columns",
     "the Show-Attend-Tell penalty summed over steps under penalty = 0": "0 · anything = 0",
+    "Show-Attend-Tell's loss reading the feature grid in another order (column-major)":
+        "the loss is invariant under permuting the locations: ā, the attention's context and the penalty all "
+        "sum over them (the model's attention map, an output, is not: its mutant is killed)",
 }

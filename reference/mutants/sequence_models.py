@@ -104,10 +104,17 @@ def _gate(p, h):
     return sigmoid(p["w_beta"] @ h + p["b_beta"])
 
 
-def show_attend_tell(*, gate=True, bias="single", _mean=lambda A: A.mean(axis=1), _init_c="W_init_c",
-                     _gate=_gate, _deep=lambda x, h, z, p: x + p["L_h"] @ h + p["L_z"] @ z,
-                     _map=lambda alpha, beta: alpha, **cell_seams):
-    """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) and words x ↦ (P, α).
+def _row_major(F):
+    """The grid F (n_h×n_w×D) as its n_h·n_w locations, row-major: location (r, c) is column r·n_w + c."""
+    return F.reshape(-1, F.shape[-1]).T
+
+
+def show_attend_tell(*, gate=True, bias="single", inputs="annotations", _grid=_row_major,
+                     _mean=lambda A: A.mean(axis=1), _init_c="W_init_c", _gate=_gate,
+                     _deep=lambda x, h, z, p: x + p["L_h"] @ h + p["L_z"] @ z, _map=lambda alpha, beta: alpha,
+                     **cell_seams):
+    """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) — or, with ``inputs="grid"``, a
+    feature grid F (n_h×n_w×d_z) read into them by ``_grid`` — and words x ↦ (P, α).
 
     ``h_0, c_0 = tanh(W_init ā + b)``; per word: ``α = softmax(v_aᵀ tanh(W_a h + U_a a_i))``, the context
     ``ẑ = β A α`` (β = 1 without the gate), the LSTM on ``[E x_t; ẑ]``, ``p = softmax(L_o(E x_t + L_h h +
@@ -131,7 +138,13 @@ def show_attend_tell(*, gate=True, bias="single", _mean=lambda A: A.mean(axis=1)
             P.append(softmax(p["L_o"] @ _deep(X[:, t], h, z_hat, p)))
             alphas.append(_map(alpha, beta))
         return np.stack(P, axis=1), np.stack(alphas, axis=1)
-    return show_attend_tell
+
+    if inputs == "annotations":
+        return show_attend_tell
+
+    def show_attend_tell_from_grid(F, x, params):
+        return show_attend_tell(_grid(F), x, params)
+    return show_attend_tell_from_grid
 
 
 def doubly_stochastic(alpha, weight):
@@ -144,15 +157,20 @@ def _nll(P, x):
     return -np.sum(np.log(P[x[1:], np.arange(len(x) - 1)]))
 
 
-def show_attend_tell_loss(*, gate=True, bias="single", penalty=1.0, _penalty=doubly_stochastic, _nll=_nll,
-                          **seams):
+def show_attend_tell_loss(*, gate=True, bias="single", penalty=1.0, inputs="annotations", _penalty=doubly_stochastic,
+                          _nll=_nll, **seams):
     """The caption's negative log-likelihood plus the doubly stochastic penalty."""
-    model = show_attend_tell(gate=gate, bias=bias, **seams)
+    model = show_attend_tell(gate=gate, bias=bias, inputs=inputs, **seams)
+
+    def loss(P, alpha, x):
+        return _nll(P, x) + _penalty(alpha, penalty)
 
     def show_attend_tell_loss(A, x, params):
-        P, alpha = model(A, x, params)
-        return _nll(P, x) + _penalty(alpha, penalty)
-    return show_attend_tell_loss
+        return loss(*model(A, x, params), x)
+
+    def show_attend_tell_loss_from_grid(F, x, params):
+        return loss(*model(F, x, params), x)
+    return show_attend_tell_loss if inputs == "annotations" else show_attend_tell_loss_from_grid
 
 
 # --------------------------------------------------------------------------------------- hierarchical

@@ -147,19 +147,31 @@ def _sat_shapes(s, gate, bias):
     return shapes
 
 
+def locations(sizes: dict) -> int:
+    """L, the number of annotation vectors: ℓ_z, or n_h·n_w for a feature grid."""
+    return sizes["ell_z"] if "ell_z" in sizes else sizes["height"] * sizes["width"]
+
+
 @st.composite
-def show_attend_tell_cases(draw, loss=False):
-    gate, bias = draw(st.booleans()), draw(BIAS)
-    s = {k: draw(st.integers(1, 4)) for k in ("d_e", "d_h", "d_a", "d_z", "ell_z")}
+def show_attend_tell_cases(draw, loss=False, inputs=st.sampled_from(["annotations", "grid"])):
+    """Show-Attend-Tell with its annotations A (d_z×ℓ_z) given, or a feature grid F (n_h×n_w×d_z)."""
+    gate, bias, kind = draw(st.booleans()), draw(BIAS), draw(inputs)
+    s = {k: draw(st.integers(1, 4)) for k in ("d_e", "d_h", "d_a", "d_z")}
+    if kind == "grid":
+        s["height"], s["width"] = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    else:
+        s["ell_z"] = draw(st.integers(1, 4))
     s["N_V"], s["ell_x"] = draw(st.integers(2, 6)), draw(st.integers(2 if loss else 1, 4))
     rng = np.random.default_rng(draw(SEED))
     params = {n: normal(rng, *shape) for n, shape in _sat_shapes(s, gate, bias).items()}
-    inputs = {"A": normal(rng, s["d_z"], s["ell_z"]), "x": rng.integers(0, s["N_V"], s["ell_x"])}
+    image = {"F": normal(rng, s["height"], s["width"], s["d_z"])} if kind == "grid" else \
+        {"A": normal(rng, s["d_z"], s["ell_z"])}
+    inputs = {**image, "x": rng.integers(0, s["N_V"], s["ell_x"])}
     if loss:
-        algorithm = algorithms.get("show_attend_tell_loss", gate=gate, bias=bias,
+        algorithm = algorithms.get("show_attend_tell_loss", gate=gate, bias=bias, inputs=kind,
                                    penalty=draw(st.sampled_from([0.0, 1.0, 2.5])))
     else:
-        algorithm = algorithms.get("show_attend_tell", gate=gate, bias=bias)
+        algorithm = algorithms.get("show_attend_tell", gate=gate, bias=bias, inputs=kind)
     return Case(algorithm, {**inputs, **params}, s, tuple(params))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from recurrent_cases import han_cases, show_attend_tell_cases
+from recurrent_cases import han_cases, locations, show_attend_tell_cases
 
 from formal import algorithms
 from formal.algorithms import recurrent
@@ -19,7 +19,7 @@ def test_every_step_attends_with_a_distribution_over_the_locations(case):
     """Xu et al. eq. (5): α_t = softmax over the L locations, so every column of the attention map sums to 1;
     every column of P is a distribution over the vocabulary."""
     P, alpha = case.algorithm(**case.kwargs)
-    assert alpha.shape == (case.sizes["ell_z"], case.sizes["ell_x"])
+    assert alpha.shape == (locations(case.sizes), case.sizes["ell_x"])
     np.testing.assert_allclose(alpha.sum(axis=0), 1.0, rtol=1e-12)
     np.testing.assert_allclose(P.sum(axis=0), 1.0, rtol=1e-12)
 
@@ -46,6 +46,53 @@ def test_the_caption_is_decoded_left_to_right(case, data):
     before, after = case.algorithm(**case.kwargs), case.algorithm(**{**case.kwargs, "x": moved})
     for b, a in zip(before, after):
         np.testing.assert_array_equal(a[:, :t + 1], b[:, :t + 1])
+
+
+@given(show_attend_tell_cases(inputs=st.just("grid")), show_attend_tell_cases(loss=True, inputs=st.just("grid")))
+def test_a_feature_grid_is_read_row_major_into_annotations(case, loss_case):
+    """Xu et al. §3.1.1: the 14×14×512 grid is "flattened" into L = 196 annotation vectors.  inputs="grid" is
+    the annotations model on a_{(r−1)·n_w + c} = F[r, c, :] (1-based), built here by hand, for the model and
+    its loss."""
+    for c in (case, loss_case):
+        F = c.kwargs["F"]
+        n_h, n_w, d = F.shape
+        A = np.empty((d, n_h * n_w))
+        for r in range(n_h):
+            for col in range(n_w):
+                A[:, r * n_w + col] = F[r, col, :]
+        options = {**c.algorithm.options, "inputs": "annotations"}
+        given_annotations = algorithms.get(c.algorithm.name, **options)
+        kwargs = {k: v for k, v in c.kwargs.items() if k != "F"}
+        got, want = c.algorithm(**c.kwargs), given_annotations(A=A, **kwargs)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)  # a view's layout changes BLAS's order
+
+
+@given(show_attend_tell_cases(inputs=st.just("annotations")), st.data())
+def test_the_locations_are_a_set(case, data):
+    """Soft attention treats the L annotations as a set: permuting them by π leaves every word distribution P
+    unchanged (ā, the score and the context ẑ = Σ_i α_i a_i are symmetric in them) and permutes the rows of
+    the attention map by the same π.  So the loss, a function of P and of α's row sums, cannot tell how a
+    grid was flattened — only the map can."""
+    A = case.kwargs["A"]
+    pi = np.array(data.draw(st.permutations(range(A.shape[1]))), dtype=int)
+    P, alpha = case.algorithm(**case.kwargs)
+    P_pi, alpha_pi = case.algorithm(**{**case.kwargs, "A": A[:, pi]})
+    np.testing.assert_allclose(P_pi, P, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(alpha_pi, alpha[pi], rtol=1e-10, atol=1e-13)
+
+
+def test_a_grid_has_n_h_times_n_w_locations():
+    """The grid variant's attention map and cost are in terms of L = n_h·n_w: its parameters, FLOPs and
+    memory equal the annotation model's with ℓ_z replaced by n_h·n_w (reading the grid is a view: no FLOPs,
+    nothing materialised), and its depth is one line more."""
+    from formal.symbols import by_name, ell_z
+    grid, annotations = algorithms.get("show_attend_tell", inputs="grid"), algorithms.get("show_attend_tell")
+    L = by_name("height") * by_name("width")
+    assert grid.outputs[1].shape[0] == L
+    g, a = grid.cost(), annotations.cost()
+    for got, want in ((g.flops, a.flops), (g.params, a.params), (g.memory, a.memory), (g.depth, a.depth + 1)):
+        assert (got - want.subs(ell_z, L)).expand() == 0
 
 
 def test_show_attend_tell_decodes_sequentially():
@@ -84,6 +131,7 @@ def test_han_encodes_its_sentences_in_parallel():
 @pytest.mark.parametrize("name, options, message", [
     ("show_attend_tell", {"gate": 1}, "gate = 1 must be True or False"),
     ("show_attend_tell_loss", {"penalty": -1.0}, "penalty = -1.0 must be a finite number ≥ 0"),
+    ("show_attend_tell", {"inputs": "pixels"}, "unknown input kind 'pixels'"),
     ("han", {"cell": "rnn"}, "unknown HAN cell 'rnn'"),
     ("han", {"cell": "lstm", "reset": "before"}, "reset and update apply to cell = 'gru' only"),
 ])

@@ -227,6 +227,35 @@ def test_complexity_marks_a_rounded_per_token_figure(capsys):
     assert "≈" not in out
 
 
+def test_complexity_of_a_captioner_needs_the_captions_length(capsys):
+    """Show-Attend-Tell has no context length: without --seq-len complexity says so in one line (exit 2);
+    with it, the figures are the derived ones at that caption length, and the parameters do not move."""
+    from formal.presets import get
+    status, _, err = run(capsys, "complexity", "show-attend-tell-coco")
+    assert status == 2 and err.strip().splitlines() == [
+        "formal-transformers: error: show-attend-tell-coco has no default sequence length: give --seq-len T"]
+    for words in (5, 16):
+        status, out, _ = run(capsys, "complexity", "show-attend-tell-coco", "--seq-len", str(words), "--json")
+        result, want = json.loads(out), get("show-attend-tell-coco").evaluate(seq_len=words)
+        assert status == 0 and result["params"]["total"] == want["params"]
+        assert result["flops"]["forward_per_sequence"] == want["flops"]
+
+
+def test_complexity_takes_a_sequence_model_from_a_config(capsys, tmp_path):
+    """A seq2seq configuration (RNNsearch's sizes) is reported like a preset: its source and target length are
+    both the --seq-len, and the count is the object's."""
+    from formal import algorithms
+    from formal.symbols import by_name
+    config = tmp_path / "rnnsearch.toml"
+    config.write_text('algorithm = "seq2seq"\nseq_len = 50\n[options]\nattention = "bahdanau"\n'
+                      "[sizes]\nN_V = 30000\nd_e = 620\nd_h = 1000\nd_a = 1000\n")
+    status, out, _ = run(capsys, "complexity", "--config", str(config), "--json")
+    sizes = {"N_V": 30000, "d_e": 620, "d_h": 1000, "d_a": 1000, "ell_x": 50, "ell_z": 50}
+    assert status == 0
+    count = algorithms.get("seq2seq", attention="bahdanau").param_count()
+    assert json.loads(out)["params"]["total"] == count.xreplace({by_name(k): v for k, v in sizes.items()})
+
+
 def test_complexity_list_json(capsys):
     from formal.presets import PRESETS
     status, out, _ = run(capsys, "complexity", "--list", "--json")

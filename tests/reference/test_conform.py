@@ -320,3 +320,30 @@ def test_conform_checks_a_torch_lstm_through_its_reader(capsys, tmp_path):
                    "--examples", "8"])
     out, _ = capsys.readouterr()
     assert status == 0, out
+
+
+def _torch_show_attend_tell(flatten):
+    """A user's Show-Attend-Tell in the rows layout (P and α one row per step), taking the feature grid F
+    (n_h, n_w, D) and flattening it with ``flatten`` before torch's model runs."""
+    import torch
+
+    from reference import captioning
+
+    def show_attend_tell(F, x, params):
+        p = {k: torch.tensor(v) for k, v in params.items()}
+        A = flatten(torch.tensor(F))[None]
+        P, alpha = captioning.show_attend_tell(A, torch.tensor(x)[None], p, {"gate": True, "bias": "single"})
+        return P[0].numpy(), alpha[0].numpy()
+    return show_attend_tell
+
+
+def test_a_grid_input_is_channel_last_in_the_rows_layout_too():
+    """An image's grid F is n_h×n_w×D in either layout (the rows layout transposes feature columns, not a
+    grid): a rows-layout Show-Attend-Tell that reshapes F row-major conforms; one that reads it as channel
+    first (torch's NCHW ``view(D, −1)`` on a channel-last grid) fails the spec comparison."""
+    good = conform_api(_torch_show_attend_tell(lambda F: F.reshape(-1, F.shape[-1])), "show_attend_tell",
+                   options={"inputs": "grid"}, layout="rows", n_examples=8)
+    assert good.ok, good.failure
+    bad = conform_api(_torch_show_attend_tell(lambda F: F.reshape(F.shape[-1], -1).T), "show_attend_tell",
+                  options={"inputs": "grid"}, layout="rows", n_examples=8)
+    assert not bad.ok and bad.failure["property"] == "spec", bad.failure

@@ -82,3 +82,27 @@ def test_torch_modules_have_the_counts_the_objects_derive():
 def test_modules_without_a_counterpart_are_refused(module, message):
     with pytest.raises(ConfigError, match=message):
         third_party.from_torch_rnn(module)
+
+
+def test_show_attend_tell_coco_preset_counts_the_equations_modules():
+    """Xu et al. 2015 built from torch modules, one per term of §3.1.2 (eqs. 1–7, the deep output and f_β):
+    E, f_init,h and f_init,c (one affine layer each), f_att's W_a, U_a and v_a (no biases: a bias on the
+    score is cancelled by the softmax), the gate's w_β and b_β, an LSTM cell on [E y; ẑ] with one bias per
+    gate (torch's LSTMCell adds two: its bias_hh is left out), and L_h, L_z, L_o.  Their ``numel`` is the
+    preset's derived count; the preset's sizes are the authors' MS COCO script's."""
+    from formal import presets
+    preset = presets.get("show-attend-tell-coco")
+    s = preset.sizes
+    D, L_ = s["d_z"], s["height"] * s["width"]
+    nn = torch.nn
+    with torch.device("meta"):
+        lstm = nn.LSTMCell(s["d_e"] + D, s["d_h"])
+        modules = [nn.Embedding(s["N_V"], s["d_e"]), nn.Linear(D, s["d_h"]), nn.Linear(D, s["d_h"]),
+                   nn.Linear(s["d_h"], s["d_a"], bias=False), nn.Linear(D, s["d_a"], bias=False),
+                   nn.Linear(s["d_a"], 1, bias=False), nn.Linear(s["d_h"], 1), lstm,
+                   nn.Linear(s["d_h"], s["d_e"], bias=False), nn.Linear(D, s["d_e"], bias=False),
+                   nn.Linear(s["d_e"], s["N_V"], bias=False)]
+    count = sum(p.numel() for m in modules for p in m.parameters()) - lstm.bias_hh.numel()
+    assert L_ == 196 and D == 512
+    for caption in (1, 16, 50):      # the count does not depend on the caption's length
+        assert preset.evaluate(seq_len=caption)["params"] == count
