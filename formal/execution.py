@@ -22,7 +22,7 @@ import numpy as np
 
 from . import limits, masks
 from .arrays import index_array, real_array
-from .errors import ConfigError, DomainError, ShapeError
+from .errors import ConfigError, DomainError, FormalError, ShapeError
 from .ops import Apply, Ref
 from .algorithm import targets
 from .calls import CallOp
@@ -190,18 +190,49 @@ class _Executor:
             raise self._mismatch(m, line) from None
 
     def _bind_inputs(self, raw):
-        masks_pending = []
+        masks_pending, undetermined = [], []
         for spec in self.algorithm.inputs:
             if spec.kind == "mask":
                 masks_pending.append(spec)
                 continue
             check = index_array if spec.kind == "index" else real_array
             array = check(spec.name, raw[spec.name])
-            self._bind(spec, array, "signature")
+            try:
+                self.binding.bind(spec.shape, array.shape, spec.name)
+            except Mismatch as m:
+                if not m.undetermined:
+                    raise self._mismatch(m, "signature") from None
+                undetermined.append((spec, array))
             self.values[spec.name] = array
+        if undetermined:
+            self._bind_from_params(undetermined, raw)
         for spec in masks_pending:
             ell_z, ell_x = (self.binding.evaluate(d) for d in spec.shape)
             self.values[spec.name] = masks.resolve(raw[spec.name], ell_z, ell_x)
+
+    def _bind_from_params(self, undetermined, raw):
+        """Inputs whose sizes their own shape cannot tell (an image of P·n_h × P·n_w pixels: which is P?),
+        bound once the parameters that mention those sizes have told what they can (W_patch's C·P²).  A
+        parameter that does not fit leaves the binding as it was: it is reported when a line reads it."""
+        wanted = {s for spec, _ in undetermined for d in spec.shape for s in getattr(d, "free_symbols", ())}
+        misfits = []
+        for p in self.algorithm.params:
+            if wanted & {s for d in p.shape for s in getattr(d, "free_symbols", ())} and p.name in raw:
+                try:
+                    array = real_array(p.name, raw[p.name])
+                except FormalError:
+                    continue
+                saved = dict(self.binding.values), dict(self.binding.sources)
+                try:
+                    self.binding.bind(p.shape, array.shape, p.name)
+                except Mismatch as m:
+                    self.binding.values, self.binding.sources = saved
+                    misfits.append(m)
+        for spec, array in undetermined:
+            try:
+                self.binding.bind(spec.shape, array.shape, spec.name)
+            except Mismatch as m:   # still undetermined: a parameter that did not fit says why
+                raise self._mismatch(misfits[0] if m.undetermined and misfits else m, "signature") from None
 
     def _check_constraints(self):
         for c in self.algorithm.size_constraints:

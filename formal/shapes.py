@@ -83,6 +83,7 @@ class Mismatch(Exception):
     def __init__(self, symbol, expected, got, detail=""):
         super().__init__(symbol, expected, got, detail)
         self.symbol, self.expected, self.got, self.detail = symbol, expected, got, detail
+        self.undetermined = False   # True: the sizes met so far cannot tell a symbol yet (nothing disagrees)
 
 
 def unify(declared: Shape, actual: Shape, substitution: dict, what: str) -> None:
@@ -171,8 +172,10 @@ class Binding:
                     waiting.append((axis, dim, size))
             if len(waiting) == len(pending):
                 axis, dim, size = waiting[0]
-                raise Mismatch(str(dim), "an expression with known symbols", size,
-                               f"cannot infer {dim} from {what} axis {axis} alone")
+                stuck = Mismatch(str(dim), "an expression with known symbols", size,
+                                 f"cannot infer {dim} from {what} axis {axis} alone")
+                stuck.undetermined = True     # another tensor's shape may tell (the patch side P of W_patch)
+                raise stuck
             pending = waiting
 
     def _check(self, dim, size, what, axis):
@@ -182,11 +185,20 @@ class Binding:
             raise Mismatch(str(dim), value, size, f"{what} axis {axis}; {origin}")
 
     def _solve(self, dim, symbol, size, what, axis):
-        # Dimensions are linear in each symbol (H·d_mid, 2·d_e): size = a·symbol + b.
+        # Dimensions are a·symbolᵏ + b in each symbol (H·d_mid, 2·d_e, L − 1, C·P²): solved exactly.
         rest = {s: sp.Integer(self.values[s]) for s in dim.free_symbols if s != symbol}
-        a = sp.sympify(dim.diff(symbol)).xreplace(rest)
-        b = sp.sympify(dim.xreplace({**rest, symbol: sp.Integer(0)}))
-        value = (size - b) / a if a.is_number and a != 0 else None
-        if value is None or not value.is_integer or value <= 0:
-            raise Mismatch(str(dim), f"a size of the form {dim}", size, f"{what} axis {axis}")
+        expr = sp.expand(sp.sympify(dim).xreplace(rest))
+        b = expr.xreplace({symbol: sp.Integer(0)})
+        term = sp.expand(expr - b)
+        a, power = term.as_coeff_exponent(symbol)
+        value = None
+        if a.is_number and a != 0 and power.is_Integer and power > 0:
+            root = (size - b) / a
+            if root.is_integer and root > 0:
+                value = sp.integer_nthroot(int(root), int(power))
+                value = value[0] if value[1] else None
+        if value is None or value <= 0:
+            known = ", ".join(f"{s} = {v}" for s, v in sorted(rest.items(), key=lambda kv: str(kv[0])))
+            raise Mismatch(str(dim), f"a size of the form {dim}" + (f" with {known}" if known else ""), size,
+                           f"{what} axis {axis}")
         self.set(symbol, int(value), f"{what} axis {axis}")

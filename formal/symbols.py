@@ -24,7 +24,7 @@ __all__ = [
     "SymbolInfo", "dim", "real", "by_name", "info", "text", "latex", "is_length",
     "N_V", "ell_max", "ell", "ell_x", "ell_z", "d_e", "d_x", "d_z", "d_in", "d_attn", "d_mid", "d_out",
     "d_mlp", "d_f", "H", "n_kv_heads", "L", "L_enc", "L_dec", "ell_gen", "T", "ell_c", "ell_out", "n_steps", "i",
-    "d_patch", "n_classes", "n_types", "d_h", "d_a", "k", "n_sent",
+    "d_patch", "n_classes", "n_types", "d_h", "d_a", "k", "n_sent", "patch", "channels",
     "tau", "p_mask", "eta", "N_data", "N_epochs",
 ]
 
@@ -71,6 +71,8 @@ _TABLE = [
     SymbolInfo("d_a", "d_a", r"d_{a}", "hidden width of an additive attention score (Bahdanau et al.'s n')"),
     SymbolInfo("k", "k", "k", "kernel width of a convolution"),
     SymbolInfo("n_sent", "n_s", r"n_{s}", "number of sentences in a document (HAN)", "length"),
+    SymbolInfo("patch", "P", "P", "side of a square image patch, in pixels (ViT)"),
+    SymbolInfo("channels", "C", "C", "channels of an image (3 for RGB)"),
     SymbolInfo("n_kv_heads", "H_kv", r"H_{\mathrm{kv}}", "number of key/value heads"),
     SymbolInfo("L", "L", "L", "number of layers"),
     SymbolInfo("L_enc", "L_enc", r"L_{\mathrm{enc}}", "number of encoder layers"),
@@ -153,4 +155,4 @@ def _make(row: SymbolInfo) -> sp.Symbol:
 
 
 (N_V, ell_max, ell, ell_x, ell_z, T, ell_gen, ell_c, ell_out, n_steps, i, d_e, d_x, d_z, d_in, d_attn, d_mid,
- d_out, d_mlp, d_f, d_patch, n_classes, n_types, H, d_h, d_a, k, n_sent, n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)
+ d_out, d_mlp, d_f, d_patch, n_classes, n_types, H, d_h, d_a, k, n_sent, patch, channels, n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)

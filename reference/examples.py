@@ -40,6 +40,7 @@ from formal.algorithms.convolution import CONV_ACTIVATIONS, NORMS as GRAPH_NORMS
 from formal.algorithms.attention import SCORES as ATTENTION_SCORES
 from formal.algorithms.captioning import INPUTS as CAPTION_INPUTS
 from formal.algorithms.pooling import POOLING_SCORES
+from formal.ops.images import PATCH_ORDERS
 from formal.ops.scores import SCORE_ACTIVATIONS
 from formal.errors import ConfigError
 
@@ -50,7 +51,8 @@ _STACK = {"norm": NORMS, "eps": (1e-5, 0.1), "position": POSITIONS, "activation"
           "bias": (True, False), "tied": (True, False), "n_kv_heads": (None, "grouped"),
           "norm_position": NORM_POSITIONS}
 _BERT = {**_STACK, "token_types": (True, False), "embedding_norm": (True, False),
-         "unembedding_bias": (True, False), "inputs": ("tokens", "tokens", "patches")}
+         "unembedding_bias": (True, False), "inputs": ("tokens", "tokens", "patches", "image"),
+         "patch_order": PATCH_ORDERS}
 _EMPTY = ("zero", "nan")  # "error" raises by design; it is not an output to compare
 _RECURRENT = {"cell": CELLS, "direction": DIRECTIONS, "bias": BIASES, "nonlinearity": NONLINEARITIES,
               "reset": RESETS, "update": UPDATES}
@@ -197,10 +199,14 @@ def _options(name, rng, fixed):
             options["stride"] = 1
         else:
             options["padding"] = 0
-    if options.get("inputs") == "patches":
+    if name == "etransformer" and fixed.get("patch_order") is not None and "inputs" not in fixed:
+        options["inputs"] = "image"              # a patch order fixed picks the image input
+    if options.get("inputs") in ("patches", "image"):
         for k, v in dict(head="classifier", tied=False, token_types=False, unembedding_bias=False,
                          position="learned").items():
             options[k] = fixed.get(k, v)
+    if options.get("inputs") != "image" and "patch_order" in options:
+        options["patch_order"] = None            # the order of an image's patches applies to an image only
     return options
 
 

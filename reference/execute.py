@@ -114,6 +114,11 @@ def _etransformer(c: Call):
     if c.options["inputs"] == "patches":
         logits = stacks.etransformer(c.params, c.options, X_p=c.rows("X_p"), **c.kwargs())
         return _vector(stacks.probabilities(logits))
+    if c.options["inputs"] == "image":   # the patch side: W_patch is d_e×(P²·C), the image has C channels
+        C = c["X_img"].shape[-1]
+        P = c.get("patch") or round((c.params["W_patch"].shape[1] // C) ** 0.5)
+        logits = stacks.etransformer(c.params, c.options, X_img=c.tensor("X_img")[None], P=P, **c.kwargs())
+        return _vector(stacks.probabilities(logits))
     s = c.tokens("s") if c.options["token_types"] else None
     logits = stacks.etransformer(c.params, c.options, x=c.tokens("x"), s=s, **c.kwargs())
     return rows_to_columns(stacks.probabilities(logits))

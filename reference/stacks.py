@@ -102,11 +102,24 @@ def dtransformer(x, p, options, *, path="explicit", ell_max=None):
     return _unembed(p, X, opts)
 
 
-def etransformer(p, options, *, x=None, s=None, X_p=None, path="explicit", ell_max=None):
-    """Algorithm 9 (BERT; ViT with ``inputs="patches", head="classifier"``): logits (B, ℓ, N_V), or
-    (B, N_C) class logits for ViT."""
+def image_patches(images, P: int, order: str):
+    """Channel-last images (B, P·n_h, P·n_w, C) as their flattened P×P patches (B, n_h·n_w, P²·C), row-major,
+    by ``torch.nn.functional.unfold`` (a patch's values in (c, i, j) order; ``channel-last`` reorders them
+    to (i, j, c))."""
+    B, _, _, C = images.shape
+    X = F.unfold(images.permute(0, 3, 1, 2), kernel_size=P, stride=P)       # (B, C·P·P, N), (c, i, j)
+    if order == "channel-last":
+        X = X.reshape(B, C, P * P, -1).transpose(1, 2).reshape(B, P * P * C, -1)
+    return X.transpose(1, 2)
+
+
+def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, path="explicit", ell_max=None):
+    """Algorithm 9 (BERT; ViT with ``inputs="patches", head="classifier"``, or from ``X_img`` with patches
+    of side ``P`` under ``inputs="image"``): logits (B, ℓ, N_V), or (B, N_C) class logits for ViT."""
     opts = _options(options)
-    if options.get("inputs", "tokens") == "patches":
+    if options.get("inputs", "tokens") == "image":
+        X_p = image_patches(X_img, P, options["patch_order"])
+    if options.get("inputs", "tokens") in ("patches", "image"):
         patches = F.linear(X_p, p["W_patch"], p.get("b_patch"))                  # (B, ℓ, d_e)
         cls = p["x_class"].t().expand(X_p.shape[0], 1, -1)                          # (B, 1, d_e)
         X = torch.cat((cls, patches), dim=1) + p["W_p"].t()

@@ -16,6 +16,9 @@ paper.  ``algorithm.variant(**options)(**inputs, **params)`` must then equal wha
   unembedding tied to ``W_e`` and ``eps = layer_norm_epsilon``.
 - :func:`from_bert` — HF ``BertForMaskedLM`` is Algorithm 9 with token types, a layer norm after the
   embedding, the MLM head's output bias, the unembedding tied to ``W_e`` and ``eps = layer_norm_eps``.
+- :func:`from_hf_vit` — HF ``ViTForImageClassification`` is Algorithm 9 as ViT from the image
+  (``inputs="image"``, pre-LN, the classifier head): its patch embedding is a Conv2d of kernel and stride P,
+  whose weight (d_e, C, P, P) flattened is ``W_patch`` in the ``channel-first`` patch order.
 - :func:`from_torch_rnn` — ``torch.nn.RNN``, ``GRU`` and ``LSTM`` (any ``num_layers``, bidirectional or not)
   are the spec's ``rnn`` stack with two bias vectors per gate (``bias="double"``), and the GRU resets after
   the recurrent product (``reset="after"``, cuDNN's form); ``RNNCell``, ``GRUCell`` and ``LSTMCell`` are
@@ -32,7 +35,8 @@ from formal.errors import ConfigError
 from . import require_torch
 from .convert import to_numpy
 
-__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert", "from_torch_rnn"]
+__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert", "from_hf_vit",
+           "from_torch_rnn"]
 
 torch = require_torch()
 
@@ -167,6 +171,39 @@ def from_bert(model) -> tuple[dict, dict]:
     options = {"activation": "gelu", "tied": tied, "eps": float(config.layer_norm_eps), "norm_position": "post",
                "position": "learned", "bias": True, "token_types": True, "embedding_norm": True,
                "unembedding_bias": True}
+    return params, options
+
+
+def _norm(name, ln) -> dict:
+    return {f"gamma{name}": to_numpy(ln.weight), f"beta{name}": to_numpy(ln.bias)}
+
+
+def from_hf_vit(model) -> tuple[dict, dict]:
+    """HF ``ViTForImageClassification`` (transformers 5's layout: ``vit.layers[l].attention.q_proj`` …,
+    ``mlp.fc1``/``fc2``) ↦ (Algorithm 9's parameters as ViT from the image, options).  Its input is
+    ``pixel_values`` (B, C, H, W); the spec's image is one of them channel-last, (H, W, C)."""
+    config, vit = model.config, model.vit
+    if config.hidden_act != "gelu":
+        raise ConfigError(f"ViT activation {config.hidden_act!r}: only gelu (exact) is mapped")
+    if not config.qkv_bias:
+        raise ConfigError("ViT with qkv_bias=False keeps biases on W_o and the MLP, which no variant of the spec has")
+    H, emb, per_layer = config.num_attention_heads, vit.embeddings, []
+    for block in vit.layers:
+        a = block.attention
+        p = _attention(H, *(to_numpy(getattr(a, f"{n}_proj").weight) for n in "qkvo"),
+                       *(to_numpy(getattr(a, f"{n}_proj").bias) for n in "qkvo"))
+        p.update(W_mlp1=to_numpy(block.mlp.fc1.weight), b_mlp1=to_numpy(block.mlp.fc1.bias),
+                 W_mlp2=to_numpy(block.mlp.fc2.weight), b_mlp2=to_numpy(block.mlp.fc2.bias),
+                 **_norm("1", block.layernorm_before), **_norm("2", block.layernorm_after))
+        per_layer.append(p)
+    conv = emb.patch_embeddings.projection                                  # Conv2d(C, d_e, P, stride=P)
+    params = {"W_patch": to_numpy(conv.weight).reshape(conv.weight.shape[0], -1), "b_patch": to_numpy(conv.bias),
+              "x_class": to_numpy(emb.cls_token)[0].T, "W_p": to_numpy(emb.position_embeddings)[0].T,
+              **_stack(per_layer), **_norm("", vit.layernorm),
+              "W_head": to_numpy(model.classifier.weight), "b_head": to_numpy(model.classifier.bias)}
+    options = {"activation": "gelu", "eps": float(config.layer_norm_eps), "norm_position": "pre",
+               "position": "learned", "bias": True, "tied": False, "inputs": "image", "head": "classifier",
+               "patch_order": "channel-first"}
     return params, options
 
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from ..algorithm import Algorithm, Assign, call, call_columns
 from ..errors import ConfigError
-from ..ops import LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column, positions
+from ..ops import (PATCH_ORDERS, LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column,
+                   patchify, positions)
 from ..shapes import TensorSpec
-from ..symbols import L, L_dec, L_enc, N_V, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes, n_types
+from ..errors import shown
+from ..symbols import (L, L_dec, L_enc, N_V, by_name, channels, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes,
+                       n_types, patch)
 from . import blocks
 from .attention import _affine
 from .blocks import OPTION_DOCS, StackOptions, embed, layer_loop, mlp, norm_columns, sublayers, unembed
@@ -23,7 +26,7 @@ from .unembedding import build_unembedding
 __all__ = ["edtransformer", "etransformer", "dtransformer", "build_edtransformer", "build_etransformer",
            "build_dtransformer", "ETRANSFORMER_INPUTS", "ETRANSFORMER_HEADS"]
 
-ETRANSFORMER_INPUTS = ("tokens", "patches")
+ETRANSFORMER_INPUTS = ("tokens", "patches", "image")
 ETRANSFORMER_HEADS = ("mlm", "classifier")
 
 _TOKENS = "sequence of token ids, 0-based"
@@ -62,14 +65,17 @@ def build_dtransformer(*, norm="layer", eps=0.0, position="learned", activation=
 
 def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation="gelu", bias=True, tied=False,
                        n_kv_heads=None, norm_position="post", token_types=False, embedding_norm=False,
-                       unembedding_bias=False, inputs="tokens", head="mlm") -> Algorithm:
+                       unembedding_bias=False, inputs="tokens", head="mlm", patch_order=None) -> Algorithm:
     """Algorithm 9 (BERT): an encoder-only transformer, post-LN, GELU, Mask ≡ 1.
 
     After the layers, ``X ← GELU(W_f X + b_f 1ᵀ)``, ``X ← LN(X | γ, β)`` and ``P ← softmax(W_u X)`` with
     ``W_u ∈ ℝ^{N_V×d_f}`` (design decision 1).  Options beyond the paper: BERT's token-type embeddings
     (``token_types``) and embedding layer norm (``embedding_norm``), an unembedding bias, and ViT
     (``inputs="patches", head="classifier"``): the token lines become ``X ← [x_class, W_patch X_p +
-    b_patch 1ᵀ] + W_p`` and the output is ``softmax(W_head LN(X)[:, 1] + b_head)`` over the classes.
+    b_patch 1ᵀ] + W_p`` and the output is ``softmax(W_head LN(X)[:, 1] + b_head)`` over the classes.  With
+    ``inputs="image"`` ViT takes the image itself, (P·n_h)×(P·n_w)×C channel-last, and cuts it into its
+    n_h·n_w patches first (``X_p ← patches_P(X_img)``, the values of a patch in ``patch_order``:
+    ``channel-first``, HF's and timm's Conv2d order, or ``channel-last``).
     """
     opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
     for name, value in (("token_types", token_types), ("embedding_norm", embedding_norm),
@@ -77,16 +83,22 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
         blocks._flag(name, value)
     blocks._choice("input kind", inputs, ETRANSFORMER_INPUTS)
     blocks._choice("head", head, ETRANSFORMER_HEADS)
-    if inputs == "patches" and (token_types or position != "learned"):
-        raise ConfigError("inputs='patches' (ViT) takes learned positions and no token types")
+    if inputs in ("patches", "image") and (token_types or position != "learned"):
+        raise ConfigError(f"inputs={inputs!r} (ViT) takes learned positions and no token types")
+    if inputs == "image":
+        patch_order = "channel-first" if patch_order is None else blocks._choice("patch order", patch_order,
+                                                                                  PATCH_ORDERS)
+    elif patch_order is not None:
+        raise ConfigError(f"patch_order = {shown(patch_order)} applies to inputs='image' only")
     if head == "classifier" and (tied or unembedding_bias):
         raise ConfigError("head='classifier' has its own W_head and b_head: tied and unembedding_bias do not apply")
     l = LoopIndex("l")
-    length = ell + 1 if inputs == "patches" else ell
+    tokens = by_name("height") * by_name("width") if inputs == "image" else ell
+    length = tokens + 1 if inputs in ("patches", "image") else ell
     if inputs == "tokens":
         lines, params, constraints, data = _token_inputs(opts, token_types)
     else:
-        lines, params, constraints, data = _patch_inputs(opts, length)
+        lines, params, constraints, data = _patch_inputs(opts, length, patch_order)
     if embedding_norm:
         lines.append(Assign("X", norm_columns("X", "_e", opts, glyph="_e"), forall="t"))
         params += blocks.norm_params("_e", opts, doc="embedding norm")
@@ -102,7 +114,7 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
     lines += head_lines
     params += head_params
     options = {**opts.as_dict(), "token_types": token_types, "embedding_norm": embedding_norm,
-               "unembedding_bias": unembedding_bias, "inputs": inputs, "head": head}
+               "unembedding_bias": unembedding_bias, "inputs": inputs, "head": head, "patch_order": patch_order}
     return Algorithm(
         number=9, name="etransformer", display="ETransformer",
         summary=("Algorithm 9: an encoder-only transformer (BERT): each token's distribution, given all tokens."
@@ -112,7 +124,10 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
         option_docs={**OPTION_DOCS, "token_types": "BERT's token-type (segment) embeddings W_s",
                      "embedding_norm": "a layer norm after the embedding (BERT)",
                      "unembedding_bias": "a bias b_u on the logits (BERT)",
-                     "inputs": "tokens, or patches (ViT: X_p ∈ ℝ^(d_patch×ℓ) with a class token)",
+                     "inputs": "tokens, patches (ViT: X_p ∈ ℝ^(d_patch×ℓ) with a class token), or image "
+                               "(ViT from the pixels: X_img ∈ ℝ^((P·n_h)×(P·n_w)×C), cut into P×P patches)",
+                     "patch_order": "with inputs=image, a patch's values as channel-first (c, i, j) — HF's and "
+                                    "timm's Conv2d — or channel-last (i, j, c)",
                      "head": "mlm (Algorithm 9's W_f, LN, W_u) or classifier (ViT: W_head on the class token)"},
     )
 
@@ -130,20 +145,28 @@ def _token_inputs(opts, token_types):
     return [first], params, constraints, data
 
 
-def _patch_inputs(opts, length):
+def _patch_inputs(opts, length, order=None):
     """ViT's embedding line ``X ← [x_class, W_patch X_p + b_patch 1ᵀ] + W_p``: lines, params, constraints,
-    inputs."""
+    inputs.  With a patch ``order`` the input is the image and a first line cuts it into patches."""
+    width, lines = d_patch, []
+    data = [TensorSpec("X_p", (d_patch, ell), doc="image patches, flattened, one column per patch")]
+    if order is not None:
+        rows, columns = by_name("height"), by_name("width")
+        width = patch ** 2 * channels
+        data = [TensorSpec("X_img", (patch * rows, patch * columns, channels), grid=True,
+                           doc="the image, channel-last: P·n_h rows and P·n_w columns of pixels, C channels")]
+        lines.append(Assign("X_p", patchify("X_img", patch, rows, columns, order),
+                            note=f"P×P patches, {'(c, i, j)' if order == 'channel-first' else '(i, j, c)'}"))
     patches = _affine("W_patch", "X_p", "b_patch", opts.bias, role="embed")
     positional = build_positional_embedding(encoding="learned")
     line = Assign("X", add(concat("x_class", patches),
                            call_columns(positional, label=("W_p", "W_p"), t=positions(length), W_p="W_p")),
                   forall="t")
-    params = [TensorSpec("W_patch", (d_e, d_patch), doc="patch projection", embedding=True)]
+    params = [TensorSpec("W_patch", (d_e, width), doc="patch projection", embedding=True)]
     params += [TensorSpec("b_patch", (d_e,), doc="patch projection bias", embedding=True)] if opts.bias else []
     params += [TensorSpec("x_class", (d_e, 1), doc="class token", embedding=True),
                TensorSpec("W_p", (d_e, length), doc="positional embedding matrix", embedding=True)]
-    data = [TensorSpec("X_p", (d_patch, ell), doc="image patches, flattened, one column per patch")]
-    return [line], params, [], data
+    return lines + [line], params, [], data
 
 
 def _mlm_head(opts, unembedding_bias):

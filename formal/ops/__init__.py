@@ -16,7 +16,7 @@ from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_pol
 from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
 from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
-from .images import GridColumns
+from .images import PATCH_ORDERS, GridColumns, Patchify
 from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
 from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
                         Strip, Truncate, capped, special_token)
@@ -35,7 +35,7 @@ __all__ = [
     "Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "zeros", "one_minus", "column", "sequence",
     "stack_vertical", "final", "ColumnMean", "Dot", "column_mean", "dot",
     # images
-    "GridColumns", "grid_columns",
+    "GridColumns", "grid_columns", "Patchify", "PATCH_ORDERS", "patchify",
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
     "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
@@ -230,3 +230,7 @@ def dot(a, b):
 
 def grid_columns(grid, rows, columns):
     return GridColumns(rows, columns)(grid)
+
+
+def patchify(image, patch, rows, columns, order: str):
+    return Patchify(patch, rows, columns, order)(image)

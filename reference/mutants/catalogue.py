@@ -21,7 +21,7 @@ from . import bugs
 from .attention import attend, attention, kv_mhattention, mhattention, single_query_attention
 from .decoder import dtransformer, kv_dtransformer
 from .embedding import TABLES, position_table, positional_embedding, token_embedding
-from .encoder import etransformer
+from .encoder import etransformer, image_patches
 from .encoder_decoder import edtransformer
 from .inference import dinference, edinference
 from .losses import dloss, edloss, eloss, masked_nll, next_token_nll
@@ -292,6 +292,7 @@ _CACHED = [
 
 # -------------------------------------------------------------------------------------- Algorithm 9
 _VIT = {"inputs": "patches", "head": "classifier"}
+_IMAGE = {"inputs": "image", "head": "classifier", "patch_order": "channel-first"}
 _ENCODER = [
     _seam("etransformer_layer_norm_over_whole_tensor", "etransformer", {},
           "normalises the whole d_e×ℓ tensor with one mean and variance instead of each column", "README",
@@ -330,6 +331,14 @@ _ENCODER = [
     _seam("etransformer_classifies_last_token", "etransformer", _VIT,
           "classifies from the last column instead of the class token", "variant option head",
           _class_column=-1),
+    _variant("etransformer_channel_last_patches_under_channel_first", "etransformer", _IMAGE,
+             {"patch_order": "channel-last"}, "flattens each patch as (i, j, c) where HF's Conv2d reads (c, i, j)"),
+    _variant("etransformer_channel_first_patches_under_channel_last", "etransformer",
+             {**_IMAGE, "patch_order": "channel-last"}, {"patch_order": "channel-first"},
+             "flattens each patch as (c, i, j) under patch_order=channel-last"),
+    _seam("etransformer_patches_column_major", "etransformer", _IMAGE,
+          "lists the patches column by column, so patch (r, c) meets the position embedding of c·n_h + r",
+          "variant option inputs", _patches_of=partial(image_patches, _row_major=False)),
 ]
 
 # -------------------------------------------------------------------------------------- Algorithm 8

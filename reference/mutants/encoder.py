@@ -1,4 +1,5 @@
-"""Algorithm 9, the encoder-only transformer: BERT (masked-LM head) and ViT (patches, classifier head)."""
+"""Algorithm 9, the encoder-only transformer: BERT (masked-LM head) and ViT (patches or the image itself,
+classifier head)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,20 @@ import numpy as np
 from .blocks import Stack
 from .numerics import affine, gelu, softmax
 
-__all__ = ["etransformer"]
+__all__ = ["etransformer", "image_patches"]
+
+
+def image_patches(image, P, order, *, _row_major=True):
+    """A channel-last image (P·n_h)×(P·n_w)×C as its patches, one column of P²·C values per patch, patch by
+    patch row-major (``_row_major=False``: column-major); a patch's values in (c, i, j) order
+    (``channel-first``) or (i, j, c) (``channel-last``)."""
+    rows, cols, _ = image.shape
+    corners = [(r, c) for r in range(0, rows, P) for c in range(0, cols, P)]
+    if not _row_major:
+        corners.sort(key=lambda rc: (rc[1], rc[0]))
+    blocks = [image[r:r + P, c:c + P, :] for r, c in corners]                  # each P×P×C
+    return np.stack([b.transpose(2, 0, 1).ravel() if order == "channel-first" else b.ravel() for b in blocks],
+                    axis=1)
 
 
 def _tokens(stack, p, x, s, ell_max):
@@ -39,15 +53,19 @@ def _classifier(stack, p, X, _class_column):
 
 
 def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=False, inputs="tokens",
-                 head="mlm", norm_position="post",
+                 head="mlm", norm_position="post", patch_order=None,
                  _class_token=lambda x_class, patches: np.concatenate([x_class, patches], axis=1),
-                 _class_column=0, _head_activation=gelu, **options):
+                 _class_column=0, _head_activation=gelu, _patches_of=image_patches, **options):
     """Algorithm 9: ``P ← ETransformer(x | θ)``, column t the distribution of the token at t (BERT), or
-    ViT's ``p`` over the classes.  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (design decision 1)."""
+    ViT's ``p`` over the classes (from patches X_p, or the image X_img cut into patches of side P, read
+    from W_patch's P²·C columns).  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (design decision 1)."""
     stack = Stack(norm_position=norm_position, **options)
 
-    def etransformer(params, x=None, s=None, X_p=None, ell_max=None):
+    def etransformer(params, x=None, s=None, X_p=None, X_img=None, ell_max=None):
         p = params
+        if inputs == "image":
+            P = int(round((p["W_patch"].shape[1] / X_img.shape[2]) ** 0.5))
+            X_p = _patches_of(X_img, P, patch_order)
         if inputs == "tokens":
             X = _tokens(stack, p, x, s if token_types else None, ell_max)       # d_e×ℓ
         else:

@@ -129,6 +129,40 @@ def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
 
 
 @pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+@given(s=sizes(), patch=st.integers(1, 3), grid=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       channels=st.integers(1, 3), n_classes=st.integers(2, 5))
+def test_hf_vit_from_pixel_values_is_algorithm_9_on_the_image(attn_implementation, s, patch, grid, channels,
+                                                              n_classes):
+    """HF ViTForImageClassification, fed ``pixel_values`` (B, C, H, W) of a non-square image, = Algorithm 9
+    as ViT from the same image channel-last (inputs="image"): its Conv2d patch embedding is W_patch in the
+    channel-first (c, i, j) patch order, pre-LN, exact GELU, the classifier on the class token.  Exactly
+    (float64) through sdpa; HF's eager path takes the softmax of the scores in float32
+    (``softmax(…, dtype=torch.float32)`` in modeling_vit.py), so there the two agree to float32's precision."""
+    tolerance = FLOAT64 if attn_implementation == "sdpa" else 1e-6
+    n_h, n_w = grid
+    config = transformers.ViTConfig(hidden_size=s["d_e"], num_hidden_layers=s["L"], num_attention_heads=s["H"],
+                                    intermediate_size=s["d_mlp"], image_size=(patch * n_h, patch * n_w),
+                                    patch_size=patch, num_channels=channels, num_labels=n_classes,
+                                    layer_norm_eps=1e-6, attn_implementation=attn_implementation)
+    model = _randomise(transformers.ViTForImageClassification(config), s["seed"])
+    pixels = np.random.default_rng(s["seed"]).normal(size=(1, channels, patch * n_h, patch * n_w))
+    with torch.no_grad():
+        got = torch.softmax(model(pixel_values=torch.tensor(pixels)).logits, dim=-1)[0].numpy()
+    params, options = third_party.from_hf_vit(model)
+    spec = algorithms.etransformer.variant(**options)
+    assert np.max(np.abs(spec(X_img=pixels[0].transpose(1, 2, 0), **params) - got)) <= tolerance
+    # the order matters: HF's Conv2d patch embedding is W_patch on the channel-first patches, not the others
+    with torch.no_grad():
+        embedded = _columns(model.vit.embeddings.patch_embeddings(torch.tensor(pixels)))     # d_e×N
+    image = pixels[0].transpose(1, 2, 0)
+    for order in ("channel-first", "channel-last"):
+        X_p = algorithms.etransformer.variant(**{**options, "patch_order": order}).run(X_img=image,
+                                                                                      **params).values["X_p"]
+        gap = np.max(np.abs(params["W_patch"] @ X_p + params["b_patch"][:, None] - embedded))
+        assert gap <= FLOAT64 if order == "channel-first" else (gap > FLOAT64 or patch == 1 or channels == 1)
+
+
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
 @given(s=sizes(), n_types=st.integers(1, 3), eps=st.sampled_from([1e-12, 1e-2]))
 def test_hf_bert_for_masked_lm_is_algorithm_9(attn_implementation, s, n_types, eps):
     """HF BertForMaskedLM = Algorithm 9 (post-LN, exact GELU, W_f head) with token types, a layer norm after
