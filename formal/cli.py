@@ -194,6 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
     p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="bytes per scalar (default fp32)")
     p.add_argument("--symbolic", action="store_true", help="print the formulas instead of numbers")
+    p.add_argument("--kv", choices=("contiguous", "paged"), default="contiguous",
+                   help="how the KV cache is kept: contiguous (default), or paged in blocks (PagedAttention: "
+                        "blocks, bytes per block, waste against a contiguous reservation)")
+    p.add_argument("--block", type=bounded_int(1, MAX_SIZE), metavar="B",
+                   help="with --kv paged: tokens per block (default 16, vLLM's)")
+    p.add_argument("--samples", type=bounded_int(1, MAX_SIZE), metavar="N",
+                   help="with --kv paged: samples forked from the sequence as a shared prompt (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_complexity)
 
@@ -286,6 +293,10 @@ def _complexity(args, out):
         preset = presets.get(args.preset)
         name, algorithm, options, sizes, default_len = (preset.name, preset.algorithm, preset.options,
                                                         preset.sizes, preset.seq_len)
+    if args.kv != "paged":
+        _inapplicable(args, "--kv contiguous", ("block", "samples"))
+    elif args.symbolic:
+        raise _UsageError("--kv paged prints numbers: it has no effect with --symbolic")
     if args.symbolic:  # the formulas as text: sympy
         model = complexity.Model(algorithm, options)
         _inapplicable(args, "--symbolic", ("seq_len", "batch", "dtype"))
@@ -298,6 +309,12 @@ def _complexity(args, out):
         result = complexity.numeric_report(name, model, sizes, seq_len=args.seq_len, default_len=default_len,
                                            batch=args.batch or 1, convention=args.convention,
                                            dtype=args.dtype or "fp32")
+        if args.kv == "paged":
+            result["kv_cache"] and result["kv_cache"].update(paged=complexity.paged_report(
+                result, block=args.block or 16, samples=args.samples or 1))
+            if not result["kv_cache"]:
+                raise _UsageError(f"--kv paged: {name} ({algorithm}) has no KV cache here; only decoder-only "
+                                  "models decode with one")
     if args.json:
         out.write(json_text(result))
     else:
@@ -305,7 +322,7 @@ def _complexity(args, out):
 
 
 _FLAGS = {"preset": "a preset name", "config": "--config", "seq_len": "--seq-len", "batch": "--batch",
-          "dtype": "--dtype", "symbolic": "--symbolic"}
+          "dtype": "--dtype", "symbolic": "--symbolic", "block": "--block", "samples": "--samples"}
 
 
 def _inapplicable(args, flag, dests):
@@ -344,6 +361,18 @@ def _complexity_text(r, symbolic) -> str:
         k = r["kv_cache"]
         lines.append(f"KV cache            {grouped(k['bytes_per_token'])} bytes per token, "
                      f"{grouped(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)")
+        if k.get("paged"):
+            g = k["paged"]
+            lines.append(f"KV paged, B = {g['block']:<4} {grouped(g['blocks'])} blocks per sequence, "
+                         f"{grouped(g['bytes_per_block'])} bytes each; {grouped(g['wasted_slots'])} slots unused in "
+                         f"the last block "
+                         f"({grouped(g['wasted_bytes'])} bytes), where a contiguous reservation of "
+                         f"{grouped(g['reservation'])} tokens leaves {grouped(g['reserved_waste'])} "
+                         f"({grouped(g['reserved_waste_bytes'])} bytes)")
+            if g["samples"] > 1:
+                lines.append(f"KV paged, shared   {g['samples']} samples of this prompt hold "
+                             f"{grouped(g['shared_prompt_blocks'])} blocks of it, "
+                             f"{grouped(g['unshared_prompt_blocks'])} without sharing")
     else:
         lines.append("KV cache            none derived (only decoder-only models decode with a cache here)")
     if r.get("note"):

@@ -22,6 +22,7 @@ from .errors import ConfigError, shown
 from .presets import resolve_sizes
 
 __all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_report", "preset_report", "formulas",
+           "paged_report",
            "grouped", "figure_formulas", "PER"]
 
 #: Bytes per scalar.
@@ -198,6 +199,32 @@ def preset_report(name: str, *, seq_len: int | None = None, batch: int = 1, conv
     return numeric_report(preset.name, model_formulas(preset.algorithm, preset.options), preset.sizes,
                           seq_len=seq_len, default_len=preset.seq_len, batch=batch, convention=convention,
                           dtype=dtype)
+
+
+def paged_report(result: dict, *, block: int = 16, samples: int = 1, reservation: int | None = None) -> dict:
+    """The KV cache of ``result`` (a :func:`numeric_report` of a decoder-only model) kept in blocks of
+    ``block`` tokens (PagedAttention): blocks per sequence, bytes per block (every layer's keys and values
+    of ``block`` tokens), slots wasted in the last block against a contiguous cache reserved for
+    ``reservation`` tokens (default: the model's ℓ_max), and with ``samples`` > 1 the blocks of the prompt
+    (the sequence) shared by that many samples forked from it.  The formulas are :func:`formal.paging.memory`'s."""
+    from .paging import memory
+    from .symbols import block as B, ell_c, ell_max
+    if result.get("kv_cache") is None:
+        raise ConfigError(f"{result['name']} has no KV cache here: paging needs a decoder-only model")
+    for name, value in (("block", block), ("samples", samples)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name} = {shown(value)} must be a positive integer")
+    ell = result["seq_len"]
+    reservation = result["sizes"].get("ell_max", ell) if reservation is None else reservation
+    if reservation < ell:
+        raise ConfigError(f"a reservation of {reservation} tokens cannot hold the sequence's {ell}")
+    m = memory(samples=samples, prompt=ell)
+    at = {ell_c: ell, B: block, ell_max: reservation}
+    figures = {k: int(v.xreplace(at)) for k, v in m.items()}
+    per_token = result["kv_cache"]["bytes_per_token"]
+    return {"block": block, "samples": samples, "reservation": reservation, "bytes_per_block": per_token * block,
+            **figures, "wasted_bytes": figures["wasted_slots"] * per_token,
+            "reserved_waste_bytes": figures["reserved_waste"] * per_token}
 
 
 def grouped(n) -> str:

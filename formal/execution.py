@@ -207,6 +207,10 @@ class _Executor:
         if undetermined:
             self._bind_from_params(undetermined, raw)
         for spec in masks_pending:
+            missing = sorted(str(s) for d in spec.shape for s in d.free_symbols if s not in self.binding.values)
+            if missing:   # a size only the mask's shape mentions (the cache length of a paged cache)
+                raise ConfigError(f"{self.algorithm.label}, signature: the size {missing[0]} of {spec.name} is "
+                                  f"determined by no argument: pass {missing[0]}=<int>")
             ell_z, ell_x = (self.binding.evaluate(d) for d in spec.shape)
             self.values[spec.name] = masks.resolve(raw[spec.name], ell_z, ell_x)
 

@@ -24,7 +24,8 @@ __all__ = [
     "SymbolInfo", "dim", "real", "by_name", "info", "text", "latex", "is_length",
     "N_V", "ell_max", "ell", "ell_x", "ell_z", "d_e", "d_x", "d_z", "d_in", "d_attn", "d_mid", "d_out",
     "d_mlp", "d_f", "H", "n_kv_heads", "L", "L_enc", "L_dec", "ell_gen", "T", "ell_c", "ell_out", "n_steps", "i",
-    "d_patch", "n_classes", "n_types", "d_h", "d_a", "k", "n_sent", "patch", "channels",
+    "d_patch", "n_classes", "n_types", "d_h", "d_a", "k", "n_sent", "patch", "channels", "block", "n_blocks",
+    "n_pool",
     "tau", "p_mask", "eta", "N_data", "N_epochs",
 ]
 
@@ -73,6 +74,9 @@ _TABLE = [
     SymbolInfo("n_sent", "n_s", r"n_{s}", "number of sentences in a document (HAN)", "length"),
     SymbolInfo("patch", "P", "P", "side of a square image patch, in pixels (ViT)"),
     SymbolInfo("channels", "C", "C", "channels of an image (3 for RGB)"),
+    SymbolInfo("block", "B", "B", "tokens per key/value block (PagedAttention; vLLM's block size)"),
+    SymbolInfo("n_blocks", "n_b", r"n_{b}", "blocks in a sequence's block table"),
+    SymbolInfo("n_pool", "N_pool", r"N_{\mathrm{pool}}", "physical key/value blocks in the pool"),
     SymbolInfo("n_kv_heads", "H_kv", r"H_{\mathrm{kv}}", "number of key/value heads"),
     SymbolInfo("L", "L", "L", "number of layers"),
     SymbolInfo("L_enc", "L_enc", r"L_{\mathrm{enc}}", "number of encoder layers"),
@@ -155,4 +159,5 @@ def _make(row: SymbolInfo) -> sp.Symbol:
 
 
 (N_V, ell_max, ell, ell_x, ell_z, T, ell_gen, ell_c, ell_out, n_steps, i, d_e, d_x, d_z, d_in, d_attn, d_mid,
- d_out, d_mlp, d_f, d_patch, n_classes, n_types, H, d_h, d_a, k, n_sent, patch, channels, n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)
+ d_out, d_mlp, d_f, d_patch, n_classes, n_types, H, d_h, d_a, k, n_sent, patch, channels, block, n_blocks, n_pool,
+ n_kv_heads, L, L_enc, L_dec, N_data, N_epochs, tau, p_mask, eta) = (_make(row) for row in _TABLE)

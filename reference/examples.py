@@ -70,6 +70,7 @@ VARIANTS = {
                   "activation": tuple(SCORE_ACTIVATIONS)},
     "mhattention": {"bias": (True, False), "empty": _EMPTY, "n_kv_heads": (None, "grouped")},
     "kv_mhattention": {"bias": (True, False), "n_kv_heads": (None, "grouped"), "step": STEPS},
+    "paged_mhattention": {"bias": (True, False), "n_kv_heads": (None, "grouped")},
     "layer_norm": {"norm": NORMS, "eps": (0.0, 1e-5)},
     "unembedding": {"bias": (True, False)},
     "dtransformer": _STACK,
@@ -282,7 +283,10 @@ def _adjustable(expr, pinned):
 
 def _mend(algorithm, sizes: dict, pinned=frozenset()) -> dict:
     """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
-    ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can."""
+    ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can.  A block table
+    has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies)."""
+    if {"n_blocks", "block", "ell_c"} <= set(sizes):
+        sizes["n_blocks"] = -(-sizes["ell_c"] // sizes["block"])
     constraints = [c for c in algorithm.size_constraints if all(str(s) in sizes for s in c.symbols)]
     for _ in range(10 * len(constraints) + 1):
         broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
@@ -405,10 +409,12 @@ def example(subject, seed: int, *, small: int = 4, pins=None, case="random", **f
     arguments, determined = {}, set()
     param_specs = set(algorithm.params)
     for spec in algorithm.signature:
-        if spec.name in algorithm.defaults and self_attention:
+        if spec.name in algorithm.defaults and self_attention:   # Z = X: its sizes are X's
+            determined |= {str(f) for d in spec.shape if isinstance(d, sp.Basic) for f in d.free_symbols}
             continue
         shape = _evaluate(spec.shape, sizes)
-        determined |= {str(f) for d in spec.shape if isinstance(d, sp.Basic) for f in d.free_symbols}
+        if spec.kind != "mask":   # a mask may be a name ("causal"): its sizes must come from elsewhere
+            determined |= {str(f) for d in spec.shape if isinstance(d, sp.Basic) for f in d.free_symbols}
         if spec.kind == "mask":
             arguments[spec.name] = _mask(rng, *shape, empty=empty)
         elif spec.kind == "index":

@@ -99,6 +99,22 @@ def _kv_mhattention(c: Call):
     return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
 
 
+def _paged_mhattention(c: Call):
+    """The blocks of the table, in its order, concatenated along the token axis and cut at ℓ_c (torch's
+    ``index_select``), then Algorithm 5 with that cache."""
+    def gathered(name):
+        pool = c.tensor(name)                                                 # (N_pool, H_kv, d, B)
+        blocks = pool.index_select(0, torch.as_tensor(np.asarray(c["table"]), device=c.device))
+        columns = blocks.permute(1, 0, 3, 2).reshape(pool.shape[1], -1, pool.shape[2])   # (H_kv, n_b·B, d)
+        return columns[:, :c["ell_c"]][None]
+    X = c.rows("X")
+    total = X.shape[1] + c["ell_c"]
+    mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
+    Y, K, V = layers.mhattention_kv(X, gathered("K_pool"), gathered("V_pool"), mask, path=c.path,
+                                    **c.weights(*_MHA))
+    return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
+
+
 def _kv_dtransformer(c: Call):
     cache = None
     if c.options["step"] == "extend":  # the spec's L×H_kv×d×ℓ_c ↦ one (1, H_kv, ℓ_c, d) pair per layer
@@ -181,6 +197,7 @@ _RUNNERS = {
     "attention": lambda c: _attention(c, layers.attention, _QKV),
     "mhattention": lambda c: _attention(c, layers.mhattention, _MHA),
     "kv_mhattention": _kv_mhattention,
+    "paged_mhattention": _paged_mhattention,
     "layer_norm": _norm,
     "unembedding": lambda c: to_numpy(layers.unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u"))),
     "dtransformer": lambda c: rows_to_columns(stacks.probabilities(

@@ -19,6 +19,10 @@ paper.  ``algorithm.variant(**options)(**inputs, **params)`` must then equal wha
 - :func:`from_hf_vit` — HF ``ViTForImageClassification`` is Algorithm 9 as ViT from the image
   (``inputs="image"``, pre-LN, the classifier head): its patch embedding is a Conv2d of kernel and stride P,
   whose weight (d_e, C, P, P) flattened is ``W_patch`` in the ``channel-first`` patch order.
+- :func:`from_torch_paged` — torch's ``PagedAttention`` (``torch.nn.attention.experimental``, a private API)
+  keeps one cache (1, H, n_pages·page_size, d) whose page p is the slots p·B … (p + 1)·B − 1, and a page
+  table per batch row: read as the pool (n_pages, H, d, B) and the sequence's block table of
+  ``paged_mhattention``.
 - :func:`from_torch_rnn` — ``torch.nn.RNN``, ``GRU`` and ``LSTM`` (any ``num_layers``, bidirectional or not)
   are the spec's ``rnn`` stack with two bias vectors per gate (``bias="double"``), and the GRU resets after
   the recurrent product (``reset="after"``, cuDNN's form); ``RNNCell``, ``GRUCell`` and ``LSTMCell`` are
@@ -36,7 +40,7 @@ from . import require_torch
 from .convert import to_numpy
 
 __all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert", "from_hf_vit",
-           "from_torch_rnn"]
+           "from_torch_paged", "from_torch_rnn"]
 
 torch = require_torch()
 
@@ -205,6 +209,23 @@ def from_hf_vit(model) -> tuple[dict, dict]:
                "position": "learned", "bias": True, "tied": False, "inputs": "image", "head": "classifier",
                "patch_order": "channel-first"}
     return params, options
+
+
+def from_torch_paged(paged, k_cache, v_cache, batch_idx: int, length: int) -> dict:
+    """torch's ``PagedAttention`` and its caches (1, H, n_pages·B, d) ↦ ``paged_mhattention``'s arguments for
+    the sequence in batch row ``batch_idx`` holding ``length`` tokens: ``K_pool``, ``V_pool``
+    (n_pages×H×d×B), ``table`` (its ⌈length/B⌉ pages) and ``ell_c``."""
+    B, n = paged.page_size, paged.n_pages
+
+    def pool(cache):
+        _, H, _, d = cache.shape
+        return to_numpy(cache[0].reshape(H, n, B, d).permute(1, 0, 3, 2))
+    blocks = -(-length // B)
+    table = to_numpy(paged.page_table[batch_idx, :blocks]).astype(int)
+    if (table < 0).any():
+        raise ConfigError(f"batch row {batch_idx} has {int((table >= 0).sum())} pages reserved, fewer than the "
+                          f"{blocks} its {length} tokens need")
+    return {"K_pool": pool(k_cache), "V_pool": pool(v_cache), "table": table, "ell_c": length}
 
 
 def _gates(module, kind: str, layer: str) -> dict:

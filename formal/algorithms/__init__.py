@@ -12,6 +12,7 @@ from .attention import attention, mhattention, single_query_attention
 from .embedding import positional_embedding, token_embedding
 from .inference import dinference, edinference
 from .kv_cache import kv_dtransformer, kv_mhattention
+from .paged import paged_mhattention
 from .normalization import layer_norm
 from .recurrent import gru_cell, lstm_cell, rnn, rnn_cell, rnn_layer
 from .seq2seq import seq2seq
@@ -27,7 +28,7 @@ __all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "sing
            "edtraining", "etraining", "dtraining", "edloss", "eloss", "dloss", "dinference", "edinference",
            "kv_mhattention", "kv_dtransformer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn",
            "seq2seq", "show_attend_tell", "show_attend_tell_loss", "han", "conv1d", "graph_conv",
-           "attention_pooling"]
+           "attention_pooling", "paged_mhattention"]
 
 #: Registry name → algorithm object with default options, in the paper's order (variants after the
 #: algorithm they vary), then the systems outside the paper.
@@ -36,7 +37,7 @@ ALGORITHMS = {a.name: a for a in (
     layer_norm, unembedding, edtransformer, etransformer, dtransformer, kv_dtransformer, edloss, edtraining,
     eloss, etraining, dloss, dtraining, dinference, edinference,
     rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn, seq2seq, show_attend_tell, show_attend_tell_loss, han,
-    conv1d, graph_conv, attention_pooling)}
+    conv1d, graph_conv, attention_pooling, paged_mhattention)}
 
 
 def get(name: str, **options):

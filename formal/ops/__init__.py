@@ -17,6 +17,7 @@ from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
 from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
 from .images import PATCH_ORDERS, GridColumns, Patchify
+from .paging import GatherBlocks
 from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
 from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
                         Strip, Truncate, capped, special_token)
@@ -36,6 +37,8 @@ __all__ = [
     "stack_vertical", "final", "ColumnMean", "Dot", "column_mean", "dot",
     # images
     "GridColumns", "grid_columns", "Patchify", "PATCH_ORDERS", "patchify",
+    # a key/value cache in blocks
+    "GatherBlocks", "gather_blocks",
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
     "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
@@ -234,3 +237,7 @@ def grid_columns(grid, rows, columns):
 
 def patchify(image, patch, rows, columns, order: str):
     return Patchify(patch, rows, columns, order)(image)
+
+
+def gather_blocks(pool, table, count):
+    return GatherBlocks(count)(pool, table)

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import bugs
 from .attention import attend, attention, kv_mhattention, mhattention, single_query_attention
+from .paged import gather, paged_mhattention
 from .decoder import dtransformer, kv_dtransformer
 from .embedding import TABLES, position_table, positional_embedding, token_embedding
 from .encoder import etransformer, image_patches
@@ -46,7 +47,8 @@ class Entry:
 FACTORIES = {
     "token_embedding": token_embedding, "positional_embedding": positional_embedding,
     "single_query_attention": single_query_attention, "attention": attention, "mhattention": mhattention,
-    "kv_mhattention": kv_mhattention, "layer_norm": layer_norm, "unembedding": unembedding,
+    "kv_mhattention": kv_mhattention, "paged_mhattention": paged_mhattention, "layer_norm": layer_norm,
+    "unembedding": unembedding,
     "dtransformer": dtransformer, "etransformer": etransformer, "edtransformer": edtransformer,
     "kv_dtransformer": kv_dtransformer, "dloss": dloss, "eloss": eloss, "edloss": edloss,
     "dinference": dinference, "edinference": edinference,
@@ -173,6 +175,18 @@ _MHA = [
           "variant option n_kv_heads", _group=_modulo),
     _variant("kv_mhattention_ignores_biases", "kv_mhattention", {}, {"bias": False},
              "drops the biases of the projections and of W_o under the default bias=true"),
+    _seam("paged_mhattention_blocks_in_physical_order", "paged_mhattention", {},
+          "reads the sequence's blocks in the pool's order (the table sorted), not the table's", "review",
+          _gather=lambda pool, table, ell_c: gather(pool, sorted(table), ell_c)),
+    _seam("paged_mhattention_slot_major", "paged_mhattention", {},
+          "flattens the gathered blocks slot-major: token j of block b lands at j·n_b + b, not b·B + j", "review",
+          _gather=lambda pool, table, ell_c: pool[np.asarray(table)].transpose(1, 2, 3, 0).reshape(
+              pool.shape[1], pool.shape[2], -1)[..., :ell_c]),
+    _seam("paged_mhattention_reads_stale_slots", "paged_mhattention", {},
+          "attends over every slot of the last block, the unused ones past ℓ_c too", "review",
+          _gather=lambda pool, table, ell_c: gather(pool, table, len(table) * pool.shape[-1])),
+    _variant("paged_mhattention_ignores_biases", "paged_mhattention", {}, {"bias": False},
+             "drops every projection's bias under the default bias=true"),
 ]
 
 # ------------------------------------------------------------------------------------ Algorithms 6, 7

@@ -102,7 +102,19 @@ def etransformer_cases(draw, loss=False):
     rng = np.random.default_rng(draw(SEED))
     ell = draw(st.integers(1, 4))
     s["ell"] = ell
-    if vit:
+    if vit and draw(st.booleans()):   # ViT from the image: P·n_h × P·n_w × C pixels, cut into patches
+        order = draw(st.sampled_from(["channel-first", "channel-last"]))
+        opts.update(inputs="image", head="classifier", tied=False, patch_order=order)
+        del s["N_V"], s["ell"]
+        s.update(patch=draw(st.integers(1, 3)), height=draw(st.integers(1, 2)), width=draw(st.integers(1, 2)),
+                 channels=draw(st.integers(1, 3)), n_classes=draw(st.integers(2, 4)))
+        tokens = s["height"] * s["width"]
+        shapes = {"W_patch": (s["d_e"], s["patch"] ** 2 * s["channels"]), "x_class": (s["d_e"], 1),
+                  "W_p": (s["d_e"], tokens + 1)}
+        if opts["bias"]:
+            shapes["b_patch"] = (s["d_e"],)
+        inputs = {"X_img": rng.normal(size=(s["patch"] * s["height"], s["patch"] * s["width"], s["channels"]))}
+    elif vit:
         opts.update(inputs="patches", head="classifier", tied=False)
         s.update(d_patch=draw(SMALL), n_classes=draw(st.integers(2, 4)))
         del s["N_V"]

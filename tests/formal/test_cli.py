@@ -307,3 +307,39 @@ def test_a_configuration_size_past_2_to_the_50_is_refused(capsys, tmp_path, size
     config.write_text(f'algorithm = "dtransformer"\n[sizes]\nN_V = {size}\n')
     status, out, err = run(capsys, "complexity", "--config", str(config))
     assert status == 2 and "must be a positive integer at most 2**50" in err and len(err) < 300
+
+
+def test_complexity_of_a_paged_kv_cache(capsys):
+    """--kv paged: GPT-2 at 100 tokens in blocks of 16 — the block count, the unused slots and the shared
+    prompt counted on a PagedCache that was given the tokens, the bytes per block as 16 tokens of every
+    layer's keys and values (2·L·d_e scalars of 4 bytes), the reservation GPT-2's 1024 positions."""
+    import numpy as np
+    from formal.paging import PagedCache
+    status, out, _ = run(capsys, "complexity", "gpt2", "--seq-len", "100", "--kv", "paged", "--block", "16",
+                         "--samples", "4", "--json")
+    paged = json.loads(out)["kv_cache"]["paged"]
+    cache = PagedCache(64, 16, 1, 1, 1)
+    prompt = cache.new()
+    cache.append(prompt, np.zeros((1, 1, 100)), np.zeros((1, 1, 100)))
+    assert status == 0
+    assert (paged["blocks"], paged["wasted_slots"]) == (len(cache.table(prompt)), cache.waste(prompt)) == (7, 12)
+    samples = [cache.fork(prompt) for _ in range(4)]
+    cache.free(prompt)
+    for s in samples:
+        cache.append(s, np.zeros((1, 1, 1)), np.zeros((1, 1, 1)))
+    assert paged["shared_prompt_blocks"] == cache.blocks_in_use == 10 and paged["unshared_prompt_blocks"] == 28
+    assert paged["bytes_per_block"] == 16 * 2 * 12 * 768 * 4
+    assert paged["reserved_waste"] == 1024 - 100 and paged["reserved_waste_bytes"] == 924 * 2 * 12 * 768 * 4
+
+
+@pytest.mark.parametrize("args, message", [
+    (["gpt2", "--block", "16"], "--block has no effect with --kv contiguous"),
+    (["gpt2", "--samples", "2"], "--samples has no effect with --kv contiguous"),
+    (["bert-base", "--kv", "paged"], "--kv paged: bert-base (etransformer) has no KV cache here"),
+    (["gpt2", "--kv", "paged", "--symbolic"], "--kv paged prints numbers: it has no effect with --symbolic"),
+    (["gpt2", "--kv", "paged", "--block", "0"], "argument --block"),
+    (["gpt2", "--kv", "paged", "--samples", "0"], "argument --samples"),
+])
+def test_complexity_paged_bad_usage_is_one_line_and_exit_2(capsys, args, message):
+    status, _, err = run(capsys, "complexity", *args)
+    assert status == 2 and len(err.strip().splitlines()) == 1 and message in err, err

@@ -7,11 +7,13 @@ from cases import STRATEGIES, evaluate
 from flop_oracle import tallied_run
 from hypothesis import given
 from convolution_cases import CONVOLUTION_STRATEGIES
+from paged_cases import PAGED_STRATEGIES
 from recurrent_cases import RECURRENT_STRATEGIES
 from score_cases import SCORE_STRATEGIES
 from stack_cases import STACK_STRATEGIES
 
-STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES}
+STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES,
+              **PAGED_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
 
 

@@ -70,7 +70,7 @@ def test_a_real_0_1_mask_of_any_real_dtype_is_boolean():
 
 
 # ----------------------------------------------------------------------------------- every algorithm
-_SIZES = {"N_V": 6, "ell_max": 6, "ell_gen": 2, "ell_c": 2, "N_data": 2, "N_epochs": 1}
+_SIZES = {"N_V": 6, "ell_max": 6, "ell_gen": 2, "ell_c": 2, "N_data": 2, "N_epochs": 1, "n_blocks": 1}
 _RUN_TIME = {"ell_out", "n_steps"}  # bound by the execution itself
 
 
@@ -86,7 +86,7 @@ def _arguments(algorithm):
             arguments[spec.name] = rng.normal(size=shape)
         elif spec.kind == "index":
             arguments[spec.name] = np.zeros(shape, dtype=np.int64)
-    carried = set().union(*(d.free_symbols for s in algorithm.signature for d in s.shape))
+    carried = set().union(*(d.free_symbols for s in algorithm.signature if s.kind != "mask" for d in s.shape))
     arguments.update({str(s): v for s, v in sizes.items() if s not in carried and str(s) not in _RUN_TIME})
     if algorithm.random:
         arguments["seed"] = 0

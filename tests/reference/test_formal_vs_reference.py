@@ -7,6 +7,7 @@ import pytest
 from cases import STRATEGIES, SEED, Case
 from hypothesis import given
 from hypothesis import strategies as st
+from paged_cases import PAGED_STRATEGIES
 from recurrent_cases import RECURRENT_STRATEGIES
 from stack_cases import STACK_STRATEGIES, dtransformer_cases, edinference_cases
 
@@ -15,7 +16,7 @@ from reference import tolerances
 from reference.examples import EXAMPLE_ALGORITHMS, examples
 from reference.execute import execute
 
-ALL = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, "edinference": edinference_cases()}
+ALL = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **PAGED_STRATEGIES, "edinference": edinference_cases()}
 FLOAT64 = 1e-10
 
 

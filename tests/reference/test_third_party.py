@@ -180,3 +180,39 @@ def test_hf_bert_for_masked_lm_is_algorithm_9(attn_implementation, s, n_types, e
     spec = algorithms.etransformer.variant(**options)
     got = _columns(torch.softmax(logits, dim=-1))
     assert np.max(np.abs(spec(x=x, s=types, **params) - got)) <= FLOAT64
+
+
+@given(st.integers(1, 5), st.lists(st.integers(1, 12), min_size=1, max_size=3), st.integers(1, 3), SEED)
+def test_torch_paged_attention_pages_are_a_block_table(page_size, lengths, new, seed):
+    """torch's PagedAttention (a private API of torch 2.13) reserves pages for several sequences and writes
+    their keys and values into one paged cache; its page table and cache, read as the spec's pool and block
+    table, give PagedMHAttention the output of Algorithm 5 over the contiguous keys and values it was given —
+    and every sequence holds ⌈ℓ/B⌉ pages, formal.paging's count."""
+    from torch.nn.attention.experimental._paged_attention import PagedAttention
+
+    from formal.paging import memory
+    from formal.symbols import block, ell_c
+    rng, H, d = np.random.default_rng(seed), 2, 3
+    n_pages = sum(-(-n // page_size) for n in lengths)
+    paged = PagedAttention(n_pages=n_pages, page_size=page_size, max_batch_size=len(lengths), device="cpu")
+    k_cache = torch.zeros(1, H, n_pages * page_size, d, dtype=torch.float64)
+    v_cache = torch.zeros_like(k_cache)
+    given = []
+    for b, n in enumerate(lengths):
+        K, V = rng.normal(size=(1, H, n, d)), rng.normal(size=(1, H, n, d))
+        paged.reserve(torch.tensor(b), torch.tensor(n))
+        paged.assign(torch.tensor([b]), torch.arange(n)[None], torch.tensor(K), torch.tensor(V), k_cache, v_cache)
+        given.append((K[0].transpose(0, 2, 1), V[0].transpose(0, 2, 1)))                 # the spec's H×d×ℓ
+    weights = {"W_q": rng.normal(size=(H, d, 2)), "W_k": rng.normal(size=(H, d, 2)),
+               "W_v": rng.normal(size=(H, d, 2)), "W_o": rng.normal(size=(2, H * d)), "b_q": rng.normal(size=(H, d)),
+               "b_k": rng.normal(size=(H, d)), "b_v": rng.normal(size=(H, d)), "b_o": rng.normal(size=2)}
+    X = rng.normal(size=(2, new))
+    for b, n in enumerate(lengths):
+        arguments = third_party.from_torch_paged(paged, k_cache, v_cache, b, n)
+        assert len(arguments["table"]) == memory()["blocks"].xreplace({ell_c: n, block: page_size})
+        mask = rng.random((n + new, new)) < 0.8
+        got = algorithms.paged_mhattention(X=X, mask=mask, **arguments, **weights)
+        want = algorithms.get("kv_mhattention", step="extend")(X=X, K_c=given[b][0], V_c=given[b][1], mask=mask,
+                                                               **weights)
+        for g, w in zip(got, want):
+            assert np.max(np.abs(g - w), initial=0.0) <= FLOAT64
