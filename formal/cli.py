@@ -310,11 +310,11 @@ def _complexity(args, out):
                                            batch=args.batch or 1, convention=args.convention,
                                            dtype=args.dtype or "fp32")
         if args.kv == "paged":
-            result["kv_cache"] and result["kv_cache"].update(paged=complexity.paged_report(
-                result, block=args.block or 16, samples=args.samples or 1))
             if not result["kv_cache"]:
                 raise _UsageError(f"--kv paged: {name} ({algorithm}) has no KV cache here; only decoder-only "
                                   "models decode with one")
+            result["kv_cache"]["paged"] = complexity.paged_report(result, block=args.block or 16,
+                                                                  samples=args.samples or 1)
     if args.json:
         out.write(json_text(result))
     else:

@@ -84,7 +84,8 @@ class PagedCache:
 
     def append(self, seq: int, K_new, V_new) -> None:
         """Write the keys and values of t new tokens (heads×d_k×t, heads×d_v×t) after ``seq``'s tokens:
-        a block is taken when the last is full, a shared last block is copied before the write."""
+        a block is taken when the last is full, a shared last block is copied before the write.  When the
+        pool runs out (:class:`PoolFull`) the tokens before the one that found no block are kept."""
         table = self._table(seq)
         K_new, V_new = np.asarray(K_new, dtype=float), np.asarray(V_new, dtype=float)
         if K_new.shape[:-1] != self.K.shape[1:3] or V_new.shape[:-1] != self.V.shape[1:3] \
@@ -130,6 +131,11 @@ class PagedCache:
     @property
     def blocks_in_use(self) -> int:
         return int(np.count_nonzero(self.refs))
+
+    @property
+    def free_blocks(self) -> list:
+        """The physical blocks no sequence holds, in increasing order."""
+        return sorted(self._free)
 
     @property
     def sequences(self) -> tuple:

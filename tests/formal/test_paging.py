@@ -71,7 +71,7 @@ def test_every_sequence_reads_back_what_it_was_given(program, seed):
         for b in cache.table(seq):
             holders[b] += 1
     np.testing.assert_array_equal(cache.refs, holders)
-    assert sorted(cache._free) == [b for b in range(len(cache.refs)) if holders[b] == 0]
+    assert cache.free_blocks == [b for b in range(len(cache.refs)) if holders[b] == 0]
 
 
 @given(programs(), st.integers(0, 2**16))
