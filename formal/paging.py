@@ -26,6 +26,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import ConfigError, shown
+from .ops.paging import read_blocks
 from .symbols import block, ell_c, ell_max
 
 __all__ = ["PagedCache", "memory", "PoolFull"]
@@ -118,11 +119,7 @@ class PagedCache:
     def gather(self, seq: int) -> tuple:
         """``seq``'s cache as contiguous arrays (heads×d×ℓ), block after block."""
         table, n = self._table(seq), self._lengths[seq]
-        def read(pool):
-            if not table:
-                return pool[:0].reshape(pool.shape[1], pool.shape[2], 0)
-            return np.concatenate(list(pool[table]), axis=-1)[..., :n]
-        return read(self.K), read(self.V)
+        return read_blocks(self.K, table, n), read_blocks(self.V, table, n)
 
     def waste(self, seq: int) -> int:
         """Slots held but unused: B·(blocks) − ℓ (only the last block has any)."""

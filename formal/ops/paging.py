@@ -10,7 +10,15 @@ from ..shapes import numel
 from ..symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, Op, _rank
 
-__all__ = ["GatherBlocks"]
+__all__ = ["GatherBlocks", "read_blocks"]
+
+
+def read_blocks(pool, table, count: int):
+    """The first ``count`` columns of the blocks ``pool[b]`` (heads×d×B each) for b in ``table``, side by side:
+    heads×d×count."""
+    if len(table) == 0:
+        return np.zeros(pool.shape[1:3] + (0,))
+    return np.concatenate(list(pool[np.asarray(table)]), axis=-1)[..., :count]
 
 
 class GatherBlocks(Op):
@@ -42,11 +50,7 @@ class GatherBlocks(Op):
         if np.any(bad):
             raise DomainError(f"{ctx.where()}: block table entries {table[bad].tolist()} are outside the pool's "
                               f"[0, {pool.shape[0]})")
-        count = ctx.evaluate(self.count)
-        blocks = pool[table]                                       # n_b × heads × width × B
-        columns = np.concatenate(list(blocks), axis=-1) if len(blocks) else pool[:0].reshape(
-            pool.shape[1], pool.shape[2], 0)
-        return columns[..., :count]
+        return read_blocks(pool, table, ctx.evaluate(self.count))
 
     def text(self, args):
         return f"blocks({args[0].text}, {args[1].text})[…, :{sym_text(self.count)}]"
