@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .ops import Apply, Op, as_node
-from .shapes import Mismatch, same_dim, unify
+from .shapes import Mismatch, same_dim, unify_all
 
 if TYPE_CHECKING:
     from .algorithm import Algorithm
@@ -47,8 +47,13 @@ class CallOp(Op):
         for name, source in self.callee.defaults.items():  # Z omitted means Z = X
             if name not in given and source in given:
                 given[name] = given[source]
+        pending = []
         for name, shape in given.items():
-            unify(self.callee.spec(name).shape, shape, substitution, f"{self.callee.display}'s {name}")
+            declared, what = self.callee.spec(name).shape, f"{self.callee.display}'s {name}"
+            if len(declared) != len(shape):
+                raise Mismatch(f"rank of {what}", len(declared), len(shape))
+            pending += [(want, have, what) for want, have in zip(declared, shape)]
+        unify_all(pending, substitution)
         return substitution
 
     def shape(self, shapes):

@@ -355,6 +355,9 @@ def _complexity_text(r, symbolic) -> str:
              f"FLOPs training step {grouped(f['training_step'])} per batch, "
              f"{grouped(f['training_step_per_sequence'])} per sequence, "
              f"{grouped(f['training_step_per_token'])} per token",
+             *([f"MACs forward        {grouped(f['forward_macs_per_sequence'])} per sequence (multiply–accumulates, "
+                f"half the matmul FLOPs: the unit of Swin's and many vision papers' \"FLOPs\")"]
+               if "forward_macs_per_sequence" in f else []),
              f"activation memory   {grouped(m['activations_bytes'])} bytes per batch "
              f"({m['activations_bytes'] / 2**30:.2f} GiB), {grouped(m['activations_bytes_per_token'])} per token"]
     if r["kv_cache"]:

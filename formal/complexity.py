@@ -19,6 +19,7 @@ from fractions import Fraction
 
 from .conventions import check_convention
 from .errors import ConfigError, shown
+from .polynomials import Polynomial
 from .presets import resolve_sizes
 
 __all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_report", "preset_report", "formulas",
@@ -28,9 +29,9 @@ __all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_rep
 #: Bytes per scalar.
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
-#: The algorithms ``complexity`` accepts: the three model stacks and the sequence models with presets or
-#: configurations of their own (an encoder–decoder, a captioner, a document classifier).
-MODELS = ("edtransformer", "etransformer", "dtransformer", "seq2seq", "show_attend_tell", "han")
+#: The algorithms ``complexity`` accepts: the three model stacks and the models with presets or
+#: configurations of their own (an encoder–decoder, a captioner, a document classifier, Swin).
+MODELS = ("edtransformer", "etransformer", "dtransformer", "seq2seq", "show_attend_tell", "han", "swin")
 
 
 class Model:
@@ -129,6 +130,9 @@ def figure_formulas(formulas, convention: str) -> dict:
         out["flops"].update({name: (flops[name], False, "batch"),
                              f"{name}_per_sequence": (flops[name], False, "sequence"),
                              f"{name}_per_token": (flops[name], False, "token")})
+    if convention == "matmul":   # 2 FLOPs per multiply–add: multiply–accumulates, the unit of Swin's paper
+        half = Polynomial([(Fraction(c) / 2, powers) for c, powers in flops["forward"].terms])
+        out["flops"]["forward_macs_per_sequence"] = (half, False, "sequence")
     memory = formulas.memory[convention]
     out["memory"] = {"activations_bytes": (memory, True, "batch"),
                      "activations_bytes_per_sequence": (memory, True, "sequence"),

@@ -216,15 +216,17 @@ class _Executor:
 
     def _bind_from_params(self, undetermined, raw):
         """Inputs whose sizes their own shape cannot tell (an image of P·n_h × P·n_w pixels: which is P?),
-        bound once the parameters that mention those sizes have told what they can (W_patch's C·P²).  A
-        parameter that does not fit leaves the binding as it was: it is reported when a line reads it."""
-        wanted = {s for spec, _ in undetermined for d in spec.shape for s in getattr(d, "free_symbols", ())}
-        misfits = []
-        for p in self.algorithm.params:
-            if wanted & {s for d in p.shape for s in getattr(d, "free_symbols", ())} and p.name in raw:
+        bound once the parameters have told what they can (W_patch's C·P², once Swin's weights have told
+        H and d_attn of its H·d_attn rows).  A parameter that does not fit leaves the binding as it was: it
+        is reported when a line reads it."""
+        misfits, unreadable, pending = [], [], [p for p in self.algorithm.params if p.name in raw]
+        while pending:            # again while a parameter bound tells what another needs (Swin's H·d_attn)
+            waiting = []
+            for p in pending:
                 try:
                     array = real_array(p.name, raw[p.name])
-                except FormalError:
+                except FormalError as error:
+                    unreadable.append(error)
                     continue
                 saved = dict(self.binding.values), dict(self.binding.sources)
                 try:
@@ -232,11 +234,19 @@ class _Executor:
                 except Mismatch as m:
                     self.binding.values, self.binding.sources = saved
                     misfits.append(m)
+                    if m.undetermined:
+                        waiting.append(p)
+            if len(waiting) == len(pending):
+                break
+            pending = waiting
         for spec, array in undetermined:
             try:
                 self.binding.bind(spec.shape, array.shape, spec.name)
             except Mismatch as m:   # still undetermined: a parameter that did not fit says why
-                raise self._mismatch(misfits[0] if m.undetermined and misfits else m, "signature") from None
+                if m.undetermined and unreadable:   # a parameter that is no real array cannot tell a size
+                    raise unreadable[0] from None
+                told = next((x for x in misfits if not x.undetermined), misfits[0]) if misfits else m
+                raise self._mismatch(told if m.undetermined else m, "signature") from None
 
     def _check_constraints(self):
         for c in self.algorithm.size_constraints:

@@ -187,6 +187,19 @@ PRESETS = {p.name: p for p in [
       for name, size, patch, d_e, layers, heads, d_mlp, paper in [
           ("vit-b16", "B", 16, 768, 12, 12, 3072, "86M"), ("vit-l16", "L", 16, 1024, 24, 16, 4096, "307M"),
           ("vit-h14", "H", 14, 1280, 32, 16, 5120, "632M")]),
+    *(Preset(name, "swin", dict(eps=1e-5, mlp_ratio=4),
+             dict(patch=4, channels=3, height=56, width=56, swin_window=7, n_classes=1000, H=heads, d_attn=32,
+                  L_1=depths[0], L_2=depths[1], L_3=depths[2], L_4=depths[3]), 56 * 56,
+             f"Swin-{size} (Liu et al. 2021, Table 1 and §3.3) on 224×224 images with 1000 classes: 4×4 patches "
+             f"(a 56×56 grid), C = {32 * heads} (H = {heads} heads of 32 in stage 1, doubling), depths "
+             f"{'/'.join(map(str, depths))}, windows of 7×7, MLP ratio 4.  Checked against HF transformers' "
+             f"SwinForImageClassification, and its FLOPs against FlopCounterMode; the paper reports {paper} "
+             f"— its FLOPs are multiply–accumulates, half the matmul convention's count.")
+      for name, size, heads, depths, paper in [
+          ("swin-t", "T", 3, (2, 2, 6, 2), "28M parameters and 4.5G FLOPs"),
+          ("swin-s", "S", 3, (2, 2, 18, 2), "50M parameters and 8.7G FLOPs"),
+          ("swin-b", "B", 4, (2, 2, 18, 2), "88M parameters and 15.4G FLOPs"),
+          ("swin-l", "L", 6, (2, 2, 18, 2), "197M parameters and 34.5G FLOPs")]),
     Preset("transformer-base", "edtransformer",
            dict(position="sinusoidal-vaswani", activation="relu", tied=True, eps=1e-6, norm_position="post"),
            dict(N_V=37000, ell_max=512, d_e=512, L_enc=6, L_dec=6, H=8, d_mlp=2048), 512,

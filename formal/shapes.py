@@ -15,7 +15,7 @@ from .errors import ConfigError
 from .symbols import latex, text
 
 __all__ = ["Shape", "TensorSpec", "Mismatch", "Binding", "as_shape", "numel", "same_dim",
-           "shape_text", "shape_latex", "shape_json", "unify"]
+           "shape_text", "shape_latex", "shape_json", "unify", "unify_all"]
 
 Shape = tuple  # of sympy expressions
 
@@ -90,17 +90,47 @@ def unify(declared: Shape, actual: Shape, substitution: dict, what: str) -> None
     """Extend ``substitution`` (callee symbol → caller expression) so that ``declared`` becomes ``actual``.
 
     Used for calls: a callee's symbols are renamed to the caller's expressions.  A symbol met twice must
-    map to the same expression both times.
+    map to the same expression both times.  A dimension with one symbol not yet renamed, linear in it
+    (``L/2`` for the pairs of L blocks, ``H·d_attn``), is solved for that symbol; one with more waits until
+    the other dimensions have renamed all but one.
     """
     if len(declared) != len(actual):
         raise Mismatch(f"rank of {what}", len(declared), len(actual))
-    for want, have in zip(declared, actual):
-        if isinstance(want, sp.Symbol) and want not in substitution:
-            substitution[want] = have
-            continue
-        want_here = want.xreplace(substitution)
-        if not same_dim(want_here, have):
-            raise Mismatch(str(want), want_here, have, f"in {what}")
+    unify_all([(want, have, what) for want, have in zip(declared, actual)], substitution)
+
+
+def unify_all(pending: list, substitution: dict) -> None:
+    """:func:`unify` for several tensors at once: ``(declared dim, actual dim, what)`` triples, solved in
+    any order (a grid's width H·d_attn is renamed once the weights have told H and d_attn)."""
+    while pending:
+        waiting = []
+        for want, have, what in pending:
+            if isinstance(want, sp.Symbol) and want not in substitution:
+                substitution[want] = have
+                continue
+            free = [s for s in want.free_symbols if s not in substitution]
+            if len(free) > 1:
+                waiting.append((want, have, what))
+                continue
+            if len(free) == 1:
+                _solve_linear(want, free[0], have, substitution, what)
+                continue
+            want_here = want.xreplace(substitution)
+            if not same_dim(want_here, have):
+                raise Mismatch(str(want), want_here, have, f"in {what}")
+        if len(waiting) == len(pending):
+            want, have, what = waiting[0]
+            raise Mismatch(str(want), "a dimension with at most one unknown symbol", have, f"in {what}")
+        pending = waiting
+
+
+def _solve_linear(want, symbol, have, substitution, what):
+    """Rename ``symbol`` so that ``want`` (linear in it, its other symbols renamed) becomes ``have``."""
+    expr = sp.expand(sp.sympify(want).xreplace(substitution))
+    slope = sp.diff(expr, symbol)
+    if slope == 0 or sp.diff(slope, symbol) != 0:
+        raise Mismatch(str(want), f"a dimension linear in {symbol}", have, f"in {what}")
+    substitution[symbol] = sp.simplify((have - expr.xreplace({symbol: 0})) / slope)
 
 
 def _may_be_empty(dim) -> bool:

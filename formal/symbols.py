@@ -99,6 +99,7 @@ _PATTERN_TABLE = [
     SymbolInfo("width", "n_w", r"n_{w}", "columns of a token grid"),
     SymbolInfo("swin_window", "M", "M", "side of a Swin window (M×M tokens)"),
     SymbolInfo("shift", "σ", r"\sigma", "offset of Swin's shifted windows"),
+    *(SymbolInfo(f"L_{i}", f"L_{i}", f"L_{{{i}}}", f"blocks in stage {i} of a Swin Transformer") for i in range(1, 5)),
     SymbolInfo("n_edges", "|E|", r"|E|", "edges of an attention pattern: the score computations of one head"),
 ]
 _INFO = {row.name: row for row in _TABLE + _PATTERN_TABLE}

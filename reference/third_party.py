@@ -211,6 +211,57 @@ def from_hf_vit(model) -> tuple[dict, dict]:
     return params, options
 
 
+def from_hf_swin_block(block) -> tuple[dict, dict]:
+    """One HF ``SwinLayer`` (transformers 5's layout: ``attention.q_proj`` …, ``attention.relative_position_bias``
+    with its ((2M−1)², H) table, ``layernorm_before``/``after``, ``mlp.fc1``/``fc2``) ↦ (``swin_block``'s
+    parameters, options).  HF's block takes (B, n_h·n_w, C) tokens row-major; the spec's input is one of them
+    as the n_h×n_w×C grid.  ``shifted`` is the block's own: HF shifts by ``shift_size`` (0 or ⌊M/2⌋)."""
+    a = block.attention
+    H = a.num_attention_heads
+    table = to_numpy(a.relative_position_bias.relative_position_bias_table)           # ((2M−1)², H)
+    side = int(round(table.shape[0] ** 0.5))
+    p = _attention(H, *(to_numpy(getattr(a, f"{n}_proj").weight) for n in "qkvo"),
+                   *(to_numpy(getattr(a, f"{n}_proj").bias) for n in "qkvo"))
+    p.update(B_hat=table.T.reshape(H, side, side),
+             W_mlp1=to_numpy(block.mlp.fc1.weight), b_mlp1=to_numpy(block.mlp.fc1.bias),
+             W_mlp2=to_numpy(block.mlp.fc2.weight), b_mlp2=to_numpy(block.mlp.fc2.bias),
+             **_norm("1", block.layernorm_before), **_norm("2", block.layernorm_after))
+    eps = float(block.layernorm_before.eps)
+    if block.layernorm_after.eps != eps:
+        raise ConfigError(f"the block's two layer norms have different eps ({eps}, {block.layernorm_after.eps})")
+    return p, {"shifted": bool(block.shift_size), "eps": eps}
+
+
+def from_hf_swin(model) -> tuple[dict, dict]:
+    """HF ``SwinForImageClassification`` ↦ (``swin``'s parameters, options).  Its input is ``pixel_values``
+    (B, C, H, W); the spec's image is one of them channel-last, (H, W, C).  Stage i's blocks alternate
+    regular and shifted (HF's ``shift_size`` of a block whose grid is one window is 0, as the spec's σ)."""
+    config, swin = model.config, model.swin
+    if config.hidden_act != "gelu":
+        raise ConfigError(f"Swin activation {config.hidden_act!r}: only gelu (exact) is mapped")
+    if not config.qkv_bias:
+        raise ConfigError("Swin with qkv_bias=False has no variant in the spec")
+    if len(config.depths) != 4 or any(d % 2 for d in config.depths):
+        raise ConfigError(f"depths {list(config.depths)}: the spec's Swin has four stages of pairs of blocks")
+    mlp_ratio = config.mlp_ratio
+    if mlp_ratio != int(mlp_ratio):
+        raise ConfigError(f"mlp_ratio = {mlp_ratio}: the spec takes a whole number")
+    conv, emb = swin.embeddings.patch_embeddings.projection, swin.embeddings
+    params = {"W_patch": to_numpy(conv.weight).reshape(conv.weight.shape[0], -1), "b_patch": to_numpy(conv.bias),
+              "gamma_e": to_numpy(emb.norm.weight), "beta_e": to_numpy(emb.norm.bias)}
+    for i, stage in enumerate(swin.encoder.layers, 1):
+        blocks = [from_hf_swin_block(b)[0] for b in stage.blocks]
+        for half, chosen in (("", blocks[0::2]), ("sw_", blocks[1::2])):
+            params.update({f"s{i}_{half}{name}": value for name, value in _stack(chosen).items()})
+        if stage.downsample is not None:
+            merge = stage.downsample
+            params.update({f"s{i}_W_m": to_numpy(merge.reduction.weight), f"s{i}_gamma_m": to_numpy(merge.norm.weight),
+                           f"s{i}_beta_m": to_numpy(merge.norm.bias)})
+    params.update(**_norm("", swin.layernorm), W_head=to_numpy(model.classifier.weight),
+                  b_head=to_numpy(model.classifier.bias))
+    return params, {"eps": float(config.layer_norm_eps), "mlp_ratio": int(mlp_ratio)}
+
+
 def from_torch_paged(paged, k_cache, v_cache, batch_idx: int, length: int) -> dict:
     """torch's ``PagedAttention`` and its caches (1, H, n_pages·B, d) ↦ ``paged_mhattention``'s arguments for
     the sequence in batch row ``batch_idx`` holding ``length`` tokens: ``K_pool``, ``V_pool``

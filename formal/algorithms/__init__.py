@@ -22,13 +22,15 @@ from .convolution import conv1d, graph_conv
 from .pooling import attention_pooling
 from .training import dloss, dtraining, edloss, edtraining, eloss, etraining
 from .unembedding import unembedding
+from .vision import patch_merging, swin, swin_block, swin_stage, window_mhattention
 
 __all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
            "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer",
            "edtraining", "etraining", "dtraining", "edloss", "eloss", "dloss", "dinference", "edinference",
            "kv_mhattention", "kv_dtransformer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn",
            "seq2seq", "show_attend_tell", "show_attend_tell_loss", "han", "conv1d", "graph_conv",
-           "attention_pooling", "paged_mhattention"]
+           "attention_pooling", "paged_mhattention", "window_mhattention", "swin_block", "patch_merging",
+           "swin_stage", "swin"]
 
 #: Registry name → algorithm object with default options, in the paper's order (variants after the
 #: algorithm they vary), then the systems outside the paper.
@@ -37,7 +39,8 @@ ALGORITHMS = {a.name: a for a in (
     layer_norm, unembedding, edtransformer, etransformer, dtransformer, kv_dtransformer, edloss, edtraining,
     eloss, etraining, dloss, dtraining, dinference, edinference,
     rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn, seq2seq, show_attend_tell, show_attend_tell_loss, han,
-    conv1d, graph_conv, attention_pooling, paged_mhattention)}
+    conv1d, graph_conv, attention_pooling, paged_mhattention, window_mhattention, swin_block, patch_merging,
+    swin_stage, swin)}
 
 
 def get(name: str, **options):

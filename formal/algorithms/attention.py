@@ -59,6 +59,11 @@ _SCORE_DOCS = {
 }
 
 
+def _check_flag(name, value):
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} = {shown(value)} must be True or False")
+
+
 def _check(bias, empty):
     if not isinstance(bias, bool):
         raise ConfigError(f"bias = {shown(bias)} must be True or False")
@@ -113,13 +118,30 @@ def _projection(prefix, out, inp, bias, doc, heads=()):
     return specs
 
 
-def _attend(S, Q, K, V, out, empty, note="", score="scaled_dot", activation="tanh"):
-    """The lines shared by Algorithm 4 (4–6) and grouped-query attention: scores, mask, weighted values."""
-    return [
-        Assign(S, _score(Q, K, score, activation), note="Score"),
+def _attend(S, Q, K, V, out, empty, note="", score="scaled_dot", activation="tanh", score_bias=None):
+    """The lines shared by Algorithm 4 (4–6) and grouped-query attention: scores, mask, weighted values.  With
+    a ``score_bias`` (the name of an ℓ_z×ℓ_x value), the scaled scores get it added before the mask:
+    ``S ← S/√d_attn + B``, and the softmax takes S as it is."""
+    lines = [Assign(S, _score(Q, K, score, activation), note="Score")]
+    if score_bias is not None:
+        lines.append(Assign(S, add(_scaled(S, score), score_bias), note="Bias"))
+    lines += [
         Assign(S, mask_fill(S, "mask")),
-        Assign(out, matmul(V, softmax(_scaled(S, score), empty=empty), role="mix"), note=note, returns=not note),
+        Assign(out, matmul(V, softmax(S if score_bias is not None else _scaled(S, score), empty=empty), role="mix"),
+               note=note, returns=not note),
     ]
+    return lines
+
+
+def _score_bias_input(heads=()):
+    """The input ``B`` of an algorithm with ``score_bias=True``: heads + (ℓ_z, ℓ_x)."""
+    return [TensorSpec("B", heads + (ell_z, ell_x), doc="an additive bias on the scores, B[t_z, t_x] added to "
+                                                        "the scaled score of key t_z for query t_x (a relative-"
+                                                        "position bias)" + (", per head" if heads else ""))]
+
+
+_SCORE_BIAS_DOC = ("whether the scaled scores get an additive bias B before the mask and softmax (Swin's and "
+                   "T5's relative-position bias): softmax(KᵀQ/√d_attn + B)")
 
 
 def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot",
@@ -155,36 +177,41 @@ def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot"
 
 
 def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "scaled_dot",
-                    activation: str = "tanh") -> Algorithm:
+                    activation: str = "tanh", score_bias: bool = False) -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
     ``empty`` is the policy for a query column with no admitted key (design decision 7).  ``score`` replaces
     ``KᵀQ/√d_attn`` by ``KᵀQ`` (``"dot"``) or Bahdanau's ``v_aᵀ tanh(q_{t_x} + k_{t_z})`` (``"additive"``,
     ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys
-    (Bahdanau's ``U_a h_j``) are computed once.
+    (Bahdanau's ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled
+    scores: ``softmax(KᵀQ/√d_attn + B)``.
     """
     _check(bias, empty)
     _check_score(score, activation)
+    _check_flag("score_bias", score_bias)
     lines = [
         Assign("Q", _affine("W_q", "X", "b_q", bias), note="Query"),
         Assign("K", _affine("W_k", "Z", "b_k", bias), note="Key"),
         Assign("V", _affine("W_v", "Z", "b_v", bias), note="Value"),
-        *_attend("S", "Q", "K", "V", "V_tilde", empty, score=score, activation=activation),
+        *_attend("S", "Q", "K", "V", "V_tilde", empty, score=score, activation=activation,
+                 score_bias="B" if score_bias else None),
     ]
     return Algorithm(
         number=4, name="attention", display="Attention",
         summary="Algorithm 4: each token of X attends to the tokens of Z that the mask admits.",
         inputs=[TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token"),
                 TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
+                *(_score_bias_input() if score_bias else []),
                 TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")],
         params=(_projection("q", d_attn, d_x, bias, "query") + _projection("k", d_attn, d_z, bias, "key")
                 + _projection("v", d_out, d_z, bias, "value") + _score_params(score)),
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W_qkv", defaults={"Z": "X"},
-        options={"bias": bias, "empty": empty, **_score_options(score, activation)}, builder=build_attention,
+        options={"bias": bias, "empty": empty, **_score_options(score, activation), "score_bias": score_bias},
+        builder=build_attention,
         option_docs={"bias": "whether the projections have biases",
                      "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
-                     **_SCORE_DOCS},
+                     **_SCORE_DOCS, "score_bias": _SCORE_BIAS_DOC},
     )
 
 
@@ -206,18 +233,22 @@ def _grouping(kv) -> list:
     return [divides(kv, H, "each key/value head serves H/n_kv_heads query heads")]
 
 
-def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None) -> Algorithm:
+def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None,
+                      score_bias: bool = False) -> Algorithm:
     """Algorithm 5: H heads of Algorithm 4 stacked and projected by W_o.
 
     Per-head parameters are stacked on a leading head axis (``W_q`` is H×d_attn×d_x).  With
     ``n_kv_heads`` (an int, or ``"symbolic"`` for the symbol H_kv) it is grouped-query attention: H_kv
     key/value heads each serve H/H_kv consecutive query heads, and are computed once (multi-query
-    attention is ``n_kv_heads=1``; ``n_kv_heads = H`` computes what Algorithm 5 does).
+    attention is ``n_kv_heads=1``; ``n_kv_heads = H`` computes what Algorithm 5 does).  ``score_bias`` adds
+    an input B (H×ℓ_z×ℓ_x), head h's bias on its scaled scores (Swin's relative-position bias).
     """
     _check(bias, empty)
+    _check_flag("score_bias", score_bias)
     kv = _kv_heads(n_kv_heads)
     inputs = [TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token"),
               TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
+              *(_score_bias_input((H,)) if score_bias else []),
               TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")]
     q_heads, kv_heads = (H,), (H,) if kv is None else (kv,)
     params = (_projection("q", d_attn, d_x, bias, "query", q_heads)
@@ -225,7 +256,8 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
               + _projection("v", d_mid, d_z, bias, "value", kv_heads)
               + _projection("o", d_out, H * d_mid, bias, "output"))
     h = LoopIndex("h")
-    heads = [_mha_heads(bias, empty, h)] if kv is None else _gqa_heads(bias, empty, h, kv)
+    heads = ([_mha_heads(bias, empty, h, score_bias)] if kv is None
+             else _gqa_heads(bias, empty, h, kv, score_bias=score_bias))
     lines = [*heads,
              Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", _affine("W_o", "Y", "b_o", bias), returns=True)]
@@ -238,22 +270,25 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W", defaults={"Z": "X"},
         constraints=_grouping(kv),
-        options={"bias": bias, "empty": empty, "n_kv_heads": n_kv_heads}, builder=build_mhattention,
+        options={"bias": bias, "empty": empty, "n_kv_heads": n_kv_heads, "score_bias": score_bias},
+        builder=build_mhattention,
         option_docs={"bias": "whether the projections have biases",
                      "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
-                     "n_kv_heads": "None (one key/value head per head, the paper's), an int, or 'symbolic'"},
+                     "n_kv_heads": "None (one key/value head per head, the paper's), an int, or 'symbolic'",
+                     "score_bias": _SCORE_BIAS_DOC},
     )
 
 
-def _mha_heads(bias, empty, h):
-    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)``."""
-    inner = build_attention(bias=bias, empty=empty)
-    per_head = {name: pick(name, h) for name in ("W_q", "W_k", "W_v") + (("b_q", "b_k", "b_v") if bias else ())}
+def _mha_heads(bias, empty, h, score_bias=False):
+    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)`` (with B^h)."""
+    inner = build_attention(bias=bias, empty=empty, score_bias=score_bias)
+    per_head = {name: pick(name, h) for name in ("W_q", "W_k", "W_v") + (("b_q", "b_k", "b_v") if bias else ())
+                + (("B",) if score_bias else ())}
     head = call(inner, label=("W_qkv^h", r"W^{h}_{qkv}"), X="X", Z="Z", mask="mask", **per_head)
     return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
 
 
-def _gqa_heads(bias, empty, h, kv, *, context="Z", cached=False):
+def _gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False):
     """Keys and values once per key/value head, then every query head attends with its group's.  With
     ``cached``, each key/value head's new columns are appended to its cache ``K_c^g``, ``V_c^g``."""
     g, group = LoopIndex("g"), KVGroup("h", H, kv)
@@ -267,7 +302,8 @@ def _gqa_heads(bias, empty, h, kv, *, context="Z", cached=False):
     ), stack=("K_g", "V_g"))
     q_loop = Loop("h", H, (
         Assign("Q", _affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), note="Query"),
-        *_attend("S", "Q", pick("K_g", group), pick("V_g", group), "Y_h", empty, note="head h"),
+        *_attend("S", "Q", pick("K_g", group), pick("V_g", group), "Y_h", empty, note="head h",
+                 score_bias=pick("B", h) if score_bias else None),
     ), stack=("Y_h",))
     return [kv_loop, q_loop]
 

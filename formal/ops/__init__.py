@@ -18,6 +18,8 @@ from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
 from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
 from .images import PATCH_ORDERS, GridColumns, Patchify
 from .paging import GatherBlocks
+from .windows import (ColumnsGrid, CyclicShift, MergePatches, RelativeBias, ShiftMask, Unwindows, Windows,
+                      relative_index, shift_of, window_regions)
 from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
 from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
                         Strip, Truncate, capped, special_token)
@@ -37,6 +39,10 @@ __all__ = [
     "stack_vertical", "final", "ColumnMean", "Dot", "column_mean", "dot",
     # images
     "GridColumns", "grid_columns", "Patchify", "PATCH_ORDERS", "patchify",
+    # Swin's windows
+    "ColumnsGrid", "CyclicShift", "Windows", "Unwindows", "ShiftMask", "RelativeBias", "MergePatches",
+    "relative_index", "shift_of", "window_regions", "columns_grid", "cyclic_shift", "windows", "unwindows",
+    "shift_mask", "relative_bias", "merge_patches",
     # a key/value cache in blocks
     "GatherBlocks", "gather_blocks",
     # whole-model ops
@@ -241,3 +247,31 @@ def patchify(image, patch, rows, columns, order: str):
 
 def gather_blocks(pool, table, count):
     return GatherBlocks(count)(pool, table)
+
+
+def columns_grid(x, rows, columns):
+    return ColumnsGrid(rows, columns)(x)
+
+
+def cyclic_shift(grid, window, sign: int):
+    return CyclicShift(window, sign)(grid)
+
+
+def windows(grid, window):
+    return Windows(window)(grid)
+
+
+def unwindows(y, rows, columns, window):
+    return Unwindows(rows, columns, window)(y)
+
+
+def shift_mask(rows, columns, window, shifted: bool):
+    return ShiftMask(rows, columns, window, shifted)()
+
+
+def relative_bias(table, sides):
+    return RelativeBias(sides)(table)
+
+
+def merge_patches(grid):
+    return MergePatches()(grid)

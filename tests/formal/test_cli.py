@@ -35,7 +35,7 @@ def test_list_json(capsys):
     outside = [r for r in rows if r["number"] is None]  # the lecture notes' systems name where they come from
     assert outside and all(r["source"] for r in outside)
     assert all(r["source"] == "" for r in rows if r["number"] is not None)
-    assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads"}
+    assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads", "score_bias"}
 
 
 def _parse(expr: str):

@@ -72,11 +72,14 @@ def test_a_real_0_1_mask_of_any_real_dtype_is_boolean():
 # ----------------------------------------------------------------------------------- every algorithm
 _SIZES = {"N_V": 6, "ell_max": 6, "ell_gen": 2, "ell_c": 2, "N_data": 2, "N_epochs": 1, "n_blocks": 1}
 _RUN_TIME = {"ell_out", "n_steps"}  # bound by the execution itself
+#: Sizes an algorithm needs other than those: Swin's grid halves three times and stays whole windows.
+_OWN_SIZES = {"swin": {"height": 8, "width": 8, "swin_window": 1}}
 
 
 def _arguments(algorithm):
     """Arguments of ``algorithm`` at small sizes that satisfy its constraints (every other size is 2)."""
-    sizes = {s: _SIZES.get(str(s), 2) for s in algorithm.symbols}
+    own = _OWN_SIZES.get(algorithm.name, {})
+    sizes = {s: own.get(str(s), _SIZES.get(str(s), 2)) for s in algorithm.symbols}
     b = Binding(sizes)
     rng = np.random.default_rng(0)
     arguments = {}
