@@ -215,9 +215,27 @@ class Binding:
             raise Mismatch(str(dim), value, size, f"{what} axis {axis}; {origin}")
 
     def _solve(self, dim, symbol, size, what, axis):
-        # Dimensions are a·symbolᵏ + b in each symbol (H·d_mid, 2·d_e, L − 1, C·P²): solved exactly.
         rest = {s: sp.Integer(self.values[s]) for s in dim.free_symbols if s != symbol}
-        expr = sp.expand(sp.sympify(dim).xreplace(rest))
+        value = _root(dim, symbol, tuple(sorted(rest.items(), key=lambda kv: str(kv[0]))), size)
+        if value is None or value <= 0:
+            known = ", ".join(f"{s} = {v}" for s, v in sorted(rest.items(), key=lambda kv: str(kv[0])))
+            raise Mismatch(str(dim), f"a size of the form {dim}" + (f" with {known}" if known else ""), size,
+                           f"{what} axis {axis}")
+        self.set(symbol, int(value), f"{what} axis {axis}")
+
+
+_ROOTS: dict = {}
+
+
+def _root(dim, symbol, rest: tuple, size: int):
+    """The positive integer value of ``symbol`` that makes ``dim`` (its other symbols at ``rest``) equal
+    ``size``, or None.  Dimensions are a·symbolᵏ + b in each symbol (H·d_mid, 2·d_e, L − 1, C·P²): solved
+    exactly, and remembered — a window loop binds the same shapes thousands of times."""
+    key = (dim, symbol, rest, size)
+    if key not in _ROOTS:
+        if len(_ROOTS) > 100_000:
+            _ROOTS.clear()
+        expr = sp.expand(sp.sympify(dim).xreplace(dict(rest)))
         b = expr.xreplace({symbol: sp.Integer(0)})
         term = sp.expand(expr - b)
         a, power = term.as_coeff_exponent(symbol)
@@ -227,8 +245,5 @@ class Binding:
             if root.is_integer and root > 0:
                 value = sp.integer_nthroot(int(root), int(power))
                 value = value[0] if value[1] else None
-        if value is None or value <= 0:
-            known = ", ".join(f"{s} = {v}" for s, v in sorted(rest.items(), key=lambda kv: str(kv[0])))
-            raise Mismatch(str(dim), f"a size of the form {dim}" + (f" with {known}" if known else ""), size,
-                           f"{what} axis {axis}")
-        self.set(symbol, int(value), f"{what} axis {axis}")
+        _ROOTS[key] = value
+    return _ROOTS[key]

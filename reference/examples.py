@@ -97,6 +97,11 @@ VARIANTS = {
     "han": {"cell": ("gru", "lstm"), "bias": BIASES, "reset": RESETS, "update": UPDATES},
     "seq2seq": {"attention": ATTENTIONS, "score": SCORES, "cell": ("gru", "lstm"), "encoder": ENCODERS,
                 "init": INITS, "bias": BIASES, "reset": RESETS, "update": UPDATES},
+    "window_mhattention": {"shifted": (False, True)},
+    "swin_block": {"shifted": (False, True), "eps": (1e-5, 0.1)},
+    "patch_merging": {"eps": (1e-5, 0.1)},
+    "swin_stage": {"merge": (True, False), "eps": (1e-5, 0.1)},
+    "swin": {"eps": (1e-5, 0.1), "mlp_ratio": (4, 1, 2)},
 }
 
 #: The algorithms examples exist for (training algorithms are checked through their losses).
@@ -120,7 +125,7 @@ MAX_EXAMPLES, MAX_SIZE = 100_000, 4096
 _RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early)
 _LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
 _WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
-_LAYERS = ("L", "L_enc", "L_dec")
+_LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
 _WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
 _MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
 
@@ -272,6 +277,10 @@ def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
             s[k] = draw(1, min(4, cap))
         elif k != "ell_max":
             s[k] = draw(1, min(cap, _WIDEST))
+    if "L_1" in symbols:   # Swin: the grid is 8·M·k (three halvings, whole windows): keep M, P and k small
+        s.update(swin_window=draw(1, 2), patch=draw(1, 2), height=draw(1, min(cap, 8)), width=draw(1, min(cap, 8)))
+    elif "swin_window" in symbols:
+        s["swin_window"] = draw(1, min(3, cap))
     if "ell_max" in symbols:
         s["ell_max"] = max([s[k] for k in _LENGTHS if k in s] + [1]) + draw(0, 1)
     return s
@@ -279,6 +288,12 @@ def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
 
 def _adjustable(expr, pinned):
     return isinstance(expr, sp.Symbol) and str(expr) not in pinned
+
+
+def _scaled_symbol(expr):
+    """``(s, c)`` for an expression ``c·s`` (one symbol, a rational c: ``n_h/2``), else None."""
+    coefficient, rest = sp.sympify(expr).as_coeff_Mul()
+    return (rest, sp.Rational(coefficient)) if isinstance(rest, sp.Symbol) and coefficient.is_Rational else None
 
 
 def _mend(algorithm, sizes: dict, pinned=frozenset()) -> dict:
@@ -307,6 +322,11 @@ def _mend(algorithm, sizes: dict, pinned=frozenset()) -> dict:
                     sizes[str(term)] = max(1, sizes[str(term)] - (va - vb))
             elif c.relation == "divides" and isinstance(b, sp.Symbol):
                 sizes[str(b)] = va * math.ceil(vb / va)
+            elif c.relation == "divides" and _scaled_symbol(b):   # a | s·p/q (Swin's M | n_h/2): a step of s
+                symbol, coefficient = _scaled_symbol(b)
+                p, q = coefficient.p, coefficient.q
+                step = va * q // math.gcd(va * q, p)
+                sizes[str(symbol)] = step * math.ceil(sizes[str(symbol)] / step)
             else:
                 break
     broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]

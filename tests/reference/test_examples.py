@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError
+from formal.symbols import by_name
 from reference.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
 
 _LENGTHS = ("ell", "ell_x", "ell_z", "T")
@@ -68,8 +69,11 @@ def test_boundary_cases_are_always_there(name):
         if "H" in have:
             assert any(e.sizes["H"] == 1 for e in cases) and any(e.sizes["H"] >= 2 for e in cases)
         for layers in ("L", "L_enc", "L_dec"):
-            if layers in have:
-                assert any(e.sizes[layers] == 1 for e in cases) and any(e.sizes[layers] >= 2 for e in cases)
+            if layers in have:   # the fewest layers the constraints allow (Swin's blocks come in pairs)
+                fewest = 2 if any(c.relation == "divides" and c.args == (2, by_name(layers))
+                                  for c in algorithm.size_constraints) else 1
+                assert any(e.sizes[layers] == fewest for e in cases)
+                assert any(e.sizes[layers] >= 2 for e in cases)
 
 
 def test_boundary_cases_name_what_they_pin():
