@@ -179,10 +179,11 @@ def numeric_report(name: str, model, sizes: dict, *, seq_len: int | None = None,
     grow with the sequence length and ``seq_len`` is not the configuration's.  ``model`` is a :class:`Model`
     or :class:`~formal.costcache.CostFormulas` (:func:`model_formulas`: then no sympy for a cached model);
     ``exact``: per-token figures as Fractions where they do not divide evenly."""
+    formulas = model.cost_formulas() if isinstance(model, Model) else model
+    seq_len = _grid_tokens(name, formulas, sizes, seq_len, default_len)
     seq_len = default_len if seq_len is None else seq_len
     if seq_len is None:
         raise ConfigError(f"{name} has no default sequence length: give seq_len")
-    formulas = model.cost_formulas() if isinstance(model, Model) else model
     result = {"name": name, **report(formulas, sizes, seq_len=seq_len, batch=batch, convention=convention,
                                      dtype=dtype, exact=exact)}
     grows = formulas.length_dependent_params
@@ -192,6 +193,24 @@ def numeric_report(name: str, model, sizes: dict, *, seq_len: int | None = None,
                           f"position): {grouped(base)} at {name}'s {default_len}, "
                           f"{grouped(result['params']['total'])} at {seq_len}")
     return result
+
+
+def _grid_tokens(name, formulas, sizes, seq_len, default_len):
+    """A model with no sequence length (Swin: its tokens are the n_h·n_w patches of its grid) has its "per
+    token" figures per patch: the length is the grid's, and another is refused rather than divided by."""
+    from .presets import LENGTHS
+    symbols = set(formulas.symbols)
+    if symbols & set(LENGTHS) or not {"height", "width"} <= symbols:
+        return seq_len
+    height, width = sizes.get("height"), sizes.get("width")
+    if not isinstance(height, int) or not isinstance(width, int):
+        return seq_len
+    tokens = height * width
+    if seq_len is not None and seq_len != tokens:
+        raise ConfigError(f"{name} has no sequence length: its tokens are the {height}×{width} = {tokens} patches "
+                          f"of its grid (set height and width), so a sequence length of {shown(seq_len)} does "
+                          "not apply")
+    return tokens
 
 
 def preset_report(name: str, *, seq_len: int | None = None, batch: int = 1, convention: str = "matmul",

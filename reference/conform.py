@@ -135,15 +135,15 @@ class _Checker:
         t = self.target
         for w, g, spec in zip(want, got, t.algorithm.outputs):
             if w.shape != g.shape:
-                raise Failed("shape", f"output {spec.name} has shape {t.shape(g.shape)}, the spec's is "
-                                      f"{t.shape(w.shape)}")
+                raise Failed("shape", f"output {spec.name} has shape {t.shape(g.shape, spec.name)}, the spec's is "
+                                      f"{t.shape(w.shape, spec.name)}")
             for bad, word in ((np.isnan(g) & ~np.isnan(w), "NaN"), (np.isinf(g) & np.isfinite(w), "inf")):
                 if bad.any():
-                    where = t.index(tuple(int(i) for i in np.argwhere(bad)[0]))
+                    where = t.index(tuple(int(i) for i in np.argwhere(bad)[0]), spec.name)
                     raise Failed("finite", f"{word} in output {spec.name} at {list(where)} (the spec's value there "
                                            f"is {w[tuple(np.argwhere(bad)[0])]:.6g})")
             if not np.array_equal(np.isnan(w), np.isnan(g)):
-                where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]))
+                where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]), spec.name)
                 raise Failed("spec", f"output {spec.name} at {list(where)} is a number where the spec gives NaN "
                                      f"(an empty neighbourhood under empty='nan')")
         worst, allowed = 0.0, self.allowed(want)
@@ -153,7 +153,8 @@ class _Checker:
             diff = np.where(np.isnan(w), 0.0, np.abs(w - g))
             at = np.unravel_index(int(np.argmax(diff)), diff.shape)
             if diff[at] > allowed:
-                raise Failed("spec", f"output {spec.name} at {list(t.index(tuple(int(i) for i in at)))} is "
+                where = list(t.index(tuple(int(i) for i in at), spec.name))
+                raise Failed("spec", f"output {spec.name} at {where} is "
                                      f"{g[at]:.6g}, the spec's is {w[at]:.6g} (|Δ| = {diff[at]:.3g} > allowed "
                                      f"{allowed:.3g})")
             worst = max(worst, float(diff[at]))

@@ -279,8 +279,10 @@ def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
             s[k] = draw(1, min(cap, _WIDEST))
     if "L_1" in symbols:   # Swin: the grid is 8·M·k (three halvings, whole windows): keep M, P and k small
         s.update(swin_window=draw(1, 2), patch=draw(1, 2), height=draw(1, min(cap, 8)), width=draw(1, min(cap, 8)))
-    elif "swin_window" in symbols:
-        s["swin_window"] = draw(1, min(3, cap))
+    elif "swin_window" in symbols:   # windows of 2 or 3 more often than 1, and grids of several: σ > 0
+        s["swin_window"] = (1, 2, 2, 3, 3)[draw(0, 4)]
+        for side in ("height", "width"):
+            s[side] = s["swin_window"] * draw(1, max(1, min(3, cap // s["swin_window"])))
     if "ell_max" in symbols:
         s["ell_max"] = max([s[k] for k in _LENGTHS if k in s] + [1]) + draw(0, 1)
     return s

@@ -12,7 +12,7 @@ import numpy as np
 
 from formal.errors import ConfigError
 
-from . import captioning, convolution, layers, pooling, recurrent, require_torch, seq2seq, stacks
+from . import captioning, convolution, layers, pooling, recurrent, require_torch, seq2seq, stacks, vision
 from .convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy, tokens_to_torch
 from .decoding import dinference, edinference, kv_dtransformer
 from .device import device as resolve_device, dtype as resolve_dtype
@@ -187,6 +187,25 @@ def _show_attend_tell_loss(c: Call):
     return to_numpy(nll + captioning.doubly_stochastic(alpha, c.options["penalty"])[0])
 
 
+def _grid(c: Call, name="X"):
+    """A channel-last grid input (n_h, n_w, C) as a batch of one, (1, n_h, n_w, C): not transposed."""
+    return c.tensor(name)[None]
+
+
+def _window_mhattention(c: Call):
+    Y = vision.window_mhattention(_grid(c), shifted=c.options["shifted"], path=c.path,
+                                  **c.weights(*_MHA, "B_hat"))
+    return to_numpy(Y[0])
+
+
+def _swin(c: Call):
+    """Swin from a channel-last image; the patch side from W_patch (C × P²·C_in) and the image's C_in."""
+    C_in = c["X_img"].shape[-1]
+    P = c.get("patch") or round((c.params["W_patch"].shape[1] // C_in) ** 0.5)
+    logits = vision.swin(_grid(c, "X_img"), c.params, P=P, eps=c.options["eps"], path=c.path)
+    return _vector(stacks.probabilities(logits))
+
+
 #: Algorithm name → the reference run on a :class:`Call`, returning the spec's layout.
 _RUNNERS = {
     "token_embedding": lambda c: to_numpy(layers.token_embedding(torch.as_tensor(c["v"], device=c.device),
@@ -227,6 +246,14 @@ _RUNNERS = {
     "graph_conv": convolution.run_graph_conv,
     "attention_pooling": lambda c: _vector(pooling.attention_pooling(
         c.rows("Z"), score=c.options["score"], **c.weights("q", "W", "b", "u_w"))),
+    "window_mhattention": _window_mhattention,
+    "swin_block": lambda c: to_numpy(vision.swin_block(_grid(c), c.params, shifted=c.options["shifted"],
+                                                       eps=c.options["eps"], path=c.path)[0]),
+    "patch_merging": lambda c: to_numpy(vision.patch_merging(_grid(c), eps=c.options["eps"],
+                                                             **c.weights("gamma_m", "beta_m", "W_m"))[0]),
+    "swin_stage": lambda c: to_numpy(vision.swin_stage(_grid(c), c.params, merge=c.options["merge"],
+                                                       eps=c.options["eps"], path=c.path)[0]),
+    "swin": _swin,
 }
 
 #: The algorithms :func:`execute` runs (training is :func:`reference.training.train`).

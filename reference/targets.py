@@ -101,7 +101,7 @@ class Target:
         self.layout, self.device = layout, device
         self.model = algorithm.is_model
         self.inputs = {s.name for s in algorithm.inputs}
-        self.grids = {s.name for s in algorithm.inputs if s.grid}    # channel-last in either layout
+        self.grids = {s.name for s in algorithm.inputs + algorithm.outputs if s.grid}  # channel-last in either layout
         self.params = {s.name for s in algorithm.params}
         self.outputs = tuple((o.name, o.kind) for o in algorithm.outputs)
         self.signature = run.signature
@@ -162,16 +162,19 @@ class Target:
             message = str(failed)
             raise Failed(failed.property, f"{self.name} {message[3:]}" if message.startswith("it ")
                          else f"{self.name}: {message}") from None
-        return tuple(_swap(a) for a in arrays) if self.layout == "rows" else arrays
+        if self.layout != "rows":
+            return arrays
+        return tuple(a if name in self.grids else _swap(a) for a, (name, _) in zip(arrays, self.outputs))
 
-    def index(self, index: tuple) -> tuple:
-        """A position in the spec's layout, as the function's layout writes it."""
-        if self.layout == "rows" and len(index) >= 2:
+    def index(self, index: tuple, output: str | None = None) -> tuple:
+        """A position in the spec's layout, as the function's layout writes it (a grid ``output`` is the same
+        in both)."""
+        if self.layout == "rows" and len(index) >= 2 and output not in self.grids:
             return index[:-2] + (index[-1], index[-2])
         return index
 
-    def shape(self, shape: tuple) -> tuple:
-        return self.index(tuple(shape))
+    def shape(self, shape: tuple, output: str | None = None) -> tuple:
+        return self.index(tuple(shape), output)
 
     def close(self):
         self.run.close()

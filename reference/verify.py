@@ -54,7 +54,7 @@ torch = require_torch()
 PROFILES = {"quick": Profile(12, 5), "thorough": Profile(100, 17)}
 
 _FAST = ("attention", "mhattention", "kv_mhattention", "dtransformer", "etransformer", "edtransformer",
-         "kv_dtransformer")
+         "kv_dtransformer", "window_mhattention", "swin_block", "swin_stage", "swin")
 _TOKENS = ("dinference", "edinference")
 _LOSSES = ("dloss", "edloss", "eloss")
 _FD_STEP, _ETA = 1e-6, 0.1
@@ -315,7 +315,8 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progres
 #: the longest first, so that none is left running a long check while the others idle at the end.
 _SECONDS = {"edloss": 5.1, "edtransformer": 4.0, "edinference": 3.5, "dinference": 3.4, "eloss": 2.7,
             "kv_dtransformer": 2.1, "etransformer": 2.0, "dloss": 2.0, "dtransformer": 1.5, "token_embedding": 0.8,
-            "mhattention": 0.4, "kv_mhattention": 0.4, "attention": 0.2, "single_query_attention": 0.1}
+            "mhattention": 0.4, "kv_mhattention": 0.4, "attention": 0.2, "single_query_attention": 0.1,
+            "swin": 43.0, "swin_stage": 2.7, "swin_block": 0.9, "window_mhattention": 0.6, "patch_merging": 0.1}
 
 
 class WorkerError(FormalError):

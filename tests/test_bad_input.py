@@ -335,6 +335,11 @@ CASES = [
     C("complexity-samples-negative", ("complexity", "gpt2", "--kv", "paged", "--samples", "-3"), 2),
     C("complexity-paged-block-2**50", ("complexity", "gpt2", "--kv", "paged", "--block", str(2**50), "--json"), 0,
       max_seconds=15),
+    C("complexity-swin-seq-len", ("complexity", "swin-t", "--seq-len", "10"), 2,
+      note="Swin has no sequence length: its tokens are its grid's patches"),
+    C("complexity-swin-paged", ("complexity", "swin-t", "--kv", "paged"), 2),
+    C("show-swin-mlp-ratio-0", ("show", "swin", "-o", "mlp_ratio=0"), 2),
+    C("show-window-shifted-word", ("show", "window_mhattention", "-o", "shifted=maybe"), 2),
 
     # ---------------------------------------------------------------- show
     C("show-unknown-algorithm", ("show", "nosuch"), 2),

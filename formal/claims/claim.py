@@ -28,7 +28,8 @@ PROPERTIES = ("permutation_equivariant", "permutation_invariant", "causal")
 VERDICTS = ("holds", "fails", "undecided", "invalid")
 
 _ABOUT = ("id", "says", "source", "note", "expect")
-_SUBJECT_FIELDS = ("options", "sizes", "seq_len", "batch", "dtype", "convention", "args", "inputs", "mask", "seed")
+_SUBJECT_FIELDS = ("options", "sizes", "seq_len", "batch", "dtype", "convention", "args", "inputs", "mask", "seed",
+                   "paged")
 KEYS = _ABOUT + SUBJECTS + _SUBJECT_FIELDS + ("quantity",) + ASSERTIONS + ("rel_tol", "abs_tol", "in", "ratio_to")
 _RATIO_KEYS = ("model", "algorithm", "graph") + _SUBJECT_FIELDS
 ROWS = re.compile(r"(\d{1,9}):(\d{1,9})")  # rows START:STOP of an executed output
@@ -164,7 +165,7 @@ def _subject(claim: Claim, table: dict) -> None:
     for key in SUBJECTS:
         if key in table and not isinstance(table[key], str):
             raise ClaimError(f"{key} must be a string, got {shown(table[key])}")
-    for key in ("options", "sizes", "args", "inputs"):
+    for key in ("options", "sizes", "args", "inputs", "paged"):
         if key in table and not isinstance(table[key], dict):
             raise ClaimError(f"{key} must be a table, e.g. {key} = {{ … }}, got {shown(table[key])}")
 

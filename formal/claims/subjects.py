@@ -115,8 +115,10 @@ def _size_value(name, value):
 # ------------------------------------------------------------------------------------------------ models
 def _model(subject, quantity, formula, growing) -> Value:
     from .. import complexity, presets
-    _only(subject, ("model", "options", "sizes", "seq_len", "batch", "dtype", "convention"), "a model")
+    _only(subject, ("model", "options", "sizes", "seq_len", "batch", "dtype", "convention", "paged"), "a model")
     preset = presets.get(subject["model"])
+    if "paged" in subject:
+        return _paged(subject, quantity, formula or bool(growing))
     options = {**preset.options, **subject.get("options", {})}
     convention = subject.get("convention", "matmul")
     dtype, batch = subject.get("dtype", "fp32"), subject.get("batch", 1)
@@ -152,6 +154,54 @@ def _model(subject, quantity, formula, growing) -> Value:
     elif per == "token":
         expr /= bound["ell"] if "ell" in bound else _length(models, bound)
     return _formula(expr, what)
+
+
+#: What ``paged = { block = B, samples = n, reservation = ℓ_max }`` adds to a decoder's figures: the cache
+#: kept in blocks (``complexity --kv paged``), as numbers — a block count has a ceiling, no polynomial.
+PAGED_FIGURES = ("blocks", "bytes_per_block", "wasted_slots", "wasted_bytes", "waste_fraction", "reserved_waste",
+                 "reserved_waste_bytes", "reserved_waste_fraction", "shared_prompt_blocks", "unshared_prompt_blocks",
+                 "sharing_saving")
+
+
+def _paged(subject, quantity, formula) -> Value:
+    """A decoder's KV cache in blocks (:func:`formal.complexity.paged_report`) at the claim's sizes: numbers
+    only, with the waste as fractions — of the blocks' slots (the last block's unused slots) and of a
+    contiguous reservation — and the share of the prompt's blocks that sharing saves."""
+    from fractions import Fraction
+    from .. import complexity, presets
+    if formula:
+        raise ClaimError("paged figures are numbers (block counts have ceilings): a growth or formula claim "
+                         "does not apply")
+    section, _, key = (quantity or "").partition(".")
+    if section != "kv_paged" or key not in PAGED_FIGURES:
+        raise ClaimError(f"quantity {shown(quantity)} is not a paged figure; known: "
+                         + ", ".join(f"kv_paged.{k}" for k in PAGED_FIGURES))
+    paged = dict(subject["paged"])
+    unknown = sorted(set(paged) - {"block", "samples", "reservation"})
+    if unknown:
+        raise ClaimError(f"paged has no {shown(unknown[0])}; it takes block, samples and reservation")
+    preset = presets.get(subject["model"])
+    sizes = {**preset.sizes, **subject.get("sizes", {})}
+    if any(isinstance(v, str) for v in sizes.values()) or isinstance(subject.get("seq_len"), str):
+        raise ClaimError("paged figures take numbers for every size, not formulas")
+    models = complexity.model_formulas(preset.algorithm, {**preset.options, **subject.get("options", {})})
+    report = complexity.numeric_report(preset.name, models, sizes, seq_len=subject.get("seq_len", preset.seq_len),
+                                       default_len=preset.seq_len, dtype=subject.get("dtype", "fp32"))
+    try:
+        figures = complexity.paged_report(report, **paged)
+    except Exception as error:          # a ConfigError (no cache, a bad block) or a TypeError (a bad value)
+        raise ClaimError(str(error)) from None
+    slots = figures["blocks"] * figures["block"]
+    figures["waste_fraction"] = Fraction(figures["wasted_slots"], slots) if slots else Fraction(0)
+    figures["reserved_waste_fraction"] = Fraction(figures["reserved_waste"], figures["reservation"])
+    if "shared_prompt_blocks" in figures:
+        figures["sharing_saving"] = 1 - Fraction(figures["shared_prompt_blocks"], figures["unshared_prompt_blocks"])
+    if key not in figures:
+        raise ClaimError(f"{key} needs samples > 1 in paged")
+    value = figures[key]
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = value.numerator
+    return Value("number", value, dict(report["sizes"]), f"{preset.name} paged {key}")
 
 
 def _length(models, bound):

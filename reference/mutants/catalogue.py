@@ -11,6 +11,7 @@ Every mutant is detectable by some input; the equivalent ones were left out (:da
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -29,6 +30,8 @@ from .losses import dloss, edloss, eloss, masked_nll, next_token_nll
 from .normalization import layer_norm, normalise
 from .numerics import affine, causal, gelu_tanh, silu, softmax
 from .unembedding import unembedding
+from .vision import (layer_norm_rows, merge_groups, partition, patch_merging, relative_bias, relative_index,
+                     reverse, swin, swin_block, swin_stage, window_mhattention)
 
 __all__ = ["Entry", "FACTORIES", "CONTROLS", "MUTANTS", "EQUIVALENT"]
 
@@ -52,6 +55,8 @@ FACTORIES = {
     "dtransformer": dtransformer, "etransformer": etransformer, "edtransformer": edtransformer,
     "kv_dtransformer": kv_dtransformer, "dloss": dloss, "eloss": eloss, "edloss": edloss,
     "dinference": dinference, "edinference": edinference,
+    "window_mhattention": window_mhattention, "swin_block": swin_block, "patch_merging": patch_merging,
+    "swin_stage": swin_stage, "swin": swin,
 }
 
 from .scores_catalogue import (CONTROLS as _SCORE_CONTROLS, EQUIVALENT as _SCORE_EQUIVALENT,  # noqa: E402
@@ -460,8 +465,129 @@ _INFERENCE = [
           _table=_tables(sinusoidal_paper=_VASWANI)),
 ]
 
+# ------------------------------------------------------------------------- Swin (Liu et al. 2021)
+_SHIFTED = {"shifted": True}
+
+
+def _no_shift_mask(n_h, n_w, M, shift):
+    """Every pair of a window may attend: the tokens the roll wrapped around meet their new neighbours."""
+    return np.ones((n_h * n_w // (M * M), M * M, M * M), dtype=bool)
+
+
+def _bias_stride_2m(B_hat, M):
+    """The flat relative index with row stride 2M (for 2M − 1), read from the flattened table, wrapping."""
+    return relative_bias(B_hat, M, _index=lambda M: relative_index(M, _stride=2 * M), _mode="wrap")
+
+
+def _norm_after_reduction(G, gamma_m, beta_m, W_m, eps, spread):
+    """Swin V2's patch merging: ``LN(W_m x)`` over 2C, with the first 2C entries of the 4C-wide γ_m, β_m."""
+    Y = G @ W_m.T
+    return layer_norm_rows(Y, gamma_m[:Y.shape[-1]], beta_m[:Y.shape[-1]], eps, _spread=spread)
+
+
+def _column_major(which):
+    """Partition and reverse both with ``which`` (windows or tokens) column-major: consistent with each other."""
+    return {"_partition": partial(partition, **{which: "column"}), "_reverse": partial(reverse, **{which: "column"})}
+
+
+_SWIN = [
+    _seam("window_mhattention_roll_reversed", "window_mhattention", _SHIFTED,
+          "rolls the grid by +σ before the attention and by −σ after it (the shift's direction reversed)",
+          "review", _roll=lambda X, s: np.roll(X, (s, s), axis=(0, 1)),
+          _unroll=lambda Y, s: np.roll(Y, (-s, -s), axis=(0, 1))),
+    _seam("window_mhattention_without_reverse_roll", "window_mhattention", _SHIFTED,
+          "forgets the reverse roll by +σ after the shifted windows' attention", "review",
+          _unroll=lambda Y, s: Y),
+    _seam("window_mhattention_without_shift_mask", "window_mhattention", _SHIFTED,
+          "leaves out the shift mask: tokens attend across the border the roll wrapped around", "review",
+          _mask=_no_shift_mask),
+    _seam("window_mhattention_shift_mask_inverted", "window_mhattention", _SHIFTED,
+          "adds −100 to the scores of the pairs the mask admits instead of those it separates", "review",
+          _fill=lambda S, mask: S - 100.0 * mask),
+    _seam("window_mhattention_mask_windows_column_major", "window_mhattention", _SHIFTED,
+          "numbers the windows column-major while the shift mask is built row-major: a window gets another's "
+          "mask", "review", **_column_major("windows")),
+    _seam("window_mhattention_shifts_single_window", "window_mhattention", _SHIFTED,
+          "shifts by ⌊M/2⌋ (and masks) even where the grid is one window high or wide, where Swin's σ is 0",
+          "review", _shift=lambda n_h, n_w, M, shifted: M // 2 if shifted else 0),
+    _seam("window_mhattention_bias_transposed", "window_mhattention", {},
+          "reads the bias table at key − query instead of query − key (B̂ transposed)", "review",
+          _bias=partial(relative_bias, _index=partial(relative_index, _sign=-1))),
+    _seam("window_mhattention_bias_stride_2m", "window_mhattention", {},
+          "flattens the relative index with row stride 2M instead of 2M − 1 (wrapping past the table's end)",
+          "review", _bias=_bias_stride_2m),
+    _seam("window_mhattention_bias_scaled", "window_mhattention", {},
+          "adds the relative-position bias before the 1/√d_attn scaling, so it is scaled too", "review",
+          _score=lambda QK, B, d: (QK + B) / math.sqrt(d)),
+    _seam("window_mhattention_tokens_column_major", "window_mhattention", {},
+          "reads each window's tokens column-major (and writes them back so): the bias meets the transposed "
+          "positions", "review", **_column_major("tokens")),
+    _variant("window_mhattention_regular_under_shifted", "window_mhattention", _SHIFTED, {"shifted": False},
+             "attends in the regular windows, neither rolled nor masked, under shifted=true"),
+    _variant("window_mhattention_shifted_under_regular", "window_mhattention", {}, {"shifted": True},
+             "rolls and masks the windows under the default shifted=false"),
+    _seam("swin_block_res_post_norm", "swin_block", {},
+          "normalises each sublayer's output before the residual, x + LN(f(x)) (Swin V2's res-post-norm)",
+          "review", _arrange=lambda X, f, norm: X + norm(f(X))),
+    _seam("swin_block_pre_ln_overwrites_residual", "swin_block", {},
+          "each sublayer replaces the residual stream x by LN(x)", "review", _arrange=bugs.overwriting_pre_ln),
+    _seam("swin_block_gelu_tanh", "swin_block", {},
+          "uses GELU's tanh approximation where Swin's nn.GELU is the exact one", "review",
+          _activation=gelu_tanh),
+    _seam("swin_block_unbiased_variance", "swin_block", {},
+          "divides the squared deviations by C − 1 in both layer norms (torch.var's default)", "review",
+          _spread=bugs.spread_unbiased),
+    _seam("swin_block_without_shift_mask", "swin_block", _SHIFTED,
+          "its SW-MSA has no shift mask: tokens attend across the wrapped-around border", "review",
+          _attention=window_mhattention(shifted=True, _mask=_no_shift_mask)),
+    _variant("swin_block_regular_under_shifted", "swin_block", _SHIFTED, {"shifted": False},
+             "attends in the regular windows (W-MSA) under shifted=true"),
+    _variant("swin_block_fixed_eps", "swin_block", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) under eps=0.1"),
+    _seam("patch_merging_x0_x2_x1_x3", "patch_merging", {},
+          "concatenates the 2×2 group as x0, x2, x1, x3 (the column offset first, a reshape's order)", "review",
+          _merge=partial(merge_groups, order=(0, 2, 1, 3))),
+    _seam("patch_merging_norm_after_reduction", "patch_merging", {},
+          "normalises after the reduction (Swin V2's order), with γ_m, β_m cut to 2d_e", "review",
+          _reduce=_norm_after_reduction),
+    _seam("patch_merging_eps_outside_sqrt", "patch_merging", {"eps": 0.1},
+          "adds eps outside the square root: (x − m)/(√v + ε)", "variant option eps",
+          _spread=bugs.spread_eps_outside),
+    _variant("patch_merging_fixed_eps", "patch_merging", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) under eps=0.1"),
+    _seam("swin_stage_shifts_even_blocks", "swin_stage", {},
+          "shifts the first block of each pair (i % 2 == 0) instead of the second", "review",
+          _shifts=(True, False)),
+    _seam("swin_stage_never_shifts", "swin_stage", {},
+          "gives every block regular windows: the shifted block of each pair is W-MSA", "review",
+          _shifts=(False, False)),
+    _seam("swin_stage_pairs_share_parameters", "swin_stage", {},
+          "every pair reads pair 0's parameters", "review", _pair=lambda l: 0),
+    _variant("swin_stage_without_merge", "swin_stage", {}, {"merge": False},
+             "leaves out patch merging under the default merge=true"),
+    _variant("swin_stage_fixed_eps", "swin_stage", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) in every norm under eps=0.1"),
+    _seam("swin_pools_first_token", "swin", {},
+          "classifies the first token instead of the mean over the tokens", "review", _pool=lambda Z: Z[0]),
+    _seam("swin_channel_last_patches", "swin", {},
+          "flattens each patch as (i, j, c) where the stride-P convolution reads (c, i, j)", "review",
+          _patch_order="channel-last"),
+    _seam("swin_without_patch_norm", "swin", {},
+          "leaves out the layer norm after the patch embedding (patch_norm=False)", "review", _patch_norm=False),
+    _seam("swin_shifts_even_blocks", "swin", {},
+          "shifts the first block of each pair in every stage instead of the second", "review",
+          _stage=partial(swin_stage, _shifts=(True, False))),
+    _seam("swin_mlp_width_of_first_stage", "swin", {},
+          "sizes every stage's MLP as mlp_ratio·C, the first stage's width, not mlp_ratio·(its own width)",
+          "variant option mlp_ratio", _hidden=lambda mlp_ratio, width, C: mlp_ratio * C),
+    _variant("swin_mlp_ratio_2_under_4", "swin", {}, {"mlp_ratio": 2},
+             "builds every MLP 2·(width) wide under the default mlp_ratio=4: half of each hidden layer is lost"),
+    _variant("swin_fixed_eps", "swin", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) in every norm under eps=0.1"),
+]
+
 MUTANTS = tuple(_EMBEDDING + _ATTENTION + _MHA + _NORM + _DECODER + _CACHED + _ENCODER + _ENCODER_DECODER
-                + _LOSSES + _INFERENCE + _SCORE_MUTANTS + _RECURRENT_MUTANTS)
+                + _LOSSES + _INFERENCE + _SWIN + _SCORE_MUTANTS + _RECURRENT_MUTANTS)
 
 
 def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
@@ -491,6 +617,13 @@ EQUIVALENT = {
     "eps outside the square root under eps = 0": "√v + 0 = √(v + 0)",
     "sampling from p^τ under τ = 1": "p^τ = p^(1/τ)",
     "a key/value cache that evicts beyond ℓ_max columns": "the cache never holds more than ℓ_max columns",
+    "Swin's shift mask as +100 on the admitted scores (or −100, not −∞, on the others)":
+        "the softmax over a query's keys cancels a constant added to all of them; the separated pairs' weights "
+        "differ by less than e^{−100}",
+    "Swin's windows numbered column-major for the tokens, the mask and the reverse alike":
+        "attention stays inside each window: the same windows are attended, in another order",
+    "Swin's MLPs cut to mlp_ratio·(width) hidden units with mlp_ratio larger than checked":
+        "the parameters have fewer hidden units than the cut: every one is used",
 }
 EQUIVALENT.update(_SCORE_EQUIVALENT)
 EQUIVALENT.update(_RECURRENT_EQUIVALENT)

@@ -38,6 +38,17 @@ def evaluate(expr, sizes):
     return value
 
 
+def randomise(module, seed):
+    """A torch module with every parameter ~ N(0, 0.5²), in float64, in eval mode: libraries initialise biases
+    to 0 and norms to 1, which would hide a misplaced bias or γ."""
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+    return module.double().eval()
+
+
 def normal(rng, *shape, scale=1.0):
     return rng.normal(scale=scale, size=shape)
 

@@ -5,16 +5,23 @@ import numpy as np
 import pytest
 from cases import STRATEGIES, evaluate
 from flop_oracle import tallied_run
-from hypothesis import given
+from hypothesis import given, settings
 from convolution_cases import CONVOLUTION_STRATEGIES
 from paged_cases import PAGED_STRATEGIES
 from recurrent_cases import RECURRENT_STRATEGIES
 from score_cases import SCORE_STRATEGIES
 from stack_cases import STACK_STRATEGIES
+from swin_cases import SWIN_EXAMPLES, SWIN_STRATEGIES
 
 STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES,
-              **PAGED_STRATEGIES}
+              **PAGED_STRATEGIES, **SWIN_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
+
+
+def _bounded(name, check):
+    """``check`` with at most the examples a slow algorithm affords (a whole Swin runs for a second)."""
+    cap = SWIN_EXAMPLES.get(name)
+    return check if cap is None else settings(max_examples=min(cap, settings.default.max_examples))(check)
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
@@ -30,7 +37,7 @@ def test_executed_shapes_equal_derived_shapes(name):
         for output, shape in zip(outputs, case.algorithm.derivation.output_shapes, strict=True):
             assert np.shape(output) == tuple(int(evaluate(d, case.sizes)) for d in shape)
 
-    check()
+    _bounded(name, check)()
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
@@ -45,7 +52,7 @@ def test_derived_parameter_count_equals_arrays_consumed(name):
         consumed = sum(np.size(case.kwargs[p]) for p in run.consumed)
         assert evaluate(case.algorithm.param_count(), case.sizes) == consumed
 
-    check()
+    _bounded(name, check)()
 
 
 @pytest.mark.parametrize("convention", ["matmul", "full"])  # kaplan and chinchilla drop parts of these
@@ -60,4 +67,4 @@ def test_derived_flops_equal_counted_flops(name, convention):
         counted = tally.matmul if convention == "matmul" else tally.full
         assert evaluate(case.algorithm.cost(convention).flops, case.sizes) == counted, tally.products
 
-    check()
+    _bounded(name, check)()

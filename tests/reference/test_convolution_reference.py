@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from cases import SEED
+from cases import SEED, randomise
 from hypothesis import given
 from hypothesis import strategies as st
 from convolution_cases import conv1d_cases, geometries, graph_conv_cases, shortest
@@ -42,14 +42,6 @@ def test_graph_conv_reference_equals_the_spec(case):
     _close(run_graph_conv(Call(case.algorithm, case.kwargs, device="cpu")), case.algorithm(**case.kwargs))
 
 
-def _randomise(module, seed):
-    """Every parameter ~ N(0, 0.5²): torch initialises the bias near 0, which would hide a misplaced one."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return module.double().eval()
-
 
 @given(geometry=geometries(), sizes=st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5)),
        bias=st.booleans(), slack=st.integers(0, 8), batch=st.integers(1, 3), seed=SEED,
@@ -65,7 +57,7 @@ def test_torch_conv1d_read_by_from_conv1d_equals_the_spec(geometry, sizes, bias,
         padding_arg = (padding,)
     else:
         padding_arg = padding
-    module = _randomise(torch.nn.Conv1d(n_in, n_out, kernel, stride=stride, padding=padding_arg,
+    module = randomise(torch.nn.Conv1d(n_in, n_out, kernel, stride=stride, padding=padding_arg,
                                         dilation=dilation, bias=bias), seed)
     params, options = from_conv1d(module)
     assert options == {"stride": stride, "padding": padding, "dilation": dilation, "bias": bias}

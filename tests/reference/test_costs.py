@@ -13,7 +13,8 @@ from reference.execute import execute
 
 COUNTED = ["single_query_attention", "attention", "mhattention", "kv_mhattention", "unembedding", "layer_norm",
            "token_embedding", "positional_embedding", "dtransformer", "etransformer", "edtransformer",
-           "kv_dtransformer", "dloss", "eloss", "edloss"]
+           "kv_dtransformer", "dloss", "eloss", "edloss", "window_mhattention", "swin_block", "patch_merging",
+           "swin_stage", "swin"]
 
 
 @pytest.mark.parametrize("name", COUNTED)

@@ -5,18 +5,26 @@ same on both attention paths (explicit and SDPA)."""
 import numpy as np
 import pytest
 from cases import STRATEGIES, SEED, Case
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from paged_cases import PAGED_STRATEGIES
 from recurrent_cases import RECURRENT_STRATEGIES
 from stack_cases import STACK_STRATEGIES, dtransformer_cases, edinference_cases
+from swin_cases import SWIN_EXAMPLES, SWIN_STRATEGIES
 
 from formal import algorithms
 from reference import tolerances
 from reference.examples import EXAMPLE_ALGORITHMS, examples
 from reference.execute import execute
 
-ALL = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **PAGED_STRATEGIES, "edinference": edinference_cases()}
+ALL = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **PAGED_STRATEGIES, **SWIN_STRATEGIES,
+       "edinference": edinference_cases()}
+
+
+def _bounded(name, check):
+    """``check`` with at most the examples a slow algorithm affords (a whole Swin runs for a second)."""
+    cap = SWIN_EXAMPLES.get(name)
+    return check if cap is None else settings(max_examples=min(cap, settings.default.max_examples))(check)
 FLOAT64 = 1e-10
 
 
@@ -42,10 +50,11 @@ def test_reference_equals_spec_in_float64(name):
     def check(case):
         assert max_error(case.algorithm(**case.kwargs), execute(case.algorithm, device="cpu", **case.kwargs)) <= FLOAT64
 
-    check()
+    _bounded(name, check)()
 
 
-@pytest.mark.parametrize("name", ["attention", "mhattention", "dtransformer", "etransformer", "edtransformer"])
+@pytest.mark.parametrize("name", ["attention", "mhattention", "dtransformer", "etransformer", "edtransformer",
+                                  "window_mhattention", "swin_block"])
 def test_sdpa_path_equals_explicit_path(name):
     """The fast path (scaled_dot_product_attention) computes what the explicit one does (Algorithm 4,
     lines 4–6), empty neighbourhoods included."""

@@ -7,7 +7,7 @@ Swin's official counter reports (its ``flops()`` methods, written out below as t
 import numpy as np
 import pytest
 import torch
-from cases import SEED
+from cases import SEED, randomise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,14 +22,6 @@ FLOAT64 = 1e-10
 #: whatever the model's dtype: through it the two agree to float32's precision, through sdpa to float64's.
 TOLERANCE = {"eager": 1e-6, "sdpa": FLOAT64}
 
-
-def _randomise(module, seed):
-    """Every parameter ~ N(0, 0.5²), so a misplaced bias, γ or bias-table entry shows."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return module.double().eval()
 
 
 def _config(*, window, patch, grid, embed, heads, depths=(2, 2, 2, 2), n_classes=3, eps=1e-5, attention="sdpa"):
@@ -52,7 +44,7 @@ def test_hf_swin_layer_is_swin_block(attention, window, per_side, heads, head_wi
     config = _config(window=window, patch=1, grid=max(rows, cols), embed=width, heads=heads, attention=attention)
     layer = transformers.models.swin.modeling_swin.SwinLayer(config, width, (rows, cols), heads,
                                                              shift_size=window // 2 if shifted else 0)
-    _randomise(layer, seed)
+    randomise(layer, seed)
     x = torch.tensor(np.random.default_rng(seed).normal(size=(1, rows * cols, width)))
     with torch.no_grad():
         got = layer(x, (rows, cols))[0][0].numpy()
@@ -71,7 +63,7 @@ def test_hf_swin_for_image_classification_is_swin_on_the_image(window, patch, wi
     patches), four stages with merging, final norm, mean pooling, classifier — softmax of HF's logits."""
     grid = 8 * window * windows                       # stage 4 is windows × windows windows of M×M
     config = _config(window=window, patch=patch, grid=grid, embed=2 * heads, heads=heads)     # sdpa
-    model = _randomise(transformers.SwinForImageClassification(config), seed)
+    model = randomise(transformers.SwinForImageClassification(config), seed)
     pixels = torch.tensor(np.random.default_rng(seed).normal(size=(1, 3, patch * grid, patch * grid)))
     with torch.no_grad():
         got = torch.softmax(model(pixel_values=pixels).logits[0], -1).numpy()
@@ -147,3 +139,44 @@ def test_swin_reported_flops_are_macs_plus_the_layer_norms(name, official):
     assert macs + norms == official
     from formal.complexity import preset_report
     assert preset_report(name)["flops"]["forward_macs_per_sequence"] == macs
+
+
+def _hf_swin_block(shift_of_block):
+    """A user's Swin block: HF's SwinLayer (sdpa) loaded with the spec's parameters, on the grid's tokens read
+    row-major; ``shift_of_block(M)`` is the shift its author built the layer with."""
+    def swin_block(X, gamma1, beta1, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o, B_hat, gamma2, beta2, W_mlp1, b_mlp1,
+                   W_mlp2, b_mlp2):
+        rows, cols, width = X.shape
+        heads, M = W_q.shape[0], (B_hat.shape[1] + 1) // 2
+        config = _config(window=M, patch=1, grid=max(rows, cols), embed=width, heads=heads)
+        config.mlp_ratio = W_mlp1.shape[0] / width                     # HF's MLP is int(mlp_ratio·C) wide
+        layer = transformers.models.swin.modeling_swin.SwinLayer(config, width, (rows, cols), heads,
+                                                                 shift_size=shift_of_block(M)).double().eval()
+        state = {"layernorm_before.weight": gamma1, "layernorm_before.bias": beta1,
+                 "layernorm_after.weight": gamma2, "layernorm_after.bias": beta2,
+                 "mlp.fc1.weight": W_mlp1, "mlp.fc1.bias": b_mlp1, "mlp.fc2.weight": W_mlp2, "mlp.fc2.bias": b_mlp2,
+                 "attention.o_proj.weight": W_o, "attention.o_proj.bias": b_o,
+                 "attention.relative_position_bias.relative_position_bias_table": B_hat.reshape(heads, -1).T}
+        for name, W, b in (("q", W_q, b_q), ("k", W_k, b_k), ("v", W_v, b_v)):
+            state[f"attention.{name}_proj.weight"] = W.reshape(heads * W.shape[1], width)
+            state[f"attention.{name}_proj.bias"] = b.reshape(-1)
+        with torch.no_grad():
+            for key, value in state.items():
+                layer.get_parameter(key).copy_(torch.tensor(np.ascontiguousarray(value)))
+            out = layer(torch.tensor(X.reshape(1, rows * cols, width)), (rows, cols))[0][0].numpy()
+        return out.reshape(rows, cols, width)
+    return swin_block
+
+
+def test_conform_passes_hf_swin_layer_as_a_users_block_and_fails_a_misplaced_shift():
+    """``conform`` checks a user's Swin block: HF's SwinLayer wrapped as a function of the spec's parameters
+    conforms to ``swin_block`` regular and shifted, in either layout (a grid, in and out, is channel-last in
+    both); the same layer shifted on a regular block fails."""
+    from reference.conform import conform
+    for shifted, layout in ((False, "columns"), (True, "columns"), (True, "rows")):
+        good = conform(_hf_swin_block(lambda M, s=shifted: M // 2 if s else 0), "swin_block",
+                       options={"shifted": shifted, "eps": 1e-5}, n_examples=6, layout=layout)
+        assert good.ok, good.failure
+    bad = conform(_hf_swin_block(lambda M: M // 2), "swin_block", options={"shifted": False, "eps": 1e-5},
+                  n_examples=6)
+    assert not bad.ok and bad.failure["property"] == "spec", bad.failure

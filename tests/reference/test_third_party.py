@@ -6,7 +6,7 @@ execution in float64 (≤ 1e-10), the variant options explaining every differenc
 import numpy as np
 import pytest
 import torch
-from cases import SEED
+from cases import SEED, randomise
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,15 +17,6 @@ from reference import third_party
 F = torch.nn.functional
 FLOAT64 = 1e-10
 
-
-def _randomise(module, seed):
-    """Every parameter ~ N(0, 0.5²): libraries initialise biases to 0 and norms to 1, which would hide a
-    misplaced bias or γ."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return module.double().eval()
 
 
 def _columns(t):
@@ -54,7 +45,7 @@ def test_torch_multihead_attention_is_algorithm_5(s, bias, need_weights, cross, 
     E, ell = s["d_e"], s["ell"]
     kdim = d_z if cross else E
     ell_z = ell_z if cross else ell
-    mha = _randomise(torch.nn.MultiheadAttention(E, s["H"], bias=bias, batch_first=True, kdim=kdim, vdim=kdim),
+    mha = randomise(torch.nn.MultiheadAttention(E, s["H"], bias=bias, batch_first=True, kdim=kdim, vdim=kdim),
                      s["seed"])
     X, Z = rng.normal(size=(E, ell)), rng.normal(size=(kdim, ell_z))
     mask = rng.random((ell_z, ell)) < 0.7                                   # the spec's ℓ_z×ℓ_x, 1 = admitted
@@ -75,7 +66,7 @@ def test_torch_transformer_encoder_layers_are_algorithm_9_layers(s, norm_first, 
     off the layers: post-LN ``X ← LN(X + f(X))``, pre-LN ``X ← X + f(LN(X))`` with a final LN."""
     rng = np.random.default_rng(s["seed"])
     E, L = s["d_e"], s["L"]
-    layers = [_randomise(torch.nn.TransformerEncoderLayer(E, s["H"], s["d_mlp"], dropout=0.0, activation=activation,
+    layers = [randomise(torch.nn.TransformerEncoderLayer(E, s["H"], s["d_mlp"], dropout=0.0, activation=activation,
                                                           layer_norm_eps=eps, batch_first=True, norm_first=norm_first),
                          s["seed"] + l) for l in range(L)]
     params, options = third_party.from_transformer_encoder(layers)
@@ -118,7 +109,7 @@ def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
     config = transformers.GPT2Config(vocab_size=s["N_V"], n_positions=s["ell_max"], n_embd=s["d_e"], n_layer=s["L"],
                                      n_head=s["H"], n_inner=s["d_mlp"], layer_norm_epsilon=eps, bos_token_id=None,
                                      eos_token_id=None, attn_implementation=attn_implementation)
-    model = _randomise(transformers.GPT2LMHeadModel(config), s["seed"])
+    model = randomise(transformers.GPT2LMHeadModel(config), s["seed"])
     x = np.random.default_rng(s["seed"]).integers(0, s["N_V"], size=s["ell"])
     with torch.no_grad():
         got = _columns(torch.softmax(model(torch.tensor(x)[None]).logits, dim=-1))
@@ -144,7 +135,7 @@ def test_hf_vit_from_pixel_values_is_algorithm_9_on_the_image(attn_implementatio
                                     intermediate_size=s["d_mlp"], image_size=(patch * n_h, patch * n_w),
                                     patch_size=patch, num_channels=channels, num_labels=n_classes,
                                     layer_norm_eps=1e-6, attn_implementation=attn_implementation)
-    model = _randomise(transformers.ViTForImageClassification(config), s["seed"])
+    model = randomise(transformers.ViTForImageClassification(config), s["seed"])
     pixels = np.random.default_rng(s["seed"]).normal(size=(1, channels, patch * n_h, patch * n_w))
     with torch.no_grad():
         got = torch.softmax(model(pixel_values=torch.tensor(pixels)).logits, dim=-1)[0].numpy()
@@ -171,7 +162,7 @@ def test_hf_bert_for_masked_lm_is_algorithm_9(attn_implementation, s, n_types, e
                                      num_attention_heads=s["H"], intermediate_size=s["d_mlp"],
                                      max_position_embeddings=s["ell_max"], type_vocab_size=n_types,
                                      layer_norm_eps=eps, attn_implementation=attn_implementation)
-    model = _randomise(transformers.BertForMaskedLM(config), s["seed"])
+    model = randomise(transformers.BertForMaskedLM(config), s["seed"])
     rng = np.random.default_rng(s["seed"])
     x, types = rng.integers(0, s["N_V"], size=s["ell"]), rng.integers(0, n_types, size=s["ell"])
     with torch.no_grad():
