@@ -1,21 +1,34 @@
-"""Sphinx configuration: `sphinx-build docs docs/_build` (needs the `docs` extra).
+"""Sphinx configuration: ``sphinx-build -W -b html docs docs/_build`` (needs the ``docs`` extra).
 
-The tables of FLOP conventions, model options, presets, attention patterns, Vaswani et al.'s Table 1 and the
-claims catalogue's verdicts are
-written into ``docs/_generated/`` from the
-objects themselves at each build, so the documentation cannot drift from the code.
+Everything about the objects is generated from them at each build, so the documentation cannot drift from the
+code: a page per algorithm (``algorithms/``), per preset family (``models/``), the attention patterns, the
+theorems and the claims catalogue with its verdicts (``objects/``) — each rendered by this package's own
+Sphinx extension, ``formal.sphinx`` — and the tables of FLOP conventions, model options, presets and
+Vaswani et al.'s Table 1 (``_generated/``, included into the hand-written pages).
+
+The extensions, and what each is for:
+
+- ``formal.sphinx`` — the ``formal`` domain (``formal:algorithm``, ``formal:model``, ``formal:pattern``,
+  ``formal:theorem``, ``formal:claim``; the ``:formal:alg:`` and ``:formal:sym:`` roles) and math written as
+  MathML when the pages are built, so formulas render offline with no JavaScript and no CDN;
+- ``sphinx.ext.autodoc`` and ``sphinx.ext.napoleon`` — the API reference from the NumPy-style docstrings;
+- ``sphinxarg.ext`` (sphinx-argparse) — the command-line reference from the parser itself;
+- the ``furo`` theme — a maintained, accessible theme with search.
 """
 
 from pathlib import Path
 
 project = "formal-transformers"
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
+extensions = ["formal.sphinx", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext"]
 napoleon_numpy_docstring = True
 autodoc_member_order = "bysource"
-html_theme = "alabaster"
+html_theme = "furo"
+html_title = "formal-transformers"
+html_show_search_summary = False   # the search works from file:// too: no snippets fetched from other pages
 exclude_patterns = ["_build", "_generated"]  # included into pages, not pages themselves
 
-GENERATED = Path(__file__).parent / "_generated"
+HERE = Path(__file__).parent
+GENERATED = HERE / "_generated"
 
 
 def _cell(text) -> str:
@@ -119,8 +132,8 @@ def _table1_derived() -> str:
 
 
 def _claims() -> str:
-    from formal.claims.command import run_files
-    verdicts = run_files([], catalogue=True)
+    from formal.sphinx.domain import _catalogue
+    verdicts = _catalogue()
     rows = [(f"``{v.claim.id}``", v.claim.says, v.claim.source,
              f"{v.verdict}" + ("" if v.as_expected in (None, True) else " (unexpected)"),
              v.reason or "") for v in verdicts]
@@ -135,14 +148,106 @@ def _theorems() -> str:
                   (12, 32, 10, 10, 20, 16))
 
 
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` unless the file holds it already (Sphinx rereads only the pages that changed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def _title(text: str, mark: str = "=") -> str:
+    return f"{text}\n{mark * len(text)}\n"
+
+
+def _algorithm_pages():
+    """One page per algorithm of ``list``: its entry rendered by ``formal:algorithm``."""
+    from formal import algorithms
+    folder = HERE / "algorithms"
+    names = list(algorithms.ALGORITHMS)
+    for name, a in algorithms.ALGORITHMS.items():
+        title = f"{a.heading}: {a.display}" if a.number is not None else f"{a.display} ({a.source})"
+        body = _title(title) + f"\n.. formal:algorithm:: {name}\n"
+        if a.options:
+            body += "\nShow a variant with ``formal-transformers show " + name + " -o KEY=VALUE``; the options are listed above.\n"
+        _write(folder / f"{name}.rst", body)
+    paper = [n for n in names if algorithms.get(n).number is not None]
+    other = [n for n in names if algorithms.get(n).number is None]
+    index = _title("Algorithms") + (
+        "\nEvery algorithm of ``formal-transformers list``, one page each, rendered from its object: the numbered "
+        "lines, the shape and cost of each, the totals.  The paper's algorithms first (Phuong & Hutter 2022, in "
+        "its order, variants after the algorithm they vary), then the systems the lecture notes teach with.\n\n"
+        ".. toctree::\n   :caption: Phuong & Hutter's algorithms\n   :maxdepth: 1\n\n"
+        + "".join(f"   {n}\n" for n in paper)
+        + "\n.. toctree::\n   :caption: Beyond the paper\n   :maxdepth: 1\n\n" + "".join(f"   {n}\n" for n in other))
+    _write(folder / "index.rst", index)
+
+
+_FAMILIES = {"gpt2": "GPT-2", "gpt3": "GPT-3", "bert": "BERT", "llama": "Llama 2", "vit": "ViT", "swin": "Swin",
+             "transformer": "The Transformer (Vaswani et al. 2017)", "show": "Show, Attend and Tell"}
+
+
+def _model_pages():
+    """One page per preset family: each preset's figures and formulas, by ``formal:model``."""
+    from formal.presets import PRESETS
+    families = {}
+    for name in PRESETS:
+        families.setdefault(name.split("-")[0], []).append(name)
+    folder = HERE / "models"
+    for family, names in families.items():
+        body = _title(_FAMILIES.get(family, family)) + "".join(
+            f"\n{_title(n, '-')}\n.. formal:model:: {n}\n" for n in names)
+        _write(folder / f"{family}.rst", body)
+    index = _title("Models (presets)") + (
+        "\nThe presets of ``formal-transformers complexity``, by family: the published configurations, their "
+        "figures as ``complexity`` prints them, and the formulas behind them.\n\n.. toctree::\n   :maxdepth: 1\n\n"
+        + "".join(f"   {f}\n" for f in families))
+    _write(folder / "index.rst", index)
+
+
+def _object_pages():
+    """The attention patterns, the theorems and the claims catalogue, each entry by its directive."""
+    from formal.claims.claim import load
+    from formal.claims.catalogue import files
+    from proofs.registry import theorems
+    folder = HERE / "objects"
+    patterns = {"full": "ell=16", "causal": "ell_z=16", "cross": "ell_z=12, ell_x=16", "sliding_window": "ell=16, window=5",
+                "dilated": "ell=16, window=4, dilation=2", "global_local": "ell=16, window=4, n_global=2",
+                "strided": "ell=16, stride=4", "fixed": "ell=16, stride=4, summary=1",
+                "random": "ell=16, n_random=2, window=3, n_global=1, seed=0",
+                "swin": "height=8, width=8, window=4, shifted=true"}
+    body = _title("Attention patterns") + (
+        "\nThe patterns of ``formal-transformers graph``: which keys each query sees (keys down, queries across), "
+        "how many edges the pattern has as a formula in its sizes, and after how many layers every token can "
+        "reach every other.\n")
+    for name, args in patterns.items():
+        body += f"\n{_title(name, '-')}\n.. formal:pattern:: {name}\n   :args: {args}\n"
+    _write(folder / "patterns.rst", body)
+    body = _title("Theorems") + ("\nThe theorems of ``proofs/``, machine-checked by ``formal-transformers prove``: "
+                                 "each with its evidence level, its method and the perturbed twin it rejects.\n")
+    for t in theorems():
+        body += f"\n{_title(t.name, '-')}\n.. formal:theorem:: {t.name}\n"
+    _write(folder / "theorems.rst", body)
+    body = _title("The claims catalogue") + (
+        "\nEvery claim shipped with the package, decided when these pages were built "
+        "(``formal-transformers check --catalogue``): what it says, where it comes from, its verdict and why.\n")
+    for path in files():
+        body += "\n" + _title(Path(path).stem.replace("_", " ").capitalize(), "-")
+        for claim in load(path):
+            body += f"\n.. formal:claim:: {claim.id}\n"
+    _write(folder / "catalogue.rst", body)
+
+
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
               "table1": _table1, "table1_derived": _table1_derived, "claims": _claims,
               "theorems": _theorems}
     for name, make in tables.items():
-        (GENERATED / f"{name}.rst").write_text(make(), encoding="utf-8")
+        _write(GENERATED / f"{name}.rst", make())
+    _algorithm_pages()
+    _model_pages()
+    _object_pages()
 
 
 def setup(app):
-    app.connect("builder-inited", _generate)
+    app.connect("config-inited", lambda app, config: _generate(app))

@@ -265,7 +265,7 @@ def _show(args, out):
     if args.json:
         out.write(json_text(render.to_json(algorithm, convention)))
     elif args.latex:
-        out.write(render.to_latex(algorithm))
+        out.write(render.LATEX_PACKAGES + "\n" + render.to_latex(algorithm))
     else:
         out.write(render.to_text(algorithm, convention))
 

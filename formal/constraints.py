@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .errors import ConfigError, condition_failure
-from .symbols import text as sym_text
+from .symbols import latex as sym_latex, text as sym_text
 
 __all__ = ["RELATIONS", "Constraint", "even", "divides", "at_most"]
 
@@ -88,6 +88,14 @@ class Constraint:
         if self._even:
             return f"{b} is even"
         return f"{a} ≤ {b}" if self.relation == "<=" else f"{a} divides {b}"
+
+    @property
+    def latex(self) -> str:
+        r"""The condition in LaTeX: ``\ell \le \ell_{\mathrm{max}}``, ``H_{\mathrm{kv}} \mid H``."""
+        a, b = (sym_latex(x) for x in self.args)
+        if self._even:
+            return rf"{b} \text{{ is even}}"
+        return rf"{a} \le {b}" if self.relation == "<=" else rf"{a} \mid {b}"
 
     @property
     def symbols(self) -> tuple:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from .algorithm import Several
 from .asymptotics import big_theta
@@ -12,7 +13,11 @@ from .shapes import shape_json, shape_latex, shape_text
 from .symbols import is_length, latex as sym_latex, text as sym_text
 
 __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
-           "params_json", "leading_order"]
+           "params_json", "leading_order", "view", "View", "LineView", "callees", "LATEX_PACKAGES"]
+
+#: What a LaTeX document needs for :func:`to_latex`'s environment: ``algorithm`` (the float) and
+#: ``algpseudocode`` (algorithmicx's ``algorithmic`` with ``\State``, ``\For``, ``\Comment``), and AMS math.
+LATEX_PACKAGES = r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"
 
 _GLYPHS = {  # ASCII name → (text, LaTeX)
     "V_tilde": ("Ṽ", r"\tilde{V}"), "v_tilde": ("ṽ", r"\tilde{v}"), "e_hat": ("ê", r"\hat{e}"),
@@ -35,8 +40,8 @@ def display(name: str, latex: bool = False) -> str:
     head, _, tail = name.partition("_")
     if tail in _LOOP_VARS and head in _PER_HEAD:  # a per-head value: Y_h → Y^h (a bias b_h, L_h are not)
         return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
-    if latex and tail:
-        return f"{head}_{{{tail}}}"
+    if latex and tail:   # a_{b_c} is valid TeX, a_{b_c_d} is not: a deeper name nests (s1_{sw_{W_q}})
+        return f"{head}_{{{display(tail, True) if tail.count('_') > 1 else tail}}}"
     return name
 
 
@@ -227,29 +232,125 @@ def _shapes_json(shape):
     return shape_json(shape)
 
 
-def to_latex(algorithm) -> str:
-    """An ``algorithm``/``algorithmic`` (algpseudocode) environment, each line commented with its shape."""
+@dataclass(frozen=True)
+class LineView:
+    """One numbered line as every rendering shows it: LaTeX and text, its result shape, its cost per
+    convention (the loop header holds the whole loop's), and whether it opens a loop."""
+
+    number: int
+    level: int
+    loop: bool
+    latex: str
+    text: str
+    shape_latex: str
+    shape_text: str
+    flops_latex: dict      # convention → LaTeX
+    memory_latex: str
+    tensor: bool = False   # one result of rank ≥ 1 (``show --latex`` comments its shape)
+
+
+@dataclass(frozen=True)
+class View:
+    """An algorithm object as its renderings show it — the one model that ``show --latex`` and the Sphinx
+    extension (:mod:`formal.sphinx`) both render, each in its own markup."""
+
+    name: str
+    heading: str
+    summary: str
+    header_latex: str
+    header_text: str
+    inputs: tuple           # LaTeX of each signature entry
+    hyperparameters: tuple  # the masks
+    outputs: tuple
+    params: tuple           # (LaTeX entry, doc) per parameter
+    constraints: tuple      # LaTeX
+    notes: tuple
+    options: tuple          # (name, value repr, doc)
+    calls: tuple            # registry names of the algorithms its lines call
+    lines: tuple            # LineView
+    totals: dict            # convention → {"params", "flops", "memory", "depth": LaTeX}
+    leading: dict           # convention → text or None
+    assumptions: tuple
+
+
+def callees(algorithm) -> tuple:
+    """The names of the algorithms ``algorithm``'s lines call, in the order first called."""
+    from .calls import CallOp
+    found = []
+
+    def visit(node):
+        if isinstance(node, Apply):
+            if isinstance(node.op, CallOp) and node.op.callee.name not in found:
+                found.append(node.op.callee.name)
+            for a in node.args:
+                visit(a)
+
+    def walk(lines):
+        for line in lines:
+            if hasattr(line, "body"):
+                walk(line.body)
+            else:
+                visit(line.expr)
+    walk(algorithm.lines)
+    return tuple(found)
+
+
+def view(algorithm) -> View:
+    """The :class:`View` of ``algorithm``: every line and total derived, under every FLOP convention."""
     d = algorithm.derivation
-    out = [r"\begin{algorithm}", rf"\caption{{${header(algorithm, True)}$}}", r"\begin{algorithmic}[1]"]
-    inputs = ", ".join(f"${_signature_entry(s, True)}$" for s in algorithm.inputs)
+    lines = tuple(LineView(r.number, r.level, r.shape is None, line_text(r.line, True), line_text(r.line),
+                           _shapes_latex(r.shape), _shapes_text(r.shape),
+                           {c: sym_latex(r.work.flops[c]) for c in CONVENTIONS}, sym_latex(r.work.memory),
+                           bool(r.shape) and not isinstance(r.shape, Several))
+                  for r in d.records)
+    totals, leading = {}, {}
+    for convention in CONVENTIONS:
+        cost = algorithm.cost(convention)
+        totals[convention] = {"params": sym_latex(cost.params), "flops": sym_latex(cost.flops),
+                              "memory": sym_latex(cost.memory), "depth": sym_latex(cost.depth)}
+        leading[convention] = leading_order(algorithm, convention)
+    return View(
+        name=algorithm.name, heading=algorithm.heading, summary=algorithm.summary,
+        header_latex=header(algorithm, True), header_text=header(algorithm),
+        inputs=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind != "mask"),
+        hyperparameters=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind == "mask"),
+        outputs=tuple(_signature_entry(o, True) for o in algorithm.outputs),
+        params=tuple((_signature_entry(p, True), p.doc) for p in algorithm.params),
+        constraints=tuple(c.latex for c in algorithm.size_constraints), notes=tuple(algorithm.notes),
+        options=tuple((k, repr(v), algorithm.option_docs.get(k, "")) for k, v in algorithm.options.items()),
+        calls=callees(algorithm), lines=lines, totals=totals, leading=leading, assumptions=tuple(d.assumptions))
+
+
+def _shapes_latex(shape) -> str:
+    if shape is None:
+        return ""
+    if isinstance(shape, Several):
+        return ", ".join(shape_latex(s) for s in shape)
+    return shape_latex(shape)
+
+
+def to_latex(algorithm) -> str:
+    """An ``algorithm``/``algorithmic`` (algpseudocode) environment, each line commented with its shape —
+    rendered from the :class:`View`."""
+    v = view(algorithm)
+    out = [r"\begin{algorithm}", rf"\caption{{${v.header_latex}$}}", r"\begin{algorithmic}[1]"]
+    inputs = ", ".join(f"${entry}$" for entry in v.inputs + v.hyperparameters)
     out.append(rf"\Require {inputs}")
-    out.append(rf"\Ensure ${_signature_entry(algorithm.output, True)}$")
-    if algorithm.params:
-        out.append(r"\Statex \textbf{Parameters:} " + ", ".join(f"${_signature_entry(s, True)}$"
-                                                              for s in algorithm.params))
+    out.append(rf"\Ensure ${v.outputs[0]}$")
+    if v.params:
+        out.append(r"\Statex \textbf{Parameters:} " + ", ".join(f"${entry}$" for entry, _ in v.params))
     levels = []
-    for r in d.records:
-        while levels and levels[-1] >= r.level:
+    for line in v.lines:
+        while levels and levels[-1] >= line.level:
             levels.pop()
             out.append("  " * len(levels) + r"\EndFor")
-        pad = "  " * r.level
-        if r.shape is None:
-            out.append(pad + rf"\For{{${line_text(r.line, True)}$}}")
-            levels.append(r.level)
+        pad = "  " * line.level
+        if line.loop:
+            out.append(pad + rf"\For{{${line.latex}$}}")
+            levels.append(line.level)
         else:
-            comment = (rf" \Comment{{$\in \mathbb{{R}}^{{{shape_latex(r.shape)}}}$}}"
-                       if r.shape and not isinstance(r.shape, Several) else "")
-            out.append(pad + rf"\State ${line_text(r.line, True)}$" + comment)
+            comment = rf" \Comment{{$\in \mathbb{{R}}^{{{line.shape_latex}}}$}}" if line.tensor else ""
+            out.append(pad + rf"\State ${line.latex}$" + comment)
     while levels:
         levels.pop()
         out.append("  " * len(levels) + r"\EndFor")

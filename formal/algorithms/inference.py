@@ -59,7 +59,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
     if not kv_cache:
         lines = [Loop("i", ell_gen, (
             Assign("P", call(model, label=label, x=truncate("x", ell_max), **theta)),
-            Assign("p", last_column("P", "ℓ+i−1")),
+            Assign("p", last_column("P", ("ℓ+i−1", r"\ell+i-1"))),
             Assign("y", _draw("p", tau, decoding)),
             Assign("x", concat("x", "y")),
         ), sequential=True, index=i, carry=(("x", (ell + i - 1,)),))]
@@ -69,7 +69,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
         kv = extend.spec("K_c").shape[1]  # key/value heads: H, or n_kv_heads
         lines = [
             Assign(("P", "K", "V"), call(prefill, label=label, x="x", **theta)),
-            Assign("y", _draw(last_column("P", "ℓ"), tau, decoding)),
+            Assign("y", _draw(last_column("P", ("ℓ", r"\ell")), tau, decoding)),
             Assign("x", concat("x", "y")),
             Loop("i", ell_gen - 1, (
                 Assign(("P", "K", "V"), call(extend, label=label, x="y", K_c="K", V_c="V", **theta)),

@@ -99,9 +99,11 @@ def build_window_mhattention(*, shifted: bool = False) -> Algorithm:
     )
 
 
-def _norm(x, gamma, beta, eps, glyph):
+def _norm(x, gamma, beta, eps, glyph, tex=None):
+    """``∀t: layer_norm(x[:, t] | γ, β)``, its parameters written γ``glyph`` (``tex`` in LaTeX: ``^{1}``)."""
     norm = build_layer_norm(norm="layer", eps=eps)
-    return call_columns(norm, label=(f"γ{glyph}, β{glyph}", rf"\gamma{glyph}, \beta{glyph}"), e=x, gamma=gamma,
+    tex = glyph if tex is None else tex
+    return call_columns(norm, label=(f"γ{glyph}, β{glyph}", rf"\gamma{tex}, \beta{tex}"), e=x, gamma=gamma,
                         beta=beta)
 
 
@@ -128,11 +130,11 @@ def build_swin_block(*, shifted: bool = False, eps: float = SWIN_EPS) -> Algorit
     up = _affine("W_mlp1", "Z_tilde", "b_mlp1", True)
     lines = [
         Assign("Z", grid_columns("X", n_h, n_w), note="the grid as columns"),
-        Assign("Z_tilde", _norm("Z", "gamma1", "beta1", eps, "¹"), forall="t"),
+        Assign("Z_tilde", _norm("Z", "gamma1", "beta1", eps, "¹", "^{1}"), forall="t"),
         Assign("Y", call(attention, label=("W", "W"), X=columns_grid("Z_tilde", n_h, n_w),
                          **{n: n for n in _ATTENTION + ("B_hat",)})),
         Assign("Z", add("Z", grid_columns("Y", n_h, n_w))),
-        Assign("Z_tilde", _norm("Z", "gamma2", "beta2", eps, "²"), forall="t"),
+        Assign("Z_tilde", _norm("Z", "gamma2", "beta2", eps, "²", "^{2}"), forall="t"),
         Assign("Z", add("Z", _affine("W_mlp2", activation("gelu", up), "b_mlp2", True))),
         Assign("X_out", columns_grid("Z", n_h, n_w), returns=True),
     ]
@@ -219,8 +221,8 @@ STAGE_DEPTHS = tuple(by_name(f"L_{i}") for i in range(1, 5))
 
 
 def _stage_call(i, stage):
-    """Stage i's call: its grid n_h/2^{i−1}×n_w/2^{i−1}, width 2^{i−1}·C, heads 2^{i−1}·H, L_i blocks; the
-    stage's own symbols renamed by the shapes of the parameters passed (so the parameters come first)."""
+    """Stage i's call: its grid n_h/2^{i−1}×n_w/2^{i−1}, width 2^{i−1}·C, heads 2^{i−1}·H, L_i blocks — the
+    stage's own symbols renamed by unifying its signature with these shapes."""
     prefix = f"s{i}_"
     args = {s.name: f"{prefix}{s.name}" for s in stage.params}
     return call(stage, label=(f"θ_{i}", rf"\theta_{{{i}}}"), **args, X="X")

@@ -161,7 +161,7 @@ def truncate(x, cap):
     return Truncate(cap)(x)
 
 
-def last_column(p, label: str = "end"):
+def last_column(p, label="end"):
     return LastColumn(label)(p)
 
 

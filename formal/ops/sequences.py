@@ -43,8 +43,9 @@ class capped(sp.Function):
     def _sympystr(self, printer):
         return f"min({printer._print(self.args[0])}, {printer._print(self.args[1])})"
 
-    def _latex(self, printer):
-        return rf"\min\left({printer._print(self.args[0])}, {printer._print(self.args[1])}\right)"
+    def _latex(self, printer, exp=None):
+        tex = rf"\min\left({printer._print(self.args[0])}, {printer._print(self.args[1])}\right)"
+        return tex if exp is None else f"{tex}^{{{exp}}}"        # min(ℓ, ℓ_max)² in a line's cost
 
 
 class Positions(Op):
@@ -197,13 +198,13 @@ class Truncate(Op):
 
 class LastColumn(Op):
     """``P[:, n]``, the last column of P (the distribution of the next token).  A view; ``label`` is how the
-    index is written (``ℓ+i−1``)."""
+    index is written: one text, or (text, LaTeX) where they differ (``("ℓ+i−1", r"\ell+i-1")``)."""
 
     name = "last_column"
     free = view = True
 
-    def __init__(self, label: str = "end"):
-        self.label = label
+    def __init__(self, label="end"):
+        self.label, self.label_latex = label if isinstance(label, tuple) else (label, label)
 
     def shape(self, shapes):
         _rank(shapes[0], (2,), "a matrix of distributions")
@@ -215,7 +216,8 @@ class LastColumn(Op):
     def text(self, args):
         return f"{args[0].at(POSTFIX)}[:, {self.label}]"
 
-    latex = text
+    def latex(self, args):
+        return f"{args[0].at(POSTFIX, True)}[:, {self.label_latex}]"
 
 
 class FirstColumn(LastColumn):

@@ -95,7 +95,9 @@ def test_show_latex_is_balanced(capsys):
     status, out, _ = run(capsys, "show", "mhattention", "--latex")
     assert status == 0
     assert out.count(r"\For{") == out.count(r"\EndFor") == 1
-    assert out.startswith(r"\begin{algorithm}") and out.rstrip().endswith(r"\end{algorithm}")
+    first, rest = out.split("\n", 1)
+    assert first == r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"   # what a document needs
+    assert rest.startswith(r"\begin{algorithm}") and out.rstrip().endswith(r"\end{algorithm}")
 
 
 def test_show_params_lists_canonical_names(capsys):

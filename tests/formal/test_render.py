@@ -49,3 +49,13 @@ def test_formal_imports_none_of_the_other_packages():
     code = "import sys, formal; print(sorted(m for m in ('torch', 'reference', 'proofs') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_latex_is_ascii_for_every_algorithm():
+    """``show --latex`` writes LaTeX macros, never a raw glyph (ℓ, −, ←) that pdflatex rejects: every
+    algorithm, every line (the LaTeX test compiles them where a LaTeX is installed)."""
+    from formal import algorithms
+    from formal.render import to_latex
+    for name, algorithm in algorithms.ALGORITHMS.items():
+        tex = to_latex(algorithm)
+        assert tex.isascii(), (name, sorted({c for c in tex if not c.isascii()}))

@@ -1,0 +1,139 @@
+"""The docs and the Sphinx extension ``formal.sphinx``, read from the built HTML (no browser: see
+test_browser.py for what a reader's browser shows): every algorithm has its page, every formula on it is
+the derived one, the index finds an algorithm by its number, nothing is fetched from the network, the claims
+are decided at build time, and the extension works in a user's own project and in the LaTeX builder."""
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+sphinx = pytest.importorskip("sphinx")
+pytest.importorskip("latex2mathml")
+
+from formal import algorithms  # noqa: E402
+from formal.render import view  # noqa: E402
+from formal.sphinx.mathml import mathml  # noqa: E402
+
+
+def _page(built, name) -> str:
+    return (Path(built) / name).read_text(encoding="utf-8")
+
+
+def _rows(page: str) -> list:
+    """The rows of the page's numbered-lines table, each a list of cell HTML."""
+    table = re.search(r'<table class="[^"]*formal-lines[^"]*".*?</table>', page, re.S).group(0)
+    body = table.split("<tbody>", 1)[1]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+
+def test_every_algorithm_has_a_page_with_its_numbered_lines(built_docs):
+    """One page per algorithm of ``list``, generated: its table has one row per line of the object, numbered
+    1 … N, in order."""
+    for name, algorithm in algorithms.ALGORITHMS.items():
+        rows = _rows(_page(built_docs, f"algorithms/{name}.html"))
+        assert [_text(r[0]) for r in rows] == [str(i) for i in range(1, len(algorithm.derivation.records) + 1)]
+
+
+@pytest.mark.parametrize("name", ["mhattention", "layer_norm", "dtransformer", "window_mhattention"])
+def test_every_formula_on_an_algorithm_page_is_the_derived_one(built_docs, name):
+    """Each line, its shape and its FLOPs (matmul) are the MathML of the object's own derivation — the same
+    LaTeX ``show --latex`` writes — and so are the totals."""
+    page = _page(built_docs, f"algorithms/{name}.html")
+    v = view(algorithms.get(name))
+    rows = _rows(page)
+    for line, row in zip(v.lines, rows, strict=True):
+        code = r"\quad " * line.level + (rf"\textbf{{for}}\ {line.latex}:" if line.loop else line.latex)
+        assert mathml(code) in row[1]
+        if line.shape_latex:
+            assert mathml(line.shape_latex) in row[2]
+        assert mathml(line.flops_latex["matmul"]) in row[3]
+    for key in ("params", "flops", "memory", "depth"):
+        assert mathml(v.totals["matmul"][key]) in page
+
+
+def test_the_index_finds_algorithm_5_in_one_click(built_docs):
+    """The general index has an entry "Algorithm 5" that links straight to the multi-head attention page."""
+    index = _page(built_docs, "genindex.html")
+    links = re.findall(r'<a href="([^"]+)">Algorithm 5</a>', index)
+    assert any(link.startswith("algorithms/mhattention.html#") for link in links), links
+
+
+def test_no_page_loads_anything_from_the_network(built_docs):
+    """Scripts, stylesheets, images and fonts are all local: formulas are MathML written at build time, no
+    MathJax, no CDN."""
+    for page in Path(built_docs).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        remote = re.findall(r'<(?:script|link|img|iframe)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', text)
+        assert not remote, (page, remote)
+        assert not re.search(r"<script[^>]*mathjax", text, re.I), page
+
+
+def test_the_catalogue_page_shows_every_claim_with_its_verdict(built_docs):
+    """Every claim of the shipped catalogue, decided when the pages were built, with its verdict; none
+    unexpected."""
+    from formal.claims.catalogue import files
+    from formal.claims.claim import load
+    page = _page(built_docs, "objects/catalogue.html")
+    ids = [c.id for path in files() for c in load(path)]
+    verdicts = re.findall(r'class="[^"]*formal-verdict-(holds|fails|undecided|invalid)[^"]*"', page)
+    assert len(verdicts) == len(ids) and "formal-verdict-unexpected" not in page
+    for claim_id in ids:
+        assert f"Claim {claim_id}:" in _text(page) or f"Claim {claim_id}:" in page
+
+
+def _project(tmp_path, body: str) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text('extensions = ["formal.sphinx"]\n', encoding="utf-8")
+    (source / "index.rst").write_text(body, encoding="utf-8")
+    return source
+
+
+def _build(source: Path, out: Path, builder="html"):
+    from sphinx.cmd.build import build_main
+    return build_main(["-W", "-q", "-b", builder, str(source), str(out)])
+
+
+def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
+    """``extensions = ["formal.sphinx"]`` is all a project needs: an algorithm with options, a model, a
+    pattern, a theorem, a claim and the roles build without warnings."""
+    body = ("Title\n=====\n\n.. formal:algorithm:: mhattention\n   :options: n_kv_heads=2\n   :convention: all\n\n"
+            ".. formal:model:: gpt2\n\n.. formal:pattern:: sliding_window\n   :args: ell=8, window=3\n\n"
+            ".. formal:theorem:: softmax-shift-invariance\n\n.. formal:claim:: swin-t-28m\n\n"
+            "See :formal:alg:`mhattention` and :formal:sym:`d_attn`.\n")
+    source = _project(tmp_path, body)
+    assert _build(source, tmp_path / "out") == 0
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "grouped-query attention" in page and "FLOPs (kaplan)" in page and "124,439,808" in page
+    assert 'class="formal-mask"' in page and "formal-verdict-holds" in page
+
+
+@pytest.mark.parametrize("directive, message", [
+    (".. formal:algorithm:: nosuch", "unknown algorithm 'nosuch'"),
+    (".. formal:algorithm:: attention\n   :options: nosuch=1", "attention has no option 'nosuch'"),
+    (".. formal:algorithm:: attention\n   :convention: flops", "unknown convention 'flops'"),
+    (".. formal:model:: nosuch", "unknown preset 'nosuch'"),
+    (".. formal:claim:: nosuch", "not in the catalogue"),
+    (".. formal:pattern:: nosuch", "unknown pattern 'nosuch'"),
+])
+def test_a_bad_entry_is_a_warning_naming_it(tmp_path, capsys, directive, message):
+    """A directive the objects cannot render is a warning that names what is wrong — a failed build under -W."""
+    source = _project(tmp_path, f"Title\n=====\n\n{directive}\n")
+    assert _build(source, tmp_path / "out") != 0
+    assert message in capsys.readouterr().err
+
+
+def test_the_latex_builder_renders_the_same_model(tmp_path):
+    """The LaTeX builder gets the same lines: the LaTeX of each line of the :class:`~formal.render.View`,
+    which ``show --latex`` writes too."""
+    source = _project(tmp_path, "Title\n=====\n\n.. formal:algorithm:: layer_norm\n")
+    assert _build(source, tmp_path / "out", "latex") == 0
+    tex = next((tmp_path / "out").glob("*.tex")).read_text(encoding="utf-8")
+    for line in view(algorithms.get("layer_norm")).lines:
+        assert line.latex in tex
