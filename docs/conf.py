@@ -222,7 +222,7 @@ def _object_pages():
     for name, args in patterns.items():
         body += f"\n{_title(name, '-')}\n.. formal:pattern:: {name}\n   :args: {args}\n"
     _write(folder / "patterns.rst", body)
-    body = _title("Theorems") + ("\nThe theorems of ``proofs/``, machine-checked by ``formal-transformers prove``: "
+    body = _title("The theorems, one entry each") + ("\nThe theorems of ``proofs/``, machine-checked by ``formal-transformers prove``: "
                                  "each with its evidence level, its method and the perturbed twin it rejects.\n")
     for t in theorems():
         body += f"\n{_title(t.name, '-')}\n.. formal:theorem:: {t.name}\n"

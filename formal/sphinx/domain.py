@@ -377,9 +377,11 @@ class SymbolRole(SphinxRole):
         from ..symbols import info
         import sympy as sp
         name = self.text.strip()
-        symbol = info(sp.Symbol(name))
-        if symbol.meaning == name and not name.isidentifier():
-            logger.warning(f"formal:sym: {name!r} is not a size name", location=self.get_location())
+        symbol = info(sp.Symbol(name)) if name.isidentifier() else None
+        if symbol is None or symbol.meaning == name:     # info() of a name the package does not use
+            logger.warning(f"formal:sym: {name!r} is not a size symbol of the package (d_attn, ell_x, H, …)",
+                           location=self.get_location())
+            return [nodes.literal(name, name)], []
         node = nodes.math(symbol.tex, symbol.tex)
         wrapper = nodes.inline(classes=["formal-sym"], title=symbol.meaning)
         wrapper += node

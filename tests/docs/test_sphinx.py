@@ -121,6 +121,7 @@ def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
     (".. formal:model:: nosuch", "unknown preset 'nosuch'"),
     (".. formal:claim:: nosuch", "not in the catalogue"),
     (".. formal:pattern:: nosuch", "unknown pattern 'nosuch'"),
+    ("See :formal:sym:`nosuch`.", "'nosuch' is not a size symbol"),
 ])
 def test_a_bad_entry_is_a_warning_naming_it(tmp_path, capsys, directive, message):
     """A directive the objects cannot render is a warning that names what is wrong — a failed build under -W."""
