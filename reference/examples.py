@@ -277,8 +277,10 @@ def _draw_sizes(algorithm, symbols, rng, cap) -> dict:
             s[k] = draw(1, min(4, cap))
         elif k != "ell_max":
             s[k] = draw(1, min(cap, _WIDEST))
-    if "L_1" in symbols:   # Swin: the grid is 8·M·k (three halvings, whole windows): keep M, P and k small
-        s.update(swin_window=draw(1, 2), patch=draw(1, 2), height=draw(1, min(cap, 8)), width=draw(1, min(cap, 8)))
+    if "L_1" in symbols:   # Swin: the grid is 8·M·k (three halvings, whole windows): keep M, P and k small, and
+        # the heads (2^{i−1}·H in stage i) and the depths (pairs) few — a whole Swin runs window by window
+        s.update(swin_window=draw(1, 2), patch=draw(1, 2), height=draw(1, min(cap, 8)), width=draw(1, min(cap, 8)),
+                 H=draw(1, 2), **{f"L_{i}": 2 for i in range(1, 5)})
     elif "swin_window" in symbols:   # windows of 2 or 3 more often than 1, and grids of several: σ > 0
         s["swin_window"] = (1, 2, 2, 3, 3)[draw(0, 4)]
         for side in ("height", "width"):
