@@ -101,7 +101,8 @@ class Target:
         self.layout, self.device = layout, device
         self.model = algorithm.is_model
         self.inputs = {s.name for s in algorithm.inputs}
-        self.grids = {s.name for s in algorithm.inputs + algorithm.outputs if s.grid}  # channel-last in either layout
+        self.grids = {s.name for s in algorithm.inputs if s.grid}              # channel-last in either layout
+        self.grid_outputs = {s.name for s in algorithm.outputs if s.grid}
         self.params = {s.name for s in algorithm.params}
         self.outputs = tuple((o.name, o.kind) for o in algorithm.outputs)
         self.signature = run.signature
@@ -164,12 +165,12 @@ class Target:
                          else f"{self.name}: {message}") from None
         if self.layout != "rows":
             return arrays
-        return tuple(a if name in self.grids else _swap(a) for a, (name, _) in zip(arrays, self.outputs))
+        return tuple(a if name in self.grid_outputs else _swap(a) for a, (name, _) in zip(arrays, self.outputs))
 
     def index(self, index: tuple, output: str | None = None) -> tuple:
         """A position in the spec's layout, as the function's layout writes it (a grid ``output`` is the same
         in both)."""
-        if self.layout == "rows" and len(index) >= 2 and output not in self.grids:
+        if self.layout == "rows" and len(index) >= 2 and output not in self.grid_outputs:
             return index[:-2] + (index[-1], index[-2])
         return index
 
