@@ -5,6 +5,8 @@ link to them.  Every node is built from the objects when the docs build: an algo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
@@ -76,14 +78,21 @@ def _table(header, rows, classes=(), widths=None) -> nodes.table:
     return table
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A table cell with CSS classes of its own (a plain cell is a string or a list of nodes)."""
+
+    content: object
+    classes: tuple = ()
+
+
 def _row(cells) -> nodes.row:
     row = nodes.row()
     for cell in cells:
         entry = nodes.entry()
-        classes = []
-        if isinstance(cell, tuple) and len(cell) == 2 and isinstance(cell[1], str) and cell[1].startswith("."):
-            cell, classes = cell[0], [cell[1][1:]]
-        entry["classes"] += classes
+        if isinstance(cell, Cell):
+            entry["classes"] += list(cell.classes)
+            cell = cell.content
         para = nodes.paragraph()
         for child in (cell if isinstance(cell, list) else [cell]):
             para += nodes.Text(child) if isinstance(child, str) else child
@@ -206,7 +215,7 @@ class AlgorithmDirective(_Entry):
         rows = []
         for line in v.lines:
             code = r"\quad " * line.level + (rf"\textbf{{for}}\ {line.latex}:" if line.loop else line.latex)
-            rows.append([str(line.number), ([_math(code)], ".formal-line"),
+            rows.append([str(line.number), Cell([_math(code)], ("formal-line",)),
                          [_math(line.shape_latex)] if line.shape_latex else "",
                          *[[_math(line.flops_latex[c])] for c in conventions]])
         header = ["#", "line", "shape", *[f"FLOPs ({c})" for c in conventions]]
