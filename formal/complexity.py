@@ -234,9 +234,9 @@ def paged_report(result: dict, *, block: int = 16, samples: int = 1, reservation
     from .symbols import block as B, ell_c, ell_max
     if result.get("kv_cache") is None:
         raise ConfigError(f"{result['name']} has no KV cache here: paging needs a decoder-only model")
+    from .presets import check_size
     for name, value in (("block", block), ("samples", samples)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name} = {shown(value)} must be a positive integer")
+        check_size(name, value)                          # a positive integer at most 2**50, as every size
     ell = result["seq_len"]
     reservation = result["sizes"].get("ell_max", ell) if reservation is None else reservation
     if reservation < ell:

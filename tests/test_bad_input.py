@@ -494,6 +494,12 @@ CASES = [
 
     # ---------------------------------------------------------------- check (claims files)
     C("check-no-file", ("check",), 2, contains=("--catalogue",)),
+    C("check-paged-zero-block", ("check", "c.toml"), 2, stderr="line+report", contains=('block = 0 must be a positive integer',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { block = 0 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
+    C("check-paged-text-block", ("check", "c.toml"), 2, stderr="line+report", contains=("block = 'x' must be a positive integer",), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { block = \"x\" }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
+    C("check-paged-not-a-table", ("check", "c.toml"), 2, stderr="line+report", contains=('paged must be a table',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = 5\nquantity = "kv_paged.blocks"\nequals = 7\n')),
+    C("check-paged-unknown-key", ("check", "c.toml"), 2, stderr="line+report", contains=("paged has no 'pages'",), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { pages = 3 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
+    C("check-paged-block-2**60", ("check", "c.toml"), 2, stderr="line+report", contains=('at most 2**50',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { block = 1152921504606846976 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
+    C("check-paged-negative-samples", ("check", "c.toml"), 2, stderr="line+report", contains=('samples = -1 must be a positive integer',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { samples = -1 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
     C("check-missing-file", ("check", "missing.toml"), 2),
     C("check-directory", ("check", "."), 2, contains=("not a regular file",)),
     C("check-dev-zero", ("check", "/dev/zero"), 2, max_seconds=10),
