@@ -5,8 +5,6 @@ link to them.  Every node is built from the objects when the docs build: an algo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
@@ -16,110 +14,12 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.nodes import make_id, make_refnode
 
+from . import nodes as build
+
 __all__ = ["FormalDomain", "AlgorithmDirective", "ModelDirective", "PatternDirective", "TheoremDirective",
-           "ClaimDirective", "parse_options"]
+           "ClaimDirective"]
 
 logger = logging.getLogger(__name__)
-
-
-# ------------------------------------------------------------------------------------------------ helpers
-def parse_options(text: str, what: str) -> dict:
-    """``KEY=VALUE, …`` as a dict of words: an int, ``true``/``false`` as a bool, otherwise the text.  Parsed,
-    never evaluated.  (An algorithm's options are typed by :func:`formal.options.parse_options` instead.)"""
-    out = {}
-    for item in filter(None, (part.strip() for part in (text or "").split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise ValueError(f"{what}: {item!r} is not KEY=VALUE")
-        value = value.strip()
-        out[key.strip()] = (int(value) if value.lstrip("+-").isdigit() else
-                            {"true": True, "false": False}.get(value.lower(), value))
-    return out
-
-
-def _items(text: str) -> list:
-    return [part.strip() for part in (text or "").split(",") if part.strip()]
-
-
-def _math(latex: str) -> nodes.math:
-    return nodes.math(latex, latex)
-
-
-def _para(*children) -> nodes.paragraph:
-    p = nodes.paragraph()
-    for child in children:
-        p += nodes.Text(child) if isinstance(child, str) else child
-    return p
-
-
-def _joined(items, separator=", ") -> list:
-    out = []
-    for i, item in enumerate(items):
-        if i:
-            out.append(nodes.Text(separator))
-        out.append(item)
-    return out
-
-
-def _table(header, rows, classes=(), widths=None) -> nodes.table:
-    """A table whose cells are node lists (or strings)."""
-    table = nodes.table(classes=list(classes))
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    for width in widths or [1] * len(header):
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    group += head
-    head += _row(header)
-    body = nodes.tbody()
-    group += body
-    for row in rows:
-        body += _row(row)
-    return table
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A table cell with CSS classes of its own (a plain cell is a string or a list of nodes)."""
-
-    content: object
-    classes: tuple = ()
-
-
-def _row(cells) -> nodes.row:
-    row = nodes.row()
-    for cell in cells:
-        entry = nodes.entry()
-        if isinstance(cell, Cell):
-            entry["classes"] += list(cell.classes)
-            cell = cell.content
-        para = nodes.paragraph()
-        for child in (cell if isinstance(cell, list) else [cell]):
-            para += nodes.Text(child) if isinstance(child, str) else child
-        entry += para
-        row += entry
-    return row
-
-
-def _field_list(fields) -> nodes.field_list:
-    out = nodes.field_list()
-    for name, body in fields:
-        field = nodes.field()
-        field += nodes.field_name(name, name)
-        content = nodes.field_body()
-        content += body if isinstance(body, nodes.Element) and not isinstance(body, nodes.Inline) else _para(
-            *(body if isinstance(body, list) else [body]))
-        field += content
-        out += field
-    return out
-
-
-def _xref(kind: str, target: str, text: str | None = None) -> addnodes.pending_xref:
-    """A link to another entry; plain text (no warning) where the project does not document that one."""
-    ref = addnodes.pending_xref("", refdomain="formal", reftype=kind, reftarget=target, refexplicit=text is not None,
-                                refwarn=False)
-    ref += nodes.literal(text or target, text or target, classes=["xref", "formal"])
-    return ref
 
 
 class _Entry(SphinxDirective):
@@ -162,7 +62,7 @@ class AlgorithmDirective(_Entry):
         from ..render import view
         name = self.arguments[0]
         try:
-            options = typed(name, _items(self.options.get("options", "")))
+            options = typed(name, build.items(self.options.get("options", "")))
             algorithm = algorithms.get(name, **options)
             v = view(algorithm)
         except (FormalError, ValueError) as error:
@@ -177,63 +77,63 @@ class AlgorithmDirective(_Entry):
         if algorithm.number is not None and first == name and not options:   # the paper's own, not a variant
             index.append(f"Algorithm {algorithm.number}")
         out = self.target(name if not options else f"{name}({self.options['options']})", index)
-        out.append(_para(nodes.strong(text=f"{v.heading}: "), _math(v.header_latex)))
-        out.append(_para(v.summary))
+        out.append(build.para(nodes.strong(text=f"{v.heading}: "), build.math(v.header_latex)))
+        out.append(build.para(v.summary))
         out.append(self._signature(v))
         out.append(self._lines(v, conventions))
         if any(line.level for line in v.lines):
-            out.append(_para(nodes.emphasis(text="Inside a loop the cost is per iteration; the loop's line holds "
+            out.append(build.para(nodes.emphasis(text="Inside a loop the cost is per iteration; the loop's line holds "
                                                  "the whole loop's.")))
         out.append(self._totals(v, conventions))
         if v.options:
             items = nodes.bullet_list()
             for option, value, doc in v.options:
                 item = nodes.list_item()
-                item += _para(nodes.literal(text=f"{option}={value}"), f" — {doc}" if doc else "")
+                item += build.para(nodes.literal(text=f"{option}={value}"), f" — {doc}" if doc else "")
                 items += item
             out += [nodes.rubric(text="Options"), items]
         if v.calls:
-            out.append(_para("Calls: ", *_joined([_xref("alg", c) for c in v.calls]), "."))
+            out.append(build.para("Calls: ", *build.joined([build.xref("alg", c) for c in v.calls]), "."))
         return out
 
     @staticmethod
     def _signature(v) -> nodes.field_list:
-        fields = [("Input", _joined([_math(e) for e in v.inputs]))]
+        fields = [("Input", build.joined([build.math(e) for e in v.inputs]))]
         if v.hyperparameters:
-            fields.append(("Hyperparameters", _joined([_math(e) for e in v.hyperparameters])))
-        fields.append(("Output", _joined([_math(e) for e in v.outputs])))
+            fields.append(("Hyperparameters", build.joined([build.math(e) for e in v.hyperparameters])))
+        fields.append(("Output", build.joined([build.math(e) for e in v.outputs])))
         if v.params:
-            fields.append(("Parameters", _joined([_math(e) for e, _ in v.params])))
+            fields.append(("Parameters", build.joined([build.math(e) for e, _ in v.params])))
         if v.constraints:
-            fields.append(("Requires", _joined([_math(c) for c in v.constraints])))
+            fields.append(("Requires", build.joined([build.math(c) for c in v.constraints])))
         for note in v.notes:
             fields.append(("Note", note))
-        return _field_list(fields)
+        return build.field_list(fields)
 
     @staticmethod
     def _lines(v, conventions) -> nodes.table:
         rows = []
         for line in v.lines:
             code = r"\quad " * line.level + (rf"\textbf{{for}}\ {line.latex}:" if line.loop else line.latex)
-            rows.append([str(line.number), Cell([_math(code)], ("formal-line",)),
-                         [_math(line.shape_latex)] if line.shape_latex else "",
-                         *[[_math(line.flops_latex[c])] for c in conventions]])
+            rows.append([str(line.number), build.Cell([build.math(code)], ("formal-line",)),
+                         [build.math(line.shape_latex)] if line.shape_latex else "",
+                         *[[build.math(line.flops_latex[c])] for c in conventions]])
         header = ["#", "line", "shape", *[f"FLOPs ({c})" for c in conventions]]
-        return _table(header, rows, classes=("formal-lines",), widths=[3, 40, 17] + [40] * len(conventions))
+        return build.table(header, rows, classes=("formal-lines",), widths=[3, 40, 17] + [40] * len(conventions))
 
     @staticmethod
     def _totals(v, conventions) -> nodes.table:
         first = v.totals[conventions[0]]
-        rows = [["parameters", [_math(first["params"])]]]
-        rows += [[f"FLOPs ({c})", [_math(v.totals[c]["flops"])]] for c in conventions]
-        rows += [["memory (scalars materialised)", [_math(first["memory"])]],
-                 ["depth (sequential lines)", [_math(first["depth"])]]]
+        rows = [["parameters", [build.math(first["params"])]]]
+        rows += [[f"FLOPs ({c})", [build.math(v.totals[c]["flops"])]] for c in conventions]
+        rows += [["memory (scalars materialised)", [build.math(first["memory"])]],
+                 ["depth (sequential lines)", [build.math(first["depth"])]]]
         for c in conventions:
             if v.leading[c]:
                 rows.append([f"leading order ({c})", v.leading[c]])
         if v.assumptions:
             rows.append(["assuming", ", ".join(v.assumptions)])
-        return _table(["total", "derived"], rows, classes=("formal-totals",), widths=[25, 75])
+        return build.table(["total", "derived"], rows, classes=("formal-totals",), widths=[25, 75])
 
 
 # --------------------------------------------------------------------------------------------------- model
@@ -255,7 +155,7 @@ class ModelDirective(_Entry):
         except FormalError as error:
             return self.fail(f"formal:model {name}: {error}")
         out = self.target(name, [f"{name} (preset)"])
-        out.append(_para(nodes.strong(text=f"{name}: "), _xref("alg", preset.algorithm), f" — {preset.doc}"))
+        out.append(build.para(nodes.strong(text=f"{name}: "), build.xref("alg", preset.algorithm), f" — {preset.doc}"))
         sizes = ", ".join(f"{k} = {v}" for k, v in preset.sizes.items())
         options = ", ".join(f"{k}={v!r}" for k, v in preset.options.items())
         f, p = figures["flops"], figures["params"]
@@ -269,10 +169,10 @@ class ModelDirective(_Entry):
                      ["activation memory (fp32 bytes)", grouped(figures["memory"]["activations_bytes"])]]
             if figures["kv_cache"]:
                 rows.append(["KV cache (fp32 bytes per token)", grouped(figures["kv_cache"]["bytes_per_token"])])
-        out.append(_field_list([("Options", options or "the algorithm's defaults"), ("Sizes", sizes)]))
-        out.append(_table(["figure", "value"], rows, classes=("formal-figures",), widths=[45, 55]))
-        out.append(_field_list([("Parameters", [_math(latex(model.params()["total"]))]),
-                                ("FLOPs forward (matmul)", [_math(latex(model.forward("matmul").flops))])]))
+        out.append(build.field_list([("Options", options or "the algorithm's defaults"), ("Sizes", sizes)]))
+        out.append(build.table(["figure", "value"], rows, classes=("formal-figures",), widths=[45, 55]))
+        out.append(build.field_list([("Parameters", [build.math(latex(model.params()["total"]))]),
+                                ("FLOPs forward (matmul)", [build.math(latex(model.forward("matmul").flops))])]))
         return out
 
 
@@ -290,7 +190,7 @@ class PatternDirective(_Entry):
         from ..symbols import latex
         name = self.arguments[0]
         try:
-            args = parse_options(self.options.get("args", ""), f"formal:pattern {name} :args:")
+            args = build.parse_options(self.options.get("args", ""), f"formal:pattern {name} :args:")
             if name not in patterns.PATTERNS:
                 raise ValueError(f"unknown pattern {name!r}; known: {', '.join(patterns.PATTERNS)}")
             pattern = getattr(patterns, name)(**args)
@@ -298,16 +198,16 @@ class PatternDirective(_Entry):
         except (FormalError, ValueError, TypeError) as error:
             return self.fail(f"formal:pattern {name}: {error}")
         out = self.target(name, [f"{name} (attention pattern)"])
-        out.append(_para(nodes.strong(text=f"{name}: "), patterns.PATTERNS[name].doc))
+        out.append(build.para(nodes.strong(text=f"{name}: "), patterns.PATTERNS[name].doc))
         out.append(nodes.raw("", _mask_svg(pattern), format="html"))
         coverage = analysis.layers_to_coverage(pattern) if pattern.self_attention else None
-        fields = [("Edges |E|", [_math(latex(regime))]),
-                  ("Valid when", _joined([_math(rf"{latex(c)} \ge 0") for c in conditions]) or "always"),
+        fields = [("Edges |E|", [build.math(latex(regime))]),
+                  ("Valid when", build.joined([build.math(rf"{latex(c)} \ge 0") for c in conditions]) or "always"),
                   ("Here", f"{pattern.n_edges:,} edges of {pattern.ell_z * pattern.ell_x:,} pairs "
                            f"({pattern.density:.1%})")]
         if pattern.self_attention:
             fields.append(("Layers to full coverage", "never" if coverage is None else str(coverage)))
-        out.append(_field_list(fields))
+        out.append(build.field_list(fields))
         return out
 
 
@@ -337,9 +237,9 @@ class TheoremDirective(_Entry):
         t = found[name]
         out = self.target(name, [f"{name} (theorem)"])
         box = nodes.container(classes=["formal-theorem"])
-        box += _para(nodes.strong(text=f"Theorem ({name}). "), t.statement, " ", _math(t.latex))
-        box += _field_list([("Evidence", t.level), ("Method", t.method), ("Perturbed twin, rejected", t.twin),
-                            ("About", _joined([_xref("alg", a) for a in t.about]))])
+        box += build.para(nodes.strong(text=f"Theorem ({name}). "), t.statement, " ", build.math(t.latex))
+        box += build.field_list([("Evidence", t.level), ("Method", t.method), ("Perturbed twin, rejected", t.twin),
+                            ("About", build.joined([build.xref("alg", a) for a in t.about]))])
         out.append(box)
         return out
 
@@ -361,8 +261,8 @@ class ClaimDirective(_Entry):
                                classes=[f"formal-verdict-{v.verdict}"] + (["formal-verdict-unexpected"]
                                                                            if unexpected else []))
         box = nodes.container(classes=["formal-claim"])
-        box += _para(nodes.strong(text=f"Claim {claim_id}: "), f"“{v.claim.says}”")
-        box += _field_list([("Source", v.claim.source), ("Verdict", [verdict]), ("Why", v.reason or "—")])
+        box += build.para(nodes.strong(text=f"Claim {claim_id}: "), f"“{v.claim.says}”")
+        box += build.field_list([("Source", v.claim.source), ("Verdict", [verdict]), ("Why", v.reason or "—")])
         out.append(box)
         return out
 
