@@ -224,12 +224,15 @@ def preset_report(name: str, *, seq_len: int | None = None, batch: int = 1, conv
                           dtype=dtype)
 
 
-def paged_report(result: dict, *, block: int = 16, samples: int = 1, reservation: int | None = None) -> dict:
+def paged_report(result: dict, *, block: int = 16, samples: int = 1, reservation: int | None = None,
+                 exact: bool = False) -> dict:
     """The KV cache of ``result`` (a :func:`numeric_report` of a decoder-only model) kept in blocks of
     ``block`` tokens (PagedAttention): blocks per sequence, bytes per block (every layer's keys and values
     of ``block`` tokens), slots wasted in the last block against a contiguous cache reserved for
     ``reservation`` tokens (default: the model's ℓ_max), and with ``samples`` > 1 the blocks of the prompt
-    (the sequence) shared by that many samples forked from it.  The formulas are :func:`formal.paging.memory`'s."""
+    (the sequence) shared by that many samples forked from it; and the waste as fractions — of the blocks'
+    slots, of the reservation — and the share of the prompt's blocks sharing saves (floats; with ``exact``
+    Fractions).  The formulas are :func:`formal.paging.memory`'s."""
     from .paging import memory
     from .symbols import block as B, ell_c, ell_max
     if result.get("kv_cache") is None:
@@ -245,9 +248,17 @@ def paged_report(result: dict, *, block: int = 16, samples: int = 1, reservation
     at = {ell_c: ell, B: block, ell_max: reservation}
     figures = {k: int(v.xreplace(at)) for k, v in m.items()}
     per_token = result["kv_cache"]["bytes_per_token"]
+
+    def ratio(a, b):
+        value = Fraction(a, b) if b else Fraction(0)
+        return value if exact else float(value)
     return {"block": block, "samples": samples, "reservation": reservation, "bytes_per_block": per_token * block,
             **figures, "wasted_bytes": figures["wasted_slots"] * per_token,
-            "reserved_waste_bytes": figures["reserved_waste"] * per_token}
+            "reserved_waste_bytes": figures["reserved_waste"] * per_token,
+            "waste_fraction": ratio(figures["wasted_slots"], figures["blocks"] * block),
+            "reserved_waste_fraction": ratio(figures["reserved_waste"], reservation),
+            "sharing_saving": ratio(figures["unshared_prompt_blocks"] - figures["shared_prompt_blocks"],
+                                    figures["unshared_prompt_blocks"])}
 
 
 def grouped(n) -> str:

@@ -164,9 +164,8 @@ PAGED_FIGURES = ("blocks", "bytes_per_block", "wasted_slots", "wasted_bytes", "w
 
 
 def _paged(subject, quantity, formula) -> Value:
-    """A decoder's KV cache in blocks (:func:`formal.complexity.paged_report`) at the claim's sizes: numbers
-    only, with the waste as fractions — of the blocks' slots (the last block's unused slots) and of a
-    contiguous reservation — and the share of the prompt's blocks that sharing saves."""
+    """A figure of a decoder's KV cache in blocks (:func:`formal.complexity.paged_report`, exact fractions)
+    at the claim's sizes: numbers only."""
     from fractions import Fraction
     from .. import complexity, presets
     if formula:
@@ -188,16 +187,9 @@ def _paged(subject, quantity, formula) -> Value:
     report = complexity.numeric_report(preset.name, models, sizes, seq_len=subject.get("seq_len", preset.seq_len),
                                        default_len=preset.seq_len, dtype=subject.get("dtype", "fp32"))
     try:
-        figures = complexity.paged_report(report, **paged)
+        figures = complexity.paged_report(report, **paged, exact=True)
     except Exception as error:          # a ConfigError (no cache, a bad block) or a TypeError (a bad value)
         raise ClaimError(str(error)) from None
-    slots = figures["blocks"] * figures["block"]
-    figures["waste_fraction"] = Fraction(figures["wasted_slots"], slots) if slots else Fraction(0)
-    figures["reserved_waste_fraction"] = Fraction(figures["reserved_waste"], figures["reservation"])
-    if "shared_prompt_blocks" in figures:
-        figures["sharing_saving"] = 1 - Fraction(figures["shared_prompt_blocks"], figures["unshared_prompt_blocks"])
-    if key not in figures:
-        raise ClaimError(f"{key} needs samples > 1 in paged")
     value = figures[key]
     if isinstance(value, Fraction) and value.denominator == 1:
         value = value.numerator
