@@ -5,7 +5,7 @@
 - whole processes, interleaved so that the machine's noise falls on all alike: ``python -c pass`` and
   ``python -c "import numpy"`` (the floor and a yardstick), ``formal-transformers complexity P`` for presets
   small and large, decoder-only, encoder-only and encoder–decoder (budget 0.3 s: the shipped formulas of
-  :mod:`formal.costcache`, no sympy), and for contrast ``--symbolic`` and a configuration whose options the
+  :mod:`formal.models.costcache`, no sympy), and for contrast ``--symbolic`` and a configuration whose options the
   cache does not hold (both derive with sympy);
 - GPT-2 small built by HF transformers from its configuration (random weights, nothing downloaded): the
   parameter count against ``sum(numel)`` and the forward FLOPs at a short length against torch's
@@ -86,7 +86,7 @@ def _gpt2_counts(seq_len: int) -> None:
     except ImportError as exc:
         print(f"(HF comparison skipped: {exc.name} is not installed)")
         return
-    from formal.complexity import preset_report
+    from formal.models.complexity import preset_report
     report = preset_report("gpt2", seq_len=seq_len)
     sizes = report["sizes"]
     # the score products KᵀQ (2·ℓ²·d_attn a head) and value products V·A (2·ℓ²·d_mid a head) of every layer

@@ -24,9 +24,9 @@ def _forward_timings(repeats, device, seq_len, dtype):
     import torch
     import transformers
 
-    from reference import stacks, third_party
-    from reference.convert import params_to_torch
-    from reference.device import device as resolve_device, dtype as resolve_dtype
+    from reference.model import stacks, third_party
+    from reference.model.convert import params_to_torch
+    from reference.model.device import device as resolve_device, dtype as resolve_dtype
 
     dev, dt = resolve_device(device), resolve_dtype(dtype)
     torch.manual_seed(0)

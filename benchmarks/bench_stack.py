@@ -18,14 +18,14 @@ from bench_core import _median, _process, _table
 
 def _derive_dtransformer():
     from formal.algorithms.architectures import build_dtransformer
-    from formal.cost import CONVENTIONS
+    from formal.costs.cost import CONVENTIONS
     fresh = build_dtransformer()
     for convention in CONVENTIONS:
         fresh.cost(convention)
 
 
 def _evaluate_presets():
-    from formal.presets import PRESETS
+    from formal.models.presets import PRESETS
     for preset in PRESETS.values():
         preset.evaluate()
 

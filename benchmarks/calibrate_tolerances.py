@@ -4,10 +4,10 @@ over many seeded examples of every algorithm, in float32 and bfloat16, relative 
     python benchmarks/calibrate_tolerances.py [--examples N] [--max-size S] [--seed S] [--device cpu|cuda]
                                               [--only NAME,NAME]
 
-The examples are verify's and conform's (reference.examples): the boundary cases and N random ones whose
+The examples are verify's and conform's (reference.checking.examples): the boundary cases and N random ones whose
 sizes grow to S (default: conform's thorough profile, the largest sizes a tolerance is used at).
 
-reference/tolerances.py states the figures this printed and the margin taken over them.
+reference/checking/tolerances.py states the figures this printed and the margin taken over them.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import argparse
 import math
 
 from formal.cli import bounded_int
-from reference import tolerances
-from reference.examples import EXAMPLE_ALGORITHMS, PROFILES, examples
-from reference.execute import execute
-from reference.verify import relative_error
+from reference.checking import tolerances
+from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, examples
+from reference.model.execute import execute
+from reference.checking.verify import relative_error
 
 
 def worst(name, dtype, n, seed, device, max_size):

@@ -44,7 +44,7 @@ def _table(header, rows, widths) -> str:
 
 
 def _conventions() -> str:
-    from formal.cost import BACKWARD, CONVENTIONS
+    from formal.costs.cost import BACKWARD, CONVENTIONS
     rows = [(f"``{name}``", text, f"{BACKWARD[name][0]} × forward: {BACKWARD[name][1]}")
             for name, text in CONVENTIONS.items()]
     return _table(("convention", "forward pass counts", "backward pass of a training step"), rows, (12, 55, 33))
@@ -71,8 +71,8 @@ def _options() -> str:
 
 
 def _presets() -> str:
-    from formal.complexity import Model, report
-    from formal.presets import PRESETS
+    from formal.models.complexity import Model, report
+    from formal.models.presets import PRESETS
     rows = []
     for p in PRESETS.values():
         # a model without a default length (a captioner) has its parameters at any length: they do not grow
@@ -89,7 +89,7 @@ def _presets() -> str:
 
 def _patterns() -> str:
     from formal.graphs import analysis, patterns
-    from formal.symbols import latex
+    from formal.core.symbols import latex
     examples = {"full": patterns.full(64), "causal": patterns.causal(64), "cross": patterns.cross(48, 64),
                 "sliding_window": patterns.sliding_window(64, 8), "dilated": patterns.dilated(64, 8, 2),
                 "global_local": patterns.global_local(64, 8, 2), "strided": patterns.strided(64, 8),
@@ -117,7 +117,7 @@ def _table1() -> str:
 
 
 def _table1_derived() -> str:
-    from formal import table1
+    from formal.models import table1
     report = table1.report(n=(64, 256))
     rows = []
     for r in report["rows"]:
@@ -188,7 +188,7 @@ _FAMILIES = {"gpt2": "GPT-2", "gpt3": "GPT-3", "bert": "BERT", "llama": "Llama 2
 
 def _model_pages():
     """One page per preset family: each preset's figures and formulas, by ``formal:model``."""
-    from formal.presets import PRESETS
+    from formal.models.presets import PRESETS
     families = {}
     for name in PRESETS:
         families.setdefault(name.split("-")[0], []).append(name)

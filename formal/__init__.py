@@ -11,6 +11,20 @@ numeric execution and rendering are derived from that one definition.
 
 The names below are imported on first use (PEP 562), so ``import formal`` — and a command that needs no
 derivation, such as ``complexity`` of a preset — does not import sympy, numpy or networkx.
+
+The subpackages, from the vocabulary up:
+
+- :mod:`formal.core` — size symbols, shapes, constraints, masks;
+- :mod:`formal.costs` — the cost model: costs, FLOP conventions, polynomials, inequalities, asymptotics;
+- :mod:`formal.engine` — an algorithm as data, its derivation, execution, options and rendering;
+- :mod:`formal.ops` — the primitive operations the lines are made of;
+- :mod:`formal.algorithms` — the paper's algorithms and the lecture notes' systems, one module per family;
+- :mod:`formal.models` — presets, configuration files, what a model costs, Table 1;
+- :mod:`formal.graphs` — attention as message passing on graphs;
+- :mod:`formal.claims` — the claims checker;
+- :mod:`formal.sphinx` — the Sphinx extension that renders the objects;
+- :mod:`formal.guards` — files, arrays and resources checked before use;
+- :mod:`formal.cli` and :mod:`formal.arguments` — the command line and its argument types.
 """
 
 from __future__ import annotations
@@ -24,26 +38,28 @@ __version__ = "0.1.0"
 __all__ = ["Algorithm", "ALGORITHMS", "get", "token_embedding", "positional_embedding",
            "single_query_attention", "attention", "mhattention", "layer_norm", "unembedding", "Cost",
            "CONVENTIONS", "leading_term", "big_theta", "FormalError", "ShapeError", "ConfigError", "DomainError",
-           "masks", "symbols", "__version__"]
+           "masks", "symbols", "memory_limit", "__version__"]
 
 #: Each public name imported on first use → the submodule that defines it (``None``: the name is the submodule).
 _LAZY = {
-    "Algorithm": "algorithm",
+    "Algorithm": "engine.algorithm",
     **{name: "algorithms" for name in ("ALGORITHMS", "get", "token_embedding", "positional_embedding",
                                        "single_query_attention", "attention", "mhattention", "layer_norm",
                                        "unembedding")},
-    "leading_term": "asymptotics", "big_theta": "asymptotics",
-    "Cost": "cost", "CONVENTIONS": "conventions",
-    # submodules: the two in __all__, and those the eager imports of earlier versions made attributes
-    "masks": None, "symbols": None, "algorithm": None, "algorithms": None, "asymptotics": None, "cost": None,
+    "leading_term": "costs.asymptotics", "big_theta": "costs.asymptotics",
+    "Cost": "costs.cost", "CONVENTIONS": "costs.conventions", "memory_limit": "guards.limits",
+    # the subpackages, and the two submodules of __all__
+    "masks": "core.masks", "symbols": "core.symbols",
+    **{name: None for name in ("algorithms", "core", "costs", "engine", "guards", "models", "ops", "graphs", "claims")},
 }
 
 
 def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = _importlib.import_module(f".{_LAZY[name] or name}", __name__)
-    value = module if _LAZY[name] is None else getattr(module, name)
+    home = _LAZY[name] or name
+    module = _importlib.import_module(f".{home}", __name__)
+    value = module if _LAZY[name] is None or home.endswith(f".{name}") else getattr(module, name)
     globals()[name] = value  # found directly from now on
     return value
 

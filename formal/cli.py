@@ -14,7 +14,7 @@ Subcommands:
 ``check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``
     complexity claims written as data, judged against the derived values (:mod:`formal.claims`).
 ``table1 [--cell rnn|gru|lstm] [--kernel K] [--radius R] [--n N ...] [--json]``
-    Vaswani et al.'s Table 1 derived from the objects (:mod:`formal.table1`).
+    Vaswani et al.'s Table 1 derived from the objects (:mod:`formal.models.table1`).
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.
 Commands that need torch (``conform``, ``verify``) are found through the ``formal_transformers.commands``
@@ -28,10 +28,10 @@ import os
 import sys
 
 from . import __version__
-from .conventions import CONVENTIONS
+from .costs.conventions import CONVENTIONS
 from .errors import ConfigError, FormalError, shown
-from .files import json_text
-from .limits import MAX_SIZE
+from .guards.files import json_text
+from .guards.limits import MAX_SIZE
 
 MAX_MESSAGE = 600  # characters of an error line
 
@@ -150,8 +150,8 @@ def progress_line(stream, verb: str):
 
 def memory_size(text: str) -> int:
     """An argparse ``type`` for ``--max-memory``: bytes from ``4G``, ``512M``, ``1.5GiB`` or a number of bytes
-    (:func:`formal.limits.parse_size`); anything else is the parser's one-line usage error."""
-    from .limits import parse_size
+    (:func:`formal.guards.limits.parse_size`); anything else is the parser's one-line usage error."""
+    from .guards.limits import parse_size
     try:
         return parse_size(text)
     except ConfigError as exc:
@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_graph(sub, _UsageError)
     from .claims.command import register as register_check
     register_check(sub)
-    from .table1 import register as register_table1
+    from .models.table1 import register as register_table1
     register_table1(sub)
     return parser  # the entry points' commands are registered when needed (_Commands)
 
@@ -248,9 +248,9 @@ def _list(args, out):
 
 
 def _show(args, out):
-    from . import render
+    from .engine import render
     from .algorithms import get
-    from .options import parse_options
+    from .engine.options import parse_options
     if args.convention is not None and (args.params or args.latex):
         raise _UsageError(f"--convention applies to costs, which {'--params' if args.params else '--latex'} "
                           "does not print")
@@ -271,8 +271,8 @@ def _show(args, out):
 
 
 def _complexity(args, out):
-    from . import complexity, presets
-    from .config import load_config
+    from .models import complexity, presets
+    from .models.config import load_config
     if args.list:
         _inapplicable(args, "--list", ("preset", "config", "seq_len", "batch", "dtype", "symbolic"))
         if args.json:
@@ -333,7 +333,7 @@ def _inapplicable(args, flag, dests):
 
 
 def _complexity_text(r, symbolic) -> str:
-    from .complexity import grouped
+    from .models.complexity import grouped
     head = f"{r['name']}: {r['algorithm']}"
     if symbolic:
         lines = [head + f" ({r['convention']} convention), as formulas"]

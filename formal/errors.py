@@ -73,7 +73,7 @@ class DomainError(FormalError, ValueError):
 
 class ResourceError(FormalError):
     """A computation refused before it starts: its estimated memory exceeds the limit
-    (:func:`formal.limits.max_memory`).  The message gives the estimate, the limit and how to raise it.
+    (:func:`formal.guards.limits.max_memory`).  The message gives the estimate, the limit and how to raise it.
 
     Attributes
     ----------
@@ -88,7 +88,7 @@ class ResourceError(FormalError):
 
 def condition_failure(relation: str, even: bool, a: tuple, b: tuple, reason: str = "") -> str:
     """Why the size condition ``a ≤ b`` (``relation="<="``) or ``a divides b`` fails, one wording for the
-    derived constraints (:mod:`formal.constraints`) and their cached copies (:mod:`formal.costcache`): ``a``
+    derived constraints (:mod:`formal.core.constraints`) and their cached copies (:mod:`formal.models.costcache`): ``a``
     and ``b`` are ``(name, value)``, the name None for a number (then written as its value)."""
     def side(written, value):
         return str(value) if written is None else f"{written} = {value}"

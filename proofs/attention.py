@@ -25,8 +25,8 @@ def _attention(name, rng, n, n_z=None, d=3):
 
 
 def _mask(kind, n_z, n_x):
-    """The spec's causal mask (formal.masks.causal, top-left: t_z ≤ t_x), or the twin's: shifted by one."""
-    from formal import masks
+    """The spec's causal mask (formal.core.masks.causal, top-left: t_z ≤ t_x), or the twin's: shifted by one."""
+    from formal.core import masks
     causal = masks.causal(n_z, n_x, align="top-left").astype(float)
     if kind != "shifted":
         return causal
@@ -66,7 +66,7 @@ def _context_order(perturbed):
 
 def _causal(perturbed):
     from formal import algorithms
-    from reference.examples import example
+    from reference.checking.examples import example
 
     def check(rng, n):
         t = int(rng.integers(n - 1))
@@ -97,7 +97,7 @@ def _sqrt_scaling(perturbed):
     import sympy as sp
     from formal import algorithms
     from formal.ops import Apply, DivSqrt
-    from formal.symbols import text
+    from formal.core.symbols import text
     found = []
 
     def visit(node):
@@ -125,7 +125,7 @@ def _sqrt_scaling(perturbed):
 def _kv_cache(perturbed):
     """prefill(x[:c]) then extend(x[c:]) with its caches gives the columns c… of Algorithm 10 on x."""
     from formal import algorithms
-    from reference.examples import example
+    from reference.checking.examples import example
     prefill, extend = algorithms.get("kv_dtransformer", step="prefill"), algorithms.get("kv_dtransformer")
 
     def check(rng, n):
@@ -179,7 +179,7 @@ THEOREMS = [
             "rest gives Algorithm 10's columns c onwards.",
             r"\mathrm{extend}(x_{c:} \mid \mathrm{prefill}(x_{:c})) = \mathrm{DTransformer}(x)_{:, c:}",
             ("kv_dtransformer", "dtransformer"), "property-tested",
-            "the spec's execution (float64, seeded parameters of reference.examples), 8 seeds at each of "
+            "the spec's execution (float64, seeded parameters of reference.checking.examples), 8 seeds at each of "
             "ℓ = 3, 4, 6, a random split, |Δ| ≤ 1e-9",
             "A cache one position short gives the same columns.", _kv_cache),
 ]

@@ -51,7 +51,7 @@ def _cut(text, width):
 
 def _run(args, out):
     from formal.cli import progress_line
-    from formal.files import json_text
+    from formal.guards.files import json_text
     from .registry import theorems
     if args.list:
         if args.names:

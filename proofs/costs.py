@@ -8,7 +8,7 @@ from .theorem import Outcome, Theorem
 
 
 def _s(*names):
-    from formal.symbols import by_name
+    from formal.core.symbols import by_name
     return [by_name(n) for n in names]
 
 
@@ -44,8 +44,8 @@ def _params(perturbed):
 
 def _kaplan(perturbed):
     import sympy as sp
-    from formal.asymptotics import leading_term
-    from formal.complexity import Model
+    from formal.costs.asymptotics import leading_term
+    from formal.models.complexity import Model
     d, L, H, d_attn, d_mid, d_mlp = _s("d", "L", "H", "d_attn", "d_mid", "d_mlp")
     model = Model("dtransformer", {"bias": False, "position": "none"})
     n = model.params()["non_embedding"].xreplace({d_attn: d / H, d_mid: d / H, d_mlp: 4 * d, _s("d_e")[0]: d})
@@ -55,7 +55,7 @@ def _kaplan(perturbed):
 
 def _kv_ratio(perturbed):
     import sympy as sp
-    from formal.complexity import Model
+    from formal.models.complexity import Model
     H, n_kv = _s("H", "n_kv_heads")
     grouped = Model("dtransformer", {"n_kv_heads": "symbolic"}).kv_cache_scalars()
     full = Model("dtransformer", {}).kv_cache_scalars()
@@ -76,7 +76,7 @@ def _collapse(perturbed):
 
 
 def _conventions(perturbed):
-    from formal.complexity import Model
+    from formal.models.complexity import Model
     model = Model("dtransformer", {})
     flops = {c: model.forward(c).flops for c in ("kaplan", "matmul", "full")}
     pairs = [("full", "matmul")] if perturbed else [("kaplan", "matmul"), ("matmul", "full")]
@@ -89,7 +89,7 @@ def _conventions(perturbed):
 
 
 def _training(perturbed):
-    from formal.complexity import Model
+    from formal.models.complexity import Model
     model = Model("dtransformer", {})
     return identity(model.training_step("matmul"), (2 if perturbed else 3) * model.forward("matmul").flops,
                     "training step vs forward: ")
@@ -111,7 +111,7 @@ def _generation(perturbed):
 def _cache_saves(perturbed):
     """Recomputation minus the cache: ≥ 0 for every size, and 0 for a single generated token."""
     from formal import algorithms
-    from formal.symbols import text
+    from formal.core.symbols import text
     ell_gen, = _s("ell_gen")
     cached = algorithms.get("dinference", kv_cache=True).cost().flops
     recomputed = algorithms.get("dinference", kv_cache=False).cost().flops
@@ -138,7 +138,7 @@ THEOREMS = [
             "Kaplan's N = 12·L·d² is the leading term of the non-embedding parameters when H·d_attn = H·d_mid = d "
             "and d_mlp = 4d (no biases, no position table).",
             r"N = 12\,L\,d^2 + O(L\,d)", ("dtransformer",), "symbolic",
-            "formal.asymptotics.leading_term of the derived count, in d",
+            "formal.costs.asymptotics.leading_term of the derived count, in d",
             "The leading term is 13·L·d².", _kaplan),
     Theorem("gqa-kv-cache-ratio",
             "Grouped-query attention scales the KV cache by n_kv_heads / H.",
@@ -154,7 +154,7 @@ THEOREMS = [
             "The FLOP conventions are ordered: kaplan ≤ matmul ≤ full, for every size, for Algorithm 10's forward "
             "pass.",
             r"C_{\mathrm{kaplan}} \le C_{\mathrm{matmul}} \le C_{\mathrm{full}}", ("dtransformer",), "symbolic",
-            "formal.inequalities.nonnegative on the differences (a sufficient test, exact)",
+            "formal.costs.inequalities.nonnegative on the differences (a sufficient test, exact)",
             "full ≤ matmul.", _conventions),
     Theorem("training-step-3x-forward",
             "Under the matmul convention a training step costs 3 forward passes (the backward pass two).",
@@ -166,7 +166,7 @@ THEOREMS = [
             "size, and costs the same when one token is generated (Algorithm 14).",
             r"C_{\text{recompute}} - C_{\text{cache}} \ge 0,\quad = 0 \text{ at } \ell_{gen} = 1",
             ("dinference",), "symbolic",
-            "formal.inequalities.nonnegative on the difference of the derived polynomials; the difference at "
+            "formal.costs.inequalities.nonnegative on the difference of the derived polynomials; the difference at "
             "ℓ_gen = 1 by substitution",
             "The cache costs at least as much as recomputation.", _cache_saves),
     Theorem("generation-growth",

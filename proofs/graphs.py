@@ -12,7 +12,7 @@ MAX_ELL = 40  # exhaustive checks: every ℓ up to this
 def _causal_edges(perturbed):
     import sympy as sp
     from formal.graphs import analysis, patterns
-    from formal.symbols import by_name
+    from formal.core.symbols import by_name
     ell, t = by_name("ell"), sp.Symbol("t", integer=True, positive=True)
     summed = sp.summation(t, (t, 1, ell))                      # query t sees keys 1 … t
     claimed = ell**2 / 2 if perturbed else summed
@@ -29,7 +29,7 @@ def _causal_edges(perturbed):
 def _window_edges(perturbed):
     import sympy as sp
     from formal.graphs import analysis, patterns
-    from formal.symbols import by_name
+    from formal.core.symbols import by_name
     ell, w, t = by_name("ell"), by_name("window"), sp.Symbol("t", integer=True, positive=True)
     # ℓ ≥ w: the first w queries see 1 … w keys, the other ℓ − w see w
     summed = sp.summation(t, (t, 1, w)) + (ell - w) * w

@@ -1,21 +1,13 @@
-"""The torch reference implementation of the model stack (needs the ``torch`` extra).
+"""The torch reference implementation of the model stack, and the checking of any implementation against the
+spec.
 
-It takes its parameters from the formal objects' canonical names, so one set of random parameters drives
-both the specification (:mod:`formal`) and this reference.
+- :mod:`reference.model` — the torch implementation (needs the ``torch`` extra): layers, stacks, training,
+  decoding, the lecture notes' systems, third-party readers; it takes its parameters from the formal objects'
+  canonical names, so one set of random parameters drives both the specification (:mod:`formal`) and it.
+- :mod:`reference.checking` — ``conform``, its examples and sandbox, tolerances, ``verify``, the mutant
+  catalogue: torch-free unless a target returns torch tensors or a check needs the torch reference.
 
-- :mod:`.layers` (Algorithms 1–7), :mod:`.stacks` (8–10), :mod:`.training` (11–13: losses, the SGD step,
-  minibatches, AdamW), :mod:`.decoding` (14, 15, KV cache); batch-first, on ``cuda`` when available, in
-  float64, float32 or bfloat16 (:mod:`.device`).
-- :mod:`.convert` moves arrays and parameters between the spec's world and this one, both ways;
-  :mod:`.execute` runs any spec algorithm here with the spec's arguments.
-- :mod:`.third_party` reads torch's and HF transformers' modules into the spec's names.
-- :mod:`.conform` checks any implementation against the spec, on :mod:`.examples` (boundary cases and
-  random ones), calling it through :mod:`.sandbox` (a worker process: time limit, exits, output captured);
-  :mod:`.verify` checks this reference; :mod:`.mutation` measures conform's kill rate on the catalogue of
-  correct implementations and planted bugs in :mod:`.mutants`.
-
-Every submodule needs torch; this package itself does not, so the command line can say how to install it
-(:func:`require_torch`).
+This package itself needs no torch, so the command line can say how to install it (:func:`require_torch`).
 """
 
 from __future__ import annotations

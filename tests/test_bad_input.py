@@ -443,7 +443,7 @@ CASES = [
       setup=_directory_named("edges")),
     C("graph-edgelist-50MB", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
       setup=_big_text_named("edges.txt"), max_seconds=20,
-      note="over the size cap of a text file read from the command line (formal.files.MAX_TEXT_BYTES)"),
+      note="over the size cap of a text file read from the command line (formal.guards.files.MAX_TEXT_BYTES)"),
     C("graph-edgelist-bad-line", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
       setup=_write("edges.txt", "0 1\n1 x\n")),
     C("graph-edgelist-three-tokens", ("graph", "edgelist", "--n", "4", "--file", "edges.txt"), 2,
@@ -570,8 +570,8 @@ CASES = [
       setup=_write("impl.py", ATTENTION_TARGET)),
     C("conform-syntax-error", ("conform", "impl.py:attention", "--algorithm", "attention", "--json"), 1,
       setup=_write("impl.py", "def attention(X:\n    return X\n"),
-      note="the implementation's module cannot be imported: its fault (reference/loading.py usage=False, "
-           "reference/targets.py TargetFault.status = 1), one line on stderr"),
+      note="the implementation's module cannot be imported: its fault (reference/checking/loading.py usage=False, "
+           "reference/checking/targets.py TargetFault.status = 1), one line on stderr"),
     C("conform-unknown-algorithm", ("conform", "impl.py:attention", "--algorithm", "nosuch"), 2,
       setup=_write("impl.py", ATTENTION_TARGET)),
     C("conform-dinference-tiny-tau", ("conform", "impl.py:dinference", "--algorithm", "dinference",

@@ -2,10 +2,10 @@
 option or the words of a command line, the only exceptions are the package's own (:class:`FormalError`,
 with a one-line message), and the command line answers 0 or 2 with at most one line on stderr.
 
-- :func:`formal.files.read_toml` / :func:`formal.config.load_config` on arbitrary bytes, arbitrary text,
+- :func:`formal.guards.files.read_toml` / :func:`formal.models.config.load_config` on arbitrary bytes, arbitrary text,
   generated TOML documents (random keys, values and nesting, then mutated) and deep nesting;
 - a configuration read all the way through ``complexity --config`` (in process);
-- :func:`formal.options.parse_options` and :func:`formal.get` for every algorithm with arbitrary
+- :func:`formal.engine.options.parse_options` and :func:`formal.get` for every algorithm with arbitrary
   ``KEY=VALUE`` texts; a text option's value round-trips exactly;
 - :func:`formal.cli.main` on argv built from the real subcommands and flags with random values (only the
   spec's own commands, with small sizes).
@@ -31,12 +31,12 @@ from hypothesis import strategies as st
 import formal
 from formal import cli
 from formal.algorithms import ALGORITHMS
-from formal.complexity import MODELS
-from formal.config import KEYS, load_config
+from formal.models.complexity import MODELS
+from formal.models.config import KEYS, load_config
 from formal.errors import ConfigError, FormalError
-from formal.files import read_toml
-from formal.options import parse_options
-from formal.presets import PRESETS
+from formal.guards.files import read_toml
+from formal.engine.options import parse_options
+from formal.models.presets import PRESETS
 
 _PROFILE_EXAMPLES = settings.default.max_examples
 

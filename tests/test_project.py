@@ -28,8 +28,8 @@ def test_docs_tables_are_generated_from_the_objects():
     import importlib.util
 
     from formal import algorithms
-    from formal.cost import CONVENTIONS
-    from formal.presets import PRESETS
+    from formal.costs.cost import CONVENTIONS
+    from formal.models.presets import PRESETS
 
     spec = importlib.util.spec_from_file_location("docs_conf", ROOT / "docs" / "conf.py")
     conf = importlib.util.module_from_spec(spec)
@@ -47,7 +47,7 @@ def test_readme_states_the_catalogue_it_ships():
     every one killed), so the figure cannot go stale."""
     import pytest
     pytest.importorskip("torch")
-    from reference.mutants import CONTROLS, MUTANTS
+    from reference.checking.mutants import CONTROLS, MUTANTS
     readme = (ROOT / "README.md").read_text()
     assert f"{len(MUTANTS)} planted bugs" in readme
     assert f"({len(MUTANTS)} of {len(MUTANTS)} killed), {len(CONTROLS)} of\n{len(CONTROLS)} correct" in readme

@@ -1,5 +1,5 @@
 """What a command imports: ``import formal`` and ``complexity`` of a preset (the shipped formulas,
-:mod:`formal.costcache`) load none of sympy, numpy, networkx or torch, and no command of the entry points
+:mod:`formal.models.costcache`) load none of sympy, numpy, networkx or torch, and no command of the entry points
 (``reference``); ``--symbolic`` and a configuration the cache does not hold derive with sympy.  Checked in a
 fresh interpreter through ``sys.modules`` — a property, not a timing (the times are in
 benchmarks/bench_complexity.py)."""
@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from formal.presets import PRESETS
+from formal.models.presets import PRESETS
 
 HEAVY = ("sympy", "numpy", "networkx", "torch", "matplotlib", "reference")
 
@@ -40,9 +40,9 @@ def test_the_names_of_formal_are_there_on_first_use():
     """(Importing what they need: that is theirs to decide.)"""
     _imported("""
         import formal
-        assert formal.attention.name == "attention" and formal.symbols.d_e.name == "d_e"
+        assert formal.attention.name == "attention" and formal.core.symbols.d_e.name == "d_e"
         assert formal.get("mhattention", n_kv_heads=2).options["n_kv_heads"] == 2
-        assert "matmul" in formal.CONVENTIONS and formal.Cost and formal.masks.causal
+        assert "matmul" in formal.CONVENTIONS and formal.Cost and formal.core.masks.causal
     """)
 
 
@@ -68,7 +68,7 @@ def test_complexity_of_every_preset_imports_no_heavy_module(tmp_path):
 
 def test_the_numeric_report_api_imports_no_heavy_module():
     assert _imported("""
-        from formal.complexity import preset_report
+        from formal.models.complexity import preset_report
         assert preset_report("gpt2")["params"]["total"] == 124439808
     """) == []
 

@@ -9,14 +9,13 @@ d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, call, call_columns
+from ..engine.algorithm import Algorithm, Assign, call, call_columns
 from ..errors import ConfigError
 from ..ops import (PATCH_ORDERS, LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column,
                    patchify, positions)
-from ..shapes import TensorSpec
+from ..core.shapes import TensorSpec
 from ..errors import shown
-from ..symbols import (L, L_dec, L_enc, N_V, by_name, channels, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes,
-                       n_types, patch)
+from ..core.symbols import (L, L_dec, L_enc, N_V, by_name, channels, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes, n_types, patch)
 from . import blocks
 from .attention import _affine
 from .blocks import OPTION_DOCS, StackOptions, embed, layer_loop, mlp, norm_columns, sublayers, unembed

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..algorithm import Algorithm, Assign, Loop, call, divides
+from ..engine.algorithm import Algorithm, Assign, Loop, call, divides
 from ..errors import ConfigError, one_of, shown
 from ..ops import (EMPTY_POLICIES, KVGroup, check_empty_policy, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
 from ..ops.scores import SCORE_ACTIVATIONS, additive_score, check_score_activation
-from ..shapes import TensorSpec
-from ..symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
+from ..core.shapes import TensorSpec
+from ..core.symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
 
 __all__ = ["single_query_attention", "attention", "mhattention", "SCORES",
            "build_single_query_attention", "build_attention", "build_mhattention"]

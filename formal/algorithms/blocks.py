@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ..algorithm import Assign, Loop, at_most, call, call_columns
+from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
 from ..errors import ConfigError, shown
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
-from ..shapes import TensorSpec
-from ..symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
+from ..core.shapes import TensorSpec
+from ..core.symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
 from .attention import _affine, _kv_heads, build_mhattention
 from .embedding import ENCODINGS, build_positional_embedding, token_embedding
 from .normalization import NORMS, _check_eps, build_layer_norm

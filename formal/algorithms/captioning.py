@@ -24,14 +24,14 @@ References
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..errors import ConfigError, one_of, shown
 from ..ops import (LoopIndex, activation, add, column, column_mean, dot, grid_columns, matmul, mul, sequence,
                    softmax, stack_vertical, weighted_sum)
 from ..ops.losses import DoublyStochastic, NextTokenNLL
 from ..ops.scores import additive_score
-from ..shapes import TensorSpec
-from ..symbols import N_V, by_name, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
+from ..core.shapes import TensorSpec
+from ..core.symbols import N_V, by_name, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
 from .embedding import token_embedding
 from .recurrent import BIASES, build_lstm_cell
 from .unembedding import build_unembedding

@@ -27,7 +27,7 @@ References
 
 Examples
 --------
->>> from formal.symbols import d_in, d_out, ell, k
+>>> from formal.core.symbols import d_in, d_out, ell, k
 >>> conv1d.param_count()
 d_in*d_out*k + d_out
 >>> conv1d.output_shape
@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..algorithm import Algorithm, Assign
+from ..engine.algorithm import Algorithm, Assign
 from ..errors import ConfigError, shown
 from ..ops import ACTIVATIONS, activation, add_bias, matmul
 from ..ops.convolution import NORMS, Aggregate, Offsets, Unfold, check_geometry, window_span
-from ..shapes import TensorSpec
-from ..symbols import d_in, d_out, ell, k
+from ..core.shapes import TensorSpec
+from ..core.symbols import d_in, d_out, ell, k
 
 __all__ = ["NORMS", "CONV_ACTIVATIONS", "build_conv1d", "build_graph_conv", "receptive_field", "layers_to_cover",
            "conv1d", "graph_conv"]
@@ -192,7 +192,7 @@ def receptive_field(layers, kernel, dilation=1):
 
     ``layers``, ``kernel`` and ``dilation`` may be ints or sympy expressions; the result is an int for ints.
 
-    >>> from formal.symbols import L, k
+    >>> from formal.core.symbols import L, k
     >>> receptive_field(L, k)
     L*k - L + 1
     >>> receptive_field(L, k, "exponential")

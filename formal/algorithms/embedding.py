@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, even
+from ..engine.algorithm import Algorithm, Assign, even
 from ..errors import ConfigError, shown
 from ..ops import gather, sinusoid
-from ..shapes import TensorSpec
-from ..symbols import N_V, d_e, ell_max
+from ..core.shapes import TensorSpec
+from ..core.symbols import N_V, d_e, ell_max
 
 __all__ = ["token_embedding", "positional_embedding", "build_token_embedding", "build_positional_embedding",
            "ENCODINGS"]

@@ -19,11 +19,11 @@ References
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..errors import ConfigError, one_of, shown
 from ..ops import LoopIndex, column, sequence
-from ..shapes import TensorSpec
-from ..symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent
+from ..core.shapes import TensorSpec
+from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent
 from .embedding import token_embedding
 from .pooling import build_attention_pooling
 from .recurrent import BIASES, RESETS, UPDATES, build_rnn_layer

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
-from ..algorithm import Algorithm, Assign, Loop, call
+from ..engine.algorithm import Algorithm, Assign, Loop, call
 from ..errors import ConfigError, shown
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
-from ..shapes import TensorSpec
-from ..symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
+from ..core.shapes import TensorSpec
+from ..core.symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
 from .architectures import build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 

@@ -9,10 +9,10 @@ returns the cache grown by them.  The outputs equal Algorithm 10's on the whole 
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, Loop, at_most, call
+from ..engine.algorithm import Algorithm, Assign, Loop, at_most, call
 from ..ops import LoopIndex, add, const_mask, pick, stack_rows
-from ..shapes import TensorSpec
-from ..symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
+from ..core.shapes import TensorSpec
+from ..core.symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
 from . import blocks
 from .attention import _affine, _check, _gqa_heads, _grouping, _kv_heads, _projection
 from .blocks import OPTION_DOCS, StackOptions, mlp, norm_columns, unembed

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from ..algorithm import Algorithm, Assign, at_most
+from ..engine.algorithm import Algorithm, Assign, at_most
 from ..errors import ConfigError, shown
 from ..ops import add, mean, mul, square, standardize, sub
-from ..shapes import TensorSpec
-from ..symbols import d_e
+from ..core.shapes import TensorSpec
+from ..core.symbols import d_e
 
 __all__ = ["layer_norm", "build_layer_norm", "NORMS"]
 

@@ -31,11 +31,11 @@ References
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign
+from ..engine.algorithm import Algorithm, Assign
 from ..errors import ConfigError, shown
 from ..ops import activation, add_bias, matmul, matmul_t, softmax, weighted_sum
-from ..shapes import TensorSpec
-from ..symbols import d_a, d_z, ell
+from ..core.shapes import TensorSpec
+from ..core.symbols import d_a, d_z, ell
 
 __all__ = ["POOLING_SCORES", "build_attention_pooling", "attention_pooling"]
 

@@ -21,12 +21,12 @@ References
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, Loop, call
+from ..engine.algorithm import Algorithm, Assign, Loop, call
 from ..errors import ConfigError, one_of, shown
 from ..ops import (LoopIndex, activation, add, column, matmul, mul, one_minus, pick, sequence, stack_vertical,
                    zeros)
-from ..shapes import TensorSpec
-from ..symbols import L, d_h, d_x, ell
+from ..core.shapes import TensorSpec
+from ..core.symbols import L, d_h, d_x, ell
 
 __all__ = ["CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES",
            "build_rnn_cell", "build_gru_cell", "build_lstm_cell", "build_cell", "build_rnn_layer", "build_rnn",

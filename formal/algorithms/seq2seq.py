@@ -39,13 +39,13 @@ References
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..errors import ConfigError, one_of, shown
 from ..ops import (LoopIndex, activation, add, column, final, matmul, matmul_t, sequence, softmax, stack_vertical,
                    weighted_sum, zeros)
 from ..ops.scores import additive_score
-from ..shapes import TensorSpec
-from ..symbols import N_V, d_a, d_e, d_h, d_x, ell_x, ell_z
+from ..core.shapes import TensorSpec
+from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell_x, ell_z
 from .embedding import token_embedding
 from .recurrent import BIASES, build_cell, build_rnn_layer
 from .unembedding import build_unembedding

@@ -2,7 +2,7 @@
 
 Each training algorithm calls a loss algorithm (``edloss``, ``eloss``, ``dloss``: the loss of one
 sequence, executable in numpy) and a gradient step.  The step's cost is the convention's backward rule
-(:data:`formal.cost.BACKWARD`) applied to the loss's forward cost, plus, under ``full``, the update.  The
+(:data:`formal.costs.cost.BACKWARD`) applied to the loss's forward cost, plus, under ``full``, the update.  The
 gradient itself is not computed in numpy: executing a training algorithm raises; the torch reference
 computes it.  Sequences of one dataset share a length ℓ here (the paper allows any).
 """
@@ -10,13 +10,13 @@ computes it.  Sequences of one dataset share a length ℓ here (the paper allows
 from __future__ import annotations
 
 
-from ..algorithm import Algorithm, Assign, CallOp, Loop, call
-from ..calls import call_node
-from ..cost import BACKWARD, Work, gradient_step
+from ..engine.algorithm import Algorithm, Assign, CallOp, Loop, call
+from ..engine.calls import call_node
+from ..costs.cost import BACKWARD, Work, gradient_step
 from ..errors import ConfigError, shown
 from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
-from ..shapes import TensorSpec
-from ..symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
+from ..core.shapes import TensorSpec
+from ..core.symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
 from .architectures import build_dtransformer, build_edtransformer, build_etransformer
 
 __all__ = ["build_dloss", "build_eloss", "build_edloss", "build_dtraining", "build_etraining",
@@ -127,7 +127,7 @@ def _training(number, name, display, loss, data, pick_args, summary, builder):
         params_label="θ, η", options=loss.options, builder=builder,
         option_docs=loss.option_docs, random=loss.random,
         notes=[f"a gradient step costs the loss's forward FLOPs times {BACKWARD['matmul'][0]} for the backward "
-               "pass (rule per convention: formal.cost.BACKWARD), and 2 FLOPs per parameter for the update "
+               "pass (rule per convention: formal.costs.cost.BACKWARD), and 2 FLOPs per parameter for the update "
                "under full; the gradient comes from the torch reference"],
     )
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign
+from ..engine.algorithm import Algorithm, Assign
 from ..errors import ConfigError, shown
 from ..ops import add, matmul, softmax
-from ..shapes import TensorSpec
-from ..symbols import N_V, d_e
+from ..core.shapes import TensorSpec
+from ..core.symbols import N_V, d_e
 
 __all__ = ["unembedding", "build_unembedding"]
 

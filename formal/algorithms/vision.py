@@ -31,12 +31,12 @@ References
 
 from __future__ import annotations
 
-from ..algorithm import Algorithm, Assign, Loop, call, call_columns, even
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns, even
 from ..errors import ConfigError, shown
 from ..ops import (LoopIndex, activation, add, column_mean, columns_grid, cyclic_shift, grid_columns, matmul,
                    merge_patches, patchify, pick, relative_bias, shift_mask, unwindows, windows)
-from ..shapes import TensorSpec
-from ..symbols import H, by_name, channels, d_attn, d_e, d_mlp, n_classes, patch
+from ..core.shapes import TensorSpec
+from ..core.symbols import H, by_name, channels, d_attn, d_e, d_mlp, n_classes, patch
 from .attention import _affine, build_mhattention
 from .normalization import _check_eps, build_layer_norm
 from .unembedding import build_unembedding

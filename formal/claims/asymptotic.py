@@ -127,7 +127,7 @@ def theta(derived, claimed, variables, what: str) -> tuple:
 def theta_text(derived, variables, what: str) -> str:
     """``Θ(ℓ_x·ℓ_z)``: the derived formula's growth, its dominant terms without coefficients."""
     import sympy as sp
-    from ..symbols import text
+    from ..core.symbols import text
     terms = Terms(derived, variables, what)
     parts = []
     for exps, logs in terms.monomials:
@@ -139,7 +139,7 @@ def theta_text(derived, variables, what: str) -> str:
 def leading(derived, variables, what: str):
     """The exact leading term (coefficient included) in the growing ``variables``, by total degree."""
     import sympy as sp
-    from ..asymptotics import leading_term
+    from ..costs.asymptotics import leading_term
     try:
         return leading_term(derived, list(variables))
     except (sp.PolynomialError, sp.polys.polyerrors.PolificationFailed, ValueError) as exc:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, shown
-from ..files import read_toml
+from ..guards.files import read_toml
 
 __all__ = ["Claim", "ClaimError", "load", "parse_claims", "ASSERTIONS", "SUBJECTS", "KEYS", "PROPERTIES",
            "VERDICTS"]

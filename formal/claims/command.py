@@ -60,7 +60,7 @@ def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeo
 
 def _run(args, out):
     from ..cli import progress_line
-    from ..files import json_text
+    from ..guards.files import json_text
     from .report import as_json, as_text
     if not args.files and not args.catalogue:
         raise FormalError("give a claims file (FILE.toml) or --catalogue")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import FormalError, shown
-from ..inequalities import counterexample, nonnegative
+from ..costs.inequalities import counterexample, nonnegative
 from .claim import Claim, ClaimError
 from .figures import figure, is_figure
 from .formula import parse
@@ -62,7 +62,7 @@ TIMEOUT = 30.0
 def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
     """Judge one claim; never raises for a claim's content (an invalid claim is a verdict).  A claim that
     takes more than ``timeout`` seconds (main thread of Unix; None: no limit) is invalid."""
-    from ..limits import TimeLimit, time_limit
+    from ..guards.limits import TimeLimit, time_limit
     if claim.error is not None:
         return Verdict(claim, "invalid", reason=claim.error)
     try:
@@ -293,7 +293,7 @@ def _claimed_formula(raw, value: Value, what: str, growing=()):
 
 def _formula_claim(claim, value: Value, claimed) -> Verdict:
     import sympy as sp
-    from ..symbols import text
+    from ..core.symbols import text
     name, raw = claim.assertion
     if name == "approx":
         raise ClaimError(f"approx compares numbers, and {value.what} is the formula {text(value.value)}: bind its "
@@ -322,7 +322,7 @@ def _formula_claim(claim, value: Value, claimed) -> Verdict:
 
 def _why_different(derived, target, difference) -> str:
     import sympy as sp
-    from ..symbols import text
+    from ..core.symbols import text
     parts = [f"the derived minus the claimed is {text(sp.factor(difference))}"]
     point = counterexample(difference, lambda v: v != 0)
     if point is not None:
@@ -339,7 +339,7 @@ def _why_different(derived, target, difference) -> str:
 def _condition(difference) -> str | None:
     """``d_mid = d_attn``: a size for which sympy solves ``difference = 0`` with a positive solution."""
     import sympy as sp
-    from ..symbols import text
+    from ..core.symbols import text
     for s in sorted(difference.free_symbols, key=str):
         try:
             if sp.Poly(difference, s).degree() > 2:

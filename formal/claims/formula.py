@@ -18,7 +18,7 @@ this — another character, an unknown name or function, a number past 10,000 bi
 more than 1,000 characters — is a :class:`FormulaError` naming what and where; nothing is ever executed.
 
 :meth:`Formula.value` evaluates a formula exactly (ints and Fractions) where it can without sympy;
-:meth:`Formula.sympy` builds the sympy expression from the size symbols of :mod:`formal.symbols`.
+:meth:`Formula.sympy` builds the sympy expression from the size symbols of :mod:`formal.core.symbols`.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Formula:
         return result.numerator if isinstance(result, Fraction) and result.denominator == 1 else result
 
     def sympy(self, symbols: dict | None = None):
-        """The sympy expression; a name is the size symbol of :func:`formal.symbols.by_name` unless
+        """The sympy expression; a name is the size symbol of :func:`formal.core.symbols.by_name` unless
         ``symbols`` maps it (to a symbol, a number or an expression).  A FormulaError where the value is not
         finite (``log(0)``, ``1/(n - n)``) or sympy cannot build it."""
         import sympy as sp
@@ -361,7 +361,7 @@ def _sympy(node, symbols):
     if kind == "name":
         if node[1] in symbols:
             return symbols[node[1]]
-        from ..symbols import by_name
+        from ..core.symbols import by_name
         return by_name(node[1])
     if kind == "neg":
         return -_sympy(node[1], symbols)

@@ -15,7 +15,7 @@ __all__ = ["asymptotic", "measured"]
 def asymptotic(claim, value: Value, claimed) -> Verdict:
     """``theta``, ``big_o`` or ``leading``, decided exactly from the terms of the derived formula."""
     import sympy as sp
-    from ..symbols import by_name, text
+    from ..core.symbols import by_name, text
     from . import asymptotic
     name, raw = claim.assertion
     derived = value.value

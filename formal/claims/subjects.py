@@ -3,7 +3,7 @@
 - ``model``: a preset (``complexity --list``) with ``options``, ``sizes`` (numbers or formulas), ``seq_len``,
   ``batch``, ``dtype`` and ``convention`` as ``complexity`` takes them; the quantity is a dotted key of
   ``complexity --json`` (``params.total``, ``kv_cache.bytes_per_token``).  The figures come from the same
-  cost formulas as ``complexity`` (:func:`formal.complexity.figure_formulas`), evaluated exactly; no model
+  cost formulas as ``complexity`` (:func:`formal.models.complexity.figure_formulas`), evaluated exactly; no model
   is instantiated and, for a preset's own options, sympy is not even imported.
 - ``algorithm``: any algorithm of ``list`` with ``options``; the quantity ``params``, ``flops``, ``memory``
   or ``depth`` is its derived cost, a formula in its sizes, those ``sizes`` binds replaced.
@@ -26,9 +26,9 @@ from .formula import parse
 __all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
 
 def costs() -> tuple:
-    """The cost totals of an algorithm a claim may ask for: the fields of :class:`formal.cost.Cost`."""
+    """The cost totals of an algorithm a claim may ask for: the fields of :class:`formal.costs.cost.Cost`."""
     import dataclasses
-    from ..cost import Cost
+    from ..costs.cost import Cost
     return tuple(f.name for f in dataclasses.fields(Cost) if f.name != "convention")
 
 
@@ -98,9 +98,9 @@ def _expansion(expr, formulas: dict) -> None:
 
 
 def _size_value(name, value):
-    """A size bound in a claim: a positive int (at most :data:`formal.limits.MAX_SIZE`), or a formula (a
+    """A size bound in a claim: a positive int (at most :data:`formal.guards.limits.MAX_SIZE`), or a formula (a
     string, which may name sizes of its own: ``d_x = "d"``)."""
-    from ..limits import MAX_SIZE
+    from ..guards.limits import MAX_SIZE
     if isinstance(value, bool):
         raise ClaimError(f"size {name} = {shown(value)} must be a positive integer or a formula")
     if isinstance(value, int):
@@ -114,7 +114,7 @@ def _size_value(name, value):
 
 # ------------------------------------------------------------------------------------------------ models
 def _model(subject, quantity, formula, growing) -> Value:
-    from .. import complexity, presets
+    from ..models import complexity, presets
     _only(subject, ("model", "options", "sizes", "seq_len", "batch", "dtype", "convention", "paged"), "a model")
     preset = presets.get(subject["model"])
     if "paged" in subject:
@@ -164,10 +164,10 @@ PAGED_FIGURES = ("blocks", "bytes_per_block", "wasted_slots", "wasted_bytes", "w
 
 
 def _paged(subject, quantity, formula) -> Value:
-    """A figure of a decoder's KV cache in blocks (:func:`formal.complexity.paged_report`, exact fractions)
+    """A figure of a decoder's KV cache in blocks (:func:`formal.models.complexity.paged_report`, exact fractions)
     at the claim's sizes: numbers only."""
     from fractions import Fraction
-    from .. import complexity, presets
+    from ..models import complexity, presets
     if formula:
         raise ClaimError("paged figures are numbers (block counts have ceilings): a growth or formula claim "
                          "does not apply")
@@ -208,8 +208,8 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
     defaults ``complexity`` applies (d_attn = d_mid = d_e/H, d_f = d_e, every length = seq_len); and the
     sizes given as formulas (name → Formula)."""
     import sympy as sp
-    from ..presets import LENGTHS
-    from ..symbols import by_name
+    from ..models.presets import LENGTHS
+    from ..core.symbols import by_name
     known = set(models.symbols)
     unknown = sorted((set(given) | set(growing)) - known - {"seq_len"})
     if unknown:
@@ -245,7 +245,7 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
 
 
 def _convention(convention):
-    from ..conventions import check_convention
+    from ..costs.conventions import check_convention
     return check_convention(convention)
 
 
@@ -265,7 +265,7 @@ def _formula(expr, what) -> Value:
 def _algorithm(subject, quantity, growing) -> Value:
     import sympy as sp
     from ..algorithms import get
-    from ..symbols import by_name
+    from ..core.symbols import by_name
     _only(subject, ("algorithm", "options", "sizes", "convention"), "an algorithm's cost")
     algorithm = get(subject["algorithm"], **subject.get("options", {}))
     if quantity not in costs():
@@ -354,7 +354,8 @@ def _graph(subject, quantity, growing, base_dir) -> Value:
 
 
 def _graph_report(pattern, args, structured=False) -> dict:
-    from .. import cli, limits
+    from .. import cli
+    from ..guards import limits
     from ..graphs import command
     argv = ["graph", str(pattern)]
     for key, value in args.items():

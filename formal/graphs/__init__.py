@@ -12,7 +12,7 @@
 - :mod:`.structure` — the built-in patterns by their structure: the same counts and layered analysis in
   closed form, without edges, at any length;
 - :mod:`.edgelist` — a pattern from a text file of ``key query`` lines;
-- :mod:`.memory` — the estimates every step that grows with ℓ² or ``|E|`` passes to :mod:`formal.limits`
+- :mod:`.memory` — the estimates every step that grows with ℓ² or ``|E|`` passes to :mod:`formal.guards.limits`
   before it allocates.
 
 Examples

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..conventions import check_convention
+from ..costs.conventions import check_convention
 from ..errors import ConfigError
-from ..symbols import by_name, ell_x, ell_z
+from ..core.symbols import by_name, ell_x, ell_z
 from .layered import (layers_to_coverage, max_path_length, receptive_field, receptive_field_sizes,
                       receptive_field_spread, summary)
 from .pattern import as_pattern

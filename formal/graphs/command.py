@@ -9,7 +9,7 @@ The built-in patterns other than BigBird's random keys are analysed from their s
 (:mod:`formal.graphs.structure`): no edge is made unless ``--draw`` asks for the picture, so a window over
 a million tokens takes as long as one over a thousand.  For the others (``random``, ``edgelist``),
 everything that grows with ℓ², ``|E|`` or the number of layers is estimated before it is built and refused
-beyond ``--max-memory`` (default 4 GiB, :mod:`formal.limits`) with one line giving the estimate.
+beyond ``--max-memory`` (default 4 GiB, :mod:`formal.guards.limits`) with one line giving the estimate.
 
 This module imports numpy, networkx and sympy only when the command runs, so registering it costs the
 other commands nothing.
@@ -24,7 +24,7 @@ import re
 import sys
 import tempfile
 
-from .. import files, limits
+from ..guards import files, limits
 from ..cli import MAX_SIZE, bounded_int, memory_size
 from ..errors import ConfigError
 
@@ -156,7 +156,7 @@ def build(args, usage_error):
 def report(p, *, layers: int, heads: int, d_head: int, progress=None) -> dict:
     """Everything the command prints, as plain data, for a pattern or a structure (``progress``: a stream for a
     live line on long runs)."""
-    from ..symbols import text
+    from ..core.symbols import text
     from . import analysis, patterns
     from .structure import Structure
     degree = p.in_degree_spread() if isinstance(p, Structure) else _degree_spread(p.in_degree)

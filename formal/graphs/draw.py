@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-from .. import files
+from ..guards import files
 from ..errors import ConfigError
 from . import memory
 from .pattern import as_pattern
@@ -104,7 +104,7 @@ def _grid(ax, p):
 
 def check_picture(path) -> tuple:
     """``(folder, format)`` of a picture to write at ``path``, checked before any work: the folder exists and
-    can be written, the path is not a directory or a special file (:func:`formal.files.destination`), and
+    can be written, the path is not a directory or a special file (:func:`formal.guards.files.destination`), and
     matplotlib can write its suffix (no suffix: PNG).  A ConfigError otherwise."""
     folder = files.destination(path, what="picture")                     # first: no import for a bad path
     _pyplot()

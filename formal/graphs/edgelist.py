@@ -10,7 +10,7 @@ Positions are non-negative integers below ``ℓ``.  Anything else is a :class:`~
 that names the line and shows it: a third column, a float, a negative or out-of-range position, any other
 character.  An edge given twice names both lines: attention has no edge weights to sum.
 
-The file is read as a regular file of UTF-8 text (:func:`formal.files.read_text`; a directory, a FIFO or
+The file is read as a regular file of UTF-8 text (:func:`formal.guards.files.read_text`; a directory, a FIFO or
 ``/dev/zero`` is refused) of at most :func:`max_bytes` — a 32nd of the memory limit, 128 MiB by default —
 and parsed with numpy over its bytes (a loop over the at most 18 digits of a number, never over lines), so
 a file of millions of edges takes about a second.
@@ -34,7 +34,7 @@ import stat
 
 import numpy as np
 
-from .. import files, limits
+from ..guards import files, limits
 from ..errors import ConfigError
 from . import memory
 from .edges import integer
@@ -48,7 +48,7 @@ _PAIR = re.compile(r"[ \t\r]*([-+]?[0-9]+)[ \t\r]+([-+]?[0-9]+)[ \t\r]*")
 
 
 def max_bytes() -> int:
-    """The largest edge list read: a 32nd of the memory limit (:func:`formal.limits.max_memory`), since
+    """The largest edge list read: a 32nd of the memory limit (:func:`formal.guards.limits.max_memory`), since
     parsing takes up to :data:`~formal.graphs.memory.EDGELIST_PER_BYTE` (28) bytes per byte of file."""
     return limits.max_memory() // 32
 
@@ -64,11 +64,11 @@ def read(path, ell, *, name: str = "edgelist") -> Pattern:
 
 
 def _check_size(path):
-    """Say why a regular file over :func:`max_bytes` is refused (formal.files only says that it is)."""
+    """Say why a regular file over :func:`max_bytes` is refused (formal.guards.files only says that it is)."""
     try:
         info = os.stat(path)
     except (OSError, TypeError, ValueError):
-        return                                                             # formal.files names the problem
+        return                                                             # formal.guards.files names the problem
     if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes():
         raise ConfigError(f"edge list {str(path)!r} has {info.st_size:,} bytes, more than the {max_bytes():,} read "
                           f"under a memory limit of {limits.format_size(limits.max_memory())} (a 32nd of it: parsing "

@@ -4,7 +4,7 @@ Every step of :mod:`formal.graphs` that makes arrays growing with ``|E|`` or ``�
 dense mask, a networkx graph, the bit sets of the layered analysis, the command's report — first passes
 its estimate (a function below) to :func:`require`, which refuses the step with a one-line
 :class:`~formal.errors.ResourceError` giving the estimate and the limit when it exceeds
-:func:`formal.limits.max_memory`.  Estimates are computed with Python integers from exact counts, so
+:func:`formal.guards.limits.max_memory`.  Estimates are computed with Python integers from exact counts, so
 ``ℓ = 10**30`` is refused, never an overflow inside numpy.
 
 **How the constants were measured.**  ``python benchmarks/bench_graphs.py --peaks`` runs each step under
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from .. import limits
+from ..guards import limits
 
 __all__ = ["require", "number", "build_bytes", "pairs_bytes", "mask_bytes", "networkx_bytes", "stack_bytes",
            "attention_bytes", "draw_bytes", "edgelist_bytes", "report_bytes"]
@@ -65,11 +65,11 @@ EDGELIST_PER_BYTE = 32
 #: 530 to 560 per row).
 REPORT_PER_LAYER = 800
 
-_CEILING = 2**80   # estimates above 1 YiB are passed on as 1 YiB: formal.limits formats them as floats
+_CEILING = 2**80   # estimates above 1 YiB are passed on as 1 YiB: formal.guards.limits formats them as floats
 
 
 def require(nbytes, what: str) -> None:
-    """:func:`formal.limits.require`, for estimates of any size (Python ints beyond a float included)."""
+    """:func:`formal.guards.limits.require`, for estimates of any size (Python ints beyond a float included)."""
     limits.require(min(int(math.ceil(nbytes)), _CEILING), what)
 
 

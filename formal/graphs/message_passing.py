@@ -43,7 +43,7 @@ import math
 import networkx as nx
 import numpy as np
 
-from ..arrays import real_array
+from ..guards.arrays import real_array
 from ..errors import ConfigError
 from ..ops import check_empty_policy, empty_neighbourhood
 from . import memory

@@ -32,8 +32,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from .. import masks
-from ..arrays import index_array
+from ..core import masks
+from ..guards.arrays import index_array
 from ..errors import ConfigError
 from . import memory
 from .edges import integer
@@ -123,7 +123,7 @@ class Pattern:
     # --------------------------------------------------------------------------------------- conversions
     def mask(self) -> np.ndarray:
         """The spec's ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` as booleans: ``Mask[k, q]`` iff the edge ``k → q`` exists
-        (ℓ_z·ℓ_x bytes: refused beyond the memory limit, see :mod:`formal.limits`)."""
+        (ℓ_z·ℓ_x bytes: refused beyond the memory limit, see :mod:`formal.guards.limits`)."""
         size = f"{memory.number(self.ell_z)}×{memory.number(self.ell_x)}"
         memory.require(memory.mask_bytes(self.ell_z, self.ell_x), f"the {size} boolean mask of {self!r}")
         m = np.zeros((self.ell_z, self.ell_x), dtype=bool)
@@ -213,7 +213,7 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
 
     ``ell_x`` defaults to ``ell_z``; ``self_attention`` defaults to ``ell_z == ell_x``.  A repeated edge is
     an error (``duplicates="error"``: attention has no edge weights to sum) or merged (``"merge"``, for
-    patterns built as unions of parts).  The sort's temporaries are estimated first (see :mod:`formal.limits`).
+    patterns built as unions of parts).  The sort's temporaries are estimated first (see :mod:`formal.guards.limits`).
     """
     ell_z = integer("ell_z", ell_z, 0)
     ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
@@ -260,7 +260,7 @@ def from_mask(mask, *, ell_z=None, ell_x=None, self_attention=None, name="mask")
     """The pattern of a mask ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` (rows keys, columns queries; a name such as
     ``"causal"`` needs ``ell_z`` and ``ell_x``).  A square mask is self-attention unless
     ``self_attention=False``; giving ``ell_z``/``ell_x`` checks the mask's shape.  The dense mask a name
-    resolves to, and the pattern's edges, are estimated first (see :mod:`formal.limits`)."""
+    resolves to, and the pattern's edges, are estimated first (see :mod:`formal.guards.limits`)."""
     named = isinstance(mask, str) or mask is None
     if named:
         if ell_z is None or ell_x is None:

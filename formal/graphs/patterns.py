@@ -40,7 +40,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import masks
+from ..core import masks
 from ..errors import ConfigError
 from . import memory
 from .edges import flag, integer, offsets, ranges, window_span

@@ -443,7 +443,7 @@ class Structure:
         if self.name == "cross":
             keys = self.ell_z
             return {"min": keys, "mean": mean, "max": keys, "empty": self.ell_x if not keys else 0}
-        from ..masks import causal_shift                                  # bipartite causal: keys < q + 1 + shift
+        from ..core.masks import causal_shift
         shift = causal_shift(self.ell_z, self.ell_x, self.args["align"])
         stop = lambda q: min(max(q + 1 + shift, 0), self.ell_z)           # noqa: E731 (grows with q)
         return {"min": stop(0), "mean": mean, "max": stop(self.ell_x - 1),

@@ -9,7 +9,7 @@ sympy's by their arguments — which is how a builder counts its edges, in micro
 
 Examples
 --------
->>> from formal.symbols import by_name
+>>> from formal.core.symbols import by_name
 >>> n, m = by_name("ell"), by_name("window")
 >>> [sum_min(n, m).xreplace({n: a, m: 2}) for a in range(6)]  # Σ_{q<n} min(q, 2)
 [0, 0, 1, 3, 5, 7]

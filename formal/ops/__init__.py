@@ -17,7 +17,6 @@ from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
 from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
 from .images import PATCH_ORDERS, GridColumns, Patchify
-from .paging import GatherBlocks
 from .windows import (ColumnsGrid, CyclicShift, MergePatches, RelativeBias, ShiftMask, Unwindows, Windows,
                       relative_index, shift_of, window_regions)
 from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
@@ -44,7 +43,6 @@ __all__ = [
     "relative_index", "shift_of", "window_regions", "columns_grid", "cyclic_shift", "windows", "unwindows",
     "shift_mask", "relative_bias", "merge_patches",
     # a key/value cache in blocks
-    "GatherBlocks", "gather_blocks",
     # whole-model ops
     "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
     "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
@@ -243,10 +241,6 @@ def grid_columns(grid, rows, columns):
 
 def patchify(image, patch, rows, columns, order: str):
     return Patchify(patch, rows, columns, order)(image)
-
-
-def gather_blocks(pool, table, count):
-    return GatherBlocks(count)(pool, table)
 
 
 def columns_grid(x, rows, columns):

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..shapes import numel
+from ..core.shapes import numel
 from .base import Op
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; one call per element

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..cost import CONVENTIONS, Work
-from ..shapes import Mismatch, numel
+from ..costs.cost import CONVENTIONS, Work
+from ..core.shapes import Mismatch, numel
 
 
 SUM, PRODUCT, POSTFIX, ATOM = 50, 60, 80, 100  # rendering precedence: how tightly each binds
@@ -81,7 +81,7 @@ class Op:
 
     def constraints(self, shapes) -> tuple:
         """Conditions on the sizes of its arguments without which the op is undefined for every input
-        (:class:`~formal.constraints.Constraint`; a call's are its callee's); none by default."""
+        (:class:`~formal.core.constraints.Constraint`; a call's are its callee's); none by default."""
         return ()
 
     def text(self, args) -> str:

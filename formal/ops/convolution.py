@@ -13,7 +13,7 @@ A graph convolution sums each node's neighbours' features, ``Y = X Â`` with Â 
 
 Examples
 --------
->>> from formal.symbols import ell, k
+>>> from formal.core.symbols import ell, k
 >>> output_length(ell, k)
 ell - k + 1
 >>> output_length(ell, k, stride=2, padding=1)
@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..constraints import at_most
+from ..core.constraints import at_most
 from ..errors import ConfigError, shown
-from ..shapes import Mismatch, numel, same_dim
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import Mismatch, numel, same_dim
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import POSTFIX, PRODUCT, Op, _rank
 
 __all__ = ["NORMS", "window_span", "output_length", "same_padding", "check_geometry", "Unfold", "Offsets",

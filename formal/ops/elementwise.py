@@ -8,10 +8,10 @@ import numpy as np
 
 import sympy as sp
 
-from ..cost import CONVENTIONS, Work
+from ..costs.cost import CONVENTIONS, Work
 from ..errors import DomainError
-from ..shapes import Mismatch, numel, same_dim
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import Mismatch, numel, same_dim
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, PRODUCT, SUM, Op
 
 

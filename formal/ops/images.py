@@ -4,7 +4,7 @@ flattened patches (ViT's x_p ∈ ℝ^{N×(P²·C)}, here one column per patch)."
 
 from __future__ import annotations
 
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, Op, _rank
 
 __all__ = ["GridColumns", "Patchify", "PATCH_ORDERS"]

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DomainError
-from ..shapes import Mismatch, numel
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import Mismatch, numel
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import POSTFIX, Op, _rank
 
 

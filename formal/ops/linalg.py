@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..shapes import Mismatch, numel, same_dim
+from ..core.shapes import Mismatch, numel, same_dim
 from .base import POSTFIX, PRODUCT, SUM, Op, _rank
 
 

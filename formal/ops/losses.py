@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints import at_most
+from ..core.constraints import at_most
 from ..errors import DomainError
-from ..shapes import Mismatch, same_dim
+from ..core.shapes import Mismatch, same_dim
 from .base import POSTFIX, Op, _rank
 from .sequences import special_token
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..shapes import Mismatch, numel, same_dim
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import Mismatch, numel, same_dim
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, SUM, Op, _rank
 
 __all__ = ["Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "ColumnMean", "Dot"]

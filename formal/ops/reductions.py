@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError, DomainError, shown
-from ..shapes import Mismatch, numel, same_dim
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import Mismatch, numel, same_dim
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import POSTFIX, PRODUCT, Op, _rank
 
 

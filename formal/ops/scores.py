@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..cost import CONVENTIONS, Work
+from ..costs.cost import CONVENTIONS, Work
 from ..errors import ConfigError, shown
-from ..shapes import Mismatch, numel, same_dim
+from ..core.shapes import Mismatch, numel, same_dim
 from .activations import Activation, Tanh
 from .base import _rank, Op
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .. import masks
+from ..core import masks
 from ..errors import ConfigError
-from ..shapes import Mismatch, same_dim
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import Mismatch, same_dim
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, Op, _rank
 
 __all__ = ["tempered", "capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints import divides, even
+from ..core.constraints import divides, even
 from ..errors import ConfigError
-from ..shapes import numel
-from ..symbols import latex as sym_latex, text as sym_text
+from ..core.shapes import numel
+from ..core.symbols import latex as sym_latex, text as sym_text
 from .base import ATOM, POSTFIX, Op, _rank
 
 __all__ = ["ColumnsGrid", "CyclicShift", "Windows", "Unwindows", "ShiftMask", "RelativeBias", "MergePatches",

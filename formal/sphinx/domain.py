@@ -1,6 +1,6 @@
 """The ``formal`` domain: directives that render the package's objects as docutils nodes, and roles that
 link to them.  Every node is built from the objects when the docs build: an algorithm from its
-:class:`~formal.render.View` (the model ``show --latex`` renders too), a model from the figures
+:class:`~formal.engine.render.View` (the model ``show --latex`` renders too), a model from the figures
 ``complexity`` prints, a claim from its verdict, decided then."""
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ class AlgorithmDirective(_Entry):
 
     def run(self):
         from .. import algorithms
-        from ..cost import CONVENTIONS
+        from ..costs.cost import CONVENTIONS
         from ..errors import FormalError
-        from ..options import parse_options as typed
-        from ..render import view
+        from ..engine.options import parse_options as typed
+        from ..engine.render import view
         name = self.arguments[0]
         try:
             options = typed(name, build.items(self.options.get("options", "")))
@@ -143,10 +143,10 @@ class ModelDirective(_Entry):
     kind = "model"
 
     def run(self):
-        from ..complexity import Model, grouped, preset_report
+        from ..models.complexity import Model, grouped, preset_report
         from ..errors import FormalError
-        from ..presets import get
-        from ..symbols import latex
+        from ..models.presets import get
+        from ..core.symbols import latex
         name = self.arguments[0]
         try:
             preset = get(name)
@@ -187,7 +187,7 @@ class PatternDirective(_Entry):
     def run(self):
         from ..errors import FormalError
         from ..graphs import analysis, patterns
-        from ..symbols import latex
+        from ..core.symbols import latex
         name = self.arguments[0]
         try:
             args = build.parse_options(self.options.get("args", ""), f"formal:pattern {name} :args:")
@@ -283,7 +283,7 @@ class SymbolRole(SphinxRole):
     """``:formal:sym:`d_attn``` — a size symbol as the paper writes it (its meaning as the hover text)."""
 
     def run(self):
-        from ..symbols import info
+        from ..core.symbols import info
         import sympy as sp
         name = self.text.strip()
         symbol = info(sp.Symbol(name)) if name.isidentifier() else None

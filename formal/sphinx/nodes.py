@@ -13,7 +13,7 @@ __all__ = ["parse_options", "items", "math", "para", "joined", "table", "Cell", 
 
 def parse_options(text: str, what: str) -> dict:
     """``KEY=VALUE, …`` as a dict of words: an int, ``true``/``false`` as a bool, otherwise the text.  Parsed,
-    never evaluated.  (An algorithm's options are typed by :func:`formal.options.parse_options` instead.)"""
+    never evaluated.  (An algorithm's options are typed by :func:`formal.engine.options.parse_options` instead.)"""
     out = {}
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
         key, sep, value = item.partition("=")

@@ -64,7 +64,7 @@ def test_kv_cache_bytes_against_the_hand_formula():
 
 def test_per_token_figures_are_exact_fractions():
     """vit-b16's forward FLOPs per token do not divide evenly: equals compares the exact fraction."""
-    from formal.complexity import preset_report
+    from formal.models.complexity import preset_report
     per_sequence = preset_report("vit-b16")["flops"]["forward_per_sequence"]
     exact = Fraction(per_sequence, 196)
     assert exact.denominator != 1

@@ -8,7 +8,7 @@ import sympy as sp
 from hypothesis import given, strategies as st
 
 from formal.claims.formula import FormulaError, MAX_LENGTH, parse
-from formal.symbols import by_name
+from formal.core.symbols import by_name
 
 
 @pytest.mark.parametrize("text, value", [

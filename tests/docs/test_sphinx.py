@@ -13,7 +13,7 @@ sphinx = pytest.importorskip("sphinx")
 pytest.importorskip("latex2mathml")
 
 from formal import algorithms  # noqa: E402
-from formal.render import view  # noqa: E402
+from formal.engine.render import view
 from formal.sphinx.mathml import mathml  # noqa: E402
 
 
@@ -131,7 +131,7 @@ def test_a_bad_entry_is_a_warning_naming_it(tmp_path, capsys, directive, message
 
 
 def test_the_latex_builder_renders_the_same_model(tmp_path):
-    """The LaTeX builder gets the same lines: the LaTeX of each line of the :class:`~formal.render.View`,
+    """The LaTeX builder gets the same lines: the LaTeX of each line of the :class:`~formal.engine.render.View`,
     which ``show --latex`` writes too."""
     source = _project(tmp_path, "Title\n=====\n\n.. formal:algorithm:: layer_norm\n")
     assert _build(source, tmp_path / "out", "latex") == 0

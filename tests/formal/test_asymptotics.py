@@ -4,7 +4,7 @@ import pytest
 import sympy as sp
 
 from formal import ConfigError, attention, big_theta, leading_term, mhattention
-from formal.symbols import H, d_attn, d_mid, d_out, d_x, d_z, ell_x, ell_z
+from formal.core.symbols import H, d_attn, d_mid, d_out, d_x, d_z, ell_x, ell_z
 
 d = sp.Symbol("d", positive=True, integer=True)
 WIDTHS = {d_attn: d, d_out: d, d_x: d, d_z: d, d_mid: d}

@@ -42,7 +42,7 @@ def test_grouped_query_attention_with_n_kv_heads_equal_to_H_is_alg5(case):
     options = case.algorithm.options
     gqa = mhattention.variant(bias=options["bias"], empty=options["empty"], n_kv_heads="symbolic")
     np.testing.assert_allclose(gqa(**case.kwargs), case.algorithm(**case.kwargs), rtol=0, atol=1e-12)
-    from formal.symbols import H, n_kv_heads
+    from formal.core.symbols import H, n_kv_heads
     for convention in ("matmul", "full"):
         mine, paper = gqa.cost(convention), case.algorithm.cost(convention)
         assert (mine.flops - paper.flops).xreplace({n_kv_heads: H}).expand() == 0
@@ -202,7 +202,7 @@ def direct_attention(X, Z, mask, W_q, W_k, W_v, b_q=0.0, b_k=0.0, b_v=0.0):
 def direct_mhattention(kw, ell_z, ell_x):
     """Algorithm 5 (or GQA, head h using key/value head h // (H/H_kv)) from :func:`direct_attention`:
     heads stacked with head 1 on top, then W_o Y + b_o 1ᵀ."""
-    from formal.masks import resolve
+    from formal.core.masks import resolve
     X = kw["X"]
     Z = kw.get("Z", X)
     mask = resolve(kw.get("mask"), ell_z, ell_x)

@@ -11,7 +11,7 @@ from formal import algorithms
 from formal.algorithms import recurrent
 from formal.algorithms.pooling import build_attention_pooling
 from formal.errors import ConfigError
-from formal.symbols import ell, ell_x, n_sent
+from formal.core.symbols import ell, ell_x, n_sent
 
 
 @given(show_attend_tell_cases())
@@ -86,7 +86,7 @@ def test_a_grid_has_n_h_times_n_w_locations():
     """The grid variant's attention map and cost are in terms of L = n_h·n_w: its parameters, FLOPs and
     memory equal the annotation model's with ℓ_z replaced by n_h·n_w (reading the grid is a view: no FLOPs,
     nothing materialised), and its depth is one line more."""
-    from formal.symbols import by_name, ell_z
+    from formal.core.symbols import by_name, ell_z
     grid, annotations = algorithms.get("show_attend_tell", inputs="grid"), algorithms.get("show_attend_tell")
     L = by_name("height") * by_name("width")
     assert grid.outputs[1].shape[0] == L

@@ -12,7 +12,7 @@ import sympy as sp
 import formal
 from formal import ConfigError
 from formal.cli import bounded_int, main
-from formal.symbols import dim
+from formal.core.symbols import dim
 
 
 def run(capsys, *argv):
@@ -213,7 +213,7 @@ def test_show_params_latex_is_a_tabular_of_every_parameter(capsys):
 def test_complexity_says_when_the_sequence_length_changes_the_parameters(capsys):
     """ViT's position table has a column per patch: another --seq-len is another model, and says so with
     both counts; a model whose table is fixed (GPT-2) prints no note."""
-    from formal.presets import get
+    from formal.models.presets import get
     status, out, _ = run(capsys, "complexity", "vit-b16", "--seq-len", "1000")
     base = get("vit-b16").evaluate()["params"]
     assert status == 0 and "note: the parameters change with the sequence length (W_p" in out
@@ -232,7 +232,7 @@ def test_complexity_marks_a_rounded_per_token_figure(capsys):
 def test_complexity_of_a_captioner_needs_the_captions_length(capsys):
     """Show-Attend-Tell has no context length: without --seq-len complexity says so in one line (exit 2);
     with it, the figures are the derived ones at that caption length, and the parameters do not move."""
-    from formal.presets import get
+    from formal.models.presets import get
     status, _, err = run(capsys, "complexity", "show-attend-tell-coco")
     assert status == 2 and err.strip().splitlines() == [
         "formal-transformers: error: show-attend-tell-coco has no default sequence length: give --seq-len T"]
@@ -247,7 +247,7 @@ def test_complexity_takes_a_sequence_model_from_a_config(capsys, tmp_path):
     """A seq2seq configuration (RNNsearch's sizes) is reported like a preset: its source and target length are
     both the --seq-len, and the count is the object's."""
     from formal import algorithms
-    from formal.symbols import by_name
+    from formal.core.symbols import by_name
     config = tmp_path / "rnnsearch.toml"
     config.write_text('algorithm = "seq2seq"\nseq_len = 50\n[options]\nattention = "bahdanau"\n'
                       "[sizes]\nN_V = 30000\nd_e = 620\nd_h = 1000\nd_a = 1000\n")
@@ -259,7 +259,7 @@ def test_complexity_takes_a_sequence_model_from_a_config(capsys, tmp_path):
 
 
 def test_complexity_list_json(capsys):
-    from formal.presets import PRESETS
+    from formal.models.presets import PRESETS
     status, out, _ = run(capsys, "complexity", "--list", "--json")
     assert status == 0 and [p["name"] for p in json.loads(out)["presets"]] == list(PRESETS)
 
@@ -316,7 +316,7 @@ def test_complexity_of_a_paged_kv_cache(capsys):
     prompt counted on a PagedCache that was given the tokens, the bytes per block as 16 tokens of every
     layer's keys and values (2·L·d_e scalars of 4 bytes), the reservation GPT-2's 1024 positions."""
     import numpy as np
-    from formal.paging import PagedCache
+    from formal.algorithms.paged import PagedCache
     status, out, _ = run(capsys, "complexity", "gpt2", "--seq-len", "100", "--kv", "paged", "--block", "16",
                          "--samples", "4", "--json")
     paged = json.loads(out)["kv_cache"]["paged"]

@@ -1,4 +1,4 @@
-"""Constraints on sizes as data (formal.constraints), and the constraints an algorithm inherits from the
+"""Constraints on sizes as data (formal.core.constraints), and the constraints an algorithm inherits from the
 algorithms it calls (Algorithm.size_constraints), renamed into its own symbols."""
 
 import re
@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from formal import ConfigError, algorithms, layer_norm
-from formal.constraints import Constraint, at_most, divides, even
-from formal.presets import resolve_sizes
-from formal.shapes import Binding
-from formal.symbols import H, by_name, d_e, d_f, ell, ell_gen, ell_max, n_kv_heads
+from formal.core.constraints import Constraint, at_most, divides, even
+from formal.models.presets import resolve_sizes
+from formal.core.shapes import Binding
+from formal.core.symbols import H, by_name, d_e, d_f, ell, ell_gen, ell_max, n_kv_heads
 
 sizes = st.integers(1, 40)
 

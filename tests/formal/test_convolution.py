@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from formal.algorithms.convolution import (build_conv1d, build_graph_conv, conv1d, graph_conv, layers_to_cover,
                                            receptive_field)
 from formal.errors import ConfigError
-from formal.render import to_json, to_latex, to_text
-from formal.symbols import L, d_in, d_out, ell, k
+from formal.engine.render import to_json, to_latex, to_text
+from formal.core.symbols import L, d_in, d_out, ell, k
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -323,7 +323,7 @@ def test_rendering(algorithm):
 
 def test_a_strided_convolution_derives_and_renders_in_latex_and_json():
     """Stride > 1: the output length is a floor; derivation, execution, LaTeX and JSON handle it.  (The text
-    view's leading-order line needs formal.asymptotics to read ⌊x⌋ as x + O(1), which it does not yet.)"""
+    view's leading-order line needs formal.costs.asymptotics to read ⌊x⌋ as x + O(1), which it does not yet.)"""
     algorithm = conv1d.variant(stride=2, padding=1)
     assert algorithm.cost("full").flops.has(sp.floor)
     assert r"\lfloor" in to_latex(algorithm)

@@ -1,4 +1,4 @@
-"""The shipped cost formulas (formal/data/cost_formulas.json, :mod:`formal.costcache`): current, complete, and
+"""The shipped cost formulas (formal/models/data/cost_formulas.json, :mod:`formal.models.costcache`): current, complete, and
 giving ``complexity`` exactly the numbers of a fresh sympy derivation; the exact polynomials they are made of."""
 
 import datetime
@@ -10,14 +10,14 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formal import complexity, costcache
+from formal.models import complexity, costcache
 from formal.cli import main
-from formal.complexity import Model
-from formal.conventions import CONVENTIONS
+from formal.models.complexity import Model
+from formal.costs.conventions import CONVENTIONS
 from formal.errors import ConfigError
-from formal.polynomials import Polynomial
-from formal.presets import PRESETS, resolve_sizes
-from formal.symbols import by_name, ell
+from formal.costs.polynomials import Polynomial
+from formal.models.presets import PRESETS, resolve_sizes
+from formal.core.symbols import by_name, ell
 
 HOW = f"the cost formula cache is stale: regenerate it with {costcache.REGENERATE}"
 
@@ -151,7 +151,7 @@ def test_the_figures_are_sympys_evaluation_of_the_derived_formulas(preset):
         v = expr.xreplace({by_name(k): n for k, n in sizes.items()})
         return int(v) if v.is_integer else int(sp.ceiling(v))
 
-    from formal.presets import LENGTHS
+    from formal.models.presets import LENGTHS
     lengthless = not {str(s) for s in model.algorithm.symbols} & set(LENGTHS)   # Swin: its tokens are its grid
     for convention in CONVENTIONS:
         for seq_len in ((p.seq_len,) if lengthless else (1, 7, p.seq_len or 16)):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError, ShapeError
-from formal.symbols import by_name, channels, d_patch, ell, patch
+from formal.core.symbols import by_name, channels, d_patch, ell, patch
 
 ORDERS = st.sampled_from(["channel-first", "channel-last"])
 

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formal import ConfigError, masks
+from formal import ConfigError
+from formal.core import masks
 
 lengths = st.integers(1, 8)
 

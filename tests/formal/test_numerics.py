@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import formal
-from formal import limits
+from formal.guards import limits
 from formal.algorithms.normalization import build_layer_norm
 from formal.errors import DomainError, ResourceError
 from formal.ops import Softmax

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError, DomainError
-from formal.paging import PagedCache, PoolFull, memory
-from formal.symbols import block, ell_c, ell_max
+from formal.algorithms.paged import PagedCache, PoolFull, memory
+from formal.core.symbols import block, ell_c, ell_max
 
 HEADS, D_K, D_V = 2, 3, 2
 

@@ -1,5 +1,5 @@
 """The specification takes real arrays: complex numbers, strings, datetimes and objects are a ConfigError
-naming the argument and its dtype, never a silently dropped imaginary part (formal.arrays)."""
+naming the argument and its dtype, never a silently dropped imaginary part (formal.guards.arrays)."""
 
 import re
 
@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from formal import ConfigError, algorithms, masks
-from formal.arrays import index_array, real_array
-from formal.shapes import Binding
+from formal import ConfigError, algorithms
+from formal.core import masks
+from formal.guards.arrays import index_array, real_array
+from formal.core.shapes import Binding
 
 REAL_DTYPES = st.one_of(hnp.boolean_dtypes(), hnp.integer_dtypes(), hnp.unsigned_integer_dtypes(),
                         hnp.floating_dtypes())

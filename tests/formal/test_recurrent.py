@@ -11,9 +11,9 @@ from recurrent_cases import RECURRENT_STRATEGIES, cell_cases, layer_cases
 
 from formal import algorithms
 from formal.algorithms import recurrent
-from formal.asymptotics import big_theta
+from formal.costs.asymptotics import big_theta
 from formal.errors import ConfigError
-from formal.symbols import L, by_name, d_h, d_x, ell
+from formal.core.symbols import L, by_name, d_h, d_x, ell
 
 
 def sigmoid(a):

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import formal
-from formal import render
+from formal.engine import render
 
 VARIANTS = [
     ("token_embedding", {}), ("positional_embedding", {"encoding": "sinusoidal-paper"}),
@@ -55,7 +55,7 @@ def test_latex_is_ascii_for_every_algorithm():
     """``show --latex`` writes LaTeX macros, never a raw glyph (ℓ, −, ←) that pdflatex rejects: every
     algorithm, every line (the LaTeX test compiles them where a LaTeX is installed)."""
     from formal import algorithms
-    from formal.render import to_latex
+    from formal.engine.render import to_latex
     for name, algorithm in algorithms.ALGORITHMS.items():
         tex = to_latex(algorithm)
         assert tex.isascii(), (name, sorted({c for c in tex if not c.isascii()}))

@@ -14,7 +14,7 @@ from score_cases import SCORE_STRATEGIES, SCORES, pooling_cases, scored_attentio
 from formal import ConfigError, DomainError, attention, single_query_attention
 from formal.algorithms.pooling import attention_pooling
 from formal.ops import softmax
-from formal.symbols import d_attn, d_out, d_x, d_z, ell_x, ell_z
+from formal.core.symbols import d_attn, d_out, d_x, d_z, ell_x, ell_z
 
 NAMES = sorted(SCORE_STRATEGIES)
 

@@ -10,7 +10,7 @@ from recurrent_cases import seq2seq_cases
 from formal import algorithms
 from formal.algorithms.seq2seq import build_seq2seq
 from formal.errors import ConfigError
-from formal.symbols import by_name, ell_x, ell_z
+from formal.core.symbols import by_name, ell_x, ell_z
 
 
 @given(seq2seq_cases(), st.data())

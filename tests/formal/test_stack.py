@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from stack_cases import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
 
 import formal
-from formal import algorithms, presets
-from formal.asymptotics import leading_term
+from formal import algorithms
+from formal.models import presets
+from formal.costs.asymptotics import leading_term
 from formal.cli import main
-from formal.complexity import Model
-from formal.shapes import Binding
-from formal.symbols import H, L, by_name, d_attn, d_e, d_mid, d_mlp, n_steps
+from formal.models.complexity import Model
+from formal.core.shapes import Binding
+from formal.core.symbols import H, L, by_name, d_attn, d_e, d_mid, d_mlp, n_steps
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -153,7 +154,7 @@ def test_kv_cache_decoding_gives_the_same_tokens(case, ell_gen, seed, decoding):
 
 def test_cache_saves_a_derived_formula():
     """The cost of a generation with and without the cache differ by a polynomial of higher order in ℓ_gen."""
-    from formal.symbols import ell_gen
+    from formal.core.symbols import ell_gen
     plain = algorithms.dinference.cost().flops
     cached = algorithms.dinference.variant(kv_cache=True).cost().flops
     assert sp.degree(plain, ell_gen) == 3 and sp.degree(cached, ell_gen) == 2

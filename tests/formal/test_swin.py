@@ -15,8 +15,8 @@ from formal.algorithms.vision import C, SWIN_EPS, patch_merging, swin, swin_bloc
 from formal.errors import ConfigError, FormalError
 from formal.graphs import patterns
 from formal.ops import relative_index, shift_of, window_regions
-from formal.presets import get as preset
-from formal.symbols import H, by_name, d_attn, d_e, d_mid, d_out, d_x, d_z, ell_x, ell_z
+from formal.models.presets import get as preset
+from formal.core.symbols import H, by_name, d_attn, d_e, d_mid, d_out, d_x, d_z, ell_x, ell_z
 
 M, n_h, n_w = by_name("swin_window"), by_name("height"), by_name("width")
 rng = np.random.default_rng
@@ -56,7 +56,7 @@ def test_windows_are_the_m_by_m_blocks_row_major(g):
             i, j = divmod(t, M_)
             assert np.array_equal(windows[w][:, t], X[a * M_ + i, b * M_ + j])
     from formal.ops import Unwindows
-    from formal.shapes import Binding
+    from formal.core.shapes import Binding
 
     class Ctx:
         binding = Binding({n_h: g["n_h"], n_w: g["n_w"], M: M_})

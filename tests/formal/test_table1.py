@@ -1,11 +1,11 @@
-"""Vaswani et al.'s Table 1 derived from the objects (formal.table1, ``formal-transformers table1``), against
+"""Vaswani et al.'s Table 1 derived from the objects (formal.models.table1, ``formal-transformers table1``), against
 the layers' FLOPs written out by hand here — the independent oracle — and the paper's entries."""
 
 import json
 
 import pytest
 
-from formal import table1
+from formal.models import table1
 from formal.cli import main
 
 

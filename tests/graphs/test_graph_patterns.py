@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from formal import ConfigError
-from formal import masks as spec_masks
+from formal.core import masks as spec_masks
 from formal.graphs import analysis, from_graph, from_mask, from_pairs, patterns, to_mask
 
 
@@ -25,7 +25,7 @@ def test_every_builtin_pattern_is_its_papers_definition(case):
 
 @given(st.integers(0, 12), st.integers(0, 12), st.sampled_from(["top-left", "bottom-right"]))
 def test_causal_patterns_are_the_specs_causal_masks(ell_z, ell_x, align):
-    """design decision 6: the causal pattern is formal.masks.causal in both alignments; a bipartite graph
+    """design decision 6: the causal pattern is formal.core.masks.causal in both alignments; a bipartite graph
     when ℓ_z ≠ ℓ_x, and an alignment is required then."""
     if ell_z != ell_x:
         with pytest.raises(ConfigError, match="alignment"):

@@ -20,7 +20,8 @@ from graph_strategies import builtin, masks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formal import ConfigError, limits
+from formal import ConfigError
+from formal.guards import limits
 from formal.errors import ResourceError
 from formal.cli import main
 from formal.graphs import analysis, attention, edgelist, from_mask, from_pairs, memory, mhattention, patterns

@@ -149,7 +149,7 @@ def test_chunking_does_not_change_the_result():
     (lambda X, P: message_passing.mhattention(P, X, W_q=np.ones(3), W_k=np.ones((2, 2, 3)),
                                               W_v=np.ones((2, 2, 3)), W_o=np.ones((3, 6))),
      ConfigError, "stacked per head"),
-    # complex numbers, strings and objects are not real arrays (formal.arrays): named with their dtype
+    # complex numbers, strings and objects are not real arrays (formal.guards.arrays): named with their dtype
     (lambda X, P: message_passing.attention(P, X + 1j, **P_), ConfigError, "X must be a real array, got complex128"),
     (lambda X, P: message_passing.attention(P, X, X + 0j, **P_), ConfigError, "Z must be a real array, got complex128"),
     (lambda X, P: message_passing.attention(P, X.astype(str), **P_), ConfigError, "X must be a real array, got <U32"),

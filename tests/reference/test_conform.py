@@ -10,9 +10,9 @@ import pytest
 
 from formal.cli import main
 from formal.errors import ConfigError
-from reference.conform import _Checker, conform as conform_api, normalise
-from reference.examples import examples
-from reference.targets import Failed, Target
+from reference.checking.conform import _Checker, conform as conform_api, normalise
+from reference.checking.examples import examples
+from reference.checking.targets import Failed, Target
 
 HERE = Path(__file__).parent / "implementations"
 sys.path.insert(0, str(HERE))
@@ -223,7 +223,7 @@ def test_spec_undefined_examples_are_skipped_not_usage_errors(monkeypatch):
     """Where the spec raises on an example (a configuration it does not define), conform skips the example
     and says so; only when it is undefined on every example is that a usage error naming the reason."""
     from formal.errors import DomainError
-    import reference.conform as module
+    import reference.checking.conform as module
     real = module._outputs
     calls = {"n": 0}
 
@@ -266,7 +266,7 @@ def test_verify_mutants_reports_the_kill_rate(capsys, tmp_path):
 def test_verify_mutants_fails_when_the_generator_is_weak(capsys, monkeypatch):
     """With the old generator's faults put back (no boundary cases, sizes capped at 6), the chunked-attention
     mutant survives: the kill rate drops, the survivor is named, exit 1."""
-    import reference.examples as examples_module
+    import reference.checking.examples as examples_module
     monkeypatch.setattr(examples_module, "boundary_cases", lambda algorithm, max_size: [])
     monkeypatch.setitem(examples_module.PROFILES, "quick", examples_module.Profile(20, 6))
     status = main(["verify", "--mutants", "--only", "attention"])
@@ -327,7 +327,7 @@ def _torch_show_attend_tell(flatten):
     (n_h, n_w, D) and flattening it with ``flatten`` before torch's model runs."""
     import torch
 
-    from reference import captioning
+    from reference.model import captioning
 
     def show_attend_tell(F, x, params):
         p = {k: torch.tensor(v) for k, v in params.items()}

@@ -1,6 +1,6 @@
-"""The torch reference of the convolutions (reference/convolution.py) against the spec's numpy execution, and
+"""The torch reference of the convolutions (reference/model/convolution.py) against the spec's numpy execution, and
 torch.nn.Conv1d — an implementation nobody here wrote — read into the spec's names by
-``reference.convolution.from_conv1d``: equal in float64 (≤ 1e-10 relative) for any stride, padding, dilation
+``reference.model.convolution.from_conv1d``: equal in float64 (≤ 1e-10 relative) for any stride, padding, dilation
 and bias, the options explaining every difference."""
 
 import re
@@ -15,9 +15,9 @@ from convolution_cases import conv1d_cases, geometries, graph_conv_cases, shorte
 
 from formal.algorithms.convolution import conv1d, graph_conv
 from formal.errors import ConfigError
-from formal.symbols import d_in, d_out, k
-from reference.convolution import from_conv1d, run_conv1d, run_graph_conv
-from reference.execute import Call
+from formal.core.symbols import d_in, d_out, k
+from reference.model.convolution import from_conv1d, run_conv1d, run_graph_conv
+from reference.model.execute import Call
 
 FLOAT64 = 1e-10
 
@@ -30,14 +30,14 @@ def _close(got, expected):
 
 @given(case=conv1d_cases())
 def test_conv1d_reference_equals_the_spec(case):
-    """reference.convolution.conv1d (torch.nn.functional.conv1d on the spec's W, k×d_out×d_in) = the spec's
+    """reference.model.convolution.conv1d (torch.nn.functional.conv1d on the spec's W, k×d_out×d_in) = the spec's
     numpy execution, every stride, padding, dilation, bias and activation."""
     _close(run_conv1d(Call(case.algorithm, case.kwargs, device="cpu")), case.algorithm(**case.kwargs))
 
 
 @given(case=graph_conv_cases())
 def test_graph_conv_reference_equals_the_spec(case):
-    """reference.convolution.graph_conv (plain tensor ops, a dense normalised adjacency) = the spec's numpy
+    """reference.model.convolution.graph_conv (plain tensor ops, a dense normalised adjacency) = the spec's numpy
     execution, every norm (sum, mean, gcn), bias and activation, with or without an adjacency."""
     _close(run_graph_conv(Call(case.algorithm, case.kwargs, device="cpu")), case.algorithm(**case.kwargs))
 

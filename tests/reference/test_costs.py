@@ -7,9 +7,9 @@ import pytest
 from cases import evaluate
 from torch.utils.flop_counter import FlopCounterMode
 
-from reference.convert import params_to_torch
-from reference.examples import examples
-from reference.execute import execute
+from reference.model.convert import params_to_torch
+from reference.checking.examples import examples
+from reference.model.execute import execute
 
 COUNTED = ["single_query_attention", "attention", "mhattention", "kv_mhattention", "unembedding", "layer_norm",
            "token_embedding", "positional_embedding", "dtransformer", "etransformer", "edtransformer",

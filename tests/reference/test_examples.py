@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError
-from formal.symbols import by_name
-from reference.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
+from formal.core.symbols import by_name
+from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
 
 _LENGTHS = ("ell", "ell_x", "ell_z", "T")
 
@@ -125,7 +125,7 @@ def test_examples_are_the_same_in_every_process():
     import os
     import subprocess
     import sys
-    code = ("from reference.examples import examples; "
+    code = ("from reference.checking.examples import examples; "
             "print([e.describe() for n in ('dtransformer', 'mhattention', 'kv_dtransformer') "
             "for e in examples(n, 4, seed=3)])")
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

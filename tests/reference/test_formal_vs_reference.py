@@ -13,9 +13,9 @@ from stack_cases import STACK_STRATEGIES, dtransformer_cases, edinference_cases
 from swin_cases import SWIN_EXAMPLES, SWIN_STRATEGIES
 
 from formal import algorithms
-from reference import tolerances
-from reference.examples import EXAMPLE_ALGORITHMS, examples
-from reference.execute import execute
+from reference.checking import tolerances
+from reference.checking.examples import EXAMPLE_ALGORITHMS, examples
+from reference.model.execute import execute
 
 ALL = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **PAGED_STRATEGIES, **SWIN_STRATEGIES,
        "edinference": edinference_cases()}
@@ -71,7 +71,7 @@ def test_sdpa_path_equals_explicit_path(name):
 @pytest.mark.parametrize("name", [n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")])
 def test_lower_precision_within_calibrated_tolerance(name, dtype):
     """In float32 and bfloat16 the reference stays within the tolerance calibrated for that precision and
-    algorithm (:mod:`reference.tolerances`) of the float64 spec — on seeded examples other than the ones
+    algorithm (:mod:`reference.checking.tolerances`) of the float64 spec — on seeded examples other than the ones
     the calibration measured (seeds from 10⁶; the calibration used 0–199)."""
     for ex in examples(name, 12, seed=10**6):
         want = ex.algorithm(**ex.arguments)

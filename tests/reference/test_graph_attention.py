@@ -15,7 +15,7 @@ from formal import DomainError
 from formal import attention as alg4
 from formal import mhattention as alg5
 from formal.graphs import from_mask, message_passing, patterns
-from reference import graph_attention
+from reference.model import graph_attention
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "graphs"))
 from graph_strategies import SEED, builtin, masks  # noqa: E402
@@ -160,7 +160,7 @@ def test_the_chunked_scatter_path_equals_the_spec(make, ratio, monkeypatch):
 def test_auto_takes_the_cheaper_path_and_says_which():
     """Windows and blocks run on the scatter path; a dense or nearly dense pattern on SDPA, unless its mask would
     not fit under the memory limit; ``auto`` runs what choose_path names (both give the spec's numbers)."""
-    from formal import limits
+    from formal.guards import limits
     cpu = torch.device("cpu")
     assert graph_attention.choose_path(patterns.sliding_window(4096, 256), cpu) == "scatter"
     assert graph_attention.choose_path(patterns.swin(64, 64, 8), cpu) == "scatter"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from formal.cli import main
-from reference.conform import conform
-from reference.sandbox import Failed, InProcess
+from reference.checking.conform import conform
+from reference.checking.sandbox import Failed, InProcess
 
 HERE = Path(__file__).parent / "implementations"
 sys.path.insert(0, str(HERE))

@@ -1,4 +1,4 @@
-"""The shipped catalogue of planted bugs (:mod:`reference.mutants`): ``conform`` passes every correct
+"""The shipped catalogue of planted bugs (:mod:`reference.checking.mutants`): ``conform`` passes every correct
 implementation (a control) and fails every mutant, in this process, on its default examples from seed 0.
 One test per entry, named by it, so a failure names the control conform rejects or the mutant that survives.
 
@@ -8,9 +8,9 @@ passes, which fails the suite until its line below is deleted.
 
 import pytest
 
-from reference.conform import conform
-from reference.examples import VARIANTS
-from reference.mutants.catalogue import CONTROLS, FACTORIES, MUTANTS
+from reference.checking.conform import conform
+from reference.checking.examples import VARIANTS
+from reference.checking.mutants.catalogue import CONTROLS, FACTORIES, MUTANTS
 
 #: Correct implementations conform rejects (its defects), and why.
 CONFORM_DEFECTS: dict = {}

@@ -1,6 +1,6 @@
 """The recurrent objects against torch's own modules, nobody here wrote: ``torch.nn.RNN``, ``GRU`` and ``LSTM``
 (any layer count, one or both directions, with or without biases) and their cells, read into the spec's
-names by :func:`reference.third_party.from_torch_rnn`, equal the spec's numpy execution in float64; their
+names by :func:`reference.model.third_party.from_torch_rnn`, equal the spec's numpy execution in float64; their
 parameter counts equal ``numel``."""
 
 import numpy as np
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError
-from formal.symbols import L, d_h, d_x
-from reference import third_party
+from formal.core.symbols import L, d_h, d_x
+from reference.model import third_party
 
 MODULES = {"rnn": torch.nn.RNN, "gru": torch.nn.GRU, "lstm": torch.nn.LSTM}
 CELLS = {"rnn": torch.nn.RNNCell, "gru": torch.nn.GRUCell, "lstm": torch.nn.LSTMCell}
@@ -90,7 +90,7 @@ def test_show_attend_tell_coco_preset_counts_the_equations_modules():
     score is cancelled by the softmax), the gate's w_β and b_β, an LSTM cell on [E y; ẑ] with one bias per
     gate (torch's LSTMCell adds two: its bias_hh is left out), and L_h, L_z, L_o.  Their ``numel`` is the
     preset's derived count; the preset's sizes are the authors' MS COCO script's."""
-    from formal import presets
+    from formal.models import presets
     preset = presets.get("show-attend-tell-coco")
     s = preset.sizes
     D, L_ = s["d_z"], s["height"] * s["width"]

@@ -1,5 +1,5 @@
 """The scores of Algorithms 3 and 4 and attention pooling: the spec's numpy execution against the torch
-reference (reference.layers, reference.pooling) in float64, under every score, bias, mask and
+reference (reference.model.layers, reference.model.pooling) in float64, under every score, bias, mask and
 empty-neighbourhood policy; and the reference's bad input.
 
 (Named apart from tests/formal/test_scores.py: the test folders are not packages, so two modules of one
@@ -11,8 +11,8 @@ from hypothesis import given
 from score_cases import pooling_cases, scored_attention_cases, scored_single_query_cases
 
 from formal.errors import ConfigError
-from reference import layers, pooling
-from reference.convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy
+from reference.model import layers, pooling
+from reference.model.convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy
 
 import torch
 

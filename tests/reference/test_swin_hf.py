@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from formal.algorithms.vision import swin, swin_block
 from formal.ops import shift_of
-from formal.presets import get as preset
-from reference import third_party
+from formal.models.presets import get as preset
+from reference.model import third_party
 
 transformers = pytest.importorskip("transformers")
 FLOAT64 = 1e-10
@@ -94,7 +94,7 @@ def test_matmul_flops_equal_flop_counter_mode():
     """torch's FlopCounterMode over HF's forward pass (the convolution, every linear layer, QKᵀ and the
     weighting, as eager attention computes them) counts what the matmul convention derives."""
     from torch.utils.flop_counter import FlopCounterMode
-    from formal.presets import resolve_sizes
+    from formal.models.presets import resolve_sizes
     s = _small_swin_sizes()
     config = _config(window=s["swin_window"], patch=s["patch"], grid=s["height"], embed=s["H"] * s["d_attn"],
                      heads=s["H"], depths=[s[f"L_{i}"] for i in range(1, 5)], n_classes=s["n_classes"], attention="eager")
@@ -137,7 +137,7 @@ def test_swin_reported_flops_are_macs_plus_the_layer_norms(name, official):
     assert reported == official
     macs = preset(name).evaluate()["flops"] // 2
     assert macs + norms == official
-    from formal.complexity import preset_report
+    from formal.models.complexity import preset_report
     assert preset_report(name)["flops"]["forward_macs_per_sequence"] == macs
 
 
@@ -172,7 +172,7 @@ def test_conform_passes_hf_swin_layer_as_a_users_block_and_fails_a_misplaced_shi
     """``conform`` checks a user's Swin block: HF's SwinLayer wrapped as a function of the spec's parameters
     conforms to ``swin_block`` regular and shifted, in either layout (a grid, in and out, is channel-last in
     both); the same layer shifted on a regular block fails."""
-    from reference.conform import conform
+    from reference.checking.conform import conform
     for shifted, layout in ((False, "columns"), (True, "columns"), (True, "rows")):
         good = conform(_hf_swin_block(lambda M, s=shifted: M // 2 if s else 0), "swin_block",
                        options={"shifted": shifted, "eps": 1e-5}, n_examples=6, layout=layout)

@@ -1,6 +1,6 @@
 """Third-party conformance: implementations nobody here wrote — torch's MultiheadAttention and
 TransformerEncoderLayer, HF transformers' GPT2LMHeadModel and BertForMaskedLM — built offline from configs
-with random weights, read into the spec's names (:mod:`reference.third_party`), equal the spec's numpy
+with random weights, read into the spec's names (:mod:`reference.model.third_party`), equal the spec's numpy
 execution in float64 (≤ 1e-10), the variant options explaining every difference from the paper."""
 
 import numpy as np
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError
-from reference import third_party
+from reference.model import third_party
 
 F = torch.nn.functional
 FLOAT64 = 1e-10
@@ -178,11 +178,11 @@ def test_torch_paged_attention_pages_are_a_block_table(page_size, lengths, new, 
     """torch's PagedAttention (a private API of torch 2.13) reserves pages for several sequences and writes
     their keys and values into one paged cache; its page table and cache, read as the spec's pool and block
     table, give PagedMHAttention the output of Algorithm 5 over the contiguous keys and values it was given —
-    and every sequence holds ⌈ℓ/B⌉ pages, formal.paging's count."""
+    and every sequence holds ⌈ℓ/B⌉ pages, formal.algorithms.paged's count."""
     from torch.nn.attention.experimental._paged_attention import PagedAttention
 
-    from formal.paging import memory
-    from formal.symbols import block, ell_c
+    from formal.algorithms.paged import memory
+    from formal.core.symbols import block, ell_c
     rng, H, d = np.random.default_rng(seed), 2, 3
     n_pages = sum(-(-n // page_size) for n in lengths)
     paged = PagedAttention(n_pages=n_pages, page_size=page_size, max_batch_size=len(lengths), device="cpu")

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from reference import training
-from reference.convert import params_to_torch, tokens_to_torch
-from reference.examples import example
-from reference.verify import example_loss
+from reference.model import training
+from reference.model.convert import params_to_torch, tokens_to_torch
+from reference.checking.examples import example
+from reference.checking.verify import example_loss
 
 H_FD = 1e-6
 

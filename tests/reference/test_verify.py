@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from formal.cli import main
-from reference import layers
+from reference.model import layers
 
 
 def test_verify_passes_and_writes_the_json_report(capsys, tmp_path):
@@ -69,8 +69,8 @@ def test_verify_on_cuda(capsys):
 def test_third_party_gpt2_on_cuda():
     """HF GPT-2 on the GPU equals the reference on the GPU (float64), weights read by the converter."""
     transformers = pytest.importorskip("transformers")
-    from reference import stacks, third_party
-    from reference.convert import params_to_torch
+    from reference.model import stacks, third_party
+    from reference.model.convert import params_to_torch
     config = transformers.GPT2Config(vocab_size=50, n_positions=16, n_embd=32, n_layer=2, n_head=4,
                                      bos_token_id=None, eos_token_id=None)
     model = transformers.GPT2LMHeadModel(config).double().eval().cuda()

@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 
 from formal.cli import main
-from reference import verify as verify_module
-from reference.commands import MAX_JOBS
-from reference.examples import EXAMPLE_ALGORITHMS
+from reference.checking import verify as verify_module
+from reference.checking.commands import MAX_JOBS
+from reference.checking.examples import EXAMPLE_ALGORITHMS
 
 SUBSET = "attention,layer_norm,dloss"  # a float64, sdpa, float32/bfloat16, FLOPs, params and SGD-step check
 REPO = Path(__file__).resolve().parents[2]
 
 UNBIASED = """
 import torch
-from reference import layers
+from reference.model import layers
 
 def unbiased(e, gamma, beta=None, *, norm="layer", eps=0.0):
     centred = e - e.mean(-1, keepdim=True)
@@ -38,7 +38,7 @@ layers.layer_norm = unbiased
 DIE = """
 import os, signal
 import torch
-from reference import layers
+from reference.model import layers
 
 correct = layers.layer_norm
 
@@ -119,7 +119,7 @@ def test_a_worker_that_cannot_start_is_one_line(tmp_path):
 
 def test_an_exception_escaping_a_check_is_an_internal_error_as_in_one_process(tmp_path):
     plant = """
-        from reference import verify
+        from reference.checking import verify
 
         def broken(*args, **kwargs):
             raise RuntimeError("planted")

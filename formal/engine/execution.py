@@ -1,0 +1,396 @@
+"""Execution: running an algorithm's lines over numpy float64 arrays.
+
+Arguments are keyword arguments named as the spec names them.  Each size symbol is bound to the integer
+met first (``{d_e: 8, ell: 5}``) and every later use is checked against that binding: a parameter is
+checked on the line that first reads it, so a mismatch names that line.  Every line's result must have
+the derived shape evaluated at the binding — an oracle that holds for free.
+
+Before a line runs, the memory its derivation says it allocates is checked against
+:func:`formal.guards.limits.max_memory` (a :class:`~formal.errors.ResourceError` instead of a ``MemoryError``
+half-way).  After the last line, a NaN or ∞ in the output that began on a line whose values were all finite
+— float64 overflowed — is a :class:`~formal.errors.DomainError` naming that line, unless an op makes it by
+design (the mask's −∞, ``empty="nan"``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from itertools import count
+
+import numpy as np
+
+from ..guards import limits
+from ..core import masks
+from ..guards.arrays import index_array, real_array
+from ..errors import ConfigError, DomainError, FormalError, ShapeError
+from ..ops import Apply, Ref
+from .algorithm import targets
+from .calls import CallOp
+from ..core.shapes import Binding, Mismatch
+
+__all__ = ["Run", "execute", "returns_nonfinite"]
+
+
+@dataclass
+class Run:
+    """What an execution produced."""
+
+    output: np.ndarray                  # a tuple of arrays for an algorithm with several outputs
+    binding: dict                       # symbol → int
+    values: dict = field(repr=False)    # name → array, every input, parameter and result
+    consumed: tuple = ()                # the parameters the lines read, in order of first use
+
+
+class _Context:
+    """What an op's numpy semantics may ask: sizes, loop indices, and where it runs (for messages)."""
+
+    def __init__(self, algorithm, binding: Binding, rng=None):
+        self.algorithm, self.binding = algorithm, binding
+        self.loop: dict = {}
+        self.line = "signature"
+        self._rng = rng
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            raise ConfigError(f"{self.where()} draws random numbers, but {self.algorithm.label} is not random")
+        return self._rng
+
+    require = None  # the executor's: binds a size by checking the parameters that carry it
+
+    def evaluate(self, expr) -> int:
+        if self.require is not None and not self.binding.is_bound(expr):
+            self.require(expr, self.line)
+        missing = sorted(str(s) for s in expr.free_symbols if s not in self.binding.values)
+        if missing:
+            raise ConfigError(f"{self.where()} needs the size {missing[0]}, which no argument determines: "
+                              f"pass {missing[0]}=<int>")
+        return self.binding.evaluate(expr)
+
+    def where(self) -> str:
+        return f"{self.algorithm.label}, line {self.line}"
+
+
+def _ops(node):
+    """Every op of an expression tree."""
+    if isinstance(node, Apply):
+        yield node.op
+        for arg in node.args:
+            yield from _ops(arg)
+
+
+def _refs(node):
+    """The names an expression reads."""
+    if isinstance(node, Ref):
+        yield node.name
+    elif isinstance(node, Apply):
+        for arg in node.args:
+            yield from _refs(arg)
+
+
+def _lines(lines):
+    for line in lines:
+        if hasattr(line, "body"):
+            yield from _lines(line.body)
+        else:
+            yield line
+
+
+@functools.lru_cache(maxsize=None)
+def returns_nonfinite(algorithm) -> bool:
+    """Whether ``algorithm`` may return NaN by design (a softmax under ``empty="nan"``, in it or a callee)."""
+    return any(op.nonfinite == "output" for line in _lines(algorithm.lines) for op in _ops(line.expr))
+
+
+def _finite(value) -> bool:
+    """Whether a line's value (an array or a tuple of them) holds no NaN or ∞ (integers always do)."""
+    if isinstance(value, tuple):
+        return all(_finite(v) for v in value)
+    array = np.asarray(value)
+    return array.dtype.kind != "f" or bool(np.isfinite(array).all())
+
+
+def _rng(algorithm, arguments: dict):
+    """The generator of a random algorithm, from its ``seed`` argument (an int, a Generator, or None for
+    fresh entropy)."""
+    if not algorithm.random:
+        return None
+    seed = arguments.pop("seed", None)
+    if seed is not None and not isinstance(seed, np.random.Generator) and (
+            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ConfigError(f"seed = {seed!r} must be a non-negative integer or a numpy Generator")
+    return np.random.default_rng(seed)
+
+
+def _split(algorithm, arguments: dict):
+    names = {s.name for s in algorithm.signature}
+    sizes = {str(s): s for s in algorithm.symbols}
+    unknown = [k for k in arguments if k not in names and k not in sizes]
+    if unknown:
+        accepted = ", ".join([s.name for s in algorithm.signature] + list(sizes))
+        raise ConfigError(f"{algorithm.label} got an unexpected argument {unknown[0]!r}; it takes {accepted}")
+    given = {sizes[k]: v for k, v in arguments.items() if k in sizes}
+    values = {k: v for k, v in arguments.items() if k in names}
+    for spec in algorithm.signature:
+        if values.get(spec.name) is None and spec.name in algorithm.defaults:
+            values.pop(spec.name, None)  # Z=None means "the default", Z = X
+        if spec.name not in values:
+            if spec.name in algorithm.defaults:
+                values[spec.name] = values.get(algorithm.defaults[spec.name])
+            elif spec.kind == "mask":
+                values[spec.name] = None  # bidirectional, Mask ≡ 1
+            else:
+                raise ConfigError(f"{algorithm.label} is missing argument {spec.name!r} "
+                                  f"({_shape_str(spec.shape)})")
+    return given, values
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(expr):
+    """``(symbols, f)``: ``f(*values)`` evaluates the size expression ``expr`` fast (a line's memory is
+    estimated on every execution)."""
+    import sympy as sp
+    symbols = tuple(sorted(expr.free_symbols, key=str))
+    return symbols, sp.lambdify(symbols, expr, modules="math")
+
+
+def _sizes(values) -> str:
+    return ", ".join(f"{k} = {v:,}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
+
+
+def _shape_str(shape):
+    return "×".join(map(str, shape)) if shape else "scalar"
+
+
+class _Executor:
+    def __init__(self, algorithm, arguments):
+        self.algorithm = algorithm
+        arguments = dict(arguments)
+        rng = _rng(algorithm, arguments)
+        given, raw = _split(algorithm, arguments)
+        self.binding = Binding(given)
+        self.ctx = _Context(algorithm, self.binding, rng)
+        self.ctx.require = self._require
+        self.values: dict = {}
+        self.unchecked: dict = {}
+        self.consumed: list = []
+        self.first_nonfinite = None   # (line, name): the first value that became NaN or ∞ not by design
+        self._bind_inputs(raw)
+        self.unchecked = {p.name: raw[p.name] for p in algorithm.params}
+        self._check_constraints()
+
+    def _mismatch(self, m: Mismatch, line):
+        return ShapeError(algorithm=self.algorithm.label, line=line, symbol=m.symbol, expected=m.expected,
+                          got=m.got, detail=m.detail)
+
+    def _bind(self, spec, array, line):
+        try:
+            self.binding.bind(spec.shape, array.shape, spec.name)
+        except Mismatch as m:
+            raise self._mismatch(m, line) from None
+
+    def _bind_inputs(self, raw):
+        masks_pending, undetermined = [], []
+        for spec in self.algorithm.inputs:
+            if spec.kind == "mask":
+                masks_pending.append(spec)
+                continue
+            check = index_array if spec.kind == "index" else real_array
+            array = check(spec.name, raw[spec.name])
+            try:
+                self.binding.bind(spec.shape, array.shape, spec.name)
+            except Mismatch as m:
+                if not m.undetermined:
+                    raise self._mismatch(m, "signature") from None
+                undetermined.append((spec, array))
+            self.values[spec.name] = array
+        if undetermined:
+            self._bind_from_params(undetermined, raw)
+        for spec in masks_pending:
+            missing = sorted(str(s) for d in spec.shape for s in d.free_symbols if s not in self.binding.values)
+            if missing:   # a size only the mask's shape mentions (the cache length of a paged cache)
+                raise ConfigError(f"{self.algorithm.label}, signature: the size {missing[0]} of {spec.name} is "
+                                  f"determined by no argument: pass {missing[0]}=<int>")
+            ell_z, ell_x = (self.binding.evaluate(d) for d in spec.shape)
+            self.values[spec.name] = masks.resolve(raw[spec.name], ell_z, ell_x)
+
+    def _bind_from_params(self, undetermined, raw):
+        """Inputs whose sizes their own shape cannot tell (an image of P·n_h × P·n_w pixels: which is P?),
+        bound once the parameters have told what they can (W_patch's C·P², once Swin's weights have told
+        H and d_attn of its H·d_attn rows).  A parameter that does not fit leaves the binding as it was: it
+        is reported when a line reads it."""
+        misfits, unreadable, pending = [], [], [p for p in self.algorithm.params if p.name in raw]
+        while pending:            # again while a parameter bound tells what another needs (Swin's H·d_attn)
+            waiting = []
+            for p in pending:
+                try:
+                    array = real_array(p.name, raw[p.name])
+                except FormalError as error:
+                    unreadable.append(error)
+                    continue
+                saved = dict(self.binding.values), dict(self.binding.sources)
+                try:
+                    self.binding.bind(p.shape, array.shape, p.name)
+                except Mismatch as m:
+                    self.binding.values, self.binding.sources = saved
+                    misfits.append(m)
+                    if m.undetermined:
+                        waiting.append(p)
+            if len(waiting) == len(pending):
+                break
+            pending = waiting
+        for spec, array in undetermined:
+            try:
+                self.binding.bind(spec.shape, array.shape, spec.name)
+            except Mismatch as m:   # still undetermined: a parameter that did not fit says why
+                if m.undetermined and unreadable:   # a parameter that is no real array cannot tell a size
+                    raise unreadable[0] from None
+                told = next((x for x in misfits if not x.undetermined), misfits[0]) if misfits else m
+                raise self._mismatch(told if m.undetermined else m, "signature") from None
+
+    def _check_constraints(self):
+        for c in self.algorithm.size_constraints:
+            if all(s in self.binding.values for s in c.symbols):
+                if not c.holds(self.binding.values):
+                    raise ConfigError(f"{self.algorithm.label}: {c.explain(self.binding.values)}")
+
+    def _read(self, name, line):
+        if name in self.unchecked:
+            spec = self.algorithm.spec(name)
+            array = real_array(name, self.unchecked.pop(name))
+            self._bind(spec, array, line)
+            self._check_constraints()
+            self.values[name] = array
+            self.consumed.append(name)
+        return self.values[name]
+
+    def evaluate(self, node, line):
+        if isinstance(node, Ref):
+            return self._read(node.name, line)
+        args = [self.evaluate(a, line) for a in node.args]
+        return node.op.numpy(self.ctx, *args)
+
+    def walk(self, lines, numbers, records):
+        for line in lines:
+            number = next(numbers)
+            self.ctx.line = number
+            if hasattr(line, "body"):
+                self._loop(line, numbers, records)
+                continue
+            self._estimate(line, records[number - 1])
+            value = self.evaluate(line.expr, number)
+            self.ctx.line = number
+            names = targets(line)
+            values = value if len(names) > 1 else (value,)
+            shapes = records[number - 1].shape
+            for name, v, shape in zip(names, values, shapes if len(names) > 1 else (shapes,)):
+                self._check_result(number, name, shape, v)
+                self.values[name] = v
+            if self.first_nonfinite is None and not _finite(value) and self._created_nonfinite(line):
+                self.first_nonfinite = (number, ", ".join(names))
+
+    def _estimate(self, line, record):
+        """Refuse a line whose new arrays (its derived memory, 8 bytes a scalar) exceed the memory limit
+        (:mod:`formal.guards.limits`) before it runs; a call's lines are estimated when the callee runs."""
+        if any(isinstance(op, CallOp) for op in _ops(line.expr)):
+            return
+        symbols, scalars = _compiled(record.work.memory)
+        try:
+            nbytes = 8 * int(scalars(*(self.binding.values[s] for s in symbols)))
+        except KeyError:  # a size known only after the line runs (a data-dependent length)
+            return
+        if nbytes > limits.max_memory():
+            limits.require(nbytes, f"{self.algorithm.label}, line {record.number} "
+                                   f"({', '.join(targets(line))} at {_sizes(self.binding.values)})")
+
+    def _require(self, expr, line):
+        """Bind the symbols of ``expr`` by checking the parameters that carry them (a loop's trip count)."""
+        for name in list(self.unchecked):
+            if not self.binding.is_bound(expr) and expr.free_symbols & set().union(
+                    *(d.free_symbols for d in self.algorithm.spec(name).shape)):
+                self._read(name, line)
+
+    def _loop(self, line, numbers, records):
+        self._require(line.count, self.ctx.line)
+        trips = self.binding.evaluate(line.count)
+        start = next(numbers)  # the body's numbers are reused on every trip
+        for _ in range(_numbered(line.body) - 1):
+            next(numbers)
+        collected = {pair: [] for pair in line.collected}
+        done = 0
+        for i in range(trips):
+            self.ctx.loop[line.var] = i
+            if line.index is not None:
+                self.binding.values[line.index] = i + 1  # shapes inside the body are stated at `index`
+            self.walk(line.body, count(start), records)
+            for name, as_name in collected:
+                collected[name, as_name].append(self.values[name])
+            done = i + 1
+            if line.until is not None and line.until(self.values, self.ctx):
+                break
+        self.ctx.loop.pop(line.var, None)
+        if line.index is not None:
+            self.binding.values.pop(line.index, None)
+        if line.trips is not None:
+            self.binding.set(line.trips, done, f"the loop of line {self.ctx.line}") if done else None
+        self.values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(self.values.get(name, ())))
+                            for (name, as_name), parts in collected.items()})
+
+    def _check_result(self, number, name, shape, value):
+        try:  # a size known only now (a data-dependent length) is bound here; the others are checked
+            self.binding.bind(shape, np.shape(value), f"{name} (line {number})", allow_empty=True)
+        except Mismatch as m:
+            raise ShapeError(algorithm=self.algorithm.label, line=number, symbol=f"shape of {name}",
+                             expected=m.expected, got=np.shape(value),
+                             detail="the executed shape differs from the derived one") from None
+
+    def _created_nonfinite(self, line) -> bool:
+        """Whether a line whose value is not finite made it from finite values, and not by design (the mask's
+        −∞, a NaN a callee returns under ``empty="nan"``): then float64 overflowed there."""
+        if any(op.nonfinite for op in _ops(line.expr)):
+            return False
+        return all(_finite(self.values[name]) for name in _refs(line.expr) if name in self.values)
+
+    def _check_finite(self, output):
+        """Never a wrong number silently: a NaN or ∞ in the output that began on a line whose values were all
+        finite, not by design, is a float64 overflow (or an ∞ − ∞ after one); name the line it began on.
+        A NaN passed in (an input or parameter holding one) passes through as numpy would."""
+        if self.first_nonfinite is None or _finite(output):
+            return
+        line, name = self.first_nonfinite
+        largest = max((float(np.max(np.abs(v))) for k, v in self.values.items()
+                       if k in self._input_names and np.asarray(v).dtype.kind == "f" and np.size(v)), default=0.0)
+        raise DomainError(f"{self.algorithm.label}, line {line}: {name} is not finite (float64 overflowed: the "
+                          f"inputs and parameters reach {largest:.3g} in magnitude), so the result would be wrong")
+
+    @property
+    def _input_names(self):
+        return {s.name for s in self.algorithm.signature}
+
+    def run(self):
+        records = self.algorithm.derivation.records
+        self.walk(self.algorithm.lines, count(1), records)
+        for name in list(self.unchecked):  # a parameter no line read (a loop that ran no trip): checked all the same
+            self._read(name, "signature")
+        output = self.values[self.algorithm.output.name]
+        if len(self.algorithm.outputs) > 1:
+            output = tuple(self.values[o.name] for o in self.algorithm.outputs)
+        self._check_finite(output)
+        return Run(output=output, binding=dict(self.binding.values), values=self.values,
+                   consumed=tuple(self.consumed))
+
+
+def _numbered(lines) -> int:
+    """How many numbered lines ``lines`` hold, loop headers and bodies included."""
+    return sum(1 + _numbered(line.body) if hasattr(line, "body") else 1 for line in lines)
+
+
+def execute(algorithm, arguments: dict) -> Run:
+    """Run ``algorithm`` on keyword ``arguments`` (inputs, ``mask``, parameters, and optionally sizes).
+
+    numpy's floating-point warnings are silenced: a NaN or ∞ that reaches the output from finite inputs, not
+    by design, is a :class:`~formal.errors.DomainError` naming the line it began on instead.
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _Executor(algorithm, arguments).run()

@@ -1,0 +1,51 @@
+"""Model configuration files (TOML) for ``formal-transformers complexity --config``.
+
+A configuration is data, read with a TOML parser; nothing in it is executed::
+
+    name = "my-gpt"             # optional
+    algorithm = "dtransformer"  # edtransformer, etransformer or dtransformer
+    seq_len = 1024              # optional: the default sequence length
+    [options]                   # the algorithm's options, e.g. norm = "rms"
+    tied = true
+    [sizes]                     # the size symbols by their ASCII names
+    N_V = 50257
+    ell_max = 1024
+    d_e = 768
+    L = 12
+    H = 12
+    d_mlp = 3072
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError, shown
+from ..guards.files import read_toml
+from .presets import check_size
+
+__all__ = ["load_config", "KEYS"]
+
+KEYS = ("name", "algorithm", "seq_len", "options", "sizes")
+
+
+def load_config(path: str):
+    """``(name, algorithm, options, sizes, seq_len)`` from a TOML file; a :class:`ConfigError` names what is
+    wrong (an unreadable or irregular file, bytes that are not UTF-8, malformed TOML, an unknown key, a wrong
+    type); see :func:`formal.guards.files.read_toml`."""
+    data = read_toml(path, what="config file")
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"config file {shown(path)} has an unknown key {shown(unknown[0])}; known: {', '.join(KEYS)}")
+    algorithm = data.get("algorithm")
+    if not isinstance(algorithm, str):
+        raise ConfigError(f"config file {shown(path)} needs algorithm = \"dtransformer\" (or etransformer, edtransformer)")
+    options, sizes = data.get("options", {}), data.get("sizes", {})
+    for key, table in (("options", options), ("sizes", sizes)):
+        if not isinstance(table, dict):
+            raise ConfigError(f"config file {shown(path)}: [{key}] must be a table, got {shown(table)}")
+    for key, value in sizes.items():
+        check_size(f"config file {path!r}: size {key}", value)
+    seq_len = data.get("seq_len")
+    if seq_len is not None:
+        check_size(f"config file {path!r}: seq_len", seq_len)
+    name = data.get("name", path)
+    return str(name), algorithm, dict(options), dict(sizes), seq_len

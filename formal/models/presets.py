@@ -1,0 +1,228 @@
+"""Named real-world configurations: the published hyperparameters of models users know.
+
+Each :class:`Preset` names a registry algorithm, the options that make it that architecture, and the sizes
+it was published with.  Nothing here states a parameter count: counts are derived from the algorithm
+objects; the tests check them against the public implementations (HF transformers models built from a
+configuration, a tied matrix counted once) or, where there is none, against an independent formula.
+
+Examples
+--------
+>>> from formal.models.presets import get
+>>> get("gpt2").evaluate()["params"]
+124439808
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError, shown
+from ..guards.limits import MAX_SIZE
+
+__all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "check_size", "get", "resolve_sizes"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named configuration: ``algorithm`` (a registry name) built with ``options``, at ``sizes``.
+
+    ``seq_len`` is the sequence length costs are quoted at by default (the context length; the number of
+    patches for ViT), or None where the model has none (a captioner's caption: then it must be given).  ``doc`` says where the configuration comes from, what implementation its count is
+    checked against, and where the published number differs.
+    """
+
+    name: str
+    algorithm: str
+    options: dict
+    sizes: dict
+    seq_len: int | None
+    doc: str = field(default="", compare=False)
+
+    def build(self):
+        from ..algorithms import get as get_algorithm
+        return get_algorithm(self.algorithm, **self.options)
+
+    def binding(self, seq_len: int | None = None) -> dict:
+        """Every size symbol of the algorithm bound to an int, sequence lengths at ``seq_len`` (required
+        when the preset has no default length)."""
+        seq_len = self.seq_len if seq_len is None else seq_len
+        if seq_len is None:
+            raise ConfigError(f"{self.name} has no default sequence length: give seq_len")
+        return resolve_sizes(self.build(), self.sizes, seq_len)
+
+    def evaluate(self, convention: str = "matmul", seq_len: int | None = None) -> dict:
+        """The algorithm's cost at this configuration, as numbers."""
+        return self.build().cost(convention).evaluate(self.binding(seq_len))
+
+
+LENGTHS = ("ell", "ell_x", "ell_z")
+
+
+def check_size(name: str, value) -> int:
+    """``value`` if it is an int from 1 to :data:`MAX_SIZE`, else a ConfigError naming ``name`` (and the
+    value, shortened: a file may hold a 400-digit integer)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
+        raise ConfigError(f"{name} = {shown(value)} must be a positive integer at most 2**50")
+    return value
+
+
+def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
+    """``sizes`` (names → ints) completed with design decision 4's defaults, ``d_attn = d_mid = d_e/H``
+    and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.  ``algorithm`` is an
+    algorithm object, or the :class:`~formal.models.costcache.CostFormulas` of one (which need no sympy).
+
+    Raises :class:`ConfigError` for a size that is not a positive integer, an unknown size name, ``d_e`` not
+    divisible by ``H`` when the head sizes are left to their default, or a size constraint that fails (one
+    of ``algorithm.size_constraints``: its own and those of the algorithms it calls, ``ℓ ≤ ℓ_max``,
+    ``2 ≤ d_e`` under layer norm with eps = 0).
+    """
+    known = {str(s) for s in algorithm.symbols}
+    values = {}
+    for name, value in sizes.items():
+        values[name] = check_size(name, value)
+    for head in ("d_attn", "d_mid"):
+        if head in known and head not in values:
+            d_e, heads = values.get("d_e"), values.get("H")
+            if d_e is None or heads is None:
+                raise ConfigError(f"{head} is not given and cannot default to d_e/H without d_e and H")
+            if d_e % heads:
+                raise ConfigError(f"d_e = {d_e} is not divisible by H = {heads}: the default head size "
+                                  f"{head} = d_e/H needs it (or give d_attn and d_mid)")
+            values[head] = d_e // heads
+    if "d_f" in known and "d_f" not in values and "d_e" in values:
+        values["d_f"] = values["d_e"]
+    if seq_len is not None:
+        check_size("sequence length", seq_len)
+        for name in LENGTHS:
+            if name in known:
+                values[name] = seq_len
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{algorithm.label} has no size {shown(unknown[0])}; its sizes: {', '.join(sorted(known))}")
+    missing = sorted(known - set(values))
+    if missing:
+        raise ConfigError(f"{algorithm.label} needs the size {missing[0]} (sizes given: {', '.join(sorted(values))})")
+    bound = values if getattr(algorithm, "sizes_by_name", False) else _by_symbol(values)
+    for c in algorithm.size_constraints:
+        if not c.holds(bound):
+            raise ConfigError(f"{algorithm.label}: {c.explain(bound)}")
+    return values
+
+
+def _by_symbol(values: dict) -> dict:
+    """``values`` keyed by the sympy symbols of their names, as an algorithm object's constraints read them."""
+    from ..core.symbols import by_name
+    return {by_name(k): v for k, v in values.items()}
+
+
+# ------------------------------------------------------------------------------------------------ GPT-2/3
+_GPT2 = dict(position="learned", activation="gelu-tanh", tied=True, eps=1e-5, norm_position="pre")
+
+
+def _gpt2(name, d_e, layers, heads, paper):
+    return Preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=1024, d_e=d_e, L=layers, H=heads,
+                                                    d_mlp=4 * d_e), 1024,
+                  f"GPT-2 (Radford et al. 2019): L = {layers}, d_e = {d_e}, H = {heads}, context 1024, "
+                  f"vocabulary 50257, tied unembedding, GELU-tanh.  Checked against HF transformers' "
+                  f"GPT2LMHeadModel; the paper reports {paper} (it left out the position embeddings and "
+                  "counted an older vocabulary).")
+
+
+def _gpt3(name, layers, d_e, heads, d_head, paper):
+    note = ""
+    if heads * d_head != d_e:
+        note = (f"  Table 2.1 lists H·d_head = {heads * d_head} ≠ d_model = {d_e}; the preset follows the table "
+                f"(d_attn = d_mid = {d_head}), so its count differs from the paper's {paper}.")
+    return Preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=2048, d_e=d_e, L=layers, H=heads,
+                                                    d_attn=d_head, d_mid=d_head, d_mlp=4 * d_e), 2048,
+                  f"GPT-3 (Brown et al. 2020, Table 2.1): L = {layers}, d_model = {d_e}, H = {heads}, "
+                  f"d_head = {d_head}, context 2048, the GPT-2 architecture (tied, GELU-tanh).  The paper "
+                  f"reports {paper}.  No public implementation exists; the test counts it with an independent "
+                  "formula.  GPT-3's alternating locally banded sparse layers are computed densely here." + note)
+
+
+# ------------------------------------------------------------------------------------------------ presets
+PRESETS = {p.name: p for p in [
+    _gpt2("gpt2", 768, 12, 12, "117M"),
+    _gpt2("gpt2-medium", 1024, 24, 16, "345M"),
+    _gpt2("gpt2-large", 1280, 36, 20, "762M"),
+    _gpt2("gpt2-xl", 1600, 48, 25, "1542M"),
+    *(Preset(name, "etransformer",
+             dict(position="learned", activation="gelu", tied=True, eps=1e-12, norm_position="post",
+                  token_types=True, embedding_norm=True, unembedding_bias=True),
+             dict(N_V=30522, ell_max=512, n_types=2, d_e=d_e, L=layers, H=heads, d_mlp=4 * d_e), 512,
+             f"BERT-{size} (Devlin et al. 2019) as a masked-LM model: L = {layers}, d_e = {d_e}, H = {heads}, "
+             "WordPiece vocabulary 30522, 512 positions, two token types, embedding layer norm, MLM head "
+             "(W_f, GELU, LN) with the unembedding tied to W_e and an output bias.  Checked against HF "
+             f"transformers' BertForMaskedLM (no pooler); the paper reports {paper} with the pooler and "
+             "without the MLM head.")
+      for name, size, d_e, layers, heads, paper in [("bert-base", "Base", 768, 12, 12, "110M"),
+                                                    ("bert-large", "Large", 1024, 24, 16, "340M")]),
+    _gpt3("gpt3-125m", 12, 768, 12, 64, "125M"),
+    _gpt3("gpt3-350m", 24, 1024, 16, 64, "350M"),
+    _gpt3("gpt3-760m", 24, 1536, 16, 96, "760M"),
+    _gpt3("gpt3-1.3b", 24, 2048, 24, 128, "1.3B"),
+    _gpt3("gpt3-2.7b", 32, 2560, 32, 80, "2.7B"),
+    _gpt3("gpt3-6.7b", 32, 4096, 32, 128, "6.7B"),
+    _gpt3("gpt3-13b", 40, 5140, 40, 128, "13.0B"),
+    _gpt3("gpt3-175b", 96, 12288, 96, 128, "175.0B"),
+    Preset("llama-2-7b", "dtransformer",
+           dict(norm="rms", eps=1e-5, position="none", activation="swiglu", bias=False, tied=False,
+                norm_position="pre"),
+           dict(N_V=32000, d_e=4096, L=32, H=32, d_mlp=11008), 4096,
+           "Llama 2 7B (Touvron et al. 2023): L = 32, d_e = 4096, H = 32 (no grouped-query attention at 7B), "
+           "SwiGLU MLP of width 11008, RMSNorm, no biases, untied unembedding, vocabulary 32000, context "
+           "4096.  Checked against HF transformers' LlamaForCausalLM.  Rotary position embeddings have no "
+           "parameters and are not modelled (position='none'): their few FLOPs per query and key are not "
+           "counted.  The paper reports 7B."),
+    *(Preset(name, "etransformer",
+             dict(position="learned", activation="gelu", eps=1e-12, norm_position="pre", inputs="patches",
+                  head="classifier"),
+             dict(d_patch=3 * patch * patch, ell=(224 // patch) ** 2, n_classes=1000, d_e=d_e, L=layers, H=heads,
+                  d_mlp=d_mlp), (224 // patch) ** 2,
+             f"ViT-{size}/{patch} (Dosovitskiy et al. 2021) on 224×224 images with 1000 classes: "
+             f"{(224 // patch) ** 2} patches of 3·{patch}² values, a class token, L = {layers}, d_e = {d_e}, "
+             f"H = {heads}, MLP width {d_mlp}, pre-LN.  Checked against HF transformers' "
+             f"ViTForImageClassification (no pooler); the paper reports {paper}.")
+      for name, size, patch, d_e, layers, heads, d_mlp, paper in [
+          ("vit-b16", "B", 16, 768, 12, 12, 3072, "86M"), ("vit-l16", "L", 16, 1024, 24, 16, 4096, "307M"),
+          ("vit-h14", "H", 14, 1280, 32, 16, 5120, "632M")]),
+    *(Preset(name, "swin", dict(eps=1e-5, mlp_ratio=4),
+             dict(patch=4, channels=3, height=56, width=56, swin_window=7, n_classes=1000, H=heads, d_attn=32,
+                  L_1=depths[0], L_2=depths[1], L_3=depths[2], L_4=depths[3]), 56 * 56,
+             f"Swin-{size} (Liu et al. 2021, Table 1 and §3.3) on 224×224 images with 1000 classes: 4×4 patches "
+             f"(a 56×56 grid), C = {32 * heads} (H = {heads} heads of 32 in stage 1, doubling), depths "
+             f"{'/'.join(map(str, depths))}, windows of 7×7, MLP ratio 4.  Checked against HF transformers' "
+             f"SwinForImageClassification, and its FLOPs against FlopCounterMode; the paper reports {paper} "
+             f"— its FLOPs are multiply–accumulates, half the matmul convention's count.")
+      for name, size, heads, depths, paper in [
+          ("swin-t", "T", 3, (2, 2, 6, 2), "28M parameters and 4.5G FLOPs"),
+          ("swin-s", "S", 3, (2, 2, 18, 2), "50M parameters and 8.7G FLOPs"),
+          ("swin-b", "B", 4, (2, 2, 18, 2), "88M parameters and 15.4G FLOPs"),
+          ("swin-l", "L", 6, (2, 2, 18, 2), "197M parameters and 34.5G FLOPs")]),
+    Preset("transformer-base", "edtransformer",
+           dict(position="sinusoidal-vaswani", activation="relu", tied=True, eps=1e-6, norm_position="post"),
+           dict(N_V=37000, ell_max=512, d_e=512, L_enc=6, L_dec=6, H=8, d_mlp=2048), 512,
+           "The base Transformer (Vaswani et al. 2017, Table 3): 6 + 6 layers, d_model = 512, H = 8, "
+           "d_ff = 2048, sinusoidal positions, a shared source–target vocabulary of about 37000 tokens with "
+           "one embedding matrix for both stacks and the pre-softmax projection.  No single public "
+           "implementation is canonical; the test counts it with an independent formula.  The paper "
+           "reports 65M."),
+    Preset("show-attend-tell-coco", "show_attend_tell", dict(inputs="grid", gate=True, bias="single"),
+           dict(height=14, width=14, d_z=512, d_e=512, d_h=1800, d_a=512, N_V=10000), None,
+           "Show, Attend and Tell (Xu et al. 2015) with soft attention, at the sizes of the authors' MS COCO "
+           "script (arctic-captions, evaluate_coco.py): VGG's conv5_4 grid of 14×14×512 (L = 196 locations, "
+           "D = 512), word embeddings of 512, an LSTM of 1800, an attention MLP of 512 (the context's width), "
+           "10000 words, the gate β.  A caption has no fixed length: give --seq-len (words).  The script "
+           "deepens the attention MLP and f_init by one layer each and adds a bias inside f_att's tanh, which "
+           "the paper's equations do not; no public implementation is canonical, so the test counts the "
+           "equations' model with torch modules.  The paper reports no parameter count."),
+]}
+
+
+def get(name: str) -> Preset:
+    """The preset called ``name``."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(f"unknown preset {shown(name)}; known: {', '.join(PRESETS)}") from None

@@ -1,0 +1,11 @@
+"""Checking implementations against the spec: torch-free, unless a target or a check needs torch.
+
+- :mod:`.conform` checks any implementation on :mod:`.examples` (boundary cases and random ones), calling it
+  through :mod:`.targets` and :mod:`.sandbox` (a worker process: time limit, exits, output captured;
+  :mod:`.loading` finds the function, :mod:`.outputs` reads what it returns), within :mod:`.tolerances`;
+- :mod:`.verify` checks the torch reference (:mod:`reference.model`) against the spec (needs torch);
+- :mod:`.mutation` measures conform's kill rate on :mod:`.mutants`, the catalogue of correct numpy
+  implementations and planted bugs;
+- :mod:`.claims` decides ``check``'s property and implementation claims; :mod:`.commands` registers
+  ``conform`` and ``verify`` with the front door.
+"""

@@ -1,0 +1,156 @@
+"""The commands that need torch, registered with the front door (:mod:`formal.cli`) through the
+``formal_transformers.commands`` entry-point group: ``conform`` and ``verify``.
+
+Each ``register_*`` adds its subparser; each command's ``run`` writes its report and returns the exit
+status: 0 when every property holds, 1 when one does not (the checked implementation is at fault), and
+bad usage raises a :class:`~formal.errors.FormalError`, which the front door prints as one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+
+from formal.cli import bounded_int, memory_size, positive_seconds
+from formal.guards.files import json_text
+from formal.guards.limits import DEFAULT_MAX_MEMORY, format_size
+from formal.errors import FormalError
+
+from .. import require_torch
+
+__all__ = ["register_conform", "register_verify", "available_cores", "MAX_JOBS"]
+
+#: The most worker processes ``verify --jobs`` may start: each imports torch (0.3 GB, 2 s of CPU), and past a
+#: dozen or so the longest check, not the number of workers, sets how long a run takes.
+MAX_JOBS = 32
+
+
+def _need_torch():
+    """Without torch a command says how to install it, in one line (exit 2), instead of an ImportError."""
+    try:
+        require_torch()
+    except ImportError as exc:
+        raise FormalError(str(exc)) from None
+
+
+def register_conform(sub):
+    from .examples import MAX_EXAMPLES, MAX_SIZE, PROFILES
+    from .sandbox import DEFAULT_TIMEOUT
+    quick, thorough = PROFILES["quick"], PROFILES["thorough"]
+    p = sub.add_parser(
+        "conform", help="check any implementation of an algorithm against the spec",
+        description="Check a Python function against one of the spec's algorithms on seeded examples — the "
+                    "boundary cases (ℓ = 1, ℓ = ℓ_max, ℓ_z ≠ ℓ_x, one and several heads and layers, lengths past "
+                    "every power of two) and random ones: equality with the spec, shapes, NaN, masks, causality, "
+                    "equivariance. The function runs in a worker process: its exceptions, exits, output and "
+                    "hangs are reported, never passed on. Exit 0 when every property holds, 1 with the smallest "
+                    "failing configuration when one does not, 2 on bad usage.")
+    p.add_argument("target", metavar="TARGET", help="path/to/file.py:function or module:function")
+    p.add_argument("--algorithm", required=True, metavar="NAME", help="the spec's algorithm (see `list`)")
+    p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="the variant the function implements, e.g. -o bias=false (repeatable)")
+    p.add_argument("--layout", choices=("columns", "rows"), default="columns",
+                   help="columns: the paper's d×ℓ (default); rows: inputs and outputs transposed, ℓ×d "
+                        "(an image's feature grid stays n_h×n_w×D)")
+    p.add_argument("--profile", choices=tuple(PROFILES), default="quick",
+                   help=f"quick: {quick.examples} random examples up to size {quick.max_size} (default); "
+                        f"thorough: {thorough.examples} up to size {thorough.max_size}")
+    p.add_argument("--examples", type=bounded_int(1, MAX_EXAMPLES), metavar="N",
+                   help="random examples, beside the boundary cases (default: the profile's)")
+    p.add_argument("--max-size", type=bounded_int(2, MAX_SIZE), metavar="S",
+                   help="the longest sequence drawn; lengths past every power of two up to S are boundary cases "
+                        "(default: the profile's)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"time one call of the function may take before it fails (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   help=f"memory the function's worker may take (its address space, on the CPU) and the spec's "
+                        f"arrays, e.g. 8G (default {format_size(DEFAULT_MAX_MEMORY)})")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the function in this process (a debugger can stop in it; a hang cannot be ended)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="passed to the function as device= when it takes one (default cpu)")
+    p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64",
+                   help="the precision the function computes in: its calibrated tolerance applies (default float64)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_conform)
+
+
+def _conform(args, out) -> int:
+    _need_torch()
+    from .conform import conform, report_text
+    from ..model.device import device as resolve_device
+    resolve_device(args.device)  # cuda without a GPU: a usage error, before anything is imported
+    from formal.engine.options import parse_options
+    options = parse_options(args.algorithm, args.option) if args.option else {}
+    report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
+                     n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
+                     precision=args.precision, timeout=args.timeout, isolate=not args.in_process,
+                     max_memory=args.max_memory)
+    if args.json:
+        out.write(json_text(report.as_json()))
+    else:
+        out.write(report_text(report))
+    return 0 if report.ok else 1
+
+
+def register_verify(sub):
+    p = sub.add_parser(
+        "verify", help="check the torch reference against the spec, every algorithm and variant",
+        description="The package's main job: run the formal ↔ reference and cost properties for every algorithm "
+                    "and variant (float64 equality, both attention paths, float32/bfloat16 within calibrated "
+                    "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
+                    "KV cache = recomputation) and print one table; --mutants measures conform instead.")
+    p.add_argument("--profile", choices=("quick", "thorough"), default="quick",
+                   help="quick: 12 examples per check and the boundary cases (about 50 s on 2 CPU cores); "
+                        "thorough: 100")
+    p.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), metavar="N",
+                   help=f"worker processes that run the checks, the longest first (default: the CPU cores "
+                        f"available, here {min(available_cores(), MAX_JOBS)}); 1 runs them in this process")
+    p.add_argument("--mutants", action="store_true",
+                   help="instead: run conform on the shipped catalogue of correct implementations (each must "
+                        "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where the reference runs (auto: cuda when available)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--only", metavar="NAMES", help="comma-separated algorithm names (default: all)")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(run=_verify)
+
+
+def _verify(args, out) -> int:
+    _need_torch()
+    import sys
+
+    from .verify import check_destination, verify, write_json
+    if args.json:
+        check_destination(args.json)
+    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    if only == []:
+        raise FormalError(f"--only {args.only!r} names no algorithm: give comma-separated names (see `list`)")
+    if args.mutants and args.jobs is not None:
+        raise FormalError("--jobs applies to the reference's checks, which --mutants does not run")
+    progress = None if args.quiet else sys.stderr
+    try:
+        if args.mutants:
+            from .mutation import kill_rate
+            report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress)
+        else:
+            jobs = min(available_cores(), MAX_JOBS) if args.jobs is None else args.jobs
+            report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
+                            progress=progress)
+    except KeyboardInterrupt:  # the workers are ended: one line, no traceback, no report
+        sys.stderr.write("formal-transformers: verify interrupted; no report written\n")
+        return 130
+    out.write(report.text())
+    if args.json:
+        write_json(report, args.json)
+    return 0 if report.ok else 1
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1

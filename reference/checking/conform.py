@@ -1,0 +1,398 @@
+"""Check any implementation of one of the spec's algorithms against the spec (``formal-transformers conform``).
+
+The checks run on seeded examples of the chosen variant (:mod:`reference.checking.examples`): the boundary cases and
+random examples growing to the profile's largest size, smallest first, so the first failure found is at the
+smallest configuration tried.  The function runs through :mod:`reference.checking.sandbox` (a worker process for a
+named target), so whatever it does becomes a verdict.  Each example is checked for:
+
+``signature``
+    the function takes the spec's keyword arguments (:mod:`reference.checking.targets` says which);
+``runs``
+    it returns within the time limit, instead of raising, exiting or ending its process;
+``type``
+    it returns arrays of real numbers (not None, text, ragged lists or complex numbers), one per output;
+``shape``
+    every output has the spec's shape;
+``finite``
+    no NaN or inf where the spec's output has none (a NaN is a failure, named as such);
+``spec``
+    every output equals the spec's numpy execution: max abs difference ≤ tolerance · max(1, max abs(spec));
+``masks``
+    a query's output does not move when context columns its mask hides move (Algorithm 4, line 5: a
+    hidden score is −∞, so a hidden key has no influence);
+``causality``
+    a decoder's output column t does not move when tokens after t move (Algorithms 8 and 10: column t
+    predicts token t + 1 from tokens ≤ t); a forward recurrent layer's state at t does not move when inputs
+    after t move (backward: before t);
+``equivariance``
+    where no position breaks symmetry, permuting the queries permutes the output columns and permuting
+    the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without positions).
+
+The last three are properties of the algorithm checked on the function alone; the spec comparison already
+implies them, but a failure of one names the bug better than an error figure does.  An example on which the
+spec itself is undefined (it raises) is skipped and reported; the generator draws sizes that satisfy every
+constraint the algorithm states, so that happens only on measure-zero inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from formal import algorithms
+from formal.guards import limits
+from formal.core import masks
+from formal.engine.algorithm import Algorithm
+from formal.errors import ConfigError, FormalError, ResourceError
+
+from . import tolerances
+from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, checked_int, examples
+from .sandbox import DEFAULT_TIMEOUT
+from .targets import Failed, Target, runner
+
+__all__ = ["PROPERTIES", "Check", "Report", "conform", "report_text"]
+
+PROPERTIES = {
+    "signature": "takes the spec's keyword arguments",
+    "runs": "returns, within the time limit, instead of raising or exiting",
+    "type": "returns arrays of real numbers (token ids: integers), one per output",
+    "shape": "every output has the spec's shape",
+    "finite": "no NaN or inf where the spec has none",
+    "spec": "equals the spec's numpy execution",
+    "masks": "hidden context columns do not move a query's output",
+    "causality": "output column t does not depend on tokens after t",
+    "equivariance": "permuting tokens permutes (queries) or keeps (context) the output",
+}
+
+_DECODERS = ("dtransformer", "edtransformer", "seq2seq")
+_ATTENTION = ("attention", "mhattention")
+_RECURRENT = ("rnn_layer", "rnn")
+
+
+@dataclass
+class Check:
+    """One property over the examples it applied to: how many, and the largest deviation measured."""
+
+    property: str
+    examples: int = 0
+    max_error: float = 0.0
+    verdict: str = "pass"
+
+
+@dataclass
+class Report:
+    target: str
+    algorithm: str
+    options: dict
+    layout: str
+    seed: int
+    examples: int
+    tolerance: float
+    profile: str = "quick"
+    max_size: int = 0
+    boundary: int = 0
+    timeout: float | None = DEFAULT_TIMEOUT
+    checks: dict = field(default_factory=dict)
+    failure: dict | None = None
+    undefined: list = field(default_factory=list)
+    printed: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "checks": [asdict(c) for c in self.checks.values()],
+                "verdict": "pass" if self.ok else "fail"}
+
+
+def _outputs(result) -> tuple:
+    return tuple(np.asarray(r, dtype=np.float64) for r in (result if isinstance(result, tuple) else (result,)))
+
+
+def normalise(example) -> dict:
+    """The example's arguments as a function receives them: every mask input (Algorithm 4's mask, a graph
+    convolution's adjacency A) as an explicit 0/1 float array."""
+    arguments = dict(example.arguments)
+    for spec in example.algorithm.inputs:
+        if spec.kind == "mask":
+            arguments[spec.name] = masks.resolve(arguments.get(spec.name), *example.shape(spec.name)).astype(np.float64)
+    return arguments
+
+
+class _Checker:
+    """The properties, run on one example at a time; each returns the deviation it measured."""
+
+    def __init__(self, target: Target, relative: float, seed: int):
+        self.target, self.relative = target, relative
+        self.rng = np.random.default_rng(seed)
+        self.backward = target.algorithm.options.get("direction") == "backward"
+
+    def allowed(self, reference) -> float:
+        return self.relative * max(tolerances.scale(r) for r in reference)
+
+    def compare_spec(self, want: tuple, got: tuple) -> float:
+        """``shape``, ``finite`` and ``spec`` on one example."""
+        t = self.target
+        for w, g, spec in zip(want, got, t.algorithm.outputs):
+            if w.shape != g.shape:
+                raise Failed("shape", f"output {spec.name} has shape {t.shape(g.shape, spec.name)}, the spec's is "
+                                      f"{t.shape(w.shape, spec.name)}")
+            for bad, word in ((np.isnan(g) & ~np.isnan(w), "NaN"), (np.isinf(g) & np.isfinite(w), "inf")):
+                if bad.any():
+                    where = t.index(tuple(int(i) for i in np.argwhere(bad)[0]), spec.name)
+                    raise Failed("finite", f"{word} in output {spec.name} at {list(where)} (the spec's value there "
+                                           f"is {w[tuple(np.argwhere(bad)[0])]:.6g})")
+            if not np.array_equal(np.isnan(w), np.isnan(g)):
+                where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]), spec.name)
+                raise Failed("spec", f"output {spec.name} at {list(where)} is a number where the spec gives NaN "
+                                     f"(an empty neighbourhood under empty='nan')")
+        worst, allowed = 0.0, self.allowed(want)
+        for w, g, spec in zip(want, got, t.algorithm.outputs):
+            if not w.size:
+                continue
+            diff = np.where(np.isnan(w), 0.0, np.abs(w - g))
+            at = np.unravel_index(int(np.argmax(diff)), diff.shape)
+            if diff[at] > allowed:
+                where = list(t.index(tuple(int(i) for i in at), spec.name))
+                raise Failed("spec", f"output {spec.name} at {where} is "
+                                     f"{g[at]:.6g}, the spec's is {w[at]:.6g} (|Δ| = {diff[at]:.3g} > allowed "
+                                     f"{allowed:.3g})")
+            worst = max(worst, float(diff[at]))
+        return worst
+
+    def _moved(self, prop, before, after, columns, what) -> float:
+        """Fail ``prop`` when output columns ``columns`` moved between two runs of the function."""
+        b, a = before[0][..., columns], after[0][..., columns]
+        diff = np.abs(np.nan_to_num(a - b))
+        allowed = self.allowed((before[0],))
+        if diff.size and diff.max() > allowed:
+            raise Failed(prop, f"{what} (|Δ| = {diff.max():.3g} > allowed {allowed:.3g})")
+        return float(diff.max()) if diff.size else 0.0
+
+    def masks(self, arguments, got) -> float | None:
+        """Perturb the context columns hidden from the query that hides the most; its column must stay."""
+        if arguments.get("Z") is None:
+            return None
+        M = arguments["mask"]
+        hidden = (M == 0).sum(axis=0)
+        if not hidden.any():
+            return None
+        t = int(np.argmax(hidden))
+        keys = np.flatnonzero(M[:, t] == 0)
+        moved = dict(arguments, Z=arguments["Z"].copy())
+        moved["Z"][:, keys] += self.rng.normal(size=(moved["Z"].shape[0], len(keys)))
+        return self._moved("masks", got, self.target(moved), [t],
+                           f"output column {t} moved when context columns {keys.tolist()}, which its mask hides, "
+                           "changed")
+
+    def causality(self, arguments, got) -> float | None:
+        if "X" in arguments:  # a recurrent layer: its state at t reads X[:, ≤ t] (backward: X[:, ≥ t])
+            return self._recurrence(arguments, got)
+        x = arguments["x"]
+        if len(x) < 2:
+            return None
+        t = int(self.rng.integers(len(x) - 1))
+        n_vocab = arguments["W_e"].shape[1]
+        later = x.copy()
+        later[t + 1:] = (later[t + 1:] + 1 + self.rng.integers(n_vocab - 1, size=len(x) - t - 1)) % n_vocab
+        return self._moved("causality", got, self.target(dict(arguments, x=later)), list(range(t + 1)),
+                           f"output columns 0…{t} moved when only tokens after position {t} changed")
+
+    def _recurrence(self, arguments, got) -> float | None:
+        X = arguments["X"]
+        if X.shape[-1] < 2:
+            return None
+        t = int(self.rng.integers(X.shape[-1] - 1))
+        moved = X.copy()
+        if self.backward:
+            moved[:, :t + 1] += self.rng.normal(size=(X.shape[0], t + 1))
+            columns, what = list(range(t + 1, X.shape[-1])), f"output columns {t + 1}… moved when only inputs ≤ {t}"
+        else:
+            moved[:, t + 1:] += self.rng.normal(size=(X.shape[0], X.shape[-1] - t - 1))
+            columns, what = list(range(t + 1)), f"output columns 0…{t} moved when only inputs after {t}"
+        return self._moved("causality", got, self.target(dict(arguments, X=moved)), columns,
+                           f"{what} changed (a {'backward' if self.backward else 'forward'} recurrence reads one side)")
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A random permutation of n ≥ 2 items that moves at least one."""
+        perm = self.rng.permutation(n)
+        return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
+
+    def equivariance(self, name, arguments) -> float | None:
+        """Permutations: of the context (output unchanged) and of the queries (output columns permuted)."""
+        args = dict(arguments)
+        if name in _ATTENTION:
+            args["mask"] = np.ones_like(args["mask"])
+        base = self.target(args)
+        worst = 0.0
+        context = {"single_query_attention": "e_t", "attention": "Z", "mhattention": "Z", "edtransformer": "z"}
+        key = context.get(name)
+        if key and args.get(key) is not None and args[key].shape[-1] > 1:
+            perm = self.permutation(args[key].shape[-1])
+            worst = self._moved("equivariance", base, self.target(dict(args, **{key: args[key][..., perm]})),
+                                slice(None), f"the output moved when the context {key} was permuted by "
+                                             f"{perm.tolist()}")
+        query = {"attention": "X", "mhattention": "X", "etransformer": "x"}.get(name)
+        if query and args[query].shape[-1] > 1:
+            perm = self.permutation(args[query].shape[-1])
+            moved = dict(args, **{query: args[query][..., perm]})
+            if name == "etransformer" and args.get("s") is not None:
+                moved["s"] = args["s"][perm]
+            after = self.target(moved)
+            want = tuple(b[..., perm] for b in base)
+            worst = max(worst, self._moved("equivariance", want, after, slice(None),
+                                           f"permuting the tokens {query} by {perm.tolist()} did not permute the "
+                                           "output columns alike"))
+        return worst
+
+
+def _applies(name, options, arguments) -> dict:
+    return {
+        "masks": name in _ATTENTION,
+        "causality": name in _DECODERS or (name in _RECURRENT and options.get("direction") != "bidirectional"),
+        "equivariance": (name in _ATTENTION + ("single_query_attention",)
+                         or (name in ("etransformer", "edtransformer") and options.get("position") == "none"
+                             and options.get("inputs", "tokens") == "tokens")),
+    }
+
+
+def _algorithm(algorithm, options) -> Algorithm:
+    """The algorithm object to check against: given, or looked up by name once; ``options`` make a variant."""
+    if isinstance(algorithm, str):
+        if algorithm not in EXAMPLE_ALGORITHMS:
+            raise ConfigError(f"conform checks {', '.join(EXAMPLE_ALGORITHMS)}; not {algorithm!r}")
+        return algorithms.get(algorithm, **(options or {}))
+    if not isinstance(algorithm, Algorithm):
+        raise ConfigError(f"algorithm {algorithm!r} must be an algorithm object or a name (see `list`)")
+    if algorithm.name not in EXAMPLE_ALGORITHMS:
+        raise ConfigError(f"conform checks {', '.join(EXAMPLE_ALGORITHMS)}; not {algorithm.name!r}")
+    return algorithm.variant(**options) if options else algorithm
+
+
+def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
+            max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
+            isolate=None, cache=None, max_memory=None) -> Report:
+    """Run every property of ``algorithm`` (an algorithm object, or a registry name; ``options`` make a
+    variant) on ``target`` — a function object, run in this process, or its name ``path/to/file.py:function``,
+    run in a worker process (``isolate=False``: here).
+
+    The examples are the boundary cases and ``n_examples`` random ones growing up to ``max_size`` (both
+    default to ``profile``'s, :data:`reference.checking.examples.PROFILES`).  A call of the target that takes more
+    than ``timeout`` seconds fails ``runs``.  The report holds each property's count and largest deviation,
+    and the first failure (at the smallest example) if any.  ``cache`` (a dict) keeps the spec's outputs
+    for the next call on the same examples.  ``max_memory`` (bytes or a size such as ``"4G"``; default
+    :data:`formal.guards.limits.DEFAULT_MAX_MEMORY`) caps the worker's address space on the CPU (a function that
+    allocates past it fails ``runs`` with a MemoryError; not applied with ``device="cuda"`` or in this
+    process) and the spec's own arrays (:mod:`formal.guards.limits`).
+    """
+    algorithm = _algorithm(algorithm, options)
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    n_examples = checked_int(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1,
+                             MAX_EXAMPLES)
+    max_size = checked_int(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2,
+                           MAX_SIZE)
+    seed = checked_int(seed, "--seed", 0)
+    relative = tolerances.relative(precision, algorithm)
+    max_memory = limits.parse_size(limits.DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
+    cases = examples(algorithm, n_examples, seed=seed, max_size=max_size)
+    run = runner(target, timeout=timeout, isolate=isolate, max_memory=max_memory if device == "cpu" else 0)
+    name = name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target)))
+    report = Report(name, algorithm.label, dict(algorithm.options), layout, seed, n_examples, relative, profile,
+                    max_size, sum(e.case != "random" for e in cases), timeout, {p: Check(p) for p in PROPERTIES})
+    try:
+        checked = Target(run, name, algorithm, layout=layout, device=device)
+        with limits.memory_limit(max_memory):
+            _run(checked, cases, _Checker(checked, relative, seed), report, {} if cache is None else cache)
+    finally:
+        report.printed = run.printed
+        run.close()
+    return report
+
+
+def _spec(example, arguments, cache: dict):
+    """The spec's outputs, or its error where it is undefined on this example."""
+    key = (example.describe(), example.seed, example.case, example.size)
+    if key not in cache:
+        try:
+            cache[key] = _outputs(example.algorithm(**arguments))
+        except ResourceError:  # not undefined: too large to check here
+            raise
+        except FormalError as exc:
+            cache[key] = exc
+    return cache[key]
+
+
+def _run(target, cases, checker, report, cache):
+    algorithm = target.algorithm
+    for example in cases:
+        arguments = normalise(example)
+        want = _spec(example, arguments, cache)
+        if isinstance(want, FormalError):  # a configuration the spec does not define: no verdict on it
+            report.undefined.append(f"{example.describe()}: {want}")
+            continue
+        try:
+            target.check_signature(arguments)
+            report.checks["signature"].examples += 1
+            got = target(arguments)
+            for p in ("runs", "type"):
+                report.checks[p].examples += 1
+            error = checker.compare_spec(want, got)
+            for p in ("shape", "finite", "spec"):
+                report.checks[p].examples += 1
+            report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
+            for prop, applies in _applies(algorithm.name, algorithm.options, arguments).items():
+                if not applies:
+                    continue
+                measured = (checker.equivariance(algorithm.name, arguments) if prop == "equivariance"
+                            else getattr(checker, prop)(arguments, got))
+                if measured is not None:
+                    report.checks[prop].examples += 1
+                    report.checks[prop].max_error = max(report.checks[prop].max_error, measured)
+        except Failed as failed:
+            report.checks[failed.property].examples += 1
+            report.checks[failed.property].verdict = "FAIL"
+            report.failure = {"property": failed.property, "message": str(failed), "example": example.describe(),
+                              "case": example.case, "example_seed": example.seed}
+            break
+    if len(report.undefined) == len(cases):
+        raise ConfigError(f"the spec is undefined on every example of {algorithm.label} with these options: "
+                          f"{report.undefined[0]}")
+    for check in report.checks.values():
+        if check.examples == 0 and check.verdict == "pass":
+            check.verdict = "n/a" if report.ok else "not run"
+
+
+def report_text(report: Report) -> str:
+    """The report as a table and one verdict line."""
+    opts = ", ".join(f"{k}={v!r}" for k, v in report.options.items()) or "default"
+    total = report.examples + report.boundary
+    limit = "no time limit" if report.timeout is None else f"{report.timeout:g} s per call"
+    lines = [f"conform {report.target} against {report.algorithm} [{opts}]",
+             f"layout {report.layout}, profile {report.profile}: {report.boundary} boundary cases and "
+             f"{report.examples} random examples up to size {report.max_size} from seed {report.seed}, "
+             f"tolerance {report.tolerance:.0e} × max(1, max |spec|), {limit}", "",
+             f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
+    for c in report.checks.values():
+        error = f"{c.max_error:10.2e}" if c.examples and c.property in ("spec", "masks", "causality",
+                                                                         "equivariance") else f"{'-':>10}"
+        lines.append(f"{c.property:<13} {c.examples:>8} {error}  {c.verdict:<7}  {PROPERTIES[c.property]}")
+    lines.append("")
+    if report.undefined:
+        lines.append(f"{len(report.undefined)} examples skipped, the spec being undefined there (first: "
+                     f"{report.undefined[0]})")
+    if report.printed:
+        lines.append(f"the function printed {len(report.printed.splitlines())} lines (kept in --json as "
+                     "\"printed\")")
+    if report.ok:
+        lines.append(f"PASS: every property held on {total - len(report.undefined)} examples")
+    else:
+        f = report.failure
+        rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}"
+        lines.append(f"FAIL {f['property']}: {f['message']}")
+        case = "" if f["case"] == "random" else f"boundary case {f['case']}: "
+        lines.append(f"  smallest failing configuration: {case}{f['example']} (example seed {f['example_seed']}; "
+                     f"rerun with {rerun})")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,269 @@
+"""Calling a function under test so that nothing it does escapes: its exceptions and exits, what it prints,
+the time it takes.
+
+Two runners give one interface — ``signature`` (the function's parameters, or None) and ``call(kwargs,
+outputs)`` (its outputs converted to numpy, or :class:`Failed`):
+
+:class:`Isolated`
+    the function runs in a worker process (a fresh interpreter) that loads it by name (``path/to/file.py:function`` or
+    ``module:function``).  A call that outlives its time limit is ended by ending the worker; ``sys.exit``,
+    ``os._exit``, a crash or ``KeyboardInterrupt`` in the function ends nothing but the call.  This is how
+    ``formal-transformers conform`` runs a target.
+:class:`InProcess`
+    the function object is called here (the Python API, the shipped mutant catalogue).  ``BaseException``
+    of every kind is caught; the time limit is an interval timer, on the main thread of Unix only.
+
+Both capture what the function writes to the standard streams at the file-descriptor level (so a C
+extension's output is caught too): a report on stdout, JSON included, is never corrupted by it.
+
+This module and the two it uses (:mod:`.loading`, :mod:`.outputs`) import only the standard library and
+numpy, so that a worker starts quickly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+
+from formal.guards.limits import TimeLimit as _Timeout, time_limit as _time_limit
+
+from .loading import LoadError, describe, load, parameters, signature, verb
+from .outputs import Failed, as_arrays
+
+__all__ = ["Isolated", "InProcess", "DEFAULT_TIMEOUT", "Failed", "LoadError", "load"]
+
+#: Seconds one call of the function may take (``--timeout``).
+DEFAULT_TIMEOUT = 60.0
+_LOAD_TIMEOUT = 120.0  # importing a module that imports torch takes seconds on a cold disk
+_PRINTED = 4000        # characters of the function's output kept for the report
+
+
+# ------------------------------------------------------------------------------------------ capturing
+@contextlib.contextmanager
+def _captured(sink):
+    """Standard output and error of this process (file descriptors 1 and 2, so C code's too) go to the file
+    ``sink`` while the block runs."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        with contextlib.redirect_stdout(sys.__stdout__), contextlib.redirect_stderr(sys.__stderr__):
+            yield
+    finally:
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+
+
+def _tail(sink) -> str:
+    """The last few thousand characters written to ``sink`` (however much the function printed)."""
+    size = sink.seek(0, os.SEEK_END)
+    sink.seek(max(0, size - 4 * _PRINTED))  # up to 4 bytes a character
+    return sink.read().decode(errors="replace")[-_PRINTED:]
+
+
+def _guarded(function, kwargs, outputs, timeout):
+    """Call ``function(**kwargs)``: its converted outputs, or :class:`Failed` for anything it did."""
+    try:
+        with _time_limit(timeout), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = function(**kwargs)
+    except _Timeout:
+        raise Failed("runs", f"it did not return within {timeout:g} s (--timeout)") from None
+    except BaseException as exc:  # noqa: B036 - its sys.exit, Ctrl-C and errors are the function's failure
+        raise Failed("runs", f"it {verb(exc)}") from None
+    return as_arrays(result, outputs)
+
+
+# -------------------------------------------------------------------------------------------- runners
+class InProcess:
+    """Call a function object in this process, capturing its output and catching whatever it raises."""
+
+    def __init__(self, function, *, timeout: float | None = DEFAULT_TIMEOUT):
+        self.function, self.timeout = function, timeout
+        self.signature = signature(parameters(function))
+        self.printed = ""
+
+    def call(self, kwargs: dict, outputs) -> tuple:
+        with tempfile.TemporaryFile("w+b") as sink:
+            try:
+                with _captured(sink):
+                    return _guarded(self.function, kwargs, outputs, self.timeout)
+            finally:
+                self.printed = (self.printed + _tail(sink))[-_PRINTED:]
+
+    def close(self):
+        pass
+
+
+_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); from reference.checking.sandbox import _serve_fds; "
+         "_serve_fds(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))")
+
+
+def _limit_memory(nbytes: int):
+    """Cap this process's address space at ``nbytes`` (0: no cap): past it an allocation fails with a
+    MemoryError in the function, a failure of ``runs``, instead of the machine running out of memory."""
+    if nbytes:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = nbytes if hard == resource.RLIM_INFINITY else min(nbytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _serve_fds(read_fd: int, write_fd: int, text: str, max_memory: int = 0):
+    """The worker's entry point (a fresh interpreter): cap its memory, then serve on the two pipe ends it
+    was given."""
+    from multiprocessing.connection import Connection
+    _limit_memory(max_memory)
+    _serve(_Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False)), text)
+
+
+class _Duplex:
+    """Two one-way connections as one two-way one."""
+
+    def __init__(self, incoming, outgoing):
+        self.incoming, self.outgoing = incoming, outgoing
+
+    def send(self, obj):
+        self.outgoing.send(obj)
+
+    def recv(self):
+        return self.incoming.recv()
+
+    def poll(self, timeout):
+        return self.incoming.poll(timeout)
+
+    def close(self):
+        self.incoming.close()
+        self.outgoing.close()
+
+
+def _serve(conn, text):
+    """The worker: load the function, then answer calls until told to stop or the parent goes away."""
+    sink = tempfile.TemporaryFile("w+b")
+    try:
+        with _captured(sink):
+            function = load(text)
+    except LoadError as exc:
+        conn.send(("load", str(exc), exc.usage))
+        return
+    conn.send(("loaded", parameters(function)))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if message[0] == "stop":
+            return
+        _, kwargs, outputs = message
+        sink.seek(0)
+        sink.truncate()
+        try:
+            with _captured(sink):
+                answer = ("ok", _guarded(function, kwargs, outputs, None))
+        except Failed as failed:
+            answer = ("failed", failed.property, str(failed))
+        try:
+            conn.send(answer + (_tail(sink),))
+        except Exception as exc:  # noqa: BLE001 - an output that cannot be sent is the function's
+            conn.send(("failed", "type", f"its output cannot be passed back ({describe(exc)})", ""))
+
+
+class Isolated:
+    """Run the function named ``text`` in a worker process (a fresh interpreter with this one's
+    ``sys.path``); a call past ``timeout`` seconds ends the worker (a new one starts for the next call).
+    ``max_memory`` (bytes; 0 for none) caps the worker's address space (``RLIMIT_AS``): an allocation past
+    it is a MemoryError inside the function.  Not for CUDA, which reserves far more address space than it
+    uses: pass 0 there."""
+
+    def __init__(self, text: str, *, timeout: float | None = DEFAULT_TIMEOUT, max_memory: int = 0):
+        self.text, self.timeout, self.max_memory = text, timeout, int(max_memory)
+        self.printed = ""
+        self._process = self._conn = None
+        self.signature = signature(self._start())
+
+    def _start(self):
+        from multiprocessing.connection import Connection
+        to_child, from_parent = os.pipe()[::-1]
+        from_child, to_parent = os.pipe()
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(from_parent), str(to_parent), self.text,
+             str(self.max_memory)],
+            stdin=subprocess.DEVNULL, pass_fds=(from_parent, to_parent), start_new_session=True)
+        os.close(from_parent)
+        os.close(to_parent)
+        self._conn = _Duplex(Connection(from_child, writable=False), Connection(to_child, readable=False))
+        try:
+            answer = self._receive(max(_LOAD_TIMEOUT, self.timeout or 0), f"importing {self.text}")
+        except _Ended as ended:
+            raise LoadError(str(ended), usage=False) from None
+        if answer[0] == "load":
+            self.close()
+            raise LoadError(answer[1], usage=answer[2])
+        return answer[1]
+
+    def _receive(self, timeout, doing):
+        """The worker's answer; its silence past ``timeout`` or its death is the function's failure."""
+        if not self._conn.poll(timeout):
+            self.close()
+            raise _Ended(f"it did not return within {timeout:g} s (--timeout)" if doing == "call"
+                         else f"{doing} did not finish within {timeout:g} s")
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            code = self._process.wait(5)
+            self.close()
+            raise _Ended(f"it ended the process (exit status {code})" if doing == "call"
+                         else f"{doing} ended the process (exit status {code})") from None
+
+    def call(self, kwargs: dict, outputs) -> tuple:
+        if self._process is None:
+            self._start()
+        try:
+            self._conn.send(("call", kwargs, tuple(outputs)))
+            answer = self._receive(self.timeout, "call")
+        except _Ended as ended:
+            raise Failed("runs", str(ended)) from None
+        except (BrokenPipeError, OSError) as exc:  # the worker is gone already
+            self.close()
+            raise Failed("runs", f"it ended the process ({describe(exc)})") from None
+        self.printed = (self.printed + answer[-1])[-_PRINTED:]
+        if answer[0] == "failed":
+            raise Failed(answer[1], answer[2])
+        return answer[1]
+
+    def close(self):
+        if self._process is None:
+            return
+        with contextlib.suppress(Exception):
+            if self._process.poll() is None:
+                self._conn.send(("stop",))
+                self._process.wait(1)
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait(5)
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        self._process = self._conn = None
+
+    def __del__(self):
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+class _Ended(Exception):
+    pass

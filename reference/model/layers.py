@@ -1,0 +1,250 @@
+"""Algorithms 1–7 in torch, batch-first: a sequence is a (B, ℓ, d) tensor, one row per token.
+
+Parameters keep the formal objects' canonical names and orientation (``W_q`` is H×d_attn×d_x and acts on
+a token as ``W_q x``, i.e. on rows as ``X W_qᵀ``), so one set of parameters drives both implementations.
+Masks are the spec's ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}`` transposed to the rows' (ℓ_x, ℓ_z), True where a query
+may see a key.
+"""
+
+from __future__ import annotations
+
+import math
+
+from formal.algorithms.attention import SCORES
+from formal.errors import ConfigError, shown
+from formal.ops import EMPTY_POLICIES, check_empty_policy, empty_neighbourhood
+from formal.ops.scores import check_score_activation
+
+from .. import require_torch
+
+__all__ = ["token_embedding", "positional_embedding", "sinusoid_table", "attend", "attention", "mhattention",
+           "mhattention_kv", "single_query_attention", "layer_norm", "activation", "mlp", "unembedding", "causal_mask",
+           "scores", "ATTENTION_PATHS", "EMPTY_POLICIES", "SCORES"]
+
+torch = require_torch()
+F = torch.nn.functional
+
+ATTENTION_PATHS = ("explicit", "sdpa", "flex")
+
+
+# ------------------------------------------------------------------------------------------ Algorithms 1, 2
+def token_embedding(v, W_e):
+    """Algorithm 1: ``W_e[:, v]`` for every id in ``v`` (any shape) → v.shape + (d_e,)."""
+    return W_e.t()[v]
+
+
+def sinusoid_table(encoding: str, d_e: int, ell_max: int, *, dtype=None, device=None):
+    """The fixed table of ``encoding`` as rows, (ℓ_max, d_e) (design decision 10).
+
+    ``sinusoidal-paper`` (Phuong & Hutter, Alg. 2; 1-indexed t, i): row t, entries 2i−1 and 2i are
+    ``sin(t / ℓ_max^{2i/d_e})`` and ``cos(…)``; ``sinusoidal-vaswani`` (Vaswani et al. §3.5; 0-indexed):
+    ``sin(pos / 10000^{2i/d_e})`` and ``cos(…)``.
+    """
+    if d_e % 2:
+        raise ConfigError(f"d_e = {d_e} must be even (a {encoding} encoding pairs sin and cos rows)")
+    one_indexed = encoding == "sinusoidal-paper"
+    base = float(ell_max) if one_indexed else 10000.0
+    pairs = torch.arange(d_e // 2, dtype=torch.float64, device=device)
+    exponent = (2 * (pairs + 1) if one_indexed else 2 * pairs) / d_e
+    t = torch.arange(ell_max, dtype=torch.float64, device=device) + (1 if one_indexed else 0)
+    angle = t[:, None] * base ** -exponent                              # (ℓ_max, d_e/2)
+    table = torch.stack((angle.sin(), angle.cos()), dim=-1).reshape(ell_max, d_e)
+    return table.to(dtype or torch.get_default_dtype())
+
+
+def positional_embedding(t, encoding="learned", *, W_p=None, d_e=None, ell_max=None, dtype=None, device=None):
+    """Algorithm 2: row ``t`` of the positional table, learned (``W_p``) or fixed sinusoidal."""
+    if encoding == "learned":
+        return W_p.t()[t]
+    return sinusoid_table(encoding, d_e, ell_max, dtype=dtype, device=device)[t]
+
+
+# ------------------------------------------------------------------------------------------- Algorithms 3–5
+def causal_mask(ell_z: int, ell_x: int, *, align="top-left", device=None):
+    """The unidirectional mask as rows (ℓ_x, ℓ_z): ``t_z ≤ t_x`` (top-left, the paper's) or
+    ``t_z ≤ t_x + ℓ_z − ℓ_x`` (bottom-right, what a KV cache needs) — design decision 6."""
+    offset = 0 if align == "top-left" else ell_z - ell_x
+    return torch.ones(ell_x, ell_z, dtype=torch.bool, device=device).tril(offset)
+
+
+def _check_score(score, v_a, activation, path):
+    """The score options of :func:`attend`: a known score, ``v_a`` exactly when it is additive, and a path
+    that computes it (the fused kernels know only dot products)."""
+    if not isinstance(score, str) or score not in SCORES:
+        raise ConfigError(f"unknown score {shown(score)}; known: {', '.join(SCORES)}")
+    check_score_activation(activation)
+    if score == "additive":
+        if v_a is None:
+            raise ConfigError("score = 'additive' needs the parameter v_a (d_attn), the additive score's weights")
+        if path != "explicit":
+            raise ConfigError(f"path = {shown(path)} cannot compute score = 'additive' (only dot products); "
+                              "use path='explicit'")
+    else:
+        if v_a is not None:
+            raise ConfigError(f"v_a is the additive score's parameter; score = {score!r} takes none")
+        if activation != "tanh":
+            raise ConfigError(f"activation = {shown(activation)} applies to score = 'additive' only, not {score!r}")
+
+
+def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
+    """Line 4 of Algorithm 4 per head, as rows: Q (…, ℓ_x, d_attn), K (…, ℓ_z, d_attn) → S (…, ℓ_x, ℓ_z):
+    ``QKᵀ/√d_attn``, ``QKᵀ``, or ``v_aᵀ φ(q_{t_x} + k_{t_z})`` (φ tanh or a leaky ReLU of slope 0.2)."""
+    if score == "additive":
+        summed = Q[..., :, None, :] + K[..., None, :, :]                  # (…, ℓ_x, ℓ_z, d_attn)
+        hidden = torch.tanh(summed) if activation == "tanh" else F.leaky_relu(summed, 0.2)
+        return (hidden @ v_a[:, None])[..., 0]                             # (…, ℓ_x, ℓ_z); a counted product
+    S = Q @ K.transpose(-1, -2)                                            # (…, ℓ_x, ℓ_z)
+    return S / math.sqrt(Q.shape[-1]) if score == "scaled_dot" else S
+
+
+def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_dot", v_a=None,
+           activation="tanh"):
+    """Lines 4–6 of Algorithm 4 per head: ``V·softmax(KᵀQ/√d_attn)`` with masked scores at −∞.
+
+    Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
+    (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
+    NaN, or a DomainError, by ``empty`` (design decision 7).  ``score`` (with ``v_a`` (d_attn,) and
+    ``activation`` when additive) is the spec's option of that name (:func:`scores`); the sdpa and flex
+    paths compute the dot scores only (``"dot"`` with scale 1).
+    """
+    check_empty_policy(empty)
+    _check_score(score, v_a, activation, path)
+    if mask is not None and mask.dim() == 3:
+        mask = mask[:, None]                                                # (B, 1, ℓ_x, ℓ_z)
+    empty_rows = None if mask is None else ~mask.any(-1, keepdim=True)     # (…, ℓ_x, 1)
+    if empty_rows is not None and empty == "error" and bool(empty_rows.any()):
+        rows = torch.nonzero(empty_rows.reshape(-1, empty_rows.shape[-2]).any(0)).flatten().tolist()
+        raise empty_neighbourhood(rows)
+    scale = 1.0 if score == "dot" else None                                # None: 1/√d_attn
+    if path == "explicit":
+        if score == "scaled_dot":
+            S = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])           # (B, H, ℓ_x, ℓ_z)
+        else:
+            S = scores(Q, K, score=score, v_a=v_a, activation=activation)
+        if mask is not None:
+            S = S.masked_fill(~mask, -math.inf).masked_fill(empty_rows, 0.0)  # 0: a finite softmax to discard
+        A = torch.softmax(S, dim=-1)
+        if mask is not None:
+            A = A.masked_fill(empty_rows, 0.0)
+        Y = A @ V                                                           # (B, H, ℓ_x, d_mid)
+    elif path == "sdpa":
+        Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale)  # fully masked rows give 0
+    elif path == "flex":
+        Y = _flex(Q, K, V, mask, scale)
+    else:
+        raise ConfigError(f"unknown attention path {path!r}; known: {', '.join(ATTENTION_PATHS)}")
+    if empty_rows is not None and empty == "nan":
+        Y = Y.masked_fill(empty_rows, math.nan)
+    return Y
+
+
+def _flex(Q, K, V, mask, scale=None):
+    """FlexAttention (CUDA) with the mask as a mask function; a graph mask becomes block-sparse work."""
+    if Q.device.type != "cuda":
+        raise ConfigError("the flex attention path needs a CUDA device; use path='explicit' or 'sdpa' on the CPU")
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    if mask is None:
+        return flex_attention(Q, K, V, scale=scale)
+    full = mask.expand(Q.shape[0], 1, Q.shape[-2], K.shape[-2])
+
+    def admitted(b, h, q, kv):
+        return full[b, 0, q, kv]
+
+    block = create_block_mask(admitted, Q.shape[0], None, Q.shape[-2], K.shape[-2], device=Q.device)
+    Y = flex_attention(Q, K, V, block_mask=block, scale=scale)
+    return Y.masked_fill(~full.any(-1, keepdim=True), 0.0)
+
+
+def _heads(X, W, b=None):
+    """``W^h X + b^h 1ᵀ`` for every head at once: X (B, ℓ, d), W (H, d_out, d) → (B, H, ℓ, d_out)."""
+    Y = X[:, None] @ W.transpose(-1, -2)                                   # (B, 1, ℓ, d) @ (H, d, d_out)
+    return Y if b is None else Y + b[:, None, :]
+
+
+def mhattention(X, Z=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None,
+                empty="zero", path="explicit"):
+    """Algorithm 5 (grouped-query when W_k has H_kv < H heads; key/value head g serves the H/H_kv
+    consecutive query heads g·H/H_kv …): X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out)."""
+    Z = X if Z is None else Z
+    K, V = _heads(Z, W_k, b_k), _heads(Z, W_v, b_v)                         # (B, H_kv, ℓ_z, ·)
+    return _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path)
+
+
+def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None,
+                   b_o=None, path="explicit"):
+    """Algorithm 5 as self-attention of new tokens X (B, ℓ_x, d_x) over a key/value cache K_c, V_c
+    (B, H_kv, ℓ_c, ·) and themselves: (output (B, ℓ_x, d_out), keys, values), the cache grown by ℓ_x."""
+    K, V = _heads(X, W_k, b_k), _heads(X, W_v, b_v)
+    if K_c is not None:
+        K, V = torch.cat((K_c, K), dim=2), torch.cat((V_c, V), dim=2)
+    return _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, "zero", path), K, V
+
+
+def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None):
+    """Queries of every head against their group's keys and values, stacked and projected by W_o
+    (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges)."""
+    H, n_kv = W_q.shape[0], K.shape[1]
+    if H % n_kv:
+        raise ConfigError(f"H = {H} is not divisible by n_kv_heads = {n_kv}")
+    Q = _heads(X, W_q, b_q)                                                 # (B, H, ℓ_x, d_attn)
+    K, V = K.repeat_interleave(H // n_kv, dim=1), V.repeat_interleave(H // n_kv, dim=1)
+    Y = (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)        # (B, H, ℓ_x, d_mid)
+    Y = Y.transpose(1, 2).reshape(X.shape[0], X.shape[1], -1)               # (B, ℓ_x, H·d_mid): [Y¹; …; Yᴴ]
+    return F.linear(Y, W_o, b_o)
+
+
+def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
+              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh"):
+    """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
+    :func:`attend`, as in :func:`_attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`."""
+    Z = X if Z is None else Z
+    one = (lambda t: None if t is None else t[None])
+    Q, K, V = _heads(X, one(W_q), one(b_q)), _heads(Z, one(W_k), one(b_k)), _heads(Z, one(W_v), one(b_v))
+    chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
+        {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores
+    return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path, **chosen)[:, 0]
+
+
+def single_query_attention(e, e_t, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, score="scaled_dot", v_a=None,
+                           activation="tanh", path="explicit"):
+    """Algorithm 3: e (B, d_in) attends over e_t (B, T, d_in) → (B, d_out); ``score``, ``v_a`` and
+    ``activation`` as in :func:`attend`."""
+    return attention(e[:, None], e_t, None, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v, path=path,
+                     score=score, v_a=v_a, activation=activation)[:, 0]
+
+
+# ------------------------------------------------------------------------------------------- Algorithms 6, 7
+def layer_norm(e, gamma, beta=None, *, norm="layer", eps=0.0):
+    """Algorithm 6 over the last axis: ``(e − m)/√(v + eps) ⊙ γ + β`` with the biased variance (÷d_e);
+    ``norm="rms"``: ``e/√(mean(e²) + eps) ⊙ γ`` (RMSNorm)."""
+    if norm == "layer":
+        centred = e - e.mean(-1, keepdim=True)
+        return centred / torch.sqrt(centred.square().mean(-1, keepdim=True) + eps) * gamma + beta
+    if norm == "rms":
+        return e / torch.sqrt(e.square().mean(-1, keepdim=True) + eps) * gamma
+    raise ConfigError(f"unknown norm {norm!r}; known: layer, rms")
+
+
+def activation(name, a):
+    """The MLP nonlinearities: ReLU, exact GELU ``x·Φ(x)``, GPT-2's tanh GELU, SiLU."""
+    if name == "relu":
+        return F.relu(a)
+    if name == "gelu":
+        return F.gelu(a)
+    if name == "gelu-tanh":
+        return F.gelu(a, approximate="tanh")
+    if name == "silu":
+        return F.silu(a)
+    raise ConfigError(f"unknown activation {name!r}; known: relu, gelu, gelu-tanh, silu")
+
+
+def mlp(X, *, W_mlp1, W_mlp2, b_mlp1=None, b_mlp2=None, W_gate=None, kind="gelu"):
+    """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ``; SwiGLU: ``W_mlp2 (SiLU(W_gate X) ⊙ (W_mlp1 X + b_mlp1))``."""
+    up = F.linear(X, W_mlp1, b_mlp1)
+    hidden = activation("silu", F.linear(X, W_gate)) * up if kind == "swiglu" else activation(kind, up)
+    return F.linear(hidden, W_mlp2, b_mlp2)
+
+
+def unembedding(e, W_u, b_u=None):
+    """Algorithm 7: ``softmax(W_u e + b_u)`` over the vocabulary (the last axis)."""
+    return torch.softmax(F.linear(e, W_u, b_u), dim=-1)
