@@ -7,7 +7,7 @@ even imported."""
 from __future__ import annotations
 
 from ..costs.conventions import check_convention
-from ..errors import shown
+from ..errors import one_of, shown
 from .claim import ClaimError
 from .formula import parse
 from .values import Value, check_expansion, formula_value, only, size_value
@@ -24,8 +24,7 @@ def model_value(subject, quantity, formula, growing) -> Value:
     options = {**preset.options, **subject.get("options", {})}
     convention = subject.get("convention", "matmul")
     dtype, batch = subject.get("dtype", "fp32"), subject.get("batch", 1)
-    if dtype not in complexity.DTYPES:
-        raise ClaimError(f"dtype = {shown(dtype)} is not one of {', '.join(complexity.DTYPES)}")
+    one_of("dtype", dtype, tuple(complexity.DTYPES))
     models = complexity.model_formulas(preset.algorithm, options)
     figures = complexity.figure_formulas(models, check_convention(convention))
     section, _, key = (quantity or "").partition(".")

@@ -7,9 +7,10 @@
   Longformer's global + local and Swin's windows; from :mod:`.sparse` the Sparse Transformer's strided and
   fixed and BigBird's random), and any user graph; :mod:`.counts` their symbolic edge counts, :mod:`.building`
   what every builder does besides making its edges;
-- :mod:`.schema` — every pattern's parameters, declared once (name, type and range, meaning, default), and
-  :mod:`.specs` — a pattern built or reported from data checked against them (:func:`report`, :func:`build`):
-  what the ``graph`` command (:mod:`.command`), the claims and the docs call; :mod:`.figures` — the report;
+- :mod:`.schema` — every pattern's parameters, declared once (name, type and range from :mod:`.kinds`,
+  meaning, default), and :mod:`.specs` — a pattern built or reported from data checked against them
+  (:func:`report`, :func:`build`): what the ``graph`` command (:mod:`.command`), the claims and the docs
+  call; :mod:`.figures` — the report;
 - :mod:`.message_passing` — Algorithms 4 and 5 over a pattern: a readable loop and a vectorised executor;
 - :mod:`.analysis` — edge counts, FLOPs against dense attention, and receptive fields, layers to full
   coverage, maximum path length (Vaswani et al.'s Table 1), for any number of layers: it chooses between a
@@ -44,8 +45,8 @@ _HOME = {
     "spec": "specs", "build": "specs", "report": "specs",
 }
 _MODULES = ("analysis", "message_passing", "patterns", "structure", "layered", "pattern", "edges", "memory",
-            "edgelist", "draw", "sums", "command", "schema", "specs", "figures", "counts", "building", "windows",
-            "sparse", "shapes")
+            "edgelist", "draw", "sums", "command", "schema", "kinds", "specs", "figures", "counts", "building",
+            "windows", "sparse", "shapes")
 
 __all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs", "plain",
            "to_mask", "attention", "mhattention", "attention_flops", "layers_to_coverage", "max_path_length",

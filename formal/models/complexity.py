@@ -19,7 +19,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..costs.conventions import check_convention
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..costs.polynomials import Polynomial
 from .model import MODELS, Model
 from .presets import resolve_sizes
@@ -103,8 +103,7 @@ def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str 
     divide evenly, a float (with ``exact``: a Fraction).  ``model`` is a :class:`Model` or the
     :class:`~formal.models.costcache.CostFormulas` of one (:func:`model_formulas`); the figures are the same."""
     check_convention(convention)
-    if dtype not in DTYPES:
-        raise ConfigError(f"unknown dtype {shown(dtype)}; known: {', '.join(DTYPES)}")
+    one_of("dtype", dtype, tuple(DTYPES))
     if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
         raise ConfigError(f"batch = {shown(batch)} must be a positive integer")
     formulas = cost_formulas(model)

@@ -178,7 +178,7 @@ def test_expect_is_reported():
     (dict(graph="full", args={"n": 10}, quantity="nosuch", equals=1), "not a key of graph --json"),
     (dict(graph="random", args={"n": 10, "random": 2}, quantity="edges", theta="n", **{"in": ["n"]}),
      "not measured"),
-    (dict(algorithm="attention", property="nosuch"), "not one of"),
+    (dict(algorithm="attention", property="nosuch"), "unknown property 'nosuch'; known:"),
     (dict(algorithm="attention", quantity="flops", equals=1, expect="maybe"), "expect"),
     (dict(model="gpt2", quantity="params.total", equals=1, rel_tol=0.1), "rel_tol goes with approx"),
     (dict(model="gpt2", quantity="params.total", approx="1M", rel_tol=-1), "rel_tol"),

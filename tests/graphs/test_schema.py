@@ -18,7 +18,8 @@ from formal import graphs
 from formal.cli import build_parser, main
 from formal.errors import ConfigError, FormalError, ResourceError, shown
 from formal.graphs import patterns, schema
-from formal.graphs.schema import PARAMETERS, SCHEMAS, Choice, File, Flag, Grid, Integer
+from formal.graphs.kinds import Choice, File, Flag, Grid, Integer
+from formal.graphs.schema import PARAMETERS, SCHEMAS
 from formal.guards.files import json_text
 from formal.guards.limits import memory_limit
 
