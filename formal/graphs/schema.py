@@ -125,7 +125,8 @@ _BY_NAME = {p.name: p for p in PARAMETERS}
 #: Every other spelling data may use → (the parameter, whether it means the opposite).
 _SPELLINGS = {**{a: (p, False) for p in PARAMETERS for a in p.aliases},
               **{p.negation[0]: (p, True) for p in PARAMETERS if p.negation}}
-#: The Sparse Transformer's heads (``part``), and the causal alignments (``align``, :data:`formal.core.masks.ALIGNMENTS`).
+#: The Sparse Transformer's heads (``part``), and the causal alignments (``align``: those of
+#: :data:`formal.core.masks.ALIGNMENTS`, which imports numpy).
 PARTS = _BY_NAME["part"].kind.words
 ALIGNMENTS = _BY_NAME["align"].kind.words
 #: Names that are not parameters of a pattern, and why.
@@ -143,7 +144,7 @@ def _use(name, default=None, kind=None) -> Parameter:
     return p.but(default=default, **({"kind": kind} if kind is not None else {}))
 
 
-_NEEDED, _POSITIVE = REQUIRED, Integer(1)
+_POSITIVE = Integer(1)
 _REPORT = tuple(p for p in PARAMETERS if p.role == "report")
 
 
@@ -171,24 +172,24 @@ def _schema(name, builder, *parameters) -> Schema:
 
 #: Every pattern of ``graph``, by its name there, with its parameters.
 SCHEMAS = {s.name: s for s in (
-    _schema("full", "full", _use("n", _NEEDED)),
-    _schema("causal", "causal", _use("n", _NEEDED), _use("n_z"), _use("align")),
-    _schema("cross", "cross", _use("n", _NEEDED), _use("n_z")),
-    _schema("sliding-window", "sliding_window", _use("n", _NEEDED), _use("window", _NEEDED, _POSITIVE),
+    _schema("full", "full", _use("n", REQUIRED)),
+    _schema("causal", "causal", _use("n", REQUIRED), _use("n_z"), _use("align")),
+    _schema("cross", "cross", _use("n", REQUIRED), _use("n_z")),
+    _schema("sliding-window", "sliding_window", _use("n", REQUIRED), _use("window", REQUIRED, _POSITIVE),
             _use("causal", True)),
-    _schema("dilated", "dilated", _use("n", _NEEDED), _use("window", _NEEDED, _POSITIVE), _use("dilation", _NEEDED),
+    _schema("dilated", "dilated", _use("n", REQUIRED), _use("window", REQUIRED, _POSITIVE), _use("dilation", REQUIRED),
             _use("causal", True)),
-    _schema("global-local", "global_local", _use("n", _NEEDED), _use("window", _NEEDED, _POSITIVE),
-            _use("n_global", _NEEDED), _use("causal", False)),
-    _schema("strided", "strided", _use("n", _NEEDED), _use("stride", _NEEDED),
-            _use("part", "both", Choice(PARTS[:3]))),
-    _schema("fixed", "fixed", _use("n", _NEEDED), _use("stride", _NEEDED), _use("summary", 1),
+    _schema("global-local", "global_local", _use("n", REQUIRED), _use("window", REQUIRED, _POSITIVE),
+            _use("n_global", REQUIRED), _use("causal", False)),
+    _schema("strided", "strided", _use("n", REQUIRED), _use("stride", REQUIRED),
+            _use("part", "both", Choice(("both", "local", "stride")))),
+    _schema("fixed", "fixed", _use("n", REQUIRED), _use("stride", REQUIRED), _use("summary", 1),
             _use("part", "both", Choice(("both", "local", "summary")))),
-    _schema("random", "random", _use("n", _NEEDED), _use("n_random", _NEEDED), _use("window", 0),
+    _schema("random", "random", _use("n", REQUIRED), _use("n_random", REQUIRED), _use("window", 0),
             _use("n_global", 0), _use("seed", 0)),
-    _schema("swin", "swin", _use("grid", _NEEDED), _use("n"), _use("window", _NEEDED, _POSITIVE),
+    _schema("swin", "swin", _use("grid", REQUIRED), _use("n"), _use("window", REQUIRED, _POSITIVE),
             _use("shifted", False), _use("shift")),
-    _schema("edgelist", "edgelist", _use("n", _NEEDED), _use("file", _NEEDED)),
+    _schema("edgelist", "edgelist", _use("n", REQUIRED), _use("file", REQUIRED)),
 )}
 _BY_BUILDER = {s.builder: s for s in SCHEMAS.values()}
 
@@ -221,8 +222,8 @@ def check(pattern, given, *, flags: bool = False) -> tuple:
     missing, or a value of the wrong type or range (naming the parameter, its value and what it must be).
     """
     schema = schema_of(pattern)
-    given = _spellings(schema, given) if not flags else dict(given)
-    _applies(schema, given, flags)
+    given, written = _spellings(schema, given) if not flags else (dict(given), {})
+    _applies(schema, given, written, flags)
     _needed(schema, given, flags)
     values = {}
     for p in schema.parameters:                                    # sizes, options, report: in that order
@@ -235,8 +236,9 @@ def check(pattern, given, *, flags: bool = False) -> tuple:
     return schema.name, values
 
 
-def _spellings(schema, given) -> dict:
-    """Data's parameters by their names: other spellings resolved, a name given twice refused."""
+def _spellings(schema, given) -> tuple:
+    """Data's parameters by their names, other spellings resolved (a name given twice refused); and how each
+    was written."""
     out, spelled = {}, {}
     for key, value in dict(given).items():
         if value is None:                                          # Python's "not given"
@@ -253,23 +255,23 @@ def _spellings(schema, given) -> dict:
         if name in out:
             raise ConfigError(f"{spelled[name]} and {key} give the same parameter: give one")
         out[name], spelled[name] = value, key
-    return out
+    return out, spelled
 
 
-def _applies(schema, given, flags):
-    """Refuse a parameter the pattern does not take (the first by name)."""
+def _applies(schema, given, written, flags):
+    """Refuse a parameter the pattern does not take (the first by name), as the caller ``written`` it."""
     extra = sorted(set(given) - set(schema.names))
     if not extra:
         return
     name = extra[0]
     if flags:
         raise ConfigError(f"{_BY_NAME[name].spelled(True)} does not apply to the {schema.name} pattern")
-    takes = f"it takes {', '.join(schema.names)}"
+    takes = f"{', '.join(schema.names)}"
     if name in NOT_PARAMETERS:
-        raise ConfigError(f"{NOT_PARAMETERS[name]}; the {schema.name} pattern takes {', '.join(schema.names)}")
+        raise ConfigError(f"{NOT_PARAMETERS[name]}; the {schema.name} pattern takes {takes}")
     if name in _BY_NAME:
-        raise ConfigError(f"{name} does not apply to the {schema.name} pattern; {takes}")
-    raise ConfigError(f"the {schema.name} pattern has no parameter {shown(name)}; {takes}")
+        raise ConfigError(f"{written[name]} does not apply to the {schema.name} pattern; it takes {takes}")
+    raise ConfigError(f"the {schema.name} pattern has no parameter {shown(name)}; it takes {takes}")
 
 
 def _needed(schema, given, flags):
