@@ -188,6 +188,8 @@ def test_other_spellings_are_the_same_parameters():
         graphs.report("sliding-window", n=64, window=8, causal=False)
     assert graphs.report("random", n=32, random=2, **{"global": 1}) == \
         graphs.report("random", n=32, n_random=2, n_global=1)
+    with pytest.raises(ConfigError, match="^global does not apply to the full pattern; it takes n, layers"):
+        graphs.report("full", n=8, **{"global": 1})                   # named as the caller wrote it
     for twice in ({"n": 8, "ell": 8}, {"n": 8, "window": 2, "causal": True, "bidirectional": False}):
         with pytest.raises(ConfigError, match="give the same parameter: give one"):
             graphs.report("sliding-window" if "window" in twice else "full", **twice)
