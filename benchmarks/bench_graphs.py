@@ -72,7 +72,7 @@ def peak_cases(scale=1):
 
     import numpy as np
 
-    from formal.graphs import analysis, command, edgelist, from_mask, from_pairs, memory, message_passing
+    from formal.graphs import analysis, command, edgelist, figures, from_mask, from_pairs, memory, message_passing
     from formal.graphs import patterns as P
     from formal.graphs.draw import mask_image
     n = 1024 * scale
@@ -143,7 +143,7 @@ def peak_cases(scale=1):
     p = P.sliding_window(64, 4)
     for layers, as_json in ((20000 * scale, False), (20000 * scale, True)):
         def run():
-            r = command.report(p, layers=layers, heads=1, d_head=4)
+            r = figures.collect(p, layers=layers, heads=1, d_head=4)
             json.dump(r, io.StringIO(), indent=2) if as_json else command.to_text(r)
         yield "report", f"{layers:,} layers, {'JSON' if as_json else 'text'}", run, memory.report_bytes(layers)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from formal.cli import bounded_int
+from formal.arguments import bounded_int
 from reference.checking import tolerances
 from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, examples
 from reference.model.execute import execute

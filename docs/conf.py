@@ -107,6 +107,21 @@ def _patterns() -> str:
     return _table(header, rows, (10, 18, 30, 14, 20, 8))
 
 
+def _pattern_parameters() -> str:
+    """Every pattern's parameters as its schema declares them (formal.graphs.schema); the report's once."""
+    from formal.graphs.schema import PARAMETERS, SCHEMAS
+
+    def row(pattern, p):
+        default = "required" if p.required else "optional" if p.default is None else f"``{p.default!r}``"
+        spellings = [f"``{a}``" for a in p.aliases] + ([f"``{p.negation[0]}`` (the opposite)"] if p.negation else [])
+        return (pattern, f"``{p.name}`` (``{p.flag}``)", p.kind.describe(), default, ", ".join(spellings) or "—",
+                p.meaning)
+    rows = [row(f"``{s.name}``", p) for s in SCHEMAS.values() for p in s.parameters if p.role != "report"]
+    rows += [row("every pattern", p) for p in PARAMETERS if p.role == "report"]
+    header = ("pattern", "parameter (flag)", "type", "default", "also written", "meaning")
+    return _table(header, rows, (12, 18, 18, 10, 14, 28))
+
+
 def _table1() -> str:
     from formal.graphs import analysis
     sizes = (16, 64, 256)
@@ -210,11 +225,11 @@ def _object_pages():
     from formal.claims.catalogue import files
     from proofs.registry import theorems
     folder = HERE / "objects"
-    patterns = {"full": "ell=16", "causal": "ell_z=16", "cross": "ell_z=12, ell_x=16", "sliding_window": "ell=16, window=5",
-                "dilated": "ell=16, window=4, dilation=2", "global_local": "ell=16, window=4, n_global=2",
-                "strided": "ell=16, stride=4", "fixed": "ell=16, stride=4, summary=1",
-                "random": "ell=16, n_random=2, window=3, n_global=1, seed=0",
-                "swin": "height=8, width=8, window=4, shifted=true"}
+    patterns = {"full": "n=16", "causal": "n=16", "cross": "n=16, n_z=12", "sliding_window": "n=16, window=5",
+                "dilated": "n=16, window=4, dilation=2", "global_local": "n=16, window=4, n_global=2",
+                "strided": "n=16, stride=4", "fixed": "n=16, stride=4, summary=1",
+                "random": "n=16, n_random=2, window=3, n_global=1, seed=0",
+                "swin": "grid=8x8, window=4, shifted=true"}
     body = _title("Attention patterns") + (
         "\nThe patterns of ``formal-transformers graph``: which keys each query sees (keys down, queries across), "
         "how many edges the pattern has as a formula in its sizes, and after how many layers every token can "
@@ -240,7 +255,7 @@ def _object_pages():
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
-              "table1": _table1, "table1_derived": _table1_derived, "claims": _claims,
+              "pattern_parameters": _pattern_parameters, "table1": _table1, "table1_derived": _table1_derived, "claims": _claims,
               "theorems": _theorems}
     for name, make in tables.items():
         _write(GENERATED / f"{name}.rst", make())

@@ -50,7 +50,7 @@ def _cut(text, width):
 
 
 def _run(args, out):
-    from formal.cli import progress_line
+    from formal.arguments import progress_line
     from formal.guards.files import json_text
     from .registry import theorems
     if args.list:

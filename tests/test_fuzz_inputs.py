@@ -445,7 +445,7 @@ def _mostly(valid, junk=_junk):
     return st.integers(0, 7).flatmap(lambda i: junk if i == 0 else valid)
 
 
-# the graph flags each pattern takes (formal.graphs.command's tables), with small valid values
+# the graph flags each pattern takes (its schema, formal.graphs.schema), with small valid values
 _GRAPH_VALUES = {"--window": st.integers(1, 8).map(str), "--dilation": st.integers(1, 4).map(str),
                  "--global": st.integers(0, 3).map(str), "--stride": st.integers(1, 8).map(str),
                  "--summary": st.integers(1, 3).map(str), "--random": st.integers(1, 3).map(str),

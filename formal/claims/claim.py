@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..guards.files import read_toml
 
 __all__ = ["Claim", "ClaimError", "load", "parse_claims", "ASSERTIONS", "SUBJECTS", "KEYS", "PROPERTIES",
@@ -111,7 +111,7 @@ def _claim(table: dict, index: int, file: str) -> Claim:
     claim = Claim(ident, index, file, table)
     try:
         _fill(claim, table, raw_id)
-    except ClaimError as exc:
+    except ConfigError as exc:          # a ClaimError, or a word outside its list (errors.one_of)
         claim.error = str(exc)
     return claim
 
@@ -146,9 +146,7 @@ def _about(claim: Claim, table: dict, raw_id) -> None:
     claim.says, claim.source = _text(table, "says"), _text(table, "source")
     _text(table, "note")
     expect = table.get("expect")
-    if expect is not None and expect not in ("holds", "fails"):
-        raise ClaimError(f"expect = {shown(expect)} must be \"holds\" or \"fails\"")
-    claim.expect = expect
+    claim.expect = None if expect is None else one_of("expect", expect, ("holds", "fails"))
 
 
 def _subject(claim: Claim, table: dict) -> None:
@@ -183,8 +181,7 @@ def _assertion(claim: Claim, table: dict) -> None:
                          + (f"; got {', '.join(asserted)}" if asserted else "; it makes none"))
     claim.assertion = (asserted[0], table[asserted[0]])
     if asserted[0] == "property":
-        if table["property"] not in PROPERTIES:
-            raise ClaimError(f"property = {shown(table['property'])} is not one of {', '.join(PROPERTIES)}")
+        one_of("property", table["property"], PROPERTIES)
         if claim.kind != "algorithm":
             raise ClaimError("a property claim is about an algorithm (algorithm = \"attention\", …)")
 

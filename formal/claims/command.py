@@ -15,7 +15,7 @@ __all__ = ["register", "run_files"]
 
 
 def register(sub):
-    from ..cli import positive_seconds
+    from ..arguments import positive_seconds
     p = sub.add_parser("check", help="check complexity claims written as TOML against the derived objects",
                        description="Check claims — a paper's or a slide's figures and formulas, written as "
                                    "[[claim]] tables in TOML — against the values derived from the algorithm "
@@ -59,7 +59,7 @@ def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeo
 
 
 def _run(args, out):
-    from ..cli import progress_line
+    from ..arguments import progress_line
     from ..guards.files import json_text
     from .report import as_json, as_text
     if not args.files and not args.catalogue:

@@ -13,7 +13,6 @@ under which the claim would hold.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import FormalError, shown
@@ -21,37 +20,11 @@ from ..costs.inequalities import counterexample, nonnegative
 from .claim import Claim, ClaimError
 from .figures import figure, is_figure
 from .formula import parse
-from .subjects import Value, value_of
+from .subjects import value_of
+from .values import Value, formula_value
+from .verdict import Verdict, claimed_formula, show_number
 
 __all__ = ["Verdict", "decide", "show_number"]
-
-
-@dataclass
-class Verdict:
-    """The outcome of one claim: ``verdict`` (holds, fails, undecided, invalid), what was ``claimed`` and
-    ``derived`` (as shown), the ``reason``, and whether it is what the claim's ``expect`` says."""
-
-    claim: Claim
-    verdict: str
-    claimed: str = ""
-    derived: object = None
-    reason: str = ""
-
-    @property
-    def as_expected(self) -> bool | None:
-        if self.claim.expect is None or self.verdict == "invalid":
-            return None
-        return self.verdict == self.claim.expect
-
-    @property
-    def ok(self) -> bool:
-        """Holds, or matches what the file expects."""
-        return self.verdict == "holds" if self.claim.expect is None else bool(self.as_expected)
-
-    def as_json(self) -> dict:
-        return {"id": self.claim.id, "file": self.claim.file, "verdict": self.verdict, "claimed": self.claimed,
-                "derived": self.derived, "reason": self.reason, "expect": self.claim.expect,
-                "as_expected": self.as_expected, "says": self.claim.says, "source": self.claim.source}
 
 
 #: Seconds one claim may take to decide (its formulas could be made to expand without end); an
@@ -145,8 +118,7 @@ def _ratio(a: Value, b: Value) -> Value:
     if a.kind == "formula" or b.kind == "formula":
         import sympy as sp
         expr = sp.cancel(sp.sympify(_sym(a)) / _sym(b))
-        from .subjects import _formula
-        return _formula(expr, f"{a.what} / {b.what}")
+        return formula_value(expr, f"{a.what} / {b.what}")
     if b.value == 0:
         raise ClaimError(f"ratio_to: {b.what} is 0")
     quotient = Fraction(a.value) / Fraction(b.value)
@@ -162,18 +134,6 @@ def _sym(v: Value):
 
 
 # ----------------------------------------------------------------------------------------------- numbers
-def show_number(x) -> str:
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, Fraction):
-        return f"{x.numerator}/{x.denominator} (≈{float(x):,.6g})"
-    if isinstance(x, float):
-        return f"{x:,.6g}"
-    return str(x)
-
-
 def _json_number(x):
     if isinstance(x, Fraction):
         return x.numerator if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
@@ -283,14 +243,6 @@ def _arrays(claim, value: Value, claimed) -> Verdict:
 
 
 # ---------------------------------------------------------------------------------------------- formulas
-def _claimed_formula(raw, value: Value, what: str, growing=()):
-    import sympy as sp
-    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        raise ClaimError(f"{what} = {shown(raw)} must be a formula (a string) or a number")
-    formula = parse(raw, names=set(value.sizes) | set(growing), what=what)
-    return sp.sympify(formula.sympy({k: v for k, v in value.sizes.items()}))
-
-
 def _formula_claim(claim, value: Value, claimed) -> Verdict:
     import sympy as sp
     from ..core.symbols import text
@@ -298,7 +250,7 @@ def _formula_claim(claim, value: Value, claimed) -> Verdict:
     if name == "approx":
         raise ClaimError(f"approx compares numbers, and {value.what} is the formula {text(value.value)}: bind its "
                          "sizes to numbers, or use equals, leading or theta")
-    target = _claimed_formula(raw, value, name)
+    target = claimed_formula(raw, value, name)
     derived = value.value
     if name == "equals":
         difference = sp.expand(sp.cancel(derived - target))

@@ -76,6 +76,11 @@ class Formula:
     def is_number(self) -> bool:
         return not self.names
 
+    @property
+    def terms(self) -> int:
+        """An upper bound on its terms once expanded (capped past :data:`MAX_TERMS`)."""
+        return _terms(self.tree)
+
     def value(self, values: dict | None = None):
         """The exact value (int or Fraction) at ``values`` (name → int or Fraction), or ``None`` where it
         is not rational (a square root, a logarithm, a fractional power) — then use :meth:`sympy`.  A

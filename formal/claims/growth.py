@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from .asymptotic import Undecided
 from .claim import ClaimError
-from .decide import Verdict, _claimed_formula
 from .formula import parse
-from .subjects import Value
+from .values import Value
+from .verdict import Verdict, claimed_formula
 
 __all__ = ["asymptotic", "measured"]
 
@@ -20,7 +20,7 @@ def asymptotic(claim, value: Value, claimed) -> Verdict:
     name, raw = claim.assertion
     derived = value.value
     growing = [by_name(g) for g in claim.growing] or sorted(derived.free_symbols, key=str)
-    target = _claimed_formula(raw, value, name, claim.growing)
+    target = claimed_formula(raw, value, name, claim.growing)
     what = value.what
     try:
         if name == "leading":

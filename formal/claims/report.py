@@ -32,7 +32,7 @@ def _mark(v) -> str:
 
 
 def _derived(v) -> str:
-    from .decide import show_number
+    from .verdict import show_number
     if v.derived is None:
         return ""
     return show_number(v.derived) if isinstance(v.derived, int) else str(v.derived)

@@ -1,8 +1,10 @@
 """Graph-theoretic analysis of attention patterns: edge counts, FLOPs, receptive fields, path lengths.
 
 The counts are here: each built-in pattern's symbolic edge count, density, in-degrees, and the FLOPs of
-Algorithm 5 restricted to a pattern.  The analysis of stacks of layers — receptive fields, layers to full
-coverage, maximum path length — is :mod:`formal.graphs.layered`, re-exported here.
+Algorithm 5 restricted to a pattern.  So is the one choice of how stacks of layers are analysed —
+receptive fields, layers to full coverage, maximum path length: one built-in pattern (or its
+:class:`~formal.graphs.structure.Structure`) answers from its structure in closed form
+(:mod:`formal.graphs.structure`), anything else from the bit sets of its edges (:mod:`formal.graphs.layered`).
 
 Examples
 --------
@@ -24,11 +26,12 @@ import sympy as sp
 from ..costs.conventions import check_convention
 from ..errors import ConfigError
 from ..core.symbols import by_name, ell_x, ell_z
-from .layered import (layers_to_coverage, max_path_length, receptive_field, receptive_field_sizes,
-                      receptive_field_spread, summary)
-from .pattern import as_pattern
+from . import layered
+from .edges import integer
+from .layered import receptive_field, receptive_field_sizes
+from .pattern import Pattern, as_pattern
 from .patterns import PATTERNS
-from .structure import Structure
+from .structure import Structure, of
 
 __all__ = ["symbolic_edge_count", "edge_count_regime", "edge_count", "density", "in_degree", "attention_flops",
            "receptive_field", "receptive_field_sizes", "receptive_field_spread", "layers_to_coverage",
@@ -128,6 +131,49 @@ def attention_flops(pattern, sizes: dict, *, convention: str = "matmul") -> dict
     dense_n, sparse_n = int(flops.xreplace(values)), int(sparse.xreplace(values))
     return {"dense": dense_n, "sparse": sparse_n, "ratio": sparse_n / dense_n if dense_n else 0.0,
             "sparse_formula": sparse}
+
+
+# ------------------------------------------------------------------------------------- stacks of layers
+def _structure(patterns):
+    """The structure one built-in pattern answers from (:mod:`formal.graphs.structure`); None for anything
+    else (a mask, a user graph, random keys, a cycle of several patterns), which the bit sets answer."""
+    if isinstance(patterns, Structure):
+        return patterns
+    return of(patterns) if isinstance(patterns, Pattern) else None
+
+
+def summary(patterns, layers: int, *, residual: bool = True, coverage: bool = True, progress=None):
+    """:func:`formal.graphs.layered.summary` — receptive-field spreads for layers 1..``layers``, and the
+    layers to full coverage and the maximum path length — from the structure of one built-in pattern, else
+    from the bit sets (``progress``: called with each layer they walk)."""
+    layers = integer("layers", layers, 0)
+    structure = _structure(patterns)
+    if structure is not None:
+        return structure.summary(layers, residual=residual, coverage=coverage)
+    return layered.summary(patterns, layers, residual=residual, coverage=coverage, progress=progress)
+
+
+def receptive_field_spread(patterns, layers: int, *, residual: bool = True):
+    """``(min, mean, max)`` of the receptive-field sizes after each of layers 1..L (:func:`summary`)."""
+    return summary(patterns, layers, residual=residual, coverage=False).spread
+
+
+def layers_to_coverage(patterns, *, residual: bool = True, progress=None):
+    """:func:`formal.graphs.layered.layers_to_coverage`, from the structure of one built-in pattern where it
+    has one: the fewest layers after which every position depends on every position it may, or None."""
+    structure = _structure(patterns)
+    if structure is not None:
+        return structure.layers_to_coverage(residual=residual)
+    return layered.layers_to_coverage(patterns, residual=residual, progress=progress)
+
+
+def max_path_length(patterns, *, progress=None) -> int:
+    """:func:`formal.graphs.layered.max_path_length`, from the structure of one built-in pattern where it
+    has one: the most layers any connected pair needs (Vaswani et al. 2017, Table 1)."""
+    structure = _structure(patterns)
+    if structure is not None:
+        return structure.max_path_length()
+    return layered.max_path_length(patterns, progress=progress)
 
 
 def vaswani_table1(n: int, *, kernel: int = 5, radius: int = 4) -> list:

@@ -60,7 +60,7 @@ def read(path, ell, *, name: str = "edgelist") -> Pattern:
     _check_size(path)
     text = files.read_text(path, what="edge list", max_bytes=max_bytes())
     keys, queries = parse(text, ell, source=f"edge list {str(path)!r}")
-    return from_pairs(keys, queries, ell_z=ell, name=name, _owned=True)
+    return from_pairs(keys, queries, ell_z=ell, name=name, owned=True)
 
 
 def _check_size(path):

@@ -19,11 +19,12 @@ Every function here stops there and extrapolates, so ``L = 10**12`` layers cost 
 settle — at most ℓ periods with the residual path — and the bit sets are refused beforehand when they would
 exceed the memory limit (:func:`formal.graphs.memory.stack_bytes`).
 
-**Built-in patterns need no bit sets.**  One pattern a builder of :mod:`formal.graphs.patterns` made — a
-window, a dilated or strided window, global + local, fixed, Swin, causal, full — is answered by
-:func:`summary`, :func:`layers_to_coverage` and :func:`max_path_length` from its structure
-(:mod:`formal.graphs.structure`): closed forms, whatever ℓ.  The bit sets remain for BigBird's random keys,
-masks, user graphs and cycles of several patterns.
+**Built-in patterns need no bit sets.**  This module is the exact analysis of edges, and the oracle of the
+closed forms: one pattern a builder of :mod:`formal.graphs.patterns` made — a window, a dilated or strided
+window, global + local, fixed, Swin, causal, full — is answered from its structure
+(:mod:`formal.graphs.structure`) by :func:`formal.graphs.analysis.summary`,
+:func:`~formal.graphs.analysis.layers_to_coverage` and :func:`~formal.graphs.analysis.max_path_length`, which
+choose; the bit sets remain for BigBird's random keys, masks, user graphs and cycles of several patterns.
 
 Examples
 --------
@@ -318,15 +319,6 @@ def receptive_field_sizes(patterns, layers: int, *, residual: bool = True) -> np
     return table[np.where(wanted <= walk.last, wanted, walk.start + (wanted - walk.start) % walk.period)]
 
 
-def _structure(patterns):
-    """The structure of one built-in pattern (:mod:`formal.graphs.structure`), which answers without bit
-    sets; None for anything else (a mask, a user graph, random keys, a cycle of several patterns)."""
-    from .structure import Structure, of
-    if isinstance(patterns, Structure):
-        return patterns
-    return of(patterns) if isinstance(patterns, Pattern) else None
-
-
 def receptive_field_spread(patterns, layers: int, *, residual: bool = True) -> Sequence:
     """``(min, mean, max)`` of the receptive-field sizes after each of layers 1..L: a sequence of ``layers``
     tuples that keeps each layer walked once — no ``(L, ℓ)`` array, so ``layers`` may be any number."""
@@ -339,12 +331,8 @@ def layers_to_coverage(patterns, *, residual: bool = True, progress=None):
     positions split into classes that never exchange information, e.g. a purely dilated window).
 
     With the residual path and a finite answer, this is also :func:`max_path_length` (every pair that is
-    connected at all is one it may reach).  ``progress``, if given, is called with each layer number (a
-    built-in pattern answers from its structure, at once).
+    connected at all is one it may reach).  ``progress``, if given, is called with each layer number.
     """
-    structure = _structure(patterns)
-    if structure is not None:
-        return structure.layers_to_coverage(residual=residual)
     stack = _Stack(patterns)
     walk = _walk(stack, 0, residual, target=_pack(_target(stack.patterns)), settle=True, progress=progress)
     if walk.cut:
@@ -362,9 +350,6 @@ def max_path_length(patterns, *, progress=None) -> int:
     """The largest number of layers (with the residual path) any connected pair ``k → q`` needs: the maximum
     over such pairs of their shortest-path distance (Vaswani et al. 2017, Table 1).  ``progress``, if
     given, is called with each layer number."""
-    structure = _structure(patterns)
-    if structure is not None:
-        return structure.max_path_length()
     return _walk(_Stack(patterns), 0, True, settle=True, progress=progress).changed
 
 
@@ -390,12 +375,8 @@ class Summary:
 
 def summary(patterns, layers: int, *, residual: bool = True, coverage: bool = True, progress=None) -> Summary:
     """Receptive-field spreads for layers 1..``layers``, and (``coverage=True``) the layers to full coverage
-    and the maximum path length, from one walk: it goes on past ``layers`` only as far as coverage needs.
-    One built-in pattern (or its :class:`~formal.graphs.structure.Structure`) answers from its structure."""
+    and the maximum path length, from one walk: it goes on past ``layers`` only as far as coverage needs."""
     layers = integer("layers", layers, 0)
-    structure = _structure(patterns)
-    if structure is not None:
-        return structure.summary(layers, residual=residual, coverage=coverage)
     stack = _Stack(patterns)
     target = _pack(_target(stack.patterns)) if coverage else None
     walk = _walk(stack, layers, residual, keep=_spread, target=target, settle=coverage, progress=progress)

@@ -44,7 +44,7 @@ import networkx as nx
 import numpy as np
 
 from ..guards.arrays import real_array
-from ..errors import ConfigError
+from ..errors import ConfigError, one_of
 from ..ops import check_empty_policy, empty_neighbourhood
 from . import memory
 from .pattern import as_pattern
@@ -217,11 +217,9 @@ def _afford(pattern, d_attn, d_v, max_edges):
 
 
 def _propagate(executor):
-    if executor == "edges":
+    if one_of("executor", executor, EXECUTORS) == "edges":
         return lambda p, Q, K, V, empty: propagate_edges(p, Q, K, V, empty=empty)
-    if executor == "loop":
-        return lambda p, Q, K, V, empty: propagate_loop(p.to_networkx(), Q, K, V, empty=empty)
-    raise ConfigError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
+    return lambda p, Q, K, V, empty: propagate_loop(p.to_networkx(), Q, K, V, empty=empty)
 
 
 def _inputs(pattern, X, Z):

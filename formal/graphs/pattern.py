@@ -38,7 +38,7 @@ from ..errors import ConfigError
 from . import memory
 from .edges import integer
 
-__all__ = ["Pattern", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask", "plain"]
+__all__ = ["Pattern", "Described", "from_pairs", "from_mask", "from_graph", "as_pattern", "to_mask", "plain"]
 
 SIDES = ("z", "x")
 
@@ -192,6 +192,14 @@ class Pattern:
         return f"Pattern({self.name!r}, {size}{params}, {self.n_edges:,} edges)"
 
 
+class Described:
+    """A pattern known by its description, not its edges (:class:`formal.graphs.structure.Structure`):
+    :meth:`build` makes them, and :func:`as_pattern` calls it."""
+
+    def build(self) -> Pattern:
+        raise NotImplementedError
+
+
 def check_pairs(ell_z: int, ell_x: int) -> None:
     """Refuse sizes whose ``ℓ_z·ℓ_x`` pairs int64 cannot number: edges are sorted by ``q·ℓ_z + k``."""
     if ell_z * ell_x > 2**63:
@@ -208,12 +216,14 @@ def plain(p: Pattern) -> Pattern:
 
 
 def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="graph", params=None,
-               duplicates="error", _owned=False) -> Pattern:
+               duplicates="error", owned=False) -> Pattern:
     """A pattern from edge arrays ``keys[e] → queries[e]`` (any order).
 
     ``ell_x`` defaults to ``ell_z``; ``self_attention`` defaults to ``ell_z == ell_x``.  A repeated edge is
     an error (``duplicates="error"``: attention has no edge weights to sum) or merged (``"merge"``, for
-    patterns built as unions of parts).  The sort's temporaries are estimated first (see :mod:`formal.guards.limits`).
+    patterns built as unions of parts).  ``owned``: the arrays are the caller's to give away (a builder's, a
+    reader's), so already sorted ones are kept without a copy.  The sort's temporaries are estimated first (see
+    :mod:`formal.guards.limits`).
     """
     ell_z = integer("ell_z", ell_z, 0)
     ell_x = ell_z if ell_x is None else integer("ell_x", ell_x, 0)
@@ -228,7 +238,7 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
         raise ConfigError(f"keys and queries must have one entry per edge, got {k.size} and {q.size}")
     sizes = (f"{memory.number(k.size)} edges over ℓ_z = {memory.number(ell_z)}, ℓ_x = {memory.number(ell_x)} "
              "positions")
-    memory.require(memory.pairs_bytes(k.size, ell_x, sort=False, owned=_owned), f"checking {sizes}")
+    memory.require(memory.pairs_bytes(k.size, ell_x, sort=False, owned=owned), f"checking {sizes}")
     check_pairs(ell_z, ell_x)
     for array, ell, what in ((k, ell_z, "key"), (q, ell_x, "query")):
         bad = (array < 0) | (array >= ell)
@@ -238,7 +248,7 @@ def from_pairs(keys, queries, *, ell_z, ell_x=None, self_attention=None, name="g
     linear = q * max(ell_z, 1) + k
     step = np.diff(linear)
     if np.all(step > 0):                                                  # already sorted and unique (builders)
-        if not _owned:                                                    # the pattern will make them read-only
+        if not owned:                                                     # the pattern will make them read-only
             k, q = k.copy(), q.copy()
         return Pattern(k, q, ell_z=ell_z, ell_x=ell_x, self_attention=bool(self_attention), name=name,
                        params=params)
@@ -355,14 +365,13 @@ def from_graph(G, *, ell=None, ell_z=None, ell_x=None, name="graph") -> Pattern:
 
 
 def as_pattern(obj, *, ell_z=None, ell_x=None, inputs=None) -> Pattern:
-    """A :class:`Pattern` from a pattern, a :class:`~formal.graphs.structure.Structure` (built), a networkx
-    graph, or a 0/1 mask; ``ell_z``/``ell_x``, when given, are
-    checked (a mask of the wrong shape or a graph of the wrong size is a ConfigError that names the
-    ``inputs`` — e.g. ``("Z", "X")`` — whose columns set them)."""
-    from .structure import Structure
+    """A :class:`Pattern` from a pattern, a :class:`Described` one such as a
+    :class:`~formal.graphs.structure.Structure` (built), a networkx graph, or a 0/1 mask; ``ell_z``/``ell_x``,
+    when given, are checked (a mask of the wrong shape or a graph of the wrong size is a ConfigError that
+    names the ``inputs`` — e.g. ``("Z", "X")`` — whose columns set them)."""
     if obj is None:
         raise ConfigError("pattern is None: give a Pattern, a networkx graph or a 0/1 mask")
-    if isinstance(obj, Structure):
+    if isinstance(obj, Described):
         obj = obj.build()
     if isinstance(obj, Pattern):
         pattern = obj

@@ -16,79 +16,31 @@ no sympy; any other model is derived (:class:`Model`) and gives the same numbers
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 from ..costs.conventions import check_convention
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, one_of, shown
 from ..costs.polynomials import Polynomial
+from .model import MODELS, Model
 from .presets import resolve_sizes
 
-__all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "report", "numeric_report", "preset_report", "formulas",
-           "paged_report",
-           "grouped", "figure_formulas", "PER"]
+__all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "cost_formulas", "report", "numeric_report",
+           "preset_report", "formulas", "paged_report", "grouped", "figure_formulas", "PER"]
 
 #: Bytes per scalar.
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
-#: The algorithms ``complexity`` accepts: the three model stacks and the models with presets or
-#: configurations of their own (an encoder–decoder, a captioner, a document classifier, Swin).
-MODELS = ("edtransformer", "etransformer", "dtransformer", "seq2seq", "show_attend_tell", "han", "swin")
+
+@lru_cache(maxsize=64)
+def _derived(model: Model):
+    from .costcache import CostFormulas
+    return CostFormulas.derive(model)
 
 
-class Model:
-    """A model stack with its options, and the derived quantities ``complexity`` reports (sympy expressions)."""
-
-    def __init__(self, algorithm_name: str, options: dict):
-        from ..algorithms import get
-        if algorithm_name not in MODELS:
-            raise ConfigError(f"complexity needs a model, one of {', '.join(MODELS)}; got {shown(algorithm_name)}")
-        self.name, self.options = algorithm_name, dict(options)
-        self.algorithm = get(algorithm_name, **options)
-        self._formulas = None
-
-    def params(self) -> dict:
-        import sympy as sp
-        total = self.algorithm.param_count()
-        embedding = sp.expand(sp.Add(*(p.size() for p in self.algorithm.params if p.embedding)))
-        return {"total": total, "embedding": embedding, "non_embedding": sp.expand(total - embedding)}
-
-    def length_dependent_params(self) -> list:
-        """The parameters whose size grows with the sequence length (ViT's position table has one column per
-        patch), as ``"W_p (d_e×(ℓ + 1))"``: with them a different sequence length is a different model."""
-        from .presets import LENGTHS
-        from ..core.shapes import shape_text
-        from ..core.symbols import by_name
-        lengths = {by_name(n) for n in LENGTHS}
-        return [f"{p.name} ({shape_text(p.shape)})" for p in self.algorithm.params
-                if p.size().free_symbols & lengths]
-
-    def forward(self, convention: str):
-        return self.algorithm.cost(convention)
-
-    def training_step(self, convention: str):
-        import sympy as sp
-        from ..costs.cost import gradient_step
-        work = self.algorithm.derivation.work
-        step = gradient_step(work.flops, self.algorithm.param_count())
-        return sp.expand(work.flops[convention] + step[convention])
-
-    def kv_cache_scalars(self):
-        """Scalars held in the key/value cache for a sequence of ℓ tokens (decoder-only models), or None."""
-        if self.name != "dtransformer":
-            return None
-        import sympy as sp
-        from ..algorithms.kv_cache import build_kv_dtransformer
-        from ..core.shapes import numel
-        cached = build_kv_dtransformer(**self.options, step="prefill")
-        shapes = cached.derivation.output_shapes[1:]
-        return sp.expand(sum(numel(s) for s in shapes))
-
-    def cost_formulas(self):
-        """These quantities as :class:`~formal.models.costcache.CostFormulas`: polynomials that evaluate without sympy."""
-        if self._formulas is None:
-            from .costcache import CostFormulas
-            self._formulas = CostFormulas.derive(self)
-        return self._formulas
-
+def cost_formulas(model):
+    """The :class:`~formal.models.costcache.CostFormulas` of ``model``: derived from a :class:`Model` (once per
+    model: a derivation takes sympy), or ``model`` itself when it is already the formulas."""
+    return _derived(model) if isinstance(model, Model) else model
 
 def model_formulas(algorithm_name: str, options: dict):
     """The :class:`~formal.models.costcache.CostFormulas` of a model stack built with ``options``: from the cache
@@ -96,7 +48,7 @@ def model_formulas(algorithm_name: str, options: dict):
     ConfigError for an algorithm that is not a model stack, or an option it does not take."""
     from .costcache import lookup
     cached = lookup(algorithm_name, options) if algorithm_name in MODELS else None
-    return cached if cached is not None else Model(algorithm_name, options).cost_formulas()
+    return cached if cached is not None else cost_formulas(Model(algorithm_name, options))
 
 
 def _number(polynomial, values) -> int:
@@ -151,11 +103,10 @@ def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str 
     divide evenly, a float (with ``exact``: a Fraction).  ``model`` is a :class:`Model` or the
     :class:`~formal.models.costcache.CostFormulas` of one (:func:`model_formulas`); the figures are the same."""
     check_convention(convention)
-    if dtype not in DTYPES:
-        raise ConfigError(f"unknown dtype {shown(dtype)}; known: {', '.join(DTYPES)}")
+    one_of("dtype", dtype, tuple(DTYPES))
     if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
         raise ConfigError(f"batch = {shown(batch)} must be a positive integer")
-    formulas = model.cost_formulas() if isinstance(model, Model) else model
+    formulas = cost_formulas(model)
     resolved = resolve_sizes(formulas, sizes, seq_len)
     width = DTYPES[dtype]
 
@@ -179,7 +130,7 @@ def numeric_report(name: str, model, sizes: dict, *, seq_len: int | None = None,
     grow with the sequence length and ``seq_len`` is not the configuration's.  ``model`` is a :class:`Model`
     or :class:`~formal.models.costcache.CostFormulas` (:func:`model_formulas`: then no sympy for a cached model);
     ``exact``: per-token figures as Fractions where they do not divide evenly."""
-    formulas = model.cost_formulas() if isinstance(model, Model) else model
+    formulas = cost_formulas(model)
     seq_len = _grid_tokens(name, formulas, sizes, seq_len, default_len)
     seq_len = default_len if seq_len is None else seq_len
     if seq_len is None:

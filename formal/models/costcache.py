@@ -102,7 +102,7 @@ class CostFormulas:
 
     @classmethod
     def derive(cls, model) -> "CostFormulas":
-        """The formulas of a :class:`formal.models.complexity.Model`, from its sympy derivation."""
+        """The formulas of a :class:`formal.models.model.Model`, from its sympy derivation."""
         from ..costs.conventions import CONVENTIONS
         from ..core.symbols import ell
         poly = Polynomial.from_sympy
@@ -188,7 +188,7 @@ def _models() -> list:
 def derive_all() -> dict:
     """The file's content, derived afresh (sympy): every preset's model."""
     from .. import __version__
-    from .complexity import Model
+    from .model import Model
     models = [{"algorithm": a, "options": o, "formulas": CostFormulas.derive(Model(a, o)).to_data()}
               for a, o in _models()]
     return {"about": "Derived cost formulas of the presets' models (formal.models.costcache): polynomials as "

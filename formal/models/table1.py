@@ -172,7 +172,7 @@ def report_text(r: dict) -> str:
 
 def register(sub):
     """The ``table1`` command."""
-    from ..cli import bounded_int
+    from ..arguments import bounded_int
     p = sub.add_parser("table1", help="Vaswani et al.'s Table 1 derived from the objects",
                        description="Complexity per layer, sequential operations and maximum path length of "
                                    "self-attention, recurrent, convolutional and restricted layers, derived from "

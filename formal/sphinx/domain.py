@@ -17,7 +17,7 @@ from sphinx.util.nodes import make_id, make_refnode
 from . import nodes as build
 
 __all__ = ["FormalDomain", "AlgorithmDirective", "ModelDirective", "PatternDirective", "TheoremDirective",
-           "ClaimDirective"]
+           "ClaimDirective", "THEOREMS"]
 
 logger = logging.getLogger(__name__)
 
@@ -178,37 +178,52 @@ class ModelDirective(_Entry):
 
 # ------------------------------------------------------------------------------------------------- pattern
 class PatternDirective(_Entry):
-    """``.. formal:pattern:: NAME`` (``:args: KEY=VALUE, …``) — a pattern's mask as a picture, its edge count
-    as a formula and its analysis."""
+    """``.. formal:pattern:: NAME`` (``:args: KEY=VALUE, …``, the pattern's parameters as ``graph`` takes them:
+    :mod:`formal.graphs.schema`) — a pattern's mask as a picture, its edge count as a formula and its
+    analysis, from :func:`formal.graphs.report`'s figures.  An edge list's ``file`` is relative to the page."""
 
     kind = "pattern"
     option_spec = {"args": directives.unchanged, "noindex": directives.flag}
 
     def run(self):
         from ..errors import FormalError
-        from ..graphs import analysis, patterns
+        from ..graphs import analysis, as_pattern
+        from ..graphs.specs import GraphSpec
         from ..core.symbols import latex
         name = self.arguments[0]
         try:
             args = build.parse_options(self.options.get("args", ""), f"formal:pattern {name} :args:")
-            if name not in patterns.PATTERNS:
-                raise ValueError(f"unknown pattern {name!r}; known: {', '.join(patterns.PATTERNS)}")
-            pattern = getattr(patterns, name)(**args)
-            regime, conditions, _ = analysis.edge_count_regime(pattern)
+            if isinstance(args.get("file"), str):
+                args["file"] = self.env.relfn2path(args["file"])[1]
+            spec = GraphSpec.checked(name, args)
+            built = spec.build()
+            figures = spec.report(built)
+            pattern = as_pattern(built)
+            formula = analysis.edge_count_regime(built)[:2] if "formula" in figures else None
         except (FormalError, ValueError, TypeError) as error:
             return self.fail(f"formal:pattern {name}: {error}")
         out = self.target(name, [f"{name} (attention pattern)"])
-        out.append(build.para(nodes.strong(text=f"{name}: "), patterns.PATTERNS[name].doc))
+        out.append(build.para(nodes.strong(text=f"{name}: "), _pattern_doc(spec)))
         out.append(nodes.raw("", _mask_svg(pattern), format="html"))
-        coverage = analysis.layers_to_coverage(pattern) if pattern.self_attention else None
-        fields = [("Edges |E|", [build.math(latex(regime))]),
-                  ("Valid when", build.joined([build.math(rf"{latex(c)} \ge 0") for c in conditions]) or "always"),
-                  ("Here", f"{pattern.n_edges:,} edges of {pattern.ell_z * pattern.ell_x:,} pairs "
-                           f"({pattern.density:.1%})")]
-        if pattern.self_attention:
-            fields.append(("Layers to full coverage", "never" if coverage is None else str(coverage)))
+        fields = []
+        if formula is not None:
+            regime, conditions = formula
+            fields += [("Edges |E|", [build.math(latex(regime))]),
+                       ("Valid when", build.joined([build.math(rf"{latex(c)} \ge 0") for c in conditions]) or "always")]
+        pairs = figures["ell_z"] * figures["ell_x"]
+        fields.append(("Here", f"{figures['edges']:,} edges of {pairs:,} pairs ({figures['density']:.1%})"))
+        if figures["self_attention"]:
+            covered = figures["layers"]["layers_to_coverage"]
+            fields.append(("Layers to full coverage", "never" if covered is None else str(covered)))
         out.append(build.field_list(fields))
         return out
+
+
+def _pattern_doc(spec) -> str:
+    """What a pattern is, in a line: the built-in pattern's own words, or the edge list's parameter."""
+    from ..graphs.patterns import PATTERNS
+    kind = PATTERNS.get(spec.schema.builder)
+    return kind.doc if kind is not None else spec.schema["file"].meaning
 
 
 def _mask_svg(pattern, cell: int = 6, most: int = 64) -> str:
@@ -224,14 +239,17 @@ def _mask_svg(pattern, cell: int = 6, most: int = 64) -> str:
 
 # ------------------------------------------------------------------------------------------ theorem, claim
 class TheoremDirective(_Entry):
-    """``.. formal:theorem:: NAME`` — a theorem of ``proofs/``: its statement, evidence level and method."""
+    """``.. formal:theorem:: NAME`` — a theorem of ``proofs/``: its statement, evidence level and method.  The
+    theorems are found through the ``formal_transformers.theorems`` entry points (:func:`_theorems`)."""
 
     kind = "theorem"
 
     def run(self):
-        from proofs.registry import theorems
         name = self.arguments[0]
-        found = {t.name: t for t in theorems()}
+        try:
+            found = {t.name: t for t in _theorems()}
+        except LookupError as error:
+            return self.fail(f"formal:theorem {name}: {error}")
         if name not in found:
             return self.fail(f"formal:theorem {name}: unknown; known: {', '.join(found)}")
         t = found[name]
@@ -242,6 +260,27 @@ class TheoremDirective(_Entry):
                             ("About", build.joined([build.xref("alg", a) for a in t.about]))])
         out.append(box)
         return out
+
+
+#: The entry-point group that lists the theorems (``proofs.registry:theorems`` in this package's metadata).
+THEOREMS = "formal_transformers.theorems"
+
+
+def _theorems() -> list:
+    """Every theorem the installed packages declare in the :data:`THEOREMS` entry points (each a function
+    returning a list); a LookupError naming the group when none is installed or one cannot be loaded."""
+    from importlib.metadata import entry_points
+    found = list(entry_points(group=THEOREMS))
+    if not found:
+        raise LookupError(f"no theorems: no package declares the {THEOREMS!r} entry point (install the package "
+                          "with its proofs: pip install -e .)")
+    out = []
+    for entry in found:
+        try:
+            out += entry.load()()
+        except ImportError as error:
+            raise LookupError(f"the {THEOREMS!r} entry point {entry.name!r} cannot be loaded: {error}") from None
+    return out
 
 
 class ClaimDirective(_Entry):

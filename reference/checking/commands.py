@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from formal.cli import bounded_int, memory_size, positive_seconds
+from formal.arguments import bounded_int, memory_size, positive_seconds
 from formal.guards.files import json_text
 from formal.guards.limits import DEFAULT_MAX_MEMORY, format_size
 from formal.errors import FormalError

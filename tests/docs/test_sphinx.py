@@ -114,6 +114,32 @@ def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
     assert 'class="formal-mask"' in page and "formal-verdict-holds" in page
 
 
+def test_the_pattern_directive_shows_the_report_of_its_args(tmp_path):
+    """``formal:pattern`` takes the pattern's parameters as ``graph`` does (:mod:`formal.graphs.schema`) and
+    shows :func:`formal.graphs.report`'s figures: the same data, the same numbers as the command."""
+    from formal import graphs
+    r = graphs.report("sliding-window", n=16, window=5, causal=False)
+    source = _project(tmp_path, "Title\n=====\n\n.. formal:pattern:: sliding-window\n"
+                                "   :args: n=16, window=5, bidirectional=true\n")
+    assert _build(source, tmp_path / "out") == 0
+    page = _text((tmp_path / "out" / "index.html").read_text(encoding="utf-8"))
+    assert f"{r['edges']:,} edges of {r['ell_z'] * r['ell_x']:,} pairs ({r['density']:.1%})" in page
+    assert re.search(rf"Layers to full coverage:\s*{r['layers']['layers_to_coverage']}\b", page)
+
+
+def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, monkeypatch):
+    """The extension imports nothing of ``proofs``: it finds the theorems through the
+    ``formal_transformers.theorems`` entry points, and without them says so."""
+    import importlib.metadata
+    from formal.sphinx.domain import THEOREMS
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: [] if kw.get("group") == THEOREMS else real(**kw))
+    source = _project(tmp_path, "Title\n=====\n\n.. formal:theorem:: softmax-shift-invariance\n")
+    assert _build(source, tmp_path / "out") != 0
+    assert f"no package declares the '{THEOREMS}' entry point" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("directive, message", [
     (".. formal:algorithm:: nosuch", "unknown algorithm 'nosuch'"),
     (".. formal:algorithm:: attention\n   :options: nosuch=1", "attention has no option 'nosuch'"),
@@ -121,6 +147,8 @@ def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
     (".. formal:model:: nosuch", "unknown preset 'nosuch'"),
     (".. formal:claim:: nosuch", "not in the catalogue"),
     (".. formal:pattern:: nosuch", "unknown pattern 'nosuch'"),
+    (".. formal:pattern:: full\n   :args: n=8, window=2", "window does not apply to the full pattern"),
+    (".. formal:pattern:: full\n   :args: n=8, max_memory=1T", "max_memory is not a parameter of a pattern"),
     ("See :formal:sym:`nosuch`.", "'nosuch' is not a size symbol"),
 ])
 def test_a_bad_entry_is_a_warning_naming_it(tmp_path, capsys, directive, message):

@@ -11,7 +11,8 @@ import sympy as sp
 
 import formal
 from formal import ConfigError
-from formal.cli import bounded_int, main
+from formal.arguments import bounded_int
+from formal.cli import main
 from formal.core.symbols import dim
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from formal.cli import main
+from formal.errors import ConfigError
 from formal.graphs import analysis, from_pairs, patterns
 
 
@@ -150,7 +151,7 @@ def test_long_layered_analyses_show_a_live_line_on_a_terminal():
     """On a terminal the layer count is shown as it runs and erased at the end; elsewhere nothing."""
     import io
 
-    from formal.graphs.command import report
+    from formal.graphs.figures import collect as report
 
     class Terminal(io.StringIO):
         def isatty(self):
@@ -166,7 +167,18 @@ def test_long_layered_analyses_show_a_live_line_on_a_terminal():
 
 
 def test_the_command_offers_the_heads_the_builders_know():
-    """``--part`` is declared without importing the builders (the command line loads none of numpy or
-    networkx): its choices are the builders' own."""
-    from formal.graphs import command
-    assert command.PARTS == patterns.PARTS
+    """``--part`` is declared from the schema without importing the builders (the command line loads none of
+    numpy or networkx): its choices are every head a builder takes, and a builder refuses the others."""
+    from formal.cli import build_parser
+    from formal.graphs import schema
+    sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices and "graph" in a.choices)
+    part = next(a for a in sub.choices["graph"]._actions if a.dest == "part")
+    assert tuple(part.choices) == schema.PARTS == patterns.PARTS
+    for builder in (patterns.strided, patterns.fixed):
+        taken = schema.schema_of(builder.__name__)["part"].kind.words
+        assert set(taken) < set(schema.PARTS)
+        for head in set(schema.PARTS) - set(taken):
+            with pytest.raises(ConfigError, match=f"part = '{head}'"):
+                builder(16, 4, part=head)
+
+

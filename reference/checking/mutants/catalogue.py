@@ -12,13 +12,12 @@ Every mutant is detectable by some input; the equivalent ones were left out (:da
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 
 from . import bugs
+from .entry import Entry
 from .attention import attend, attention, kv_mhattention, mhattention, single_query_attention
 from .paged import gather, paged_mhattention
 from .decoder import dtransformer, kv_dtransformer
@@ -33,16 +32,6 @@ from .unembedding import unembedding
 from .vision import (layer_norm_rows, merge_groups, partition, patch_merging, relative_bias, relative_index, reverse, swin, swin_block, swin_stage, window_mhattention)
 
 __all__ = ["Entry", "FACTORIES", "CONTROLS", "MUTANTS", "EQUIVALENT"]
-
-
-@dataclass(frozen=True)
-class Entry:
-    name: str           # "attention_divides_by_d"
-    algorithm: str      # registry name, as --algorithm takes it
-    options: dict       # the variant conform checks against (what -o would pass); {} = the algorithm's defaults
-    function: Callable  # what conform calls
-    bug: str            # one sentence: what is wrong ("" for a control)
-    source: str         # where the bug comes from: "README", "review", "variant option <name>"
 
 
 #: Algorithm name → the factory of its correct implementation: options → the function conform calls.

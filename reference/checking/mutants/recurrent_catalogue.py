@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .catalogue import Entry
+from .entry import Entry
 from .numerics import softmax
 from .recurrent import (TORCH_ORDER, biases, candidate, gru_cell, lstm_cell, rnn, rnn_cell, rnn_layer, rnn_step, sigmoid)
 from .sequence_models import alignment, final_state, han, seq2seq, show_attend_tell, show_attend_tell_loss

@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 
 from .attention import additive, attend, attention, fill, single_query_attention, weights
-from .catalogue import Entry
+from .entry import Entry
 from .convolution import conv1d, graph_conv, pads
 from .numerics import gelu_tanh, softmax
 from .pooling import attention_pooling, mlp_scores

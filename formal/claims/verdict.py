@@ -1,0 +1,65 @@
+"""A claim's verdict (:class:`Verdict`), and what the deciding modules share: numbers as a verdict shows them,
+and the claimed side of a formula claim."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..errors import shown
+from .claim import Claim, ClaimError
+from .formula import parse
+from .values import Value
+
+__all__ = ["Verdict", "show_number", "claimed_formula"]
+
+
+@dataclass
+class Verdict:
+    """The outcome of one claim: ``verdict`` (holds, fails, undecided, invalid), what was ``claimed`` and
+    ``derived`` (as shown), the ``reason``, and whether it is what the claim's ``expect`` says."""
+
+    claim: Claim
+    verdict: str
+    claimed: str = ""
+    derived: object = None
+    reason: str = ""
+
+    @property
+    def as_expected(self) -> bool | None:
+        if self.claim.expect is None or self.verdict == "invalid":
+            return None
+        return self.verdict == self.claim.expect
+
+    @property
+    def ok(self) -> bool:
+        """Holds, or matches what the file expects."""
+        return self.verdict == "holds" if self.claim.expect is None else bool(self.as_expected)
+
+    def as_json(self) -> dict:
+        return {"id": self.claim.id, "file": self.claim.file, "verdict": self.verdict, "claimed": self.claimed,
+                "derived": self.derived, "reason": self.reason, "expect": self.claim.expect,
+                "as_expected": self.as_expected, "says": self.claim.says, "source": self.claim.source}
+
+
+def show_number(x) -> str:
+    """A number as a verdict shows it: ``1,234``, ``1/8 (≈0.125)``, ``0.0625``."""
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator} (≈{float(x):,.6g})"
+    if isinstance(x, float):
+        return f"{x:,.6g}"
+    return str(x)
+
+
+def claimed_formula(raw, value: Value, what: str, growing=()):
+    """The claimed side of a formula claim as a sympy expression, at the sizes of ``value`` (the derived side);
+    ``growing``: the sizes that grow, left free."""
+    import sympy as sp
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise ClaimError(f"{what} = {shown(raw)} must be a formula (a string) or a number")
+    formula = parse(raw, names=set(value.sizes) | set(growing), what=what)
+    return sp.sympify(formula.sympy({k: v for k, v in value.sizes.items()}))
