@@ -47,11 +47,12 @@ from formal.engine.algorithm import Algorithm
 from formal.errors import ConfigError, FormalError, ResourceError
 
 from . import tolerances
+from .records import permute, record
 from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, checked_int, examples
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
 
-__all__ = ["PROPERTIES", "Check", "Report", "conform", "report_text"]
+__all__ = ["PROPERTIES", "Check", "Checker", "Report", "conform", "report_text", "normalise"]
 
 PROPERTIES = {
     "signature": "takes the spec's keyword arguments",
@@ -64,11 +65,6 @@ PROPERTIES = {
     "causality": "output column t does not depend on tokens after t",
     "equivariance": "permuting tokens permutes (queries) or keeps (context) the output",
 }
-
-_DECODERS = ("dtransformer", "edtransformer", "seq2seq")
-_ATTENTION = ("attention", "mhattention")
-_RECURRENT = ("rnn_layer", "rnn")
-
 
 @dataclass
 class Check:
@@ -121,13 +117,20 @@ def normalise(example) -> dict:
     return arguments
 
 
-class _Checker:
-    """The properties, run on one example at a time; each returns the deviation it measured."""
+class Checker:
+    """The properties the algorithm's record declares (:mod:`reference.checking.records`), run on one example at
+    a time; each returns the deviation it measured, or None where the example gives it nothing to check."""
 
     def __init__(self, target: Target, relative: float, seed: int):
         self.target, self.relative = target, relative
         self.rng = np.random.default_rng(seed)
-        self.backward = target.algorithm.options.get("direction") == "backward"
+        self.record = record(target.algorithm)
+
+    def applies(self) -> dict:
+        """Property → whether the algorithm has it: a mask that hides a context, a causal order of its
+        tokens, a permutation its outputs answer."""
+        r = self.record
+        return {"masks": bool(r.hidden), "causality": r.causal is not None, "equivariance": bool(r.permutation)}
 
     def allowed(self, reference) -> float:
         return self.relative * max(tolerances.scale(r) for r in reference)
@@ -172,90 +175,88 @@ class _Checker:
         return float(diff.max()) if diff.size else 0.0
 
     def masks(self, arguments, got) -> float | None:
-        """Perturb the context columns hidden from the query that hides the most; its column must stay."""
-        if arguments.get("Z") is None:
-            return None
-        M = arguments["mask"]
-        hidden = (M == 0).sum(axis=0)
-        if not hidden.any():
-            return None
-        t = int(np.argmax(hidden))
-        keys = np.flatnonzero(M[:, t] == 0)
-        moved = dict(arguments, Z=arguments["Z"].copy())
-        moved["Z"][:, keys] += self.rng.normal(size=(moved["Z"].shape[0], len(keys)))
-        return self._moved("masks", got, self.target(moved), [t],
-                           f"output column {t} moved when context columns {keys.tolist()}, which its mask hides, "
-                           "changed")
+        """Perturb the context columns hidden from the query that hides the most; its column must stay
+        (Algorithm 4, line 5)."""
+        worst = None
+        for mask, context in self.record.hidden.items():
+            if arguments.get(context) is None:  # self-attention: the hidden keys are queries too
+                continue
+            M = arguments[mask]
+            hidden = (M == 0).sum(axis=0)
+            if not hidden.any():
+                continue
+            t = int(np.argmax(hidden))
+            keys = np.flatnonzero(M[:, t] == 0)
+            moved = dict(arguments, **{context: arguments[context].copy()})
+            moved[context][:, keys] += self.rng.normal(size=(moved[context].shape[0], len(keys)))
+            measured = self._moved("masks", got, self.target(moved), [t],
+                                   f"output column {t} moved when context columns {keys.tolist()}, which its mask "
+                                   "hides, changed")
+            worst = measured if worst is None else max(worst, measured)
+        return worst
 
     def causality(self, arguments, got) -> float | None:
-        if "X" in arguments:  # a recurrent layer: its state at t reads X[:, ≤ t] (backward: X[:, ≥ t])
-            return self._recurrence(arguments, got)
-        x = arguments["x"]
-        if len(x) < 2:
+        """Change the tokens on one side of a random position t: output columns on the other side, the ones the
+        algorithm says read only up to t (forward) or from t + 1 (backward), must stay."""
+        spec = self.target.algorithm.spec(self.record.tokens)
+        x = arguments[spec.name]
+        n = x.shape[-1]
+        if n < 2:
             return None
-        t = int(self.rng.integers(len(x) - 1))
-        n_vocab = arguments["W_e"].shape[1]
-        later = x.copy()
-        later[t + 1:] = (later[t + 1:] + 1 + self.rng.integers(n_vocab - 1, size=len(x) - t - 1)) % n_vocab
-        return self._moved("causality", got, self.target(dict(arguments, x=later)), list(range(t + 1)),
-                           f"output columns 0…{t} moved when only tokens after position {t} changed")
-
-    def _recurrence(self, arguments, got) -> float | None:
-        X = arguments["X"]
-        if X.shape[-1] < 2:
-            return None
-        t = int(self.rng.integers(X.shape[-1] - 1))
-        moved = X.copy()
-        if self.backward:
-            moved[:, :t + 1] += self.rng.normal(size=(X.shape[0], t + 1))
-            columns, what = list(range(t + 1, X.shape[-1])), f"output columns {t + 1}… moved when only inputs ≤ {t}"
+        t = int(self.rng.integers(n - 1))
+        backward = self.record.causal == "backward"
+        changed = slice(None, t + 1) if backward else slice(t + 1, None)
+        moved = x.copy()
+        if spec.kind == "index":
+            vocabulary = self._size(spec.bound, arguments)
+            moved[changed] = (moved[changed] + 1 + self.rng.integers(vocabulary - 1, size=len(moved[changed]))) \
+                % vocabulary
+            where = f"tokens at positions ≤ {t}" if backward else f"tokens after position {t}"
         else:
-            moved[:, t + 1:] += self.rng.normal(size=(X.shape[0], X.shape[-1] - t - 1))
-            columns, what = list(range(t + 1)), f"output columns 0…{t} moved when only inputs after {t}"
-        return self._moved("causality", got, self.target(dict(arguments, X=moved)), columns,
-                           f"{what} changed (a {'backward' if self.backward else 'forward'} recurrence reads one side)")
+            moved[..., changed] += self.rng.normal(size=moved[..., changed].shape)
+            where = f"inputs {'≤' if backward else 'after'} {t}"
+        columns = list(range(t + 1, n)) if backward else list(range(t + 1))
+        what = f"output columns {f'{t + 1}…' if backward else f'0…{t}'} moved when only {where} changed"
+        if spec.kind != "index":
+            what += f" (a {self.record.causal} recurrence reads one side)"
+        return self._moved("causality", got, self.target(dict(arguments, **{spec.name: moved})), columns, what)
+
+    def _size(self, symbol, arguments) -> int:
+        """The size ``symbol`` stands for in these arguments: an axis of the first argument it measures."""
+        for spec in self.target.algorithm.signature:
+            if symbol in spec.shape and spec.name in arguments:
+                return int(np.shape(arguments[spec.name])[spec.shape.index(symbol)])
+        raise ConfigError(f"no argument of {self.target.algorithm.label} tells {symbol}")
 
     def permutation(self, n: int) -> np.ndarray:
         """A random permutation of n ≥ 2 items that moves at least one."""
         perm = self.rng.permutation(n)
         return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
 
-    def equivariance(self, name, arguments) -> float | None:
-        """Permutations: of the context (output unchanged) and of the queries (output columns permuted)."""
-        args = dict(arguments)
-        if name in _ATTENTION:
-            args["mask"] = np.ones_like(args["mask"])
+    def equivariance(self, arguments, got=None) -> float | None:
+        """With every mask admitting all: permuting an invariant input (a context) leaves the output, permuting
+        an equivariant one (the tokens) permutes the output columns alike."""
+        algorithm = self.target.algorithm
+        args = {k: np.ones_like(v) if k in {s.name for s in algorithm.inputs if s.kind == "mask"} and v is not None
+                else v for k, v in arguments.items()}
         base = self.target(args)
         worst = 0.0
-        context = {"single_query_attention": "e_t", "attention": "Z", "mhattention": "Z", "edtransformer": "z"}
-        key = context.get(name)
-        if key and args.get(key) is not None and args[key].shape[-1] > 1:
-            perm = self.permutation(args[key].shape[-1])
-            worst = self._moved("equivariance", base, self.target(dict(args, **{key: args[key][..., perm]})),
-                                slice(None), f"the output moved when the context {key} was permuted by "
-                                             f"{perm.tolist()}")
-        query = {"attention": "X", "mhattention": "X", "etransformer": "x"}.get(name)
-        if query and args[query].shape[-1] > 1:
-            perm = self.permutation(args[query].shape[-1])
-            moved = dict(args, **{query: args[query][..., perm]})
-            if name == "etransformer" and args.get("s") is not None:
-                moved["s"] = args["s"][perm]
-            after = self.target(moved)
-            want = tuple(b[..., perm] for b in base)
-            worst = max(worst, self._moved("equivariance", want, after, slice(None),
-                                           f"permuting the tokens {query} by {perm.tolist()} did not permute the "
-                                           "output columns alike"))
+        for answer in ("invariant", "equivariant"):
+            for name in (n for n, a in self.record.permutation.items() if a == answer):
+                if args.get(name) is None or args[name].shape[-1] < 2:
+                    continue
+                perm = self.permutation(args[name].shape[-1])
+                after = self.target(permute(algorithm, args, name, perm))
+                role = algorithm.spec(name).role or "input"
+                if answer == "invariant":
+                    measured = self._moved("equivariance", base, after, slice(None),
+                                           f"the output moved when the {role} {name} was permuted by {perm.tolist()}")
+                else:
+                    measured = self._moved("equivariance", tuple(b[..., perm] for b in base), after, slice(None),
+                                           f"permuting the {role} {name} by {perm.tolist()} did not permute the "
+                                           "output columns alike")
+                worst = max(worst, measured)
         return worst
-
-
-def _applies(name, options, arguments) -> dict:
-    return {
-        "masks": name in _ATTENTION,
-        "causality": name in _DECODERS or (name in _RECURRENT and options.get("direction") != "bidirectional"),
-        "equivariance": (name in _ATTENTION + ("single_query_attention",)
-                         or (name in ("etransformer", "edtransformer") and options.get("position") == "none"
-                             and options.get("inputs", "tokens") == "tokens")),
-    }
 
 
 def _algorithm(algorithm, options) -> Algorithm:
@@ -305,7 +306,7 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     try:
         checked = Target(run, name, algorithm, layout=layout, device=device)
         with limits.memory_limit(max_memory):
-            _run(checked, cases, _Checker(checked, relative, seed), report, {} if cache is None else cache)
+            _run(checked, cases, Checker(checked, relative, seed), report, {} if cache is None else cache)
     finally:
         report.printed = run.printed
         run.close()
@@ -343,11 +344,10 @@ def _run(target, cases, checker, report, cache):
             for p in ("shape", "finite", "spec"):
                 report.checks[p].examples += 1
             report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
-            for prop, applies in _applies(algorithm.name, algorithm.options, arguments).items():
+            for prop, applies in checker.applies().items():
                 if not applies:
                     continue
-                measured = (checker.equivariance(algorithm.name, arguments) if prop == "equivariance"
-                            else getattr(checker, prop)(arguments, got))
+                measured = getattr(checker, prop)(arguments, got)
                 if measured is not None:
                     report.checks[prop].examples += 1
                     report.checks[prop].max_error = max(report.checks[prop].max_error, measured)
