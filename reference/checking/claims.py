@@ -6,8 +6,8 @@
     permuting the tokens permutes the output columns alike (self-attention: Z = X);
     ``permutation_invariant`` — permuting the tokens leaves the output as it was; ``causal`` — output
     column t does not move when only tokens after t change.  The tokens are the input the algorithm object
-    gives the role ``"tokens"`` (:mod:`reference.checking.records`); an algorithm without one has no property
-    claims.  The examples grow from the smallest sizes, so the first counterexample found is the smallest
+    gives the role ``"tokens"`` (:mod:`reference.checking.records`); an algorithm without one, or with several
+    outputs, has no property claims.  The examples grow from the smallest sizes, so the first counterexample found is the smallest
     tried; it is reported with its sizes and seed.
 ``implementation``
     ``conform``'s verdict on the user's function (a ``path.py:function`` relative to the claims file).
@@ -37,14 +37,19 @@ SEEDS = 4
 MASKS = ("full",) + masks.NAMED
 
 
+def _claimable(subject) -> bool:
+    """Whether a property claim can be decided on a record: one output, and an input of role "tokens"."""
+    return subject.tokens is not None and len(subject.algorithm.outputs) == 1
+
+
 def _with_tokens() -> str:
-    """The algorithms property claims apply to: those with an input of role "tokens"."""
-    return ", ".join(r.name for r in records() if r.tokens is not None)
+    """The algorithms property claims apply to, said in words."""
+    return ", ".join(r.name for r in records() if _claimable(r))
 
 
 def _masked() -> str:
-    """The algorithms with tokens and a mask input, said in words."""
-    names = [r.name for r in records() if r.tokens is not None and any(s.kind == "mask" for s in r.algorithm.inputs)]
+    """The algorithms property claims apply to that take a mask, said in words."""
+    names = [r.name for r in records() if _claimable(r) and any(s.kind == "mask" for s in r.algorithm.inputs)]
     return " and ".join(names) if len(names) <= 2 else ", ".join(names)
 
 
@@ -84,6 +89,9 @@ def _subject(claim):
     if subject.tokens is None:
         raise ClaimError(f"{name} has no input of role \"tokens\" for a property to permute or perturb; property "
                          f"claims are checked for {_with_tokens()}")
+    if not _claimable(subject):
+        raise ClaimError(f"{name} has several outputs, which a property does not compare; property claims are "
+                         f"checked for {_with_tokens()}")
     return subject
 
 
