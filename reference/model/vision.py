@@ -16,7 +16,7 @@ import math
 from formal.errors import ConfigError, shown
 
 from .. import require_torch
-from .convert import single, to_numpy
+from .convert import single
 from .layers import ATTENTION_PATHS, MHA, attend_heads, heads, layer_norm, mlp
 from .runners import SDPA_PATHS, runs
 from .stacks import image_patches, probabilities

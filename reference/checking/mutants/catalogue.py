@@ -20,8 +20,8 @@ import functools
 import importlib
 import pkgutil
 
-__all__ = ["families", "implementations", "mutants", "controls", "equivalent", "IMPLEMENTATIONS", "FACTORIES",
-           "MUTANTS", "CONTROLS", "EQUIVALENT"]
+__all__ = ["families", "implementations", "mutants", "controls", "equivalent",  # noqa: F822 - the views are
+           "IMPLEMENTATIONS", "FACTORIES", "MUTANTS", "CONTROLS", "EQUIVALENT"]          # this module's __getattr__'s
 
 
 @functools.cache
