@@ -23,7 +23,7 @@ def needs_torch(what: str) -> str:
     return f"{what} needs torch, which is not installed: {INSTALL}"
 
 
-def require_torch(what: str = "the torch reference"):
+def require_torch(*, what: str = "the torch reference"):
     """Import and return torch, or raise ImportError saying that ``what`` needs it and how to install it."""
     try:
         import torch

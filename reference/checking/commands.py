@@ -30,7 +30,7 @@ MAX_JOBS = 32
 def _need_torch(what: str):
     """Without torch a command says how to install it, in one line (exit 2), instead of an ImportError."""
     try:
-        require_torch(what)
+        require_torch(what=what)
     except ImportError as exc:
         raise FormalError(str(exc)) from None
 

@@ -20,6 +20,9 @@ __all__ = ["Entry", "Implementation", "makers"]
 
 @dataclass(frozen=True)
 class Entry:
+    """One entry of the catalogue: the function conform calls, the variant it is checked under, and what is
+    wrong with it (nothing, for a control)."""
+
     name: str           # "attention_divides_by_d"
     algorithm: str      # registry name, as --algorithm takes it
     options: dict       # the variant conform checks against (what -o would pass); {} = the algorithm's defaults
@@ -49,22 +52,23 @@ class Implementation:
         """A mutant: the correct implementation of ``options`` with ``seams`` replaced."""
         return Entry(name, self.algorithm, options, self.factory(**options, **seams), bug, source)
 
-    def variant(self, name, options, implemented, bug, source=None) -> Entry:
-        """A mutant: the correct implementation of the variant ``implemented``, checked under ``options``."""
+    def variant(self, name, options, implemented, bug) -> Entry:
+        """A mutant: the correct implementation of the variant ``implemented``, checked under ``options`` (its
+        source: the options it gets wrong)."""
         return Entry(name, self.algorithm, options, self.factory(**{**options, **implemented}), bug,
-                     source or "variant option " + ", ".join(implemented))
+                     "variant option " + ", ".join(implemented))
 
 
 
 def makers(*implementations):
     """A family module's two mutant makers, each naming its algorithm (one of ``implementations``):
     ``seam(name, algorithm, options, bug, source, **seams)`` (:meth:`Implementation.seam`) and
-    ``variant(name, algorithm, options, implemented, bug, source=None)`` (:meth:`Implementation.variant`)."""
+    ``variant(name, algorithm, options, implemented, bug)`` (:meth:`Implementation.variant`)."""
     by_name = {i.algorithm: i for i in implementations}
 
     def seam(name, algorithm, options, bug, source, **seams):
         return by_name[algorithm].seam(name, options, bug, source, **seams)
 
-    def variant(name, algorithm, options, implemented, bug, source=None):
-        return by_name[algorithm].variant(name, options, implemented, bug, source)
+    def variant(name, algorithm, options, implemented, bug):
+        return by_name[algorithm].variant(name, options, implemented, bug)
     return seam, variant
