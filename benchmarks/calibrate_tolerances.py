@@ -7,7 +7,9 @@ over many seeded examples of every algorithm, in float32 and bfloat16, relative 
 The examples are verify's and conform's (reference.checking.examples): the boundary cases and N random ones whose
 sizes grow to S (default: conform's thorough profile, the largest sizes a tolerance is used at).
 
-reference/checking/tolerances.py states the figures this printed and the margin taken over them.
+Each algorithm's figures are declared with its correct implementation, ``Implementation(name, factory,
+{"float32": …, "bfloat16": …})`` in its family module of reference/checking/mutants/; reference/checking/
+tolerances.py states how they were measured and the margin taken over them.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import math
 
 from formal.arguments import bounded_int
 from reference.checking import tolerances
-from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, examples
-from reference.model.execute import execute
+from reference.checking.examples import PROFILES, examples
+from reference.checking.records import records
 from reference.checking.verify import relative_error
+from reference.model.execute import execute
 
 
 def worst(name, dtype, n, seed, device, max_size):
@@ -36,7 +39,7 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--only", help="comma-separated algorithm names (default: every one)")
     args = parser.parse_args()
-    names = [n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")]  # tokens, not numbers
+    names = [r.name for r in records() if not r.token_outputs]  # token ids are compared exactly
     if args.only:
         unknown = sorted(set(args.only.split(",")) - set(names))
         if unknown:
@@ -54,7 +57,8 @@ def main():
                 suggested[d][name] = float(f"{suggested[d][name] + 10 ** math.floor(math.log10(suggested[d][name])):.0e}")
             cells.append(f"{measured:10.2e} ({tolerances.relative(d, name):.0e})")
         print(f"{name:24s} " + " ".join(cells), flush=True)
-    print(f"measured × {tolerances.MARGIN}, rounded up: {suggested}")
+    print(f"measured × {tolerances.MARGIN}, rounded up (each algorithm's Implementation in its family module of "
+          f"reference/checking/mutants/): {suggested}")
 
 
 if __name__ == "__main__":

@@ -7,20 +7,26 @@ spec.
 - :mod:`reference.checking` — ``conform``, its examples and sandbox, tolerances, ``verify``, the mutant
   catalogue: torch-free unless a target returns torch tensors or a check needs the torch reference.
 
-This package itself needs no torch, so the command line can say how to install it (:func:`require_torch`).
+This package itself needs no torch, so the command line can say how to install it (:func:`require_torch`,
+:func:`needs_torch`).
 """
 
 from __future__ import annotations
 
-__all__ = ["require_torch"]
+__all__ = ["require_torch", "needs_torch", "INSTALL"]
 
 INSTALL = "pip install torch==2.13.0 'formal-transformers[torch]'"
 
 
-def require_torch():
-    """Import and return torch, or raise ImportError saying how to install the torch extra."""
+def needs_torch(what: str) -> str:
+    """The one line saying that ``what`` needs torch, which is not installed, and how to install it."""
+    return f"{what} needs torch, which is not installed: {INSTALL}"
+
+
+def require_torch(*, what: str = "the torch reference"):
+    """Import and return torch, or raise ImportError saying that ``what`` needs it and how to install it."""
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"the torch reference needs torch: {INSTALL}") from exc
+        raise ImportError(needs_torch(what)) from exc
     return torch

@@ -55,10 +55,11 @@ def build_dtransformer(*, norm="layer", eps=0.0, position="learned", activation=
     return Algorithm(
         number=10, name="dtransformer", display="DTransformer",
         summary="Algorithm 10: a decoder-only transformer (GPT): each token predicts the next.",
-        inputs=[TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V)],
+        inputs=[TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of token t + 1"),
         lines=[first, layer_loop("l", L, body), *final, last], params_label="θ", constraints=constraints,
         options=opts.as_dict(), builder=build_dtransformer, option_docs=OPTION_DOCS,
+        causal="forward",
     )
 
 
@@ -128,6 +129,7 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
                      "patch_order": "with inputs=image, a patch's values as channel-first (c, i, j) — HF's and "
                                     "timm's Conv2d — or channel-last (i, j, c)",
                      "head": "mlm (Algorithm 9's W_f, LN, W_u) or classifier (ViT: W_head on the class token)"},
+        permutation={"x": "equivariant"} if (position, inputs, head) == ("none", "tokens", "mlm") else {},
     )
 
 
@@ -135,7 +137,7 @@ def _token_inputs(opts, token_types):
     """Algorithm 9's embedding line, with BERT's token types added: lines, params, constraints, inputs."""
     first, embedding_params, constraints = embed("X", "x", ell, opts)
     params = blocks.token_params() + embedding_params
-    data = [TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V)]
+    data = [TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V, role="tokens")]
     if token_types:
         first = Assign("X", add(first.expr, call_columns(build_token_embedding(), label=("W_s", "W_s"),
                                                          v="s", W_e="W_s")), forall="t")
@@ -235,13 +237,16 @@ def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation
     return Algorithm(
         number=8, name="edtransformer", display="EDTransformer",
         summary="Algorithm 8: an encoder–decoder transformer (sequence-to-sequence), e.g. for translation.",
-        inputs=[TensorSpec("z", (ell_z,), "index", "context sequence of token ids, 0-based", bound=N_V),
-                TensorSpec("x", (ell_x,), "index", "primary sequence of token ids, 0-based", bound=N_V)],
+        inputs=[TensorSpec("z", (ell_z,), "index", "context sequence of token ids, 0-based", bound=N_V,
+                           role="context"),
+                TensorSpec("x", (ell_x,), "index", "primary sequence of token ids, 0-based", bound=N_V,
+                           role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell_x), doc="P[:, t] is the distribution of token t + 1"),
         lines=[enc_first, layer_loop("l", L_enc, encoder), *final, dec_first, layer_loop("l", L_dec, decoder),
                *dec_final, last],
         params_label="θ", constraints=constraints + dec_constraints,
         options=opts.as_dict(), builder=build_edtransformer, option_docs=OPTION_DOCS,
+        causal="forward", permutation={"z": "invariant"} if position == "none" else {},
     )
 
 

@@ -166,13 +166,15 @@ def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot"
         number=3, name="single_query_attention", display="SingleQueryAttention",
         summary="Algorithm 3: a single query token attends over the context tokens.",
         inputs=[TensorSpec("e", (d_in,), doc="vector representation of the current token"),
-                TensorSpec("e_t", (d_in, T), doc="vector representations of the context tokens, as columns")],
+                TensorSpec("e_t", (d_in, T), doc="vector representations of the context tokens, as columns",
+                           role="context")],
         params=(_projection("q", d_attn, d_in, bias, "query") + _projection("k", d_attn, d_in, bias, "key")
                 + _projection("v", d_out, d_in, bias, "value") + _score_params(score)),
         output=TensorSpec("v_tilde", (d_out,), doc="the token and context combined"),
         lines=lines, params_label="W_qkv",
         options={"bias": bias, **_score_options(score, activation)}, builder=build_single_query_attention,
         option_docs={"bias": "whether the projections have biases", **_SCORE_DOCS},
+        permutation={"e_t": "invariant"},
     )
 
 
@@ -199,8 +201,8 @@ def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "sca
     return Algorithm(
         number=4, name="attention", display="Attention",
         summary="Algorithm 4: each token of X attends to the tokens of Z that the mask admits.",
-        inputs=[TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token"),
-                TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
+        inputs=[TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token", role="tokens"),
+                TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)", role="context"),
                 *(_score_bias_input() if score_bias else []),
                 TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")],
         params=(_projection("q", d_attn, d_x, bias, "query") + _projection("k", d_attn, d_z, bias, "key")
@@ -212,6 +214,7 @@ def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "sca
         option_docs={"bias": "whether the projections have biases",
                      "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
                      **_SCORE_DOCS, "score_bias": _SCORE_BIAS_DOC},
+        permutation={"X": "equivariant", "Z": "invariant"},
     )
 
 
@@ -246,8 +249,8 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
     _check(bias, empty)
     _check_flag("score_bias", score_bias)
     kv = _kv_heads(n_kv_heads)
-    inputs = [TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token"),
-              TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)"),
+    inputs = [TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token", role="tokens"),
+              TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)", role="context"),
               *(_score_bias_input((H,)) if score_bias else []),
               TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")]
     q_heads, kv_heads = (H,), (H,) if kv is None else (kv,)
@@ -276,6 +279,7 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
                      "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
                      "n_kv_heads": "None (one key/value head per head, the paper's), an int, or 'symbolic'",
                      "score_bias": _SCORE_BIAS_DOC},
+        permutation={"X": "equivariant", "Z": "invariant"},
     )
 
 

@@ -54,7 +54,8 @@ def _features(inputs):
     """The image's input, the lines that make the annotations A of it, and L, the number of locations."""
     one_of("input kind", inputs, INPUTS)
     if inputs == "annotations":
-        return TensorSpec("A", (d_z, ell_z), doc="annotation vectors: the feature grid's L = H·W locations"), [], ell_z
+        return TensorSpec("A", (d_z, ell_z), doc="annotation vectors: the feature grid's L = H·W locations",
+                          role="tokens"), [], ell_z
     locations = _ROWS * _COLUMNS
     spec = TensorSpec("F", (_ROWS, _COLUMNS, d_z), doc="the CNN's feature grid: n_h rows, n_w columns, D channels",
                       grid=True)

@@ -84,7 +84,7 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
         summary="Algorithm 14: continue a prompt by sampling ℓ_gen tokens from a decoder-only transformer"
                 + (", with a key/value cache." if kv_cache else "."),
         inputs=[TensorSpec("x", (ell,), "index", "the prompt, token ids, 0-based", bound=N_V)],
-        params=model.params, output=TensorSpec("y_gen", (ell_gen,), doc="the generated tokens"),
+        params=model.params, output=TensorSpec("y_gen", (ell_gen,), doc="the generated tokens", role="tokens"),
         lines=lines, params_label="θ̂",
         options={"tau": tau, "decoding": decoding, "kv_cache": kv_cache, **model.options},
         builder=build_dinference, random=decoding == "sample",
@@ -118,7 +118,8 @@ def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_opt
         number=15, name="edinference", display="EDInference",
         summary="Algorithm 15: generate a target sequence for a source sequence with an encoder–decoder transformer.",
         inputs=[TensorSpec("z", (ell_z,), "index", "the source sequence, token ids, 0-based", bound=N_V)],
-        params=model.params, output=TensorSpec("y_gen", (ell_out,), doc="the generated tokens, without bos and eos"),
+        params=model.params, output=TensorSpec("y_gen", (ell_out,), doc="the generated tokens, without bos and eos",
+                                               role="tokens"),
         lines=lines, params_label="θ̂",
         options={"tau": tau, "decoding": decoding, **model.options}, builder=build_edinference,
         random=decoding == "sample", option_docs={**_DOCS, **model.option_docs},

@@ -64,7 +64,7 @@ def build_attention_pooling(*, score: str = "dot") -> Algorithm:
         number=None, source="Bahdanau et al. 2015; Yang et al. 2016", name="attention_pooling",
         display="AttentionPool",
         summary="Attention pooling: a learned query weighs the columns of Z and returns their weighted sum.",
-        inputs=[TensorSpec("Z", (d_z, ell), doc="the vectors pooled, one column each")],
+        inputs=[TensorSpec("Z", (d_z, ell), doc="the vectors pooled, one column each", role="tokens")],
         params=params, output=TensorSpec("s", (d_z,), doc="their attention-weighted sum"),
         lines=lines, params_label="θ", options={"score": score}, builder=build_attention_pooling,
         option_docs={"score": "dot (softmax(Zᵀq), q learned) or mlp (softmax(tanh(W Z + b1ᵀ)ᵀ u_w), Yang et al.)"},

@@ -242,11 +242,12 @@ def build_rnn_layer(*, cell: str = "lstm", direction: str = "forward", bias: str
     return Algorithm(
         number=None, source=_SOURCES[cell], name="rnn_layer", display=f"{cell.upper()}Layer",
         summary=f"A recurrent layer: the {cell.upper()} cell run over the sequence ({direction}).",
-        inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token")],
+        inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token", role="tokens")],
         params=_layer_params(built, direction), output=TensorSpec("H", (rows, ell), doc="the state at every position"),
         lines=_returned(_layer_lines(built, direction)), params_label="θ", options=options, builder=build_rnn_layer,
         model=True,
         option_docs={k: _OPTION_DOCS[k] for k in options},
+        causal=None if direction == "bidirectional" else direction,
     )
 
 
@@ -265,12 +266,13 @@ def build_rnn(*, cell: str = "lstm", direction: str = "forward", bias: str = "si
     return Algorithm(
         number=None, source=_SOURCES[cell], name="rnn", display=cell.upper(),
         summary=f"L stacked recurrent layers of the {cell.upper()} cell ({direction}).",
-        inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token")],
+        inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token", role="tokens")],
         params=params, output=TensorSpec("H", (rows, ell), doc="the last layer's state at every position"),
         lines=[*first, Loop("l", L - 1, tuple(upper), sequential=True)], params_label="θ", options=options,
         builder=build_rnn, option_docs={k: _OPTION_DOCS[k] for k in options}, model=True,
         notes=("layer 1's parameters carry the suffix _1; layers 2…L's the suffix _l, stacked on a leading axis "
                "of L − 1",),
+        causal=None if direction == "bidirectional" else direction,
     )
 
 

@@ -210,11 +210,12 @@ def build_seq2seq(*, attention: str = "bahdanau", score: str = "additive", cell:
         summary={"none": "A recurrent encoder–decoder with a fixed context vector.",
                  "bahdanau": "RNNsearch: a recurrent encoder–decoder with additive attention.",
                  "luong": "A recurrent encoder–decoder with Luong's global attention."}[attention],
-        inputs=[TensorSpec("z", (ell_z,), "index", "source tokens", bound=N_V),
-                TensorSpec("x", (ell_x,), "index", "target tokens (teacher forcing)", bound=N_V)],
+        inputs=[TensorSpec("z", (ell_z,), "index", "source tokens", bound=N_V, role="context"),
+                TensorSpec("x", (ell_x,), "index", "target tokens (teacher forcing)", bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell_x), doc="P[:, t]: the distribution of token t + 1"),
         lines=lines, params_label="θ", options=options, builder=build_seq2seq, model=True,
         option_docs=_OPTION_DOCS,
+        causal="forward",
     )
 
 

@@ -14,10 +14,13 @@ import sympy as sp
 from ..errors import ConfigError
 from .symbols import latex, text
 
-__all__ = ["Shape", "TensorSpec", "Mismatch", "Binding", "as_shape", "numel", "same_dim",
+__all__ = ["Shape", "TensorSpec", "ROLES", "Mismatch", "Binding", "as_shape", "numel", "same_dim",
            "shape_text", "shape_latex", "shape_json", "unify", "unify_all"]
 
 Shape = tuple  # of sympy expressions
+
+#: What a tensor may be to its algorithm (:class:`TensorSpec`'s ``role``).
+ROLES = ("tokens", "context")
 
 
 def as_shape(dims) -> Shape:
@@ -59,6 +62,12 @@ class TensorSpec:
     part that Kaplan et al.'s non-embedding count leaves out.  ``grid`` marks an input laid out as a grid
     of feature vectors (rows × columns × channels, an image's): it is the same in the column layout and
     the rows layout, which transposes only a matrix of feature columns.
+
+    ``role`` says what an input is to the algorithm where a property of it needs to know (:data:`ROLES`):
+    ``"tokens"`` — the sequence whose columns (entries, for token ids) are the tokens a property permutes
+    or perturbs (attention's X, a stack's x, the vectors attention pooling pools); ``"context"`` — a
+    sequence attended over (attention's Z, an encoder–decoder's z).  On an output, ``"tokens"`` says that
+    the output is itself a sequence of tokens (generated token ids), not numbers computed from them.
     """
 
     name: str
@@ -68,9 +77,12 @@ class TensorSpec:
     bound: object = None
     embedding: bool = False
     grid: bool = False
+    role: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "shape", as_shape(self.shape))
+        if self.role and self.role not in ROLES:
+            raise ConfigError(f"{self.name}: unknown role {self.role!r}; known: {', '.join(ROLES)}")
 
     def size(self) -> sp.Expr:
         return numel(self.shape)

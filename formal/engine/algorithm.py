@@ -22,7 +22,12 @@ from ..ops import Apply, Node, Ref
 from ..core.shapes import TensorSpec
 
 __all__ = ["Assign", "Loop", "Constraint", "Algorithm", "CallOp", "ColumnCallOp", "Several", "call",
-           "call_columns", "targets", "even", "divides", "at_most"]
+           "call_columns", "targets", "even", "divides", "at_most", "CAUSAL", "PERMUTATION"]
+
+#: The sides of its tokens an output column may read (:attr:`Algorithm.causal`).
+CAUSAL = ("forward", "backward")
+#: How an output answers a permutation of an input's columns (:attr:`Algorithm.permutation`).
+PERMUTATION = ("equivariant", "invariant")
 
 
 @dataclass(frozen=True)
@@ -122,11 +127,22 @@ class Algorithm:
         implementation under test takes as one dict, as Algorithms 8–15 do.
     option_words : dict
         Words a numeric option also takes on the command line (``{"padding": ("same",)}``).
+    causal : {None, "forward", "backward"}
+        Whether output column t depends only on the tokens (the input of role ``"tokens"``) at positions
+        ≤ t (``"forward"``: a decoder, a forward recurrence) or ≥ t (``"backward"``: a backward recurrence);
+        None claims neither.
+    permutation : dict
+        How the output answers a permutation of an input's columns, every mask admitting all (input name →
+        :data:`PERMUTATION`): ``"equivariant"`` — its columns are permuted alike (the tokens of attention);
+        ``"invariant"`` — it stays as it was (a context attended over without positions).  The inputs
+        aligned with the one permuted (as long along their last axis: token types beside their tokens) are
+        permuted with it.
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
                  params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
-                 random=False, notes=(), source="", model=False, option_words=None):
+                 random=False, notes=(), source="", model=False, option_words=None, causal=None,
+                 permutation=None):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
         self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
@@ -140,8 +156,10 @@ class Algorithm:
         self.options = dict(options or {})
         self.option_docs = dict(option_docs or {})
         self.option_words = dict(option_words or {})
+        self.causal, self.permutation = causal, dict(permutation or {})
         self._builder = builder
         self._check_names()
+        self._check_properties()
 
     # ---------------------------------------------------------------------------------------- identity
     @property
@@ -217,6 +235,24 @@ class Algorithm:
                     found |= d.free_symbols
         return tuple(sorted(found - indices, key=str))
 
+    # ------------------------------------------------------------------------------------------ roles
+    def with_role(self, role: str) -> tuple:
+        """The inputs that play ``role`` (:data:`formal.core.shapes.ROLES`), in the signature's order."""
+        return tuple(s for s in self.inputs if s.role == role)
+
+    @property
+    def tokens(self) -> TensorSpec | None:
+        """The input whose columns are the tokens a property permutes or perturbs, or None."""
+        found = self.with_role("tokens")
+        return found[0] if found else None
+
+    @property
+    def hidden(self) -> dict:
+        """Mask input → the context it hides: a mask whose rows run over a context's columns (Algorithm 4's
+        ``Mask[t_z, t_x]``: a hidden key t_z of Z has no influence on query t_x)."""
+        return {m.name: c.name for m in self.inputs if m.kind == "mask" for c in self.with_role("context")
+                if m.shape and c.shape and m.shape[0] == c.shape[-1]}
+
     # -------------------------------------------------------------------------------------- derivation
     @cached_property
     def derivation(self):
@@ -257,6 +293,16 @@ class Algorithm:
         return self.run(**arguments).output
 
     # ------------------------------------------------------------------------------------------- checks
+    def _check_properties(self):
+        if self.causal is not None and (self.causal not in CAUSAL or self.tokens is None):
+            raise ConfigError(f"{self.label}: causal = {shown(self.causal)} must be one of {', '.join(CAUSAL)}, "
+                              "with an input of role 'tokens'")
+        names = {s.name for s in self.inputs}
+        for name, answer in self.permutation.items():
+            if name not in names or answer not in PERMUTATION:
+                raise ConfigError(f"{self.label}: permutation of {shown(name)} = {shown(answer)} must name an input "
+                                  f"and one of {', '.join(PERMUTATION)}")
+
     def _check_names(self):
         defined = {s.name for s in self.signature}
         used = set()

@@ -5,8 +5,10 @@
     a property of the spec itself on seeded examples (numpy, float64): ``permutation_equivariant`` —
     permuting the tokens permutes the output columns alike (self-attention: Z = X);
     ``permutation_invariant`` — permuting the tokens leaves the output as it was; ``causal`` — output
-    column t does not move when only tokens after t change.  The examples grow from the smallest sizes, so
-    the first counterexample found is the smallest tried; it is reported with its sizes and seed.
+    column t does not move when only tokens after t change.  The tokens are the input the algorithm object
+    gives the role ``"tokens"`` (:mod:`reference.checking.records`); an algorithm without one, or with several
+    outputs, has no property claims.  The examples grow from the smallest sizes, so the first counterexample found is the smallest
+    tried; it is reported with its sizes and seed.
 ``implementation``
     ``conform``'s verdict on the user's function (a ``path.py:function`` relative to the claims file).
 
@@ -24,12 +26,10 @@ from formal.core import masks
 from formal.claims.claim import ClaimError
 from formal.errors import FormalError, shown
 
-__all__ = ["check_property", "check_implementation", "TOKEN_INPUTS", "SIZES", "SEEDS"]
+from .records import permute, record, records
 
-#: The argument whose columns are the tokens, per algorithm a property claim may name.
-TOKEN_INPUTS = {"attention": "X", "mhattention": "X", "etransformer": "x", "dtransformer": "x",
-                "attention_pooling": "Z", "rnn_layer": "X", "rnn": "X", "seq2seq": "x",
-                "show_attend_tell_loss": "A"}
+__all__ = ["check_property", "check_implementation", "SIZES", "SEEDS"]
+
 #: The size bounds of the examples, smallest first, and the seeds tried at each.
 SIZES = (2, 3, 4, 6, 8)
 SEEDS = 4
@@ -37,31 +37,62 @@ SEEDS = 4
 MASKS = ("full",) + masks.NAMED
 
 
-def _examples(claim):
+def _claimable(subject) -> bool:
+    """Whether a property claim can be decided on a record: one output, and an input of role "tokens"."""
+    return subject.tokens is not None and len(subject.algorithm.outputs) == 1
+
+
+def _with_tokens() -> str:
+    """The algorithms property claims apply to, said in words."""
+    return ", ".join(r.name for r in records() if _claimable(r))
+
+
+def _masked() -> str:
+    """The algorithms property claims apply to that take a mask, said in words."""
+    names = [r.name for r in records() if _claimable(r) and any(s.kind == "mask" for s in r.algorithm.inputs)]
+    return " and ".join(names) if len(names) <= 2 else ", ".join(names)
+
+
+def _examples(claim, subject):
     from .examples import example
-    name = claim.subject["algorithm"]
-    if name not in TOKEN_INPUTS:
-        raise ClaimError(f"property claims are checked for {', '.join(TOKEN_INPUTS)}; not {shown(name)}")
+    name, token = subject.name, subject.tokens
     mask = claim.subject.get("mask", "full")
     if mask not in MASKS:
         raise ClaimError(f"mask = {shown(mask)} is not one of {', '.join(MASKS)}")
-    if mask != "full" and name not in ("attention", "mhattention"):
-        raise ClaimError(f"mask applies to attention and mhattention; {name} sets its own")
+    mask_inputs = [s.name for s in subject.algorithm.inputs if s.kind == "mask"]
+    if mask != "full" and not mask_inputs:
+        raise ClaimError(f"mask applies to {_masked()}; {name} sets its own")
     seed = claim.subject.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ClaimError(f"seed = {shown(seed)} must be an integer from 0 to 2**32 - 1")
-    algorithm = algorithms.get(name, **claim.subject.get("options", {}))
     for small in SIZES:
         for s in range(seed, seed + SEEDS):
-            ex = example(algorithm, s, small=small)
+            ex = example(subject.algorithm, s, small=small)
             arguments = dict(ex.arguments)
-            if "Z" in ex.algorithm.defaults and "Z" in arguments:  # self-attention: the context is the tokens
-                del arguments["Z"]
-                ex.sizes.update(d_z=ex.sizes["d_x"], ell_z=ex.sizes["ell_x"])
-            if "mask" in arguments:
-                arguments["mask"] = None if mask in ("full", "bidirectional") else mask
-            if arguments[TOKEN_INPUTS[name]].shape[-1] >= 2:
+            for default, source in ex.algorithm.defaults.items():  # self-attention: the context is the tokens
+                if default in arguments:
+                    del arguments[default]
+                    ex.sizes.update({str(d): ex.sizes[str(e)] for d, e in zip(ex.algorithm.spec(default).shape,
+                                                                              ex.algorithm.spec(source).shape)})
+            for name_of_mask in mask_inputs:
+                arguments[name_of_mask] = None if mask in ("full", "bidirectional") else mask
+            if arguments[token].shape[-1] >= 2:
                 yield ex, arguments, s
+
+
+def _subject(claim):
+    """The record of the claim's algorithm (its variant), which must have tokens for a property to act on."""
+    name = claim.subject["algorithm"]
+    if name not in {r.name for r in records()}:
+        raise ClaimError(f"property claims are checked for {_with_tokens()}; not {shown(name)}")
+    subject = record(algorithms.get(name, **claim.subject.get("options", {})))
+    if subject.tokens is None:
+        raise ClaimError(f"{name} has no input of role \"tokens\" for a property to permute or perturb; property "
+                         f"claims are checked for {_with_tokens()}")
+    if not _claimable(subject):
+        raise ClaimError(f"{name} has several outputs, which a property does not compare; property claims are "
+                         f"checked for {_with_tokens()}")
+    return subject
 
 
 def _tolerance(out) -> float:
@@ -70,10 +101,10 @@ def _tolerance(out) -> float:
 
 def check_property(claim):
     prop = claim.assertion[1]
-    name = claim.subject["algorithm"]
-    token = TOKEN_INPUTS[name] if name in TOKEN_INPUTS else None
+    subject = _subject(claim)
+    name, token = subject.name, subject.tokens
     tried = 0
-    for ex, arguments, seed in _examples(claim):
+    for ex, arguments, seed in _examples(claim, subject):
         try:
             base = np.asarray(ex.algorithm(**arguments), dtype=np.float64)
         except FormalError:
@@ -85,7 +116,7 @@ def check_property(claim):
         sizes = ", ".join(f"{k} = {v}" for k, v in sorted(ex.sizes.items()))
         if prop in ("permutation_equivariant", "permutation_invariant"):
             perm = np.roll(np.arange(n), 1)
-            moved = np.asarray(ex.algorithm(**dict(arguments, **{token: x[..., perm]})), dtype=np.float64)
+            moved = np.asarray(ex.algorithm(**permute(ex.algorithm, arguments, token, perm)), dtype=np.float64)
             want = base[..., perm] if prop == "permutation_equivariant" else base
             gap = float(np.max(np.abs(moved - want)))
             if gap > _tolerance(base):

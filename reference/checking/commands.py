@@ -1,5 +1,8 @@
-"""The commands that need torch, registered with the front door (:mod:`formal.cli`) through the
-``formal_transformers.commands`` entry-point group: ``conform`` and ``verify``.
+"""The checking commands, registered with the front door (:mod:`formal.cli`) through the
+``formal_transformers.commands`` entry-point group: ``conform`` and ``verify``.  ``conform`` (and ``verify
+--mutants``, conform on the shipped catalogue) need no torch unless ``--device cuda`` is asked for or the
+function checked needs it; ``verify`` checks the torch reference and says how to install torch where it is
+missing.
 
 Each ``register_*`` adds its subparser; each command's ``run`` writes its report and returns the exit
 status: 0 when every property holds, 1 when one does not (the checked implementation is at fault), and
@@ -24,10 +27,10 @@ __all__ = ["register_conform", "register_verify", "available_cores", "MAX_JOBS"]
 MAX_JOBS = 32
 
 
-def _need_torch():
+def _need_torch(what: str):
     """Without torch a command says how to install it, in one line (exit 2), instead of an ImportError."""
     try:
-        require_torch()
+        require_torch(what=what)
     except ImportError as exc:
         raise FormalError(str(exc)) from None
 
@@ -76,10 +79,11 @@ def register_conform(sub):
 
 
 def _conform(args, out) -> int:
-    _need_torch()
+    if args.device == "cuda":  # cuda without torch or without a GPU: a usage error, before anything is imported
+        _need_torch("conform --device cuda")
+        from ..model.device import device as resolve_device
+        resolve_device(args.device)
     from .conform import conform, report_text
-    from ..model.device import device as resolve_device
-    resolve_device(args.device)  # cuda without a GPU: a usage error, before anything is imported
     from formal.engine.options import parse_options
     options = parse_options(args.algorithm, args.option) if args.option else {}
     report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
@@ -119,10 +123,11 @@ def register_verify(sub):
 
 
 def _verify(args, out) -> int:
-    _need_torch()
     import sys
 
-    from .verify import check_destination, verify, write_json
+    from .reports import check_destination, write_json
+    if not args.mutants:
+        _need_torch("verify")
     if args.json:
         check_destination(args.json)
     only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
@@ -136,6 +141,7 @@ def _verify(args, out) -> int:
             from .mutation import kill_rate
             report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress)
         else:
+            from .verify import verify
             jobs = min(available_cores(), MAX_JOBS) if args.jobs is None else args.jobs
             report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
                             progress=progress)

@@ -28,8 +28,9 @@ named target), so whatever it does becomes a verdict.  Each example is checked f
     where no position breaks symmetry, permuting the queries permutes the output columns and permuting
     the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without positions).
 
-The last three are properties of the algorithm checked on the function alone; the spec comparison already
-implies them, but a failure of one names the bug better than an error figure does.  An example on which the
+The last three are properties of the algorithm, as its object declares them (its record,
+:mod:`reference.checking.records`), checked on the function alone (:mod:`reference.checking.properties`); the
+spec comparison already implies them, but a failure of one names the bug better than an error figure does.  An example on which the
 spec itself is undefined (it raises) is skipped and reported; the generator draws sizes that satisfy every
 constraint the algorithm states, so that happens only on measure-zero inputs.
 """
@@ -48,10 +49,11 @@ from formal.errors import ConfigError, FormalError, ResourceError
 
 from . import tolerances
 from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, checked_int, examples
+from .properties import Checker
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
 
-__all__ = ["PROPERTIES", "Check", "Report", "conform", "report_text"]
+__all__ = ["PROPERTIES", "Check", "Checker", "Report", "conform", "report_text", "normalise"]
 
 PROPERTIES = {
     "signature": "takes the spec's keyword arguments",
@@ -64,11 +66,6 @@ PROPERTIES = {
     "causality": "output column t does not depend on tokens after t",
     "equivariance": "permuting tokens permutes (queries) or keeps (context) the output",
 }
-
-_DECODERS = ("dtransformer", "edtransformer", "seq2seq")
-_ATTENTION = ("attention", "mhattention")
-_RECURRENT = ("rnn_layer", "rnn")
-
 
 @dataclass
 class Check:
@@ -121,143 +118,6 @@ def normalise(example) -> dict:
     return arguments
 
 
-class _Checker:
-    """The properties, run on one example at a time; each returns the deviation it measured."""
-
-    def __init__(self, target: Target, relative: float, seed: int):
-        self.target, self.relative = target, relative
-        self.rng = np.random.default_rng(seed)
-        self.backward = target.algorithm.options.get("direction") == "backward"
-
-    def allowed(self, reference) -> float:
-        return self.relative * max(tolerances.scale(r) for r in reference)
-
-    def compare_spec(self, want: tuple, got: tuple) -> float:
-        """``shape``, ``finite`` and ``spec`` on one example."""
-        t = self.target
-        for w, g, spec in zip(want, got, t.algorithm.outputs):
-            if w.shape != g.shape:
-                raise Failed("shape", f"output {spec.name} has shape {t.shape(g.shape, spec.name)}, the spec's is "
-                                      f"{t.shape(w.shape, spec.name)}")
-            for bad, word in ((np.isnan(g) & ~np.isnan(w), "NaN"), (np.isinf(g) & np.isfinite(w), "inf")):
-                if bad.any():
-                    where = t.index(tuple(int(i) for i in np.argwhere(bad)[0]), spec.name)
-                    raise Failed("finite", f"{word} in output {spec.name} at {list(where)} (the spec's value there "
-                                           f"is {w[tuple(np.argwhere(bad)[0])]:.6g})")
-            if not np.array_equal(np.isnan(w), np.isnan(g)):
-                where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]), spec.name)
-                raise Failed("spec", f"output {spec.name} at {list(where)} is a number where the spec gives NaN "
-                                     f"(an empty neighbourhood under empty='nan')")
-        worst, allowed = 0.0, self.allowed(want)
-        for w, g, spec in zip(want, got, t.algorithm.outputs):
-            if not w.size:
-                continue
-            diff = np.where(np.isnan(w), 0.0, np.abs(w - g))
-            at = np.unravel_index(int(np.argmax(diff)), diff.shape)
-            if diff[at] > allowed:
-                where = list(t.index(tuple(int(i) for i in at), spec.name))
-                raise Failed("spec", f"output {spec.name} at {where} is "
-                                     f"{g[at]:.6g}, the spec's is {w[at]:.6g} (|Δ| = {diff[at]:.3g} > allowed "
-                                     f"{allowed:.3g})")
-            worst = max(worst, float(diff[at]))
-        return worst
-
-    def _moved(self, prop, before, after, columns, what) -> float:
-        """Fail ``prop`` when output columns ``columns`` moved between two runs of the function."""
-        b, a = before[0][..., columns], after[0][..., columns]
-        diff = np.abs(np.nan_to_num(a - b))
-        allowed = self.allowed((before[0],))
-        if diff.size and diff.max() > allowed:
-            raise Failed(prop, f"{what} (|Δ| = {diff.max():.3g} > allowed {allowed:.3g})")
-        return float(diff.max()) if diff.size else 0.0
-
-    def masks(self, arguments, got) -> float | None:
-        """Perturb the context columns hidden from the query that hides the most; its column must stay."""
-        if arguments.get("Z") is None:
-            return None
-        M = arguments["mask"]
-        hidden = (M == 0).sum(axis=0)
-        if not hidden.any():
-            return None
-        t = int(np.argmax(hidden))
-        keys = np.flatnonzero(M[:, t] == 0)
-        moved = dict(arguments, Z=arguments["Z"].copy())
-        moved["Z"][:, keys] += self.rng.normal(size=(moved["Z"].shape[0], len(keys)))
-        return self._moved("masks", got, self.target(moved), [t],
-                           f"output column {t} moved when context columns {keys.tolist()}, which its mask hides, "
-                           "changed")
-
-    def causality(self, arguments, got) -> float | None:
-        if "X" in arguments:  # a recurrent layer: its state at t reads X[:, ≤ t] (backward: X[:, ≥ t])
-            return self._recurrence(arguments, got)
-        x = arguments["x"]
-        if len(x) < 2:
-            return None
-        t = int(self.rng.integers(len(x) - 1))
-        n_vocab = arguments["W_e"].shape[1]
-        later = x.copy()
-        later[t + 1:] = (later[t + 1:] + 1 + self.rng.integers(n_vocab - 1, size=len(x) - t - 1)) % n_vocab
-        return self._moved("causality", got, self.target(dict(arguments, x=later)), list(range(t + 1)),
-                           f"output columns 0…{t} moved when only tokens after position {t} changed")
-
-    def _recurrence(self, arguments, got) -> float | None:
-        X = arguments["X"]
-        if X.shape[-1] < 2:
-            return None
-        t = int(self.rng.integers(X.shape[-1] - 1))
-        moved = X.copy()
-        if self.backward:
-            moved[:, :t + 1] += self.rng.normal(size=(X.shape[0], t + 1))
-            columns, what = list(range(t + 1, X.shape[-1])), f"output columns {t + 1}… moved when only inputs ≤ {t}"
-        else:
-            moved[:, t + 1:] += self.rng.normal(size=(X.shape[0], X.shape[-1] - t - 1))
-            columns, what = list(range(t + 1)), f"output columns 0…{t} moved when only inputs after {t}"
-        return self._moved("causality", got, self.target(dict(arguments, X=moved)), columns,
-                           f"{what} changed (a {'backward' if self.backward else 'forward'} recurrence reads one side)")
-
-    def permutation(self, n: int) -> np.ndarray:
-        """A random permutation of n ≥ 2 items that moves at least one."""
-        perm = self.rng.permutation(n)
-        return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
-
-    def equivariance(self, name, arguments) -> float | None:
-        """Permutations: of the context (output unchanged) and of the queries (output columns permuted)."""
-        args = dict(arguments)
-        if name in _ATTENTION:
-            args["mask"] = np.ones_like(args["mask"])
-        base = self.target(args)
-        worst = 0.0
-        context = {"single_query_attention": "e_t", "attention": "Z", "mhattention": "Z", "edtransformer": "z"}
-        key = context.get(name)
-        if key and args.get(key) is not None and args[key].shape[-1] > 1:
-            perm = self.permutation(args[key].shape[-1])
-            worst = self._moved("equivariance", base, self.target(dict(args, **{key: args[key][..., perm]})),
-                                slice(None), f"the output moved when the context {key} was permuted by "
-                                             f"{perm.tolist()}")
-        query = {"attention": "X", "mhattention": "X", "etransformer": "x"}.get(name)
-        if query and args[query].shape[-1] > 1:
-            perm = self.permutation(args[query].shape[-1])
-            moved = dict(args, **{query: args[query][..., perm]})
-            if name == "etransformer" and args.get("s") is not None:
-                moved["s"] = args["s"][perm]
-            after = self.target(moved)
-            want = tuple(b[..., perm] for b in base)
-            worst = max(worst, self._moved("equivariance", want, after, slice(None),
-                                           f"permuting the tokens {query} by {perm.tolist()} did not permute the "
-                                           "output columns alike"))
-        return worst
-
-
-def _applies(name, options, arguments) -> dict:
-    return {
-        "masks": name in _ATTENTION,
-        "causality": name in _DECODERS or (name in _RECURRENT and options.get("direction") != "bidirectional"),
-        "equivariance": (name in _ATTENTION + ("single_query_attention",)
-                         or (name in ("etransformer", "edtransformer") and options.get("position") == "none"
-                             and options.get("inputs", "tokens") == "tokens")),
-    }
-
-
 def _algorithm(algorithm, options) -> Algorithm:
     """The algorithm object to check against: given, or looked up by name once; ``options`` make a variant."""
     if isinstance(algorithm, str):
@@ -305,7 +165,7 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     try:
         checked = Target(run, name, algorithm, layout=layout, device=device)
         with limits.memory_limit(max_memory):
-            _run(checked, cases, _Checker(checked, relative, seed), report, {} if cache is None else cache)
+            _run(checked, cases, Checker(checked, relative, seed), report, {} if cache is None else cache)
     finally:
         report.printed = run.printed
         run.close()
@@ -343,11 +203,10 @@ def _run(target, cases, checker, report, cache):
             for p in ("shape", "finite", "spec"):
                 report.checks[p].examples += 1
             report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
-            for prop, applies in _applies(algorithm.name, algorithm.options, arguments).items():
+            for prop, applies in checker.applies().items():
                 if not applies:
                     continue
-                measured = (checker.equivariance(algorithm.name, arguments) if prop == "equivariance"
-                            else getattr(checker, prop)(arguments, got))
+                measured = getattr(checker, prop)(arguments, got)
                 if measured is not None:
                     report.checks[prop].examples += 1
                     report.checks[prop].max_error = max(report.checks[prop].max_error, measured)

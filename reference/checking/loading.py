@@ -11,16 +11,24 @@ import sys
 import traceback
 from pathlib import Path
 
-__all__ = ["LoadError", "load", "describe", "verb", "parameters", "signature"]
+__all__ = ["LoadError", "load", "describe", "verb", "parameters", "signature", "missing_module"]
 
 
 class LoadError(Exception):
     """The function could not be loaded.  ``usage``: the name given is at fault (no such file, module or
-    function); otherwise the function's module is (it raised or exited while importing)."""
+    function); otherwise the function's module is (it raised or exited while importing).  ``missing``: the
+    top-level module it could not find, where that is why (an environment without torch)."""
 
-    def __init__(self, message: str, *, usage: bool):
+    def __init__(self, message: str, *, usage: bool, missing: str | None = None):
         super().__init__(message)
-        self.usage = usage
+        self.usage, self.missing = usage, missing
+
+
+def missing_module(exc: BaseException) -> str | None:
+    """The top-level name of the module a ModuleNotFoundError could not find; None for any other exception."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return exc.name.split(".")[0]
+    return None
 
 
 # ------------------------------------------------------------------------------------------- describing
@@ -51,7 +59,7 @@ def _module_from_file(where: str):
     try:
         spec.loader.exec_module(module)
     except BaseException as exc:  # noqa: B036 - sys.exit or Ctrl-C in a module is the module's fault
-        raise LoadError(f"importing {where} {verb(exc)}", usage=False) from None
+        raise LoadError(f"importing {where} {verb(exc)}", usage=False, missing=missing_module(exc)) from None
     finally:
         sys.path.remove(folder)
     return module
@@ -72,7 +80,7 @@ def _module_by_name(where: str):
     try:
         return importlib.import_module(where)
     except ModuleNotFoundError as exc:
-        raise LoadError(f"no module named {exc.name!r}", usage=True) from None
+        raise LoadError(f"no module named {exc.name!r}", usage=True, missing=missing_module(exc)) from None
     except BaseException as exc:  # noqa: B036
         raise LoadError(f"importing {where} {verb(exc)}", usage=False) from None
 

@@ -1,11 +1,11 @@
 """``formal-transformers verify --mutants``: the conformance suite's own kill rate.
 
-``conform`` is only as good as the examples it draws.  The shipped catalogue (:mod:`reference.checking.mutants`)
-holds correct implementations of every algorithm (the *controls*) and the same implementations with one
-planted bug each (the *mutants*: bugs public implementations have had, bugs an independent review planted,
-and one per variant option).  This module runs ``conform`` on every entry: a control must pass (else
-``conform`` raises a false alarm), a mutant must fail (else it *survives* — a defect of the example
-generator, never of the mutant).  The kill rate is the share of mutants that fail.
+``conform`` is only as good as the examples it draws.  The shipped catalogue (:mod:`reference.checking.mutants`,
+each algorithm's entries read from its record, :mod:`reference.checking.records`) holds correct implementations
+of every algorithm (the *controls*) and the same implementations with one planted bug each (the *mutants*:
+bugs public implementations have had, bugs an independent review planted, and one per variant option).  This
+module runs ``conform`` on every entry: a control must pass (else ``conform`` raises a false alarm), a mutant
+must fail (else it *survives* — a defect of the example generator, never of the mutant).  The kill rate is the share of mutants that fail.
 
 Examples are shared between entries of one variant, so the spec's output on each is computed once.
 """
@@ -19,6 +19,7 @@ from formal.errors import ConfigError
 
 from .conform import conform
 from .examples import PROFILES
+from .records import chosen, record
 
 __all__ = ["Outcome", "MutationReport", "kill_rate"]
 
@@ -106,13 +107,10 @@ class MutationReport:
 
 
 def _entries(only):
-    from .mutants.catalogue import CONTROLS, MUTANTS
-    entries = [("control", e) for e in CONTROLS] + [("mutant", e) for e in MUTANTS]
-    if only is None:
-        return entries
-    from .verify import chosen
-    names = chosen(only)
-    return [(kind, e) for kind, e in entries if e.algorithm in names]
+    """Every algorithm's controls, then every one's mutants (of the algorithms ``only`` names)."""
+    chosen_records = [record(name) for name in chosen(only)]
+    return ([("control", e) for r in chosen_records for e in r.controls]
+            + [("mutant", e) for r in chosen_records for e in r.mutants])
 
 
 def kill_rate(*, profile="quick", seed=0, only=None, progress=None) -> MutationReport:

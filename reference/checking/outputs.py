@@ -11,11 +11,12 @@ __all__ = ["Failed", "as_arrays"]
 
 
 class Failed(Exception):
-    """A property did not hold: ``property`` names it, the message says what was seen."""
+    """A property did not hold: ``property`` names it, the message says what was seen; ``missing``: the
+    top-level module the function could not import, where that is why (an environment without torch)."""
 
-    def __init__(self, prop: str, message: str):
+    def __init__(self, prop: str, message: str, *, missing: str | None = None):
         super().__init__(message)
-        self.property = prop
+        self.property, self.missing = prop, missing
 
 
 def _as_array(value, name: str, kind: str) -> np.ndarray:

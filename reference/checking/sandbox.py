@@ -34,7 +34,7 @@ import numpy as np
 
 from formal.guards.limits import TimeLimit as _Timeout, time_limit as _time_limit
 
-from .loading import LoadError, describe, load, parameters, signature, verb
+from .loading import LoadError, describe, load, missing_module, parameters, signature, verb
 from .outputs import Failed, as_arrays
 
 __all__ = ["Isolated", "InProcess", "DEFAULT_TIMEOUT", "Failed", "LoadError", "load"]
@@ -85,7 +85,7 @@ def _guarded(function, kwargs, outputs, timeout):
     except _Timeout:
         raise Failed("runs", f"it did not return within {timeout:g} s (--timeout)") from None
     except BaseException as exc:  # noqa: B036 - its sys.exit, Ctrl-C and errors are the function's failure
-        raise Failed("runs", f"it {verb(exc)}") from None
+        raise Failed("runs", f"it {verb(exc)}", missing=missing_module(exc)) from None
     return as_arrays(result, outputs)
 
 
@@ -159,7 +159,7 @@ def _serve(conn, text):
         with _captured(sink):
             function = load(text)
     except LoadError as exc:
-        conn.send(("load", str(exc), exc.usage))
+        conn.send(("load", str(exc), exc.usage, exc.missing))
         return
     conn.send(("loaded", parameters(function)))
     while True:
@@ -176,11 +176,11 @@ def _serve(conn, text):
             with _captured(sink):
                 answer = ("ok", _guarded(function, kwargs, outputs, None))
         except Failed as failed:
-            answer = ("failed", failed.property, str(failed))
+            answer = ("failed", failed.property, str(failed), failed.missing)
         try:
             conn.send(answer + (_tail(sink),))
         except Exception as exc:  # noqa: BLE001 - an output that cannot be sent is the function's
-            conn.send(("failed", "type", f"its output cannot be passed back ({describe(exc)})", ""))
+            conn.send(("failed", "type", f"its output cannot be passed back ({describe(exc)})", None, ""))
 
 
 class Isolated:
@@ -213,7 +213,7 @@ class Isolated:
             raise LoadError(str(ended), usage=False) from None
         if answer[0] == "load":
             self.close()
-            raise LoadError(answer[1], usage=answer[2])
+            raise LoadError(answer[1], usage=answer[2], missing=answer[3])
         return answer[1]
 
     def _receive(self, timeout, doing):
@@ -243,7 +243,7 @@ class Isolated:
             raise Failed("runs", f"it ended the process ({describe(exc)})") from None
         self.printed = (self.printed + answer[-1])[-_PRINTED:]
         if answer[0] == "failed":
-            raise Failed(answer[1], answer[2])
+            raise Failed(answer[1], answer[2], missing=answer[3])
         return answer[1]
 
     def close(self):

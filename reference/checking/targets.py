@@ -28,6 +28,7 @@ import numpy as np
 
 from formal.errors import ConfigError, FormalError
 
+from .. import needs_torch
 from .sandbox import DEFAULT_TIMEOUT, Failed, InProcess, Isolated, LoadError
 
 __all__ = ["Target", "Failed", "TargetFault", "load", "runner", "LAYOUTS"]
@@ -41,7 +42,11 @@ class TargetFault(FormalError):
     status = 1
 
 
-def _load_error(exc: LoadError) -> FormalError:
+def _load_error(exc: LoadError, text: str) -> FormalError:
+    """A function that cannot be loaded: for want of torch (the torch extra is not installed) or a name that
+    is wrong, a usage error; its module's own fault, a TargetFault."""
+    if exc.missing == "torch":
+        return ConfigError(needs_torch(text))
     return ConfigError(str(exc)) if exc.usage else TargetFault(str(exc))
 
 
@@ -56,7 +61,7 @@ def load(text: str):
     try:
         return load_function(text)
     except LoadError as exc:
-        raise _load_error(exc) from None
+        raise _load_error(exc, text) from None
 
 
 def runner(target, *, timeout=DEFAULT_TIMEOUT, isolate=None, max_memory=0):
@@ -78,7 +83,7 @@ def runner(target, *, timeout=DEFAULT_TIMEOUT, isolate=None, max_memory=0):
             return Isolated(target, timeout=timeout, max_memory=max_memory)
         return InProcess(load(target), timeout=timeout)
     except LoadError as exc:
-        raise _load_error(exc) from None
+        raise _load_error(exc, target) from None
 
 
 def _swap(array: np.ndarray) -> np.ndarray:
@@ -160,6 +165,8 @@ class Target:
         try:
             arrays = self.run.call(self.arguments(arguments), self.outputs)
         except Failed as failed:  # the sandbox says "it …": name the function
+            if failed.missing == "torch":   # it imports torch when called: the environment lacks it
+                raise ConfigError(needs_torch(self.name)) from None
             message = str(failed)
             raise Failed(failed.property, f"{self.name} {message[3:]}" if message.startswith("it ")
                          else f"{self.name}: {message}") from None

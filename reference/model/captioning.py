@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from . import recurrent
 from .. import require_torch
+from .convert import rows_to_columns, single, to_numpy
 from .pooling import attention_pooling
+from .runners import runs
 
-__all__ = ["grid_rows", "show_attend_tell", "doubly_stochastic", "han"]
+__all__ = ["grid_rows", "show_attend_tell", "doubly_stochastic", "han", "run_show_attend_tell",
+           "run_show_attend_tell_loss", "run_han"]
 
 torch = require_torch()
 
@@ -65,3 +68,30 @@ def han(x, p, options):
     H_s = recurrent.layer(s, _strip(p, "s_"), layer)                    # (B, n_s, 2d_h)
     v = attention_pooling(H_s, score="mlp", W=p["W_s"], b=p["b_s"], u_w=p["u_s"])
     return torch.softmax(v @ p["W_c"].T + p["b_c"], dim=-1)
+
+
+# -------------------------------------------------------------------------------------- runs of the spec
+def _annotations(c):
+    """Show-Attend-Tell's annotations as (1, L, D) rows: A's columns, or the grid F (n_h, n_w, D) read
+    row-major by torch's reshape."""
+    if c.options["inputs"] == "grid":
+        return grid_rows(c.grid("F"))
+    return c.rows("A")
+
+
+@runs("show_attend_tell")
+def run_show_attend_tell(c):
+    return tuple(rows_to_columns(v) for v in show_attend_tell(_annotations(c), c.tokens("x"), c.params, c.options))
+
+
+@runs("show_attend_tell_loss")
+def run_show_attend_tell_loss(c):
+    x = c.tokens("x")
+    P, alpha = show_attend_tell(_annotations(c), x, c.params, c.options)
+    nll = -torch.log(P[0, torch.arange(x.shape[1] - 1), x[0, 1:]]).sum()
+    return to_numpy(nll + doubly_stochastic(alpha, c.options["penalty"])[0])
+
+
+@runs("han")
+def run_han(c):
+    return single(han(c.tokens("x"), c.params, c.options))

@@ -19,7 +19,7 @@ from .. import require_torch
 from .device import device as resolve_device, dtype as resolve_dtype
 
 __all__ = ["params_to_torch", "params_to_numpy", "columns_to_rows", "rows_to_columns", "tokens_to_torch",
-           "mask_to_rows", "to_numpy"]
+           "mask_to_rows", "to_numpy", "single"]
 
 torch = require_torch()
 
@@ -43,6 +43,11 @@ def to_numpy(tensor) -> np.ndarray:
     if tensor.is_floating_point():
         tensor = tensor.to(torch.float64)
     return tensor.numpy()
+
+
+def single(batch) -> np.ndarray:
+    """A batch of one, (1, …), as its only entry in numpy: the spec's vector output."""
+    return to_numpy(batch[0])
 
 
 def params_to_numpy(params: Mapping) -> dict:

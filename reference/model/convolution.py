@@ -16,6 +16,7 @@ from formal.errors import ConfigError, shown
 
 from .. import require_torch
 from .convert import rows_to_columns, to_numpy
+from .runners import runs
 
 __all__ = ["conv1d", "graph_conv", "normalised_adjacency", "from_conv1d", "run_conv1d", "run_graph_conv"]
 
@@ -64,11 +65,13 @@ def graph_conv(X, A, W, b=None, *, norm="gcn", activation="none", **_):
     return _ACTIVATIONS[activation](Y if b is None else Y + b)
 
 
+@runs("conv1d")
 def run_conv1d(c):
     """The reference's ``conv1d`` on a :class:`reference.model.execute.Call`, in the spec's layout (d_out×ℓ_out)."""
     return rows_to_columns(conv1d(c.rows("X"), c.params["W"], c.params.get("b"), **c.options))
 
 
+@runs("graph_conv")
 def run_graph_conv(c):
     """The reference's ``graph_conv`` on a :class:`reference.model.execute.Call`, in the spec's layout (d_out×ℓ); an
     omitted adjacency is the complete graph, as the spec's omitted mask is."""

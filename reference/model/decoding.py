@@ -15,20 +15,22 @@ from formal.errors import ConfigError
 from formal.ops.sequences import special_token, tempered
 
 from .. import require_torch
-from .layers import causal_mask, mhattention_kv
-from .stacks import _mlp, _options, _unembed, decode, dtransformer, embed, encode, final_norm, layer
+from .convert import rows_to_columns, to_numpy
+from .layers import MHA, causal_mask, mhattention_kv
+from .runners import SDPA_PATHS, runs
+from .stacks import (decode, dtransformer, embed, encode, final_norm, layer, mlp_sublayer, probabilities,
+                     stack_options, unembed)
 
-__all__ = ["kv_dtransformer", "dinference", "edinference", "draw"]
+__all__ = ["kv_dtransformer", "dinference", "edinference", "draw", "run_kv_dtransformer", "run_dinference",
+           "run_edinference"]
 
 torch = require_torch()
-
-_ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o")
 
 
 def kv_dtransformer(x, cache, p, options, *, ell_max=None, path="explicit"):
     """Algorithm 10 over new tokens x (B, ℓ_x) after a cache of ℓ_c tokens: (logits (B, ℓ_x, N_V), the
     new cache).  ``cache`` is None (prefill) or one ``(K, V)`` per layer, each (B, H_kv, ℓ_c, ·)."""
-    opts = _options(options)
+    opts = stack_options(options)
     ell_c = 0 if cache is None else cache[0][0].shape[2]
     X = embed(p, x, opts, start=ell_c, ell_max=ell_max)
     mask = causal_mask(ell_c + x.shape[-1], x.shape[-1], align="bottom-right", device=x.device)
@@ -36,15 +38,15 @@ def kv_dtransformer(x, cache, p, options, *, ell_max=None, path="explicit"):
 
     def attend(l, h):
         K_c, V_c = (None, None) if cache is None else cache[l]
-        Y, K, V = mhattention_kv(h, K_c, V_c, mask, path=path, **{n: p[n][l] for n in _ATTENTION if n in p})
+        Y, K, V = mhattention_kv(h, K_c, V_c, mask, path=path, **{n: p[n][l] for n in MHA if n in p})
         grown.append((K, V))
         return Y
 
     for l in range(p["W_q"].shape[0]):
-        X = layer(X, [("1", lambda h: attend(l, h)), ("2", lambda h: _mlp(p, "", l, h, opts))], opts, p, l)
+        X = layer(X, [("1", lambda h: attend(l, h)), ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
     if opts.norm_position == "pre":
         X = final_norm(p, opts, "", X)
-    return _unembed(p, X, opts), grown
+    return unembed(p, X, opts), grown
 
 
 def draw(p: np.ndarray, tau: float, decoding: str, rng: np.random.Generator) -> int:
@@ -87,7 +89,7 @@ def dinference(x, p, options, *, ell_gen: int, rng=None, ell_max=None, path="exp
 
 def edinference(z, p, options, *, ell_gen: int, rng=None, ell_max=None, path="explicit"):
     """Algorithm 15: from ``[bos]`` draw tokens until eos or ``ell_gen`` tokens; returned without bos/eos."""
-    opts = _options(options)
+    opts = stack_options(options)
     tau, decoding = options.get("tau", 1.0), options.get("decoding", "sample")
     n_vocab = p["W_e"].shape[1]
     bos, eos = special_token("bos", n_vocab), special_token("eos", n_vocab)
@@ -99,3 +101,28 @@ def edinference(z, p, options, *, ell_gen: int, rng=None, ell_max=None, path="ex
         if y == eos:
             return x_hat[:, 1:-1]
     return x_hat[:, 1:]
+
+
+# ------------------------------------------------------------------- runs of the spec's Algorithms 10, 14, 15
+@runs("kv_dtransformer", paths=SDPA_PATHS)
+def run_kv_dtransformer(c):
+    cache = None
+    if c.options["step"] == "extend":  # the spec's L×H_kv×d×ℓ_c ↦ one (1, H_kv, ℓ_c, d) pair per layer
+        K_c, V_c = c.tensor("K_c").transpose(-1, -2), c.tensor("V_c").transpose(-1, -2)
+        cache = [(K_c[l][None], V_c[l][None]) for l in range(K_c.shape[0])]
+    logits, grown = kv_dtransformer(c.tokens("x"), cache, c.params, c.options, **c.kwargs())
+    K = torch.stack([k[0] for k, _ in grown]).transpose(-1, -2)
+    V = torch.stack([v[0] for _, v in grown]).transpose(-1, -2)
+    return rows_to_columns(probabilities(logits)), to_numpy(K), to_numpy(V)
+
+
+@runs("dinference")
+def run_dinference(c):
+    return to_numpy(dinference(c.tokens("x"), c.params, c.options, ell_gen=c["ell_gen"], rng=c.rng(),
+                               **c.kwargs())[0])
+
+
+@runs("edinference")
+def run_edinference(c):
+    return to_numpy(edinference(c.tokens("z"), c.params, c.options, ell_gen=c["ell_gen"], rng=c.rng(),
+                                **c.kwargs())[0])

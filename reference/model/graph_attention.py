@@ -35,7 +35,7 @@ from formal.graphs.pattern import as_pattern
 
 from .. import require_torch
 from . import layers
-from .layers import _attend_heads, _heads, attend
+from .layers import attend, attend_heads, heads
 
 __all__ = ["attend_edges", "attend_pattern", "attention", "mhattention", "choose_path", "GRAPH_PATHS"]
 
@@ -162,5 +162,5 @@ def mhattention(pattern, X, Z=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b
     Z = X if Z is None else Z
     pattern = _pattern(pattern, X, Z)
     fn, mask, path = _attend_fn(pattern, path, X.device)
-    K, V = _heads(Z, W_k, b_k), _heads(Z, W_v, b_v)
-    return _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=fn)
+    K, V = heads(Z, W_k, b_k), heads(Z, W_v, b_v)
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=fn)

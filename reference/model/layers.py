@@ -16,15 +16,22 @@ from formal.ops import EMPTY_POLICIES, check_empty_policy, empty_neighbourhood
 from formal.ops.scores import check_score_activation
 
 from .. import require_torch
+from .convert import mask_to_rows, rows_to_columns, single, to_numpy
+from .runners import SDPA_PATHS, runs
 
 __all__ = ["token_embedding", "positional_embedding", "sinusoid_table", "attend", "attention", "mhattention",
            "mhattention_kv", "single_query_attention", "layer_norm", "activation", "mlp", "unembedding", "causal_mask",
-           "scores", "ATTENTION_PATHS", "EMPTY_POLICIES", "SCORES"]
+           "scores", "heads", "attend_heads", "attention_paths", "ATTENTION_PATHS", "EMPTY_POLICIES", "SCORES",
+           "QKV", "MHA", "run_token_embedding", "run_positional_embedding", "run_single_query_attention",
+           "run_attention", "run_mhattention", "run_kv_mhattention", "run_layer_norm", "run_unembedding"]
 
 torch = require_torch()
 F = torch.nn.functional
 
 ATTENTION_PATHS = ("explicit", "sdpa", "flex")
+#: The parameters of Algorithm 4's projections, and of Algorithm 5's with W_o.
+QKV = ("W_q", "W_k", "W_v", "b_q", "b_k", "b_v")
+MHA = QKV + ("W_o", "b_o")
 
 
 # ------------------------------------------------------------------------------------------ Algorithms 1, 2
@@ -155,9 +162,9 @@ def _flex(Q, K, V, mask, scale=None):
     return Y.masked_fill(~full.any(-1, keepdim=True), 0.0)
 
 
-def _heads(X, W, b=None):
+def heads(X, W, b=None):
     """``W^h X + b^h 1ᵀ`` for every head at once: X (B, ℓ, d), W (H, d_out, d) → (B, H, ℓ, d_out)."""
-    Y = X[:, None] @ W.transpose(-1, -2)                                   # (B, 1, ℓ, d) @ (H, d, d_out)
+    Y = X[:, None] @ W.transpose(-1, -2)                                    # (B, 1, ℓ, d) @ (H, d, d_out)
     return Y if b is None else Y + b[:, None, :]
 
 
@@ -166,27 +173,27 @@ def mhattention(X, Z=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None,
     """Algorithm 5 (grouped-query when W_k has H_kv < H heads; key/value head g serves the H/H_kv
     consecutive query heads g·H/H_kv …): X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out)."""
     Z = X if Z is None else Z
-    K, V = _heads(Z, W_k, b_k), _heads(Z, W_v, b_v)                         # (B, H_kv, ℓ_z, ·)
-    return _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path)
+    K, V = heads(Z, W_k, b_k), heads(Z, W_v, b_v)                           # (B, H_kv, ℓ_z, ·)
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path)
 
 
 def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None,
                    b_o=None, path="explicit"):
     """Algorithm 5 as self-attention of new tokens X (B, ℓ_x, d_x) over a key/value cache K_c, V_c
     (B, H_kv, ℓ_c, ·) and themselves: (output (B, ℓ_x, d_out), keys, values), the cache grown by ℓ_x."""
-    K, V = _heads(X, W_k, b_k), _heads(X, W_v, b_v)
+    K, V = heads(X, W_k, b_k), heads(X, W_v, b_v)
     if K_c is not None:
         K, V = torch.cat((K_c, K), dim=2), torch.cat((V_c, V), dim=2)
-    return _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, "zero", path), K, V
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, "zero", path), K, V
 
 
-def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None):
+def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None):
     """Queries of every head against their group's keys and values, stacked and projected by W_o
     (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges)."""
     H, n_kv = W_q.shape[0], K.shape[1]
     if H % n_kv:
         raise ConfigError(f"H = {H} is not divisible by n_kv_heads = {n_kv}")
-    Q = _heads(X, W_q, b_q)                                                 # (B, H, ℓ_x, d_attn)
+    Q = heads(X, W_q, b_q)                                                  # (B, H, ℓ_x, d_attn)
     K, V = K.repeat_interleave(H // n_kv, dim=1), V.repeat_interleave(H // n_kv, dim=1)
     Y = (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)        # (B, H, ℓ_x, d_mid)
     Y = Y.transpose(1, 2).reshape(X.shape[0], X.shape[1], -1)               # (B, ℓ_x, H·d_mid): [Y¹; …; Yᴴ]
@@ -196,10 +203,10 @@ def _attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None
 def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
               path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh"):
     """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
-    :func:`attend`, as in :func:`_attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`."""
+    :func:`attend`, as in :func:`attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`."""
     Z = X if Z is None else Z
     one = (lambda t: None if t is None else t[None])
-    Q, K, V = _heads(X, one(W_q), one(b_q)), _heads(Z, one(W_k), one(b_k)), _heads(Z, one(W_v), one(b_v))
+    Q, K, V = heads(X, one(W_q), one(b_q)), heads(Z, one(W_k), one(b_k)), heads(Z, one(W_v), one(b_v))
     chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
         {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores
     return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path, **chosen)[:, 0]
@@ -248,3 +255,77 @@ def mlp(X, *, W_mlp1, W_mlp2, b_mlp1=None, b_mlp2=None, W_gate=None, kind="gelu"
 def unembedding(e, W_u, b_u=None):
     """Algorithm 7: ``softmax(W_u e + b_u)`` over the vocabulary (the last axis)."""
     return torch.softmax(F.linear(e, W_u, b_u), dim=-1)
+
+
+# ------------------------------------------------------------------------- runs of the spec's Algorithms 1–7
+def attention_paths(options) -> tuple:
+    """The paths of an attention variant: every one, but only the explicit one for the additive score (the
+    fused kernels compute dot products only)."""
+    return ("explicit",) if options.get("score") == "additive" else ATTENTION_PATHS
+
+
+def _score(c) -> dict:
+    """Algorithms 3 and 4's score options, with v_a when additive (Algorithm 5 has none)."""
+    if "score" not in c.options:
+        return {}
+    return {"score": c.options["score"], "activation": c.options["activation"], "v_a": c.params.get("v_a")}
+
+
+def _attention(c, fn, names):
+    X = c.rows("X")
+    Z = X if c.get("Z") is None else c.rows("Z")
+    mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
+    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **c.weights(*names)))
+
+
+@runs("token_embedding")
+def run_token_embedding(c):
+    return to_numpy(token_embedding(torch.as_tensor(c["v"], device=c.device), c.params["W_e"]))
+
+
+@runs("positional_embedding")
+def run_positional_embedding(c):
+    t = torch.as_tensor(c["t"], device=c.device)
+    encoding = c.options["encoding"]
+    if encoding == "learned":
+        return to_numpy(positional_embedding(t, W_p=c.params["W_p"]))
+    return to_numpy(positional_embedding(t, encoding, d_e=c["d_e"], ell_max=c["ell_max"], dtype=c.dtype,
+                                         device=c.device))
+
+
+@runs("single_query_attention")
+def run_single_query_attention(c):
+    return single(single_query_attention(c.tensor("e")[None], c.rows("e_t"), **_score(c), **c.weights(*QKV)))
+
+
+@runs("attention", paths=attention_paths)
+def run_attention(c):
+    return _attention(c, attention, QKV)
+
+
+@runs("mhattention", paths=attention_paths)
+def run_mhattention(c):
+    return _attention(c, mhattention, MHA)
+
+
+@runs("kv_mhattention", paths=SDPA_PATHS)
+def run_kv_mhattention(c):
+    X = c.rows("X")
+    cache = (None, None)
+    if c.options["step"] == "extend":  # the spec's cache is H_kv×d×ℓ_c per head; the reference's (1, H_kv, ℓ_c, d)
+        cache = (c.tensor("K_c").transpose(-1, -2)[None], c.tensor("V_c").transpose(-1, -2)[None])
+    total = X.shape[1] + (0 if cache[0] is None else cache[0].shape[2])
+    mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
+    Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, **c.weights(*MHA))
+    return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
+
+
+@runs("layer_norm")
+def run_layer_norm(c):
+    return to_numpy(layer_norm(c.tensor("e"), c.params["gamma"], c.params.get("beta"), norm=c.options["norm"],
+                               eps=c.options["eps"]))
+
+
+@runs("unembedding")
+def run_unembedding(c):
+    return to_numpy(unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u")))

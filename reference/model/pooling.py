@@ -11,8 +11,10 @@ from formal.algorithms.pooling import POOLING_SCORES
 from formal.errors import ConfigError, shown
 
 from .. import require_torch
+from .convert import single
+from .runners import runs
 
-__all__ = ["attention_pooling"]
+__all__ = ["attention_pooling", "run_attention_pooling"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -38,3 +40,8 @@ def attention_pooling(Z, *, score="dot", q=None, W=None, b=None, u_w=None):
         e = (torch.tanh(F.linear(Z, W, b)) @ u_w[:, None])[..., 0]         # (B, ℓ, d_a)(d_a, 1) → (B, ℓ)
     alpha = torch.softmax(e, dim=-1)                                       # (B, ℓ)
     return (alpha[:, None, :] @ Z)[:, 0]                                   # Σ_t α_t z_t, (B, d_z)
+
+
+@runs("attention_pooling")
+def run_attention_pooling(c):
+    return single(attention_pooling(c.rows("Z"), score=c.options["score"], **c.weights("q", "W", "b", "u_w")))

@@ -12,8 +12,11 @@ from __future__ import annotations
 from formal.algorithms.recurrent import GATES
 
 from .. import require_torch
+from .convert import rows_to_columns, to_numpy
+from .runners import runs
 
-__all__ = ["cell", "cell_step", "layer", "stack"]
+__all__ = ["cell", "cell_step", "layer", "stack", "run_rnn_cell", "run_gru_cell", "run_lstm_cell", "run_rnn_layer",
+           "run_rnn"]
 
 torch = require_torch()
 
@@ -99,3 +102,30 @@ def stack(X, p, options):
     for l in range(p[upper[0]].shape[0] if upper else 0):
         H = layer(H, {name[:-2] + "_u": p[name][l] for name in upper}, options, "_u")
     return H
+
+
+# ------------------------------------------------------------------ runs of the cells, layers and stacks
+def _cell(kind):
+    """The run of the ``kind`` cell's algorithm: one step from the state h (and memory c)."""
+    def run(c):
+        options = {"cell": kind, "nonlinearity": "tanh", "reset": "before", "update": "cho", **c.options}
+        state = c.tensor("h")[None]
+        memory = c.tensor("c")[None] if kind == "lstm" else None
+        h, cell_state = cell(c.tensor("x")[None], state, memory, c.params, options)
+        return (to_numpy(h[0]), to_numpy(cell_state[0])) if kind == "lstm" else to_numpy(h[0])
+    return run
+
+
+run_rnn_cell = runs("rnn_cell")(_cell("rnn"))
+run_gru_cell = runs("gru_cell")(_cell("gru"))
+run_lstm_cell = runs("lstm_cell")(_cell("lstm"))
+
+
+@runs("rnn_layer")
+def run_rnn_layer(c):
+    return rows_to_columns(layer(c.rows("X"), c.params, c.options))
+
+
+@runs("rnn")
+def run_rnn(c):
+    return rows_to_columns(stack(c.rows("X"), c.params, c.options))

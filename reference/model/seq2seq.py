@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from . import recurrent
 from .. import require_torch
+from .convert import rows_to_columns
+from .runners import runs
 
-__all__ = ["seq2seq", "logits"]
+__all__ = ["seq2seq", "logits", "run_seq2seq"]
 
 torch = require_torch()
 
@@ -77,3 +79,8 @@ def logits(z, x, p, options):
 def seq2seq(z, x, p, options):
     """P as probabilities, (B, ℓ_x, N_V)."""
     return torch.softmax(logits(z, x, p, options), dim=-1)
+
+
+@runs("seq2seq")
+def run_seq2seq(c):
+    return rows_to_columns(seq2seq(c.tokens("z"), c.tokens("x"), c.params, c.options))

@@ -13,10 +13,13 @@ from formal.algorithms.blocks import StackOptions
 from formal.errors import ConfigError
 
 from .. import require_torch
+from .convert import rows_to_columns, single
 from .layers import causal_mask, layer_norm, mhattention, mlp, positional_embedding, token_embedding
+from .runners import SDPA_PATHS, runs
 
 __all__ = ["dtransformer", "etransformer", "edtransformer", "encode", "decode", "probabilities", "embed", "layer",
-           "final_norm"]
+           "final_norm", "stack_options", "mlp_sublayer", "unembed", "run_dtransformer", "run_etransformer",
+           "run_edtransformer"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -25,7 +28,9 @@ _ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o")
 _MLP = ("W_mlp1", "W_mlp2", "b_mlp1", "b_mlp2", "W_gate")
 
 
-def _options(options) -> StackOptions:
+def stack_options(options) -> StackOptions:
+    """The options a stack's layers read (:class:`formal.algorithms.blocks.StackOptions`) of an algorithm's
+    options."""
     fields = StackOptions.__dataclass_fields__
     return StackOptions(**{k: v for k, v in options.items() if k in fields})
 
@@ -63,7 +68,8 @@ def _attention(p, prefix, l, X, Z, mask, path):
     return mhattention(X, Z, mask, path=path, **weights)
 
 
-def _mlp(p, prefix, l, X, opts):
+def mlp_sublayer(p, prefix, l, X, opts):
+    """Layer l's MLP (parameters ``<prefix>W_mlp1`` …, stacked on the layer axis) on X."""
     weights = {n: p[prefix + n][l] for n in _MLP if prefix + n in p}
     return mlp(X, kind=opts.activation, **weights)
 
@@ -84,22 +90,23 @@ def final_norm(p, opts, name, X):
     return _norm(p, opts, name, X)
 
 
-def _unembed(p, X, opts, bias=None):
+def unembed(p, X, opts, bias=None):
+    """The logits ``W_u X (+ b_u)`` as rows, W_u tied to W_eᵀ under ``opts.tied``."""
     W_u = p["W_e"].t() if opts.tied else p["W_u"]
     return F.linear(X, W_u, bias)
 
 
 def dtransformer(x, p, options, *, path="explicit", ell_max=None):
     """Algorithm 10 (GPT): x (B, ℓ) token ids → logits (B, ℓ, N_V); row t predicts token t + 1."""
-    opts = _options(options)
+    opts = stack_options(options)
     X = embed(p, x, opts, ell_max=ell_max)
     mask = causal_mask(x.shape[-1], x.shape[-1], device=x.device)
     for l in range(p["W_q"].shape[0]):
         X = layer(X, [("1", lambda h: _attention(p, "", l, h, h, mask, path)),
-                      ("2", lambda h: _mlp(p, "", l, h, opts))], opts, p, l)
+                      ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
     if opts.norm_position == "pre":
         X = final_norm(p, opts, "", X)
-    return _unembed(p, X, opts)
+    return unembed(p, X, opts)
 
 
 def image_patches(images, P: int, order: str):
@@ -116,7 +123,7 @@ def image_patches(images, P: int, order: str):
 def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, path="explicit", ell_max=None):
     """Algorithm 9 (BERT; ViT with ``inputs="patches", head="classifier"``, or from ``X_img`` with patches
     of side ``P`` under ``inputs="image"``): logits (B, ℓ, N_V), or (B, N_C) class logits for ViT."""
-    opts = _options(options)
+    opts = stack_options(options)
     if options.get("inputs", "tokens") == "image":
         X_p = image_patches(X_img, P, options["patch_order"])
     if options.get("inputs", "tokens") in ("patches", "image"):
@@ -131,7 +138,7 @@ def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, pa
         X = final_norm(p, opts, "_e", X)
     for l in range(p["W_q"].shape[0]):
         X = layer(X, [("1", lambda h: _attention(p, "", l, h, h, None, path)),
-                      ("2", lambda h: _mlp(p, "", l, h, opts))], opts, p, l)
+                      ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
     if options.get("head", "mlm") == "classifier":
         X = final_norm(p, opts, "", X)
         return F.linear(X[:, 0], p["W_head"], p.get("b_head"))
@@ -139,7 +146,7 @@ def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, pa
         X = final_norm(p, opts, "", X)
     X = F.gelu(F.linear(X, p["W_f"], p.get("b_f")))
     X = final_norm(p, opts, "_f", X)
-    return _unembed(p, X, opts, p.get("b_u"))
+    return unembed(p, X, opts, p.get("b_u"))
 
 
 def encode(z, p, opts: StackOptions, path="explicit", ell_max=None):
@@ -147,7 +154,7 @@ def encode(z, p, opts: StackOptions, path="explicit", ell_max=None):
     Z = embed(p, z, opts, ell_max=ell_max)
     for l in range(p["enc_W_q"].shape[0]):
         Z = layer(Z, [("1", lambda h: _attention(p, "enc_", l, h, h, None, path)),
-                      ("2", lambda h: _mlp(p, "enc_", l, h, opts))], opts, p, l)
+                      ("2", lambda h: mlp_sublayer(p, "enc_", l, h, opts))], opts, p, l)
     return final_norm(p, opts, "_enc", Z) if opts.norm_position == "pre" else Z
 
 
@@ -158,14 +165,38 @@ def decode(x, Z, p, opts: StackOptions, path="explicit", ell_max=None):
     for l in range(p["dec_W_q"].shape[0]):
         X = layer(X, [("3", lambda h: _attention(p, "dec_", l, h, h, mask, path)),
                       ("4", lambda h: _attention(p, "cross_", l, h, Z, None, path)),
-                      ("5", lambda h: _mlp(p, "dec_", l, h, opts))], opts, p, l)
+                      ("5", lambda h: mlp_sublayer(p, "dec_", l, h, opts))], opts, p, l)
     if opts.norm_position == "pre":
         X = final_norm(p, opts, "_dec", X)
-    return _unembed(p, X, opts)
+    return unembed(p, X, opts)
 
 
 def edtransformer(z, x, p, options, *, path="explicit", ell_max=None):
     """Algorithm 8: context z (B, ℓ_z) and primary x (B, ℓ_x) → logits (B, ℓ_x, N_V); self- and
     cross-attention have their own weights (``dec_``, ``cross_``)."""
-    opts = _options(options)
+    opts = stack_options(options)
     return decode(x, encode(z, p, opts, path, ell_max), p, opts, path, ell_max)
+
+
+# ---------------------------------------------------------------------- runs of the spec's Algorithms 8–10
+@runs("dtransformer", paths=SDPA_PATHS)
+def run_dtransformer(c):
+    return rows_to_columns(probabilities(dtransformer(c.tokens("x"), c.params, c.options, **c.kwargs())))
+
+
+@runs("etransformer", paths=SDPA_PATHS)
+def run_etransformer(c):
+    if c.options["inputs"] == "patches":
+        return single(probabilities(etransformer(c.params, c.options, X_p=c.rows("X_p"), **c.kwargs())))
+    if c.options["inputs"] == "image":   # the patch side: W_patch is d_e×(P²·C), the image has C channels
+        C = c["X_img"].shape[-1]
+        P = c.get("patch") or round((c.params["W_patch"].shape[1] // C) ** 0.5)
+        return single(probabilities(etransformer(c.params, c.options, X_img=c.grid("X_img"), P=P, **c.kwargs())))
+    s = c.tokens("s") if c.options["token_types"] else None
+    return rows_to_columns(probabilities(etransformer(c.params, c.options, x=c.tokens("x"), s=s, **c.kwargs())))
+
+
+@runs("edtransformer", paths=SDPA_PATHS)
+def run_edtransformer(c):
+    return rows_to_columns(probabilities(edtransformer(c.tokens("z"), c.tokens("x"), c.params, c.options,
+                                                       **c.kwargs())))

@@ -17,9 +17,12 @@ from formal.errors import ConfigError
 from formal.ops.sequences import special_token
 
 from .. import require_torch
+from .convert import single
+from .runners import runs
 from .stacks import dtransformer, edtransformer, etransformer
 
-__all__ = ["dloss", "edloss", "eloss", "draw_mask", "sgd_step", "train", "OPTIMIZERS"]
+__all__ = ["dloss", "edloss", "eloss", "draw_mask", "sgd_step", "train", "OPTIMIZERS", "run_dloss", "run_edloss",
+           "run_eloss"]
 
 torch = require_torch()
 
@@ -95,3 +98,22 @@ def train(params: Mapping, loss: Callable, data, *, eta: float, epochs: int = 1,
             value.mean().backward()
             step.step()
     return {k: v.detach() for k, v in leaves.items()}
+
+
+# --------------------------------------------------------------------- runs of the spec's Algorithms 11–13's losses
+@runs("dloss")
+def run_dloss(c):
+    return single(dloss(c.tokens("x"), c.params, c.options, **c.kwargs()))
+
+
+@runs("edloss")
+def run_edloss(c):
+    return single(edloss(c.tokens("z"), c.tokens("x"), c.params, c.options, **c.kwargs()))
+
+
+@runs("eloss")
+def run_eloss(c):
+    x = c.tokens("x")
+    m = torch.tensor(draw_mask(x.shape[-1], c.options["p_mask"], c.rng()), dtype=c.dtype, device=c.device)[None]
+    s = c.tokens("s") if c.options["token_types"] else None
+    return single(eloss(x, m, c.params, c.options, s=s, **c.kwargs()))

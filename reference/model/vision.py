@@ -16,17 +16,19 @@ import math
 from formal.errors import ConfigError, shown
 
 from .. import require_torch
-from .layers import ATTENTION_PATHS, _attend_heads, _heads, layer_norm, mlp
-from .stacks import image_patches
+from .convert import single
+from .layers import ATTENTION_PATHS, MHA, attend_heads, heads, layer_norm, mlp
+from .runners import SDPA_PATHS, runs
+from .stacks import image_patches, probabilities
 
 __all__ = ["shift_of", "window_partition", "window_reverse", "shift_mask", "relative_bias", "biased_attend",
-           "window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "window_side"]
+           "window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "window_side",
+           "run_window_mhattention", "run_swin_block", "run_patch_merging", "run_swin_stage", "run_swin"]
 
 torch = require_torch()
 F = torch.nn.functional
 
-_ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o")
-_BLOCK = ("gamma1", "beta1", *_ATTENTION, "B_hat", "gamma2", "beta2", "W_mlp1", "b_mlp1", "W_mlp2", "b_mlp2")
+_BLOCK = ("gamma1", "beta1", *MHA, "B_hat", "gamma2", "beta2", "W_mlp1", "b_mlp1", "W_mlp2", "b_mlp2")
 _MERGE = ("gamma_m", "beta_m", "W_m")
 
 
@@ -124,8 +126,8 @@ def window_mhattention(X, *, W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o, B_hat, shif
     def attend(Q, K, V, mask, *, empty, path):
         return biased_attend(Q, K, V, bias, mask, path=path)
 
-    K, V = _heads(X_w, W_k, b_k), _heads(X_w, W_v, b_v)                     # (B·n_win, H, M², d_attn)
-    Y_w = _attend_heads(X_w, K, V, mask, W_q, b_q, W_o, b_o, "zero", path, attend_fn=attend)
+    K, V = heads(X_w, W_k, b_k), heads(X_w, W_v, b_v)                       # (B·n_win, H, M², d_attn)
+    Y_w = attend_heads(X_w, K, V, mask, W_q, b_q, W_o, b_o, "zero", path, attend_fn=attend)
     Y = window_reverse(Y_w, n_h, n_w, M)
     return torch.roll(Y, shifts=(shift, shift), dims=(1, 2)) if shift else Y
 
@@ -138,7 +140,7 @@ def swin_block(X, p, *, shifted=False, eps=1e-5, path="explicit"):
     Z = X.reshape(B, n_h * n_w, C)                                          # the grid as rows, row-major
     normed = layer_norm(Z, p["gamma1"], p["beta1"], eps=eps).reshape(B, n_h, n_w, C)
     attended = window_mhattention(normed, shifted=shifted, path=path, B_hat=p["B_hat"],
-                                  **{n: p[n] for n in _ATTENTION})
+                                  **{n: p[n] for n in MHA})
     Z = Z + attended.reshape(B, n_h * n_w, C)
     Z = Z + mlp(layer_norm(Z, p["gamma2"], p["beta2"], eps=eps), W_mlp1=p["W_mlp1"], b_mlp1=p["b_mlp1"],
                 W_mlp2=p["W_mlp2"], b_mlp2=p["b_mlp2"], kind="gelu")
@@ -182,3 +184,33 @@ def swin(X_img, p, *, P: int, eps=1e-5, path="explicit"):
         X = swin_stage(X, _strip(p, f"s{i}_"), merge=i < 4, eps=eps, path=path)
     Z = layer_norm(X.reshape(B, -1, X.shape[-1]), p["gamma"], p["beta"], eps=eps)
     return F.linear(Z.mean(dim=1), p["W_head"], p["b_head"])
+
+
+# ------------------------------------------------------------------------------------- runs of the spec
+@runs("window_mhattention", paths=SDPA_PATHS)
+def run_window_mhattention(c):
+    return single(window_mhattention(c.grid("X"), shifted=c.options["shifted"], path=c.path,
+                                     **c.weights(*MHA, "B_hat")))
+
+
+@runs("swin_block", paths=SDPA_PATHS)
+def run_swin_block(c):
+    return single(swin_block(c.grid("X"), c.params, shifted=c.options["shifted"], eps=c.options["eps"], path=c.path))
+
+
+@runs("patch_merging")
+def run_patch_merging(c):
+    return single(patch_merging(c.grid("X"), eps=c.options["eps"], **c.weights(*_MERGE)))
+
+
+@runs("swin_stage", paths=SDPA_PATHS)
+def run_swin_stage(c):
+    return single(swin_stage(c.grid("X"), c.params, merge=c.options["merge"], eps=c.options["eps"], path=c.path))
+
+
+@runs("swin", paths=SDPA_PATHS)
+def run_swin(c):
+    """Swin from a channel-last image; the patch side from W_patch (C × P²·C_in) and the image's C_in."""
+    C_in = c["X_img"].shape[-1]
+    P = c.get("patch") or round((c.params["W_patch"].shape[1] // C_in) ** 0.5)
+    return single(probabilities(swin(c.grid("X_img"), c.params, P=P, eps=c.options["eps"], path=c.path)))

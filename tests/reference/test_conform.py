@@ -10,7 +10,7 @@ import pytest
 
 from formal.cli import main
 from formal.errors import ConfigError
-from reference.checking.conform import _Checker, conform as conform_api, normalise
+from reference.checking.conform import Checker, conform as conform_api, normalise
 from reference.checking.examples import examples
 from reference.checking.targets import Failed, Target
 
@@ -103,7 +103,7 @@ def test_variant_options_are_checked(capsys):
 # --------------------------------------------------------------------- the algorithm's own properties
 def _checker(function, name, **options):
     algorithm = algorithms.get(name, **options)
-    return _Checker(Target(function, function.__name__, algorithm), 1e-10, seed=0), algorithm
+    return Checker(Target(function, function.__name__, algorithm), 1e-10, seed=0), algorithm
 
 
 def test_masks_property_catches_a_function_that_reads_hidden_keys():
@@ -140,7 +140,7 @@ def test_equivariance_property_catches_a_position_dependent_attention():
     ex = next(e for e in examples("attention", 10, seed=0, bias=True, empty="zero", score="scaled_dot")
               if e.arguments["X"].shape[1] >= 2)
     with pytest.raises(Failed) as failed:
-        checker.equivariance("attention", normalise(ex))
+        checker.equivariance(normalise(ex))
     assert failed.value.property == "equivariance"
 
 

@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from formal.cli import main
-from reference.checking import verify as verify_module
+from reference.checking import checks, workers
 from reference.checking.commands import MAX_JOBS
 from reference.checking.examples import EXAMPLE_ALGORITHMS
 
@@ -82,8 +83,7 @@ def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
     assert one[0] == two[0] == 0
     assert one == two
     rows = [(r["algorithm"], r["check"]) for r in one[3]["rows"]]
-    assert rows == [(name, check) for name, check in verify_module._plan(SUBSET.split(","),
-                                                                         verify_module.resolve_device("cpu"))]
+    assert rows == [(name, check) for name, check in checks.plan(SUBSET.split(","), torch.device("cpu"))]
 
 
 def test_a_planted_bug_fails_in_the_workers(tmp_path):
@@ -119,12 +119,12 @@ def test_a_worker_that_cannot_start_is_one_line(tmp_path):
 
 def test_an_exception_escaping_a_check_is_an_internal_error_as_in_one_process(tmp_path):
     plant = """
-        from reference.checking import verify
+        from reference.checking import checks
 
         def broken(*args, **kwargs):
             raise RuntimeError("planted")
 
-        verify.examples = broken
+        checks.examples = broken
         """
     for jobs in ("1", "2"):
         done = _drive(tmp_path, plant, ["verify", "--only", "attention", "--device", "cpu", "--jobs", jobs])
@@ -191,4 +191,4 @@ def test_jobs_with_mutants_is_refused(capsys):
 
 def test_the_cost_table_names_algorithms_verify_knows():
     """The measured order of the workers (longest first) names only algorithms that verify checks."""
-    assert set(verify_module._SECONDS) <= set(EXAMPLE_ALGORITHMS)
+    assert set(workers.SECONDS) <= set(EXAMPLE_ALGORITHMS)

@@ -1,4 +1,4 @@
-"""Algorithms 3–5: single-query, masked and multi-head attention; grouped-query heads; a key/value cache.
+"""Algorithms 3 and 4: single-query and masked attention, and their planted bugs.
 
 Each factory takes the variant's options and returns the function conform calls; the keyword-only
 ``_``-arguments are the seams the catalogue plants bugs through.  Without biases (``bias=False``) every
@@ -16,10 +16,12 @@ from functools import partial
 
 import numpy as np
 
+from .entry import Entry, Implementation, makers
 from .numerics import softmax
 
-__all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "group",
-           "single_query_attention", "attention", "mhattention", "kv_mhattention"]
+__all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "bias_or_zeros",
+           "single_query_attention", "attention", "chunked_attention", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS",
+           "EQUIVALENT"]
 
 
 def fill(S, mask):
@@ -75,7 +77,7 @@ def scorer(score, activation, *, _additive=additive, _slope=0.2):
     return lambda Q, K, v_a: _additive(Q, K, v_a, phi)
 
 
-def _bias(b, rows, use: bool):
+def bias_or_zeros(b, rows, use: bool):
     """``b``, or zeros where the variant has none."""
     return b if use and b is not None else np.zeros(rows)
 
@@ -86,9 +88,9 @@ def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", 
     scores = scorer(score, activation, _additive=_additive, _slope=_slope)
 
     def single_query_attention(e, e_t, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, v_a=None):
-        q = W_q @ e + _bias(b_q, len(W_q), bias)                               # d_attn
-        K = W_k @ e_t + _bias(b_k, len(W_k), bias)[:, None]                    # d_attn×T
-        V = W_v @ e_t + _bias(b_v, len(W_v), bias)[:, None]                    # d_out×T
+        q = W_q @ e + bias_or_zeros(b_q, len(W_q), bias)                       # d_attn
+        K = W_k @ e_t + bias_or_zeros(b_k, len(W_k), bias)[:, None]            # d_attn×T
+        V = W_v @ e_t + bias_or_zeros(b_v, len(W_v), bias)[:, None]            # d_out×T
         if scores is None:
             alpha = softmax(K.T @ q / _scale(len(q)))                          # T
         else:
@@ -104,62 +106,189 @@ def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh",
 
     def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None):
         Z = X if Z is None else Z
-        Q = W_q @ X + _bias(b_q, len(W_q), bias)[:, None]                      # d_attn×ℓ_x
-        K = W_k @ Z + _bias(b_k, len(W_k), bias)[:, None]                      # d_attn×ℓ_z
-        V = W_v @ Z + _bias(b_v, len(W_v), bias)[:, None]                      # d_out×ℓ_z
+        Q = W_q @ X + bias_or_zeros(b_q, len(W_q), bias)[:, None]              # d_attn×ℓ_x
+        K = W_k @ Z + bias_or_zeros(b_k, len(W_k), bias)[:, None]              # d_attn×ℓ_z
+        V = W_v @ Z + bias_or_zeros(b_v, len(W_v), bias)[:, None]              # d_out×ℓ_z
         if scores is None:
             return _attend(Q, K, V, mask, empty=empty)
         return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a))
     return attention
 
 
-def group(h: int, H: int, H_kv: int) -> int:
-    """The key/value head query head h reads: H/H_kv consecutive query heads share one (GQA)."""
-    return h // (H // H_kv)
+# ------------------------------------------------------------------------------------- planted pieces
+def einsum_ignoring_weights(Q, K, V, mask, *, empty="zero"):
+    """The weights are computed, then the einsum sums the values with ones instead of them."""
+    A = weights(fill(K.T @ Q, mask) / math.sqrt(len(Q)), empty)
+    return np.einsum("dk,kq->dq", V, np.ones_like(A))
 
 
-def _project(W, X, b, use):
-    """``W[h] X + b[h] 1ᵀ`` for every head h: W is heads×d×d_in, the result heads×d×ℓ."""
-    return np.einsum("hdi,it->hdt", W, X) + _bias(b, W.shape[:2], use)[:, :, None]
+def transposed_scores(Q, K, V, mask, *, empty="zero"):
+    """Scores as QᵀK (ℓ_x×ℓ_z) with the softmax still over axis 0: it normalises over queries, not keys."""
+    S = fill(Q.T @ K, mask.T) / math.sqrt(len(Q))                              # ℓ_x×ℓ_z
+    return V @ weights(S, empty).T
 
 
-def _heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack):
-    """Algorithm 5: query head h attends with its key/value head's K and V; ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
-    H, H_kv = len(W_q), len(K)
-    Q = _project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
-    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty) for h in range(H)]
-    return W_o @ stack(Y) + _bias(b_o, len(W_o), bias)[:, None]                # d_out×ℓ_x
+def _softmax_without_empty_rows(S, empty="zero"):
+    """A plain softmax: a query with no admitted key gets exp(−∞)/0 = NaN."""
+    return softmax(S)
 
 
-def mhattention(*, bias=True, empty="zero", n_kv_heads=None, _attend=attend, _group=group,
-                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z):
-    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k)."""
-    heads = partial(_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack)
-
-    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None):
-        Z = _context(X, Z)
-        K, V = _project(W_k, Z, b_k, bias), _project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
-        return heads(X, K, V, mask, W_q, b_q, W_o, b_o)
-    return mhattention
+def _large_negative_fill(S, mask):
+    """Hidden scores become −10⁹, not −∞: a query with no admitted key averages every value."""
+    return np.where(mask == 1, S, -1e9)
 
 
-def _append(cache, new):
-    """The cache grown by the new tokens' columns (heads×d×ℓ_c, heads×d×ℓ_x → heads×d×(ℓ_c + ℓ_x))."""
-    return np.concatenate([cache, new], axis=-1)
+def _mask_after_softmax(Q, K, V, mask, *, empty="zero"):
+    """The softmax runs over every key and hidden weights are zeroed afterwards, so columns no longer sum to 1."""
+    return V @ (softmax(K.T @ Q / math.sqrt(len(Q))) * mask)
 
 
-def kv_mhattention(*, bias=True, n_kv_heads=None, step="extend", _attend=attend, _group=group,
-                   _append=_append, _mask=lambda mask: mask):
-    """Algorithm 5 over new tokens X with a key/value cache: returns ``(Ṽ, K, V)``, K and V the grown cache.
+def chunked_attention(Q, K, V, mask, *, empty="zero", size=8):
+    """Queries in chunks of 8, each attending only to the keys of its own chunk: earlier keys are forgotten."""
+    chunks = [attend(Q[:, c:c + size], K[:, c:c + size], V[:, c:c + size], mask[c:c + size, c:c + size],
+                     empty=empty) for c in range(0, Q.shape[1], size)]
+    return np.concatenate(chunks, axis=1)
 
-    ``step="prefill"`` has no cache (K_c, V_c are not passed); ``"extend"`` appends to K_c, V_c.
-    """
-    heads = partial(_heads, bias=bias, empty="zero", attend=_attend, group=_group, stack=np.concatenate)
 
-    def kv_mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, K_c=None,
-                       V_c=None):
-        K, V = _project(W_k, X, b_k, bias), _project(W_v, X, b_v, bias)       # H_kv×d×ℓ_x
-        if K_c is not None:
-            K, V = _append(K_c, K), _append(V_c, V)
-        return heads(X, K, V, _mask(mask), W_q, b_q, W_o, b_o), K, V
-    return kv_mhattention
+def _phi_after_contraction(Q, K, v_a, phi):
+    """``φ(v_aᵀq + v_aᵀk)``: the nonlinearity after the product with v_a (the original GAT's order), not
+    ``v_aᵀ φ(q + k)``."""
+    if Q.ndim == 1:
+        return phi(v_a @ Q + v_a @ K)
+    return phi((v_a @ K)[:, None] + (v_a @ Q)[None, :])
+
+
+def _additive_scaled(Q, K, v_a, phi):
+    """The additive score divided by √d_attn, as the scaled dot product is."""
+    return additive(Q, K, v_a, phi) / math.sqrt(len(K))
+
+
+def _additive_without_v_a(Q, K, v_a, phi):
+    """``1ᵀ φ(q + k)``: the entries of φ(q + k) summed, v_a never read."""
+    return additive(Q, K, np.ones(len(K)), phi)
+
+
+def _additive_transposed(Q, K, V, mask, *, empty="zero", score):
+    """The additive scores laid out query × key (ℓ_x×ℓ_z), the softmax still over axis 0: over the queries."""
+    S = fill(score(Q, K).T, mask.T)
+    return V @ weights(S, empty).T
+
+
+def _ignore_mask(S, mask):
+    return S
+
+
+def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None):
+    """Algorithm 4 with the paper's signature ``Attention(X, Z | W_qkv, Mask)``: Z is required."""
+    return attention()(X=X, Z=Z, mask=mask, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v)
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (
+    Implementation("single_query_attention", single_query_attention, {"float32": 2e-6, "bfloat16": 0.06}),
+    Implementation("attention", attention, {"float32": 3e-6, "bfloat16": 0.09}),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_ADDITIVE = {"score": "additive"}
+_LEAKY = {"score": "additive", "activation": "leaky_relu"}
+
+
+def _attend(**seams):
+    return partial(attend, **seams)
+
+
+_SINGLE_QUERY = [
+    _seam("single_query_attention_unscaled", "single_query_attention", {},
+          "forgets the 1/√d_attn scaling of the scores", "review", _scale=lambda d: 1.0),
+    _variant("single_query_attention_ignores_biases", "single_query_attention", {}, {"bias": False},
+             "drops b_q and b_v under the default bias=true (b_k cannot matter)"),
+    _variant("single_query_attention_dot_still_scaled", "single_query_attention", {"score": "dot"},
+             {"score": "scaled_dot"}, "divides the dot score by √d_attn under score=dot"),
+    _variant("single_query_attention_scaled_dot_under_additive", "single_query_attention", _ADDITIVE,
+             {"score": "scaled_dot"}, "scores with KᵀQ/√d_attn and ignores v_a under score=additive"),
+    _seam("single_query_attention_additive_phi_after_v_a", "single_query_attention", _ADDITIVE,
+          "applies tanh after the product with v_a, tanh(v_aᵀq + v_aᵀk_t) (the original GAT's order)", "review",
+          _additive=_phi_after_contraction),
+    _seam("single_query_attention_additive_scaled", "single_query_attention", _ADDITIVE,
+          "divides the additive score by √d_attn, as the scaled dot product is", "review",
+          _additive=_additive_scaled),
+    _seam("single_query_attention_additive_without_softmax", "single_query_attention", _ADDITIVE,
+          "weighs the values by the raw additive scores: no softmax", "review", _softmax=lambda s: s),
+    _seam("single_query_attention_leaky_relu_torch_slope", "single_query_attention", _LEAKY,
+          "uses torch's default negative slope 0.01 instead of GAT's 0.2", "variant option activation",
+          _slope=0.01),
+    _variant("single_query_attention_tanh_under_leaky_relu", "single_query_attention", _LEAKY,
+             {"activation": "tanh"}, "uses tanh under activation=leaky_relu"),
+]
+
+_ATTENTION = [
+    _seam("attention_einsum_ignores_weights", "attention", {},
+          "the einsum sums the values with ones: the attention weights are computed and never used", "README",
+          _attend=einsum_ignoring_weights),
+    _seam("attention_multiplicative_mask", "attention", {},
+          "multiplies the scores by the mask instead of setting hidden ones to −∞", "README",
+          _attend=_attend(_fill=lambda S, mask: S * mask)),
+    _seam("attention_divides_by_d", "attention", {},
+          "divides the scores by d_attn instead of √d_attn", "README", _attend=_attend(_scale=lambda d: d)),
+    _seam("attention_scores_transposed", "attention", {},
+          "computes QᵀK and normalises over the queries instead of the keys", "review",
+          _attend=transposed_scores),
+    _seam("attention_nan_for_empty_rows", "attention", {},
+          "gives NaN (a plain softmax of −∞) for a query with no admitted key under the default empty=zero",
+          "review", _attend=_attend(_weights=_softmax_without_empty_rows)),
+    _seam("attention_large_negative_fill", "attention", {},
+          "fills hidden scores with −1e9: a query with no admitted key averages every value", "variant option empty",
+          _attend=_attend(_fill=_large_negative_fill)),
+    _seam("attention_mask_after_softmax", "attention", {},
+          "zeroes hidden weights after the softmax, without renormalising", "review",
+          _attend=_mask_after_softmax),
+    _seam("attention_chunked_forgets_earlier_keys", "attention", {},
+          "attends in chunks of 8 queries, each to its own chunk's keys only", "review",
+          _attend=chunked_attention),
+    _variant("attention_zeros_under_empty_nan", "attention", {"empty": "nan"}, {"empty": "zero"},
+             "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
+    _variant("attention_ignores_biases", "attention", {}, {"bias": False},
+             "drops the biases b_q, b_k, b_v under the default bias=true"),
+    _variant("attention_scaled_under_dot", "attention", {"score": "dot"}, {"score": "scaled_dot"},
+             "divides the dot score by √d_attn under score=dot"),
+    _variant("attention_dot_under_scaled_dot", "attention", {}, {"score": "dot"},
+             "leaves out the 1/√d_attn of the default score=scaled_dot"),
+    _seam("attention_additive_phi_after_v_a", "attention", _ADDITIVE,
+          "applies tanh after the product with v_a, tanh(v_aᵀq + v_aᵀk) (the original GAT's order)", "review",
+          _additive=_phi_after_contraction),
+    _seam("attention_additive_scaled", "attention", _ADDITIVE,
+          "divides the additive score by √d_attn, as the scaled dot product is", "review",
+          _additive=_additive_scaled),
+    _seam("attention_additive_without_v_a", "attention", _ADDITIVE,
+          "sums the entries of tanh(q + k) instead of contracting them with v_a", "review",
+          _additive=_additive_without_v_a),
+    _seam("attention_additive_ignores_mask", "attention", _ADDITIVE,
+          "leaves the additive scores unmasked: every query sees every key", "review",
+          _attend=_attend(_fill=_ignore_mask)),
+    _seam("attention_additive_softmax_over_queries", "attention", _ADDITIVE,
+          "lays the additive scores out query × key and normalises over the queries", "review",
+          _attend=_additive_transposed),
+    _seam("attention_additive_nan_for_empty_rows", "attention", _ADDITIVE,
+          "gives NaN (a plain softmax of −∞) for a query with no admitted key under score=additive", "review",
+          _attend=_attend(_weights=lambda S, empty: softmax(S))),
+    _seam("attention_leaky_relu_torch_slope", "attention", _LEAKY,
+          "uses torch's default negative slope 0.01 instead of GAT's 0.2", "variant option activation",
+          _slope=0.01),
+    _variant("attention_tanh_under_leaky_relu", "attention", _LEAKY, {"activation": "tanh"},
+             "uses tanh under activation=leaky_relu"),
+    _seam("attention_leaky_relu_after_v_a", "attention", _LEAKY,
+          "applies the leaky ReLU after the product with v_a (GAT's score, not GATv2's)", "review",
+          _additive=_phi_after_contraction),
+]
+
+MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION)
+
+#: Correct implementations beyond the factories': Algorithm 4 with Z required.
+CONTROLS = (Entry("attention_correct_z_required", "attention", {}, _z_required_attention, "", "correct"),)
+
+#: Bugs left out because no input can detect them (equivalent mutants), and why.
+EQUIVALENT = {
+    "attention without the key bias b_k": "KᵀQ + 1·(b_kᵀQ) adds the same number to every score of a query, "
+                                          "which the softmax over keys cancels",
+    "the additive score's v_aᵀ φ(k + q) with query and key swapped in the sum": "addition commutes",
+}

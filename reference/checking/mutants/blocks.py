@@ -11,13 +11,16 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import Callable
 
-from .attention import mhattention
+import numpy as np
+
 from .embedding import position_table
+from .multihead import mhattention
 from .normalization import normalise
 from .numerics import ACTIVATIONS, affine, silu
 from .unembedding import unembed
 
-__all__ = ["ATTENTION", "MLP", "pre_ln", "post_ln", "swiglu", "Stack"]
+__all__ = ["ATTENTION", "MLP", "pre_ln", "post_ln", "swiglu", "Stack", "overwriting_pre_ln",
+           "whole_tensor_norm"]
 
 ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o")
 MLP = ("W_mlp1", "W_mlp2", "W_gate", "b_mlp1", "b_mlp2")
@@ -31,6 +34,19 @@ def pre_ln(X, f, norm):
 def post_ln(X, f, norm):
     """Post-LN (Algorithms 8 and 9): ``LN(X + f(X))``."""
     return norm(X + f(X))
+
+
+def overwriting_pre_ln(X, f, norm):
+    """A planted bug: pre-LN that overwrites the residual stream, ``X ← LN(X); X ← X + f(X)``."""
+    X = norm(X)
+    return X + f(X)
+
+
+def whole_tensor_norm(X, gamma, beta=None, *, norm="layer", eps=0.0):
+    """A planted bug: layer norm with one mean and one variance over the whole d_e×ℓ tensor, not per column."""
+    E = X - X.mean() if norm == "layer" else X
+    out = E / np.sqrt((E**2).mean() + eps) * gamma[:, None]
+    return out if beta is None or norm == "rms" else out + beta[:, None]
 
 
 def swiglu(gate, up):

@@ -1,10 +1,16 @@
-"""Algorithms 1 and 2: token and positional embeddings, and the two fixed sinusoidal tables."""
+"""Algorithms 1 and 2: token and positional embeddings, and the two fixed sinusoidal tables; their planted
+bugs."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-__all__ = ["token_embedding", "positional_embedding", "sinusoids", "position_table"]
+from .entry import Implementation, makers
+
+__all__ = ["token_embedding", "positional_embedding", "sinusoids", "position_table", "TABLES", "tables_with",
+           "zero_indexed_table", "sin_cos_swapped", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def token_embedding(*, _index=lambda v: v):
@@ -48,3 +54,50 @@ def positional_embedding(*, encoding="learned", _tables=TABLES, _index=lambda t:
     def positional_embedding(t, W_p=None, d_e=None, ell_max=None):
         return position_table(encoding, W_p=W_p, d_e=d_e, ell_max=ell_max, tables=_tables)[:, _index(t)]
     return positional_embedding
+
+
+# ------------------------------------------------------------------------------------- planted pieces
+def zero_indexed_table(d_e, ell_max):
+    """A sinusoidal table of base ℓ_max with 0-indexed t and i: the paper's formula read 0-indexed, or
+    Vaswani et al.'s with ℓ_max for 10000."""
+    return sinusoids(d_e, ell_max, base=ell_max, one_indexed=False)
+
+
+def sin_cos_swapped(table):
+    """A sinusoidal table builder with the cosines in the even rows and the sines in the odd ones."""
+    return lambda d_e, ell_max: table(d_e, ell_max)[np.arange(d_e) ^ 1]
+
+
+def tables_with(**replaced):
+    """A stack's ``_table`` seam: the fixed position tables with ``replaced`` ones (by encoding, ``_`` for ``-``)."""
+    return partial(position_table, tables={**TABLES, **{k.replace("_", "-"): v for k, v in replaced.items()}})
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (
+    Implementation("token_embedding", token_embedding, {"float32": 4e-7, "bfloat16": 0.03}),
+    Implementation("positional_embedding", positional_embedding, {"float32": 5e-7, "bfloat16": 0.03}),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_VASWANI = TABLES["sinusoidal-vaswani"]
+
+MUTANTS = (
+    _seam("token_embedding_one_indexed", "token_embedding", {},
+          "reads the paper's 1-indexed id: column v − 1 (token 0 gets the last column)", "review",
+          _index=lambda v: v - 1),
+    _seam("positional_embedding_one_indexed", "positional_embedding", {},
+          "reads column t + 1 of the learned W_p (1-indexed positions)", "variant option encoding",
+          _index=lambda t: t + 1),
+    _seam("positional_embedding_paper_is_vaswani", "positional_embedding", {"encoding": "sinusoidal-paper"},
+          "gives Vaswani et al.'s table (base 10000, 0-indexed) for the paper's", "variant option encoding",
+          _tables={**TABLES, "sinusoidal-paper": _VASWANI}),
+    _seam("positional_embedding_paper_zero_indexed", "positional_embedding", {"encoding": "sinusoidal-paper"},
+          "reads the paper's formula (base ℓ_max) with 0-indexed t and i", "review",
+          _tables={**TABLES, "sinusoidal-paper": zero_indexed_table}),
+    _seam("positional_embedding_vaswani_base_ell_max", "positional_embedding", {"encoding": "sinusoidal-vaswani"},
+          "uses base ℓ_max instead of 10000 in Vaswani et al.'s table", "variant option encoding",
+          _tables={**TABLES, "sinusoidal-vaswani": zero_indexed_table}),
+    _seam("positional_embedding_sin_cos_swapped", "positional_embedding", {"encoding": "sinusoidal-vaswani"},
+          "puts the cosines in the even rows and the sines in the odd ones", "review",
+          _tables={**TABLES, "sinusoidal-vaswani": sin_cos_swapped(_VASWANI)}),
+)

@@ -1,14 +1,20 @@
 """Algorithm 9, the encoder-only transformer: BERT (masked-LM head) and ViT (patches or the image itself,
-classifier head)."""
+classifier head); its planted bugs."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from .blocks import Stack
-from .numerics import affine, gelu, softmax
+from .blocks import Stack, whole_tensor_norm
+from .embedding import tables_with, zero_indexed_table
+from .entry import Implementation, makers
+from .multihead import GROUPED, mhattention, modulo_group
+from .normalization import normalise, spread_eps_outside
+from .numerics import affine, gelu, gelu_tanh, softmax
 
-__all__ = ["etransformer", "image_patches"]
+__all__ = ["etransformer", "image_patches", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def image_patches(image, P, order, *, _row_major=True):
@@ -80,3 +86,58 @@ def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=Fa
             return _mlm(stack, p, X, unembedding_bias, _head_activation)
         return _classifier(stack, p, X, _class_column)
     return etransformer
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (Implementation("etransformer", etransformer, {"float32": 4e-5, "bfloat16": 0.7}),)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_VIT = {"inputs": "patches", "head": "classifier"}
+_IMAGE = {"inputs": "image", "head": "classifier", "patch_order": "channel-first"}
+
+MUTANTS = (
+    _seam("etransformer_layer_norm_over_whole_tensor", "etransformer", {},
+          "normalises the whole d_e×ℓ tensor with one mean and variance instead of each column", "README",
+          _normalise=whole_tensor_norm),
+    _variant("etransformer_layer_norm_under_rms", "etransformer", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean in every norm under norm=rms"),
+    _seam("etransformer_eps_outside_sqrt", "etransformer", {"eps": 0.1},
+          "adds eps outside the square root in every norm: (e − m)/(√v + ε)", "variant option eps",
+          _normalise=partial(normalise, _spread=spread_eps_outside)),
+    _seam("etransformer_paper_sinusoid_zero_indexed", "etransformer", {"position": "sinusoidal-paper"},
+          "reads the paper's sinusoid formula (base ℓ_max) with 0-indexed t and i", "variant option position",
+          _table=tables_with(sinusoidal_paper=zero_indexed_table)),
+    _seam("etransformer_head_gelu_tanh", "etransformer", {"activation": "gelu-tanh"},
+          "uses the layers' GELU-tanh in the head, whose GELU is the exact one", "variant option activation",
+          _head_activation=gelu_tanh),
+    _variant("etransformer_ignores_biases", "etransformer", {}, {"bias": False},
+             "drops every bias of the layers and of W_f under the default bias=true"),
+    _seam("etransformer_tied_not_transposed", "etransformer", {"tied": True},
+          "ties W_u to W_e reshaped to N_V×d_e instead of transposed", "variant option tied",
+          _tie=lambda W_e: W_e.reshape(W_e.shape[::-1])),
+    _seam("etransformer_gqa_modulo", "etransformer", GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "variant option n_kv_heads",
+          _attention=mhattention(_group=modulo_group)),
+    _variant("etransformer_post_ln_under_pre", "etransformer", {"norm_position": "pre"},
+             {"norm_position": "post"}, "arranges every sublayer post-LN, without the final norm, under "
+                                        "norm_position=pre"),
+    _variant("etransformer_ignores_token_types", "etransformer", {"token_types": True},
+             {"token_types": False}, "ignores the token types s (no W_s[:, s[t]])"),
+    _variant("etransformer_without_embedding_norm", "etransformer", {"embedding_norm": True},
+             {"embedding_norm": False}, "leaves out the layer norm after the embedding"),
+    _variant("etransformer_ignores_unembedding_bias", "etransformer", {"unembedding_bias": True},
+             {"unembedding_bias": False}, "drops the bias b_u of the logits"),
+    _seam("etransformer_class_token_last", "etransformer", _VIT,
+          "appends the class token after the patches instead of before them", "variant option inputs",
+          _class_token=lambda x_class, patches: np.concatenate([patches, x_class], axis=1)),
+    _seam("etransformer_classifies_last_token", "etransformer", _VIT,
+          "classifies from the last column instead of the class token", "variant option head",
+          _class_column=-1),
+    _variant("etransformer_channel_last_patches_under_channel_first", "etransformer", _IMAGE,
+             {"patch_order": "channel-last"}, "flattens each patch as (i, j, c) where HF's Conv2d reads (c, i, j)"),
+    _variant("etransformer_channel_first_patches_under_channel_last", "etransformer",
+             {**_IMAGE, "patch_order": "channel-last"}, {"patch_order": "channel-first"},
+             "flattens each patch as (c, i, j) under patch_order=channel-last"),
+    _seam("etransformer_patches_column_major", "etransformer", _IMAGE,
+          "lists the patches column by column, so patch (r, c) meets the position embedding of c·n_h + r",
+          "variant option inputs", _patches_of=partial(image_patches, _row_major=False)),
+)

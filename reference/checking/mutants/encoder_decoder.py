@@ -1,13 +1,19 @@
-"""Algorithm 8, the encoder–decoder transformer (Vaswani et al. 2017)."""
+"""Algorithm 8, the encoder–decoder transformer (Vaswani et al. 2017), and its planted bugs."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
 from .blocks import Stack
+from .embedding import tables_with, zero_indexed_table
+from .entry import Implementation, makers
+from .multihead import GROUPED, mhattention, modulo_group
+from .normalization import normalise, spread_eps_outside
 from .numerics import causal
 
-__all__ = ["edtransformer"]
+__all__ = ["edtransformer", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def _ones(ell_z, ell_x):
@@ -55,3 +61,43 @@ def edtransformer(*, activation="relu", norm_position="post", _encoder_mask=_one
             X = stack.layer_norm(p, "_dec", X)
         return stack.unembed(p, X)
     return edtransformer
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (Implementation("edtransformer", edtransformer, {"float32": 4e-4, "bfloat16": 7.0}),)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+
+MUTANTS = (
+    _seam("edtransformer_shared_self_cross_weights", "edtransformer", {},
+          "cross-attention uses the decoder's self-attention weights W^dec instead of its own W^e/d", "README",
+          _cross="dec_"),
+    _seam("edtransformer_cross_attention_causal", "edtransformer", {},
+          "masks the cross-attention with the causal mask", "review", _cross_mask=causal),
+    _seam("edtransformer_encoder_causal", "edtransformer", {},
+          "masks the encoder's self-attention with the causal mask", "review", _encoder_mask=causal),
+    _seam("edtransformer_reads_embeddings", "edtransformer", {},
+          "cross-attends to the encoder's input embeddings, not its output", "review",
+          _decoder_reads=lambda embedded, encoded: embedded),
+    _variant("edtransformer_layer_norm_under_rms", "edtransformer", {"norm": "rms"}, {"norm": "layer"},
+             "subtracts the mean in every norm under norm=rms"),
+    _seam("edtransformer_eps_outside_sqrt", "edtransformer", {"eps": 0.1},
+          "adds eps outside the square root in every norm: (e − m)/(√v + ε)", "variant option eps",
+          _normalise=partial(normalise, _spread=spread_eps_outside)),
+    _seam("edtransformer_vaswani_base_ell_max", "edtransformer", {"position": "sinusoidal-vaswani"},
+          "uses base ℓ_max instead of 10000 in Vaswani et al.'s table", "variant option position",
+          _table=tables_with(sinusoidal_vaswani=zero_indexed_table)),
+    _variant("edtransformer_gelu_under_relu", "edtransformer", {}, {"activation": "gelu"},
+             "uses GELU in the MLPs under the default activation=relu (the paper's Algorithm 8)"),
+    _variant("edtransformer_ignores_biases", "edtransformer", {}, {"bias": False},
+             "drops every bias of the attention and the MLPs under the default bias=true"),
+    _variant("edtransformer_untied_reads_w_e", "edtransformer", {}, {"tied": True},
+             "unembeds with W_eᵀ and ignores W_u under the default tied=false"),
+    _seam("edtransformer_gqa_modulo", "edtransformer", GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "variant option n_kv_heads",
+          _attention=mhattention(_group=modulo_group)),
+    _variant("edtransformer_post_ln_under_pre", "edtransformer", {"norm_position": "pre"},
+             {"norm_position": "post"}, "arranges every sublayer post-LN under norm_position=pre"),
+    _seam("edtransformer_without_encoder_norm", "edtransformer", {"norm_position": "pre"},
+          "the decoder reads the pre-LN encoder's output without its final norm", "variant option norm_position",
+          _encoder_norm=False),
+)

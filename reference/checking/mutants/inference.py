@@ -1,4 +1,5 @@
-"""Algorithms 14 and 15: generating tokens from a trained decoder-only or encoder–decoder transformer.
+"""Algorithms 14 and 15: generating tokens from a trained decoder-only or encoder–decoder transformer, and
+their planted bugs.
 
 Random draws follow the spec's documented procedure, so that a seed gives the spec's tokens and every variant
 is checkable: one generator ``numpy.random.default_rng(seed)`` per run, and each token
@@ -12,10 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from .decoder import context, dtransformer, kv_dtransformer
+from .embedding import TABLES, tables_with
 from .encoder_decoder import edtransformer
+from .entry import Implementation, makers
+from .multihead import GROUPED, mhattention
 from .numerics import special_tokens
 
-__all__ = ["draw", "dinference", "edinference"]
+__all__ = ["draw", "dinference", "edinference", "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]
 
 
 def draw(p, *, tau, decoding, rng):
@@ -86,3 +90,65 @@ def edinference(*, tau=1.0, decoding="sample", _draw=draw, _start="bos", _stop=l
                 break
         return _strip(x_hat, special["eos"])
     return edinference
+
+
+# ------------------------------------------------------------------------------------- planted pieces
+def _power_tau_sample(p, *, tau, decoding, rng):
+    """Samples from p^τ, not p^(1/τ): a high temperature sharpens instead of flattening."""
+    q = p**tau
+    return int(rng.choice(len(q), p=q / q.sum()))
+
+
+def _sample_whatever_decoding(p, *, tau, decoding, rng):
+    """Samples even under decoding=greedy, from a generator seeded 0 (a greedy run is given no seed)."""
+    return draw(p, tau=tau, decoding="sample", rng=np.random.default_rng(0))
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (
+    Implementation("dinference", dinference),       # token ids: compared exactly, no lower precision
+    Implementation("edinference", edinference),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_GREEDY = {"decoding": "greedy"}
+_VASWANI = TABLES["sinusoidal-vaswani"]
+
+MUTANTS = (
+    _seam("dinference_power_tau", "dinference", {"tau": 2.0},
+          "samples from p^τ instead of p^(1/τ)", "review", _draw=_power_tau_sample),
+    _seam("dinference_greedy_wrong_axis", "dinference", _GREEDY,
+          "takes the argmax over positions (the last row of P) instead of the vocabulary", "review",
+          _last=lambda P: P[-1]),
+    _seam("dinference_first_column", "dinference", _GREEDY,
+          "draws from P[:, 0] (the first token's prediction) instead of the last column", "review",
+          _last=lambda P: P[:, 0]),
+    _seam("dinference_not_truncated", "dinference", {},
+          "runs the model on the whole sequence instead of its last ℓ_max tokens (kv_cache=false)", "review",
+          _truncate=lambda x, ell_max: x),
+    _variant("dinference_ignores_tau", "dinference", {"tau": 0.5}, {"tau": 1.0}, "samples from p under tau=0.5"),
+    _seam("dinference_samples_under_greedy", "dinference", _GREEDY,
+          "samples (from a generator seeded 0) under decoding=greedy", "variant option decoding",
+          _draw=_sample_whatever_decoding),
+    _seam("dinference_cache_positions_restart", "dinference", {"kv_cache": True},
+          "the cached steps give each new token position 0", "variant option kv_cache",
+          _positions=lambda W_p, start, n: W_p[:, :n]),
+    _seam("dinference_gqa_first_kv_head", "dinference", {**_GREEDY, **GROUPED},
+          "every query head reads key/value head 0 under n_kv_heads=2", "variant option n_kv_heads",
+          _attention=mhattention(_group=lambda h, H, H_kv: 0)),
+    _seam("edinference_ignores_eos", "edinference", {},
+          "keeps drawing after eos_token, up to ℓ_gen tokens", "review", _stop=lambda y, eos: False),
+    _seam("edinference_starts_with_eos", "edinference", {},
+          "starts from id N_V − 1 (the paper's 1-indexed bos_token, which is eos)", "review", _start="eos"),
+    _seam("edinference_keeps_eos", "edinference", {},
+          "returns the final eos_token with the generated tokens", "review", _strip=lambda x, eos: x[1:]),
+    _seam("edinference_power_tau", "edinference", {"tau": 0.5},
+          "samples from p^τ instead of p^(1/τ)", "variant option tau", _draw=_power_tau_sample),
+    _variant("edinference_greedy_under_sample", "edinference", {}, {"decoding": "greedy"},
+             "takes the argmax under the default decoding=sample"),
+    _seam("edinference_paper_sinusoid_is_vaswani", "edinference", {"position": "sinusoidal-paper"},
+          "adds Vaswani et al.'s table (base 10000, 0-indexed) for the paper's", "variant option position",
+          _table=tables_with(sinusoidal_paper=_VASWANI)),
+)
+
+#: Bugs left out because no input can detect them (equivalent mutants), and why.
+EQUIVALENT = {"sampling from p^τ under τ = 1": "p^τ = p^(1/τ)"}

@@ -1,4 +1,5 @@
-"""The losses of Algorithms 11–13 (the training algorithms' gradient steps minimise them).
+"""The losses of Algorithms 11–13 (the training algorithms' gradient steps minimise them), and their planted
+bugs.
 
 Algorithm 12's masking is random: it follows the spec's procedure (:func:`draw_mask`) so that a seed masks
 the spec's tokens; an implementation drawing its mask otherwise cannot be checked by conform.
@@ -11,9 +12,10 @@ import numpy as np
 from .decoder import dtransformer
 from .encoder import etransformer
 from .encoder_decoder import edtransformer
+from .entry import Implementation, makers
 from .numerics import special_tokens
 
-__all__ = ["next_token_nll", "draw_mask", "masked_nll", "dloss", "edloss", "eloss"]
+__all__ = ["next_token_nll", "draw_mask", "masked_nll", "dloss", "edloss", "eloss", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def next_token_nll(P, x):
@@ -61,3 +63,41 @@ def eloss(*, p_mask=0.15, _draw=draw_mask, _replace=lambda x, m, mask_token: np.
         x_tilde = _replace(x, m, special_tokens(params["W_e"].shape[1])["mask"])
         return _nll(model(x=x_tilde, s=s, params=params, ell_max=ell_max), x, m)
     return eloss
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (
+    Implementation("dloss", dloss, {"float32": 4e-6, "bfloat16": 0.2}),
+    Implementation("eloss", eloss, {"float32": 5e-6, "bfloat16": 0.3}),
+    Implementation("edloss", edloss, {"float32": 2e-5, "bfloat16": 0.4}),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+
+MUTANTS = (
+    _seam("dloss_off_by_one", "dloss", {},
+          "scores column t against token t instead of t + 1", "review",
+          _nll=lambda P, x: -np.sum(np.log(P[x, np.arange(len(x))]))),
+    _seam("dloss_mean", "dloss", {},
+          "averages the ℓ − 1 terms instead of summing them", "review",
+          _nll=lambda P, x: next_token_nll(P, x) / (len(x) - 1)),
+    _seam("dloss_tied_not_transposed", "dloss", {"tied": True},
+          "ties W_u to W_e reshaped to N_V×d_e instead of transposed", "variant option tied",
+          _tie=lambda W_e: W_e.reshape(W_e.shape[::-1])),
+    _seam("edloss_rolled_targets", "edloss", {},
+          "takes the targets as np.roll(x, −1): the last column is scored against x[0]", "review",
+          _nll=lambda P, x: -np.sum(np.log(P[np.roll(x, -1), np.arange(len(x))]))),
+    _seam("edloss_without_encoder_norm", "edloss", {"norm_position": "pre"},
+          "the decoder reads the pre-LN encoder's output without its final norm", "variant option norm_position",
+          _encoder_norm=False),
+    _seam("eloss_all_positions", "eloss", {},
+          "sums the loss over every position instead of the masked ones", "review",
+          _nll=lambda P, x, m: masked_nll(P, x, np.ones_like(m))),
+    _seam("eloss_mask_token_one_indexed", "eloss", {},
+          "replaces masked tokens by id N_V − 2 (the paper's 1-indexed mask_token, which is bos)", "review",
+          _replace=lambda x, m, mask_token: np.where(m == 1, mask_token + 1, x)),
+    _seam("eloss_masks_with_1_minus_p", "eloss", {},
+          "masks a token with probability 1 − p_mask", "review",
+          _draw=lambda rng, x, p_mask: (rng.random(len(x)) >= p_mask).astype(float)),
+    _variant("eloss_ignores_token_types", "eloss", {"token_types": True}, {"token_types": False},
+             "ignores the token types s (no W_s[:, s[t]])"),
+)

@@ -1,13 +1,15 @@
 """PagedAttention (Kwon et al. 2023): Algorithm 5 over a key/value cache kept in blocks, read through a
-block table.  numpy only; the blocks are read one by one in the table's order and cut at ℓ_c."""
+block table, and its planted bugs.  numpy only; the blocks are read one by one in the table's order and cut
+at ℓ_c."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .attention import kv_mhattention
+from .entry import Implementation, makers
+from .multihead import kv_mhattention
 
-__all__ = ["gather", "paged_mhattention"]
+__all__ = ["gather", "paged_mhattention", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def gather(pool, table, ell_c):
@@ -26,3 +28,23 @@ def paged_mhattention(*, bias=True, n_kv_heads=None, _gather=gather, **seams):
         return cached(X, mask, W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o,
                       K_c=_gather(K_pool, table, ell_c), V_c=_gather(V_pool, table, ell_c))
     return paged_mhattention
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (Implementation("paged_mhattention", paged_mhattention, {"float32": 2e-6, "bfloat16": 0.06}),)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+
+MUTANTS = (
+    _seam("paged_mhattention_blocks_in_physical_order", "paged_mhattention", {},
+          "reads the sequence's blocks in the pool's order (the table sorted), not the table's", "review",
+          _gather=lambda pool, table, ell_c: gather(pool, sorted(table), ell_c)),
+    _seam("paged_mhattention_slot_major", "paged_mhattention", {},
+          "flattens the gathered blocks slot-major: token j of block b lands at j·n_b + b, not b·B + j", "review",
+          _gather=lambda pool, table, ell_c: pool[np.asarray(table)].transpose(1, 2, 3, 0).reshape(
+              pool.shape[1], pool.shape[2], -1)[..., :ell_c]),
+    _seam("paged_mhattention_reads_stale_slots", "paged_mhattention", {},
+          "attends over every slot of the last block, the unused ones past ℓ_c too", "review",
+          _gather=lambda pool, table, ell_c: gather(pool, table, len(table) * pool.shape[-1])),
+    _variant("paged_mhattention_ignores_biases", "paged_mhattention", {}, {"bias": False},
+             "drops every projection's bias under the default bias=true"),
+)

@@ -1,4 +1,4 @@
-"""Attention pooling: a learned query weighs the columns of Z and returns their weighted sum.
+"""Attention pooling: a learned query weighs the columns of Z and returns their weighted sum; its planted bugs.
 
 ``score="dot"``: ``α = softmax(Zᵀq)``; ``score="mlp"`` (Yang et al.'s hierarchical attention):
 ``u_t = tanh(W z_t + b)``, ``α = softmax([u_tᵀ u_w]_t)``; both return ``s = Σ_t α_t z_t = Z α`` (d_z).
@@ -9,11 +9,15 @@ The factory takes the variant's options and returns the function conform calls; 
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import numpy as np
 
+from .entry import Entry, Implementation, makers
 from .numerics import softmax
 
-__all__ = ["dot_scores", "mlp_scores", "pool", "attention_pooling"]
+__all__ = ["dot_scores", "mlp_scores", "pool", "attention_pooling", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def dot_scores(Z, q):
@@ -40,3 +44,45 @@ def attention_pooling(*, score="dot", _dot=dot_scores, _mlp=mlp_scores, _pool=po
         def attention_pooling(Z, W, b, u_w):
             return _pool(Z, _mlp(Z, W, b, u_w))
     return attention_pooling
+
+
+# ------------------------------------------------------------------------------------- planted pieces
+def _pools_hidden(Z, W, b, u_w):
+    """The weights are right, but the hidden vectors u_t are pooled instead of the z_t."""
+    U = np.tanh(W @ Z + b[:, None])
+    return U @ softmax(U.T @ u_w)
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (Implementation("attention_pooling", attention_pooling, {"float32": 9e-7, "bfloat16": 0.03}),)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_MLP = {"score": "mlp"}
+
+MUTANTS = (
+    _seam("attention_pooling_averages", "attention_pooling", {},
+          "averages the columns of Z instead of attending: every weight 1/ℓ", "review",
+          _pool=lambda Z, e: Z.mean(axis=1)),
+    _seam("attention_pooling_softmax_over_singleton_axis", "attention_pooling", {},
+          "takes the softmax of the ℓ×1 score column over its axis of length 1: every weight is 1, s = Σ_t z_t",
+          "review", _pool=lambda Z, e: Z @ softmax(e[:, None], axis=1)[:, 0]),
+    _seam("attention_pooling_dot_scaled", "attention_pooling", {},
+          "divides the dot scores by √d_z, as scaled dot-product attention does", "review",
+          _dot=lambda Z, q: Z.T @ q / math.sqrt(len(q))),
+    _seam("attention_pooling_tanh_under_dot", "attention_pooling", {},
+          "scores tanh(Z)ᵀq: the mlp score's tanh under score=dot", "variant option score",
+          _dot=lambda Z, q: np.tanh(Z).T @ q),
+    _seam("attention_pooling_mlp_without_tanh", "attention_pooling", _MLP,
+          "leaves out the tanh of the hidden layer: (W Z + b1ᵀ)ᵀu_w, a dot score with query Wᵀu_w",
+          "variant option score", _mlp=partial(mlp_scores, phi=lambda a: a)),
+    _seam("attention_pooling_mlp_tanh_after_u_w", "attention_pooling", _MLP,
+          "applies tanh after the product with u_w: tanh(u_wᵀ(W z_t + b))", "review",
+          _mlp=lambda Z, W, b, u_w: np.tanh((W @ Z + b[:, None]).T @ u_w)),
+    _seam("attention_pooling_mlp_without_bias", "attention_pooling", _MLP,
+          "leaves the bias b out of the hidden layer", "review",
+          _mlp=lambda Z, W, b, u_w: mlp_scores(Z, W, np.zeros_like(b), u_w)),
+    Entry("attention_pooling_mlp_pools_hidden", "attention_pooling", _MLP, _pools_hidden,
+          "pools the hidden vectors u_t = tanh(W z_t + b) instead of the z_t", "review"),
+    _seam("attention_pooling_mlp_softmax_over_hidden", "attention_pooling", _MLP,
+          "normalises each column of tanh(W Z + b1ᵀ) over the hidden units, then scores the result with u_w",
+          "review", _mlp=lambda Z, W, b, u_w: softmax(np.tanh(W @ Z + b[:, None]), axis=0).T @ u_w),
+)

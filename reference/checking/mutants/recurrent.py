@@ -1,134 +1,18 @@
-"""Recurrent cells and layers: Elman's RNN, the GRU and the LSTM, run over a sequence forwards, backwards or
-both ways, and stacked in layers.
-
-A cell here is a *step* ``step(x, state, p) → state``: ``state`` is ``(h,)`` or, for the LSTM, ``(h, c)``,
-and ``p(name)`` returns the parameter the spec names ``name`` (``W_xr``, ``b_hz`` …), so that the layers,
-stacks and sequence models (:mod:`.sequence_models`) run the same cells on their own renamed parameters.
-The LSTM is written as a user porting torch weights would: the four gates' weights packed in torch's order
-(i, f, g, o) into one matrix, one product, the result split — which is where a gate-order bug hides.
+"""Recurrent layers and stacks: a cell (:mod:`.cells`) run over a sequence forwards, backwards or both ways,
+and stacked in layers; their planted bugs.
 
 Each factory takes the variant's options and returns the function conform calls; its keyword-only
-``_``-arguments are the seams the catalogue plants bugs through.
+``_``-arguments are the seams the catalogue (at the end) plants bugs through.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GATES", "TORCH_ORDER", "sigmoid", "biases", "rnn_step", "gru_step", "lstm_step", "cell_step",
-           "layer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn"]
+from .cells import GATES, NOTES_ORDER, cell_step, elman_on_candidate, input_bias_only
+from .entry import Implementation, makers
 
-#: Each cell's gates, by the letter the spec's parameter names end with.
-GATES = {"rnn": ("h",), "gru": ("r", "z", "n"), "lstm": ("i", "f", "g", "o")}
-#: How torch packs the LSTM's gates into ``weight_ih`` (the lecture notes write i, f, o, g).
-TORCH_ORDER = ("i", "f", "g", "o")
-
-
-def sigmoid(a):
-    return 1.0 / (1.0 + np.exp(-a))
-
-
-def relu(a):
-    return np.maximum(a, 0.0)
-
-
-_PHI = {"tanh": np.tanh, "relu": relu}
-
-
-def biases(p, g, bias):
-    """Gate g's biases as ``(with the input product, with the recurrent product, outside both)``: one
-    ``b_g`` (single), ``b_xg`` and ``b_hg`` (double, torch's), or none."""
-    if bias == "double":
-        return p(f"b_x{g}"), p(f"b_h{g}"), 0.0
-    if bias == "single":
-        return 0.0, 0.0, p(f"b_{g}")
-    return 0.0, 0.0, 0.0
-
-
-def _preactivation(p, g, x, h, bias, _biases):
-    """``W_xg x + W_hg h`` plus the gate's biases."""
-    bx, bh, b = _biases(p, g, bias)
-    return p(f"W_x{g}") @ x + bx + p(f"W_h{g}") @ h + bh + b
-
-
-def rnn_step(*, bias="single", nonlinearity="tanh", _biases=biases):
-    """Elman's cell: ``h ← φ(W_xh x + W_hh h + b_h)``."""
-    phi = _PHI[nonlinearity]
-
-    def step(x, state, p):
-        (h,) = state
-        return (phi(_preactivation(p, "h", x, h, bias, _biases)),)
-    return step
-
-
-def candidate(p, x, h, r, *, bias, reset, _biases=biases):
-    """The GRU's candidate preactivation: ``W_xn x + W_hn (r ⊙ h)`` (reset before) or ``W_xn x + r ⊙ (W_hn h)``
-    (after, cuDNN's), the recurrent bias b_hn inside the reset with two biases."""
-    bx, bh, b = _biases(p, "n", bias)
-    if reset == "before":
-        recurrent = p("W_hn") @ (r * h) + bh
-    else:
-        recurrent = r * (p("W_hn") @ h + bh)
-    return p("W_xn") @ x + bx + recurrent + b
-
-
-def _cho(z, h, n):
-    return z * h + (1.0 - z) * n
-
-
-def _bahdanau(z, h, n):
-    return (1.0 - z) * h + z * n
-
-
-_UPDATES = {"cho": _cho, "bahdanau": _bahdanau}
-
-
-def gru_step(*, bias="single", reset="before", update="cho", _biases=biases, _candidate=candidate, _update=None):
-    """The GRU: reset gate r, update gate z, candidate n; ``h ← z ⊙ h + (1 − z) ⊙ n`` (cho) or with z and
-    1 − z the other way round (bahdanau)."""
-    mix = _update or _UPDATES[update]
-
-    def step(x, state, p):
-        (h,) = state
-        r = sigmoid(_preactivation(p, "r", x, h, bias, _biases))
-        z = sigmoid(_preactivation(p, "z", x, h, bias, _biases))
-        n = np.tanh(_candidate(p, x, h, r, bias=bias, reset=reset, _biases=_biases))
-        return (mix(z, h, n),)
-    return step
-
-
-def _memory(f, c, i, g):
-    return f * c + i * g
-
-
-def _emit(o, c):
-    return o * np.tanh(c)
-
-
-def lstm_step(*, bias="single", _biases=biases, _order=TORCH_ORDER, _forget_bias=0.0, _memory=_memory,
-              _emit=_emit):
-    """The LSTM with a forget gate.  The gates' weights are packed in torch's order into one 4d_h-row matrix
-    (and the biases into one vector); the preactivation is split into four in the order ``_order``."""
-    def step(x, state, p):
-        h, c = state
-        W_x = np.concatenate([p(f"W_x{g}") for g in TORCH_ORDER])             # 4d_h×d_x
-        W_h = np.concatenate([p(f"W_h{g}") for g in TORCH_ORDER])             # 4d_h×d_h
-        b = np.concatenate([np.broadcast_to(sum(_biases(p, g, bias)), len(h)) for g in TORCH_ORDER])
-        a = dict(zip(_order, np.split(W_x @ x + W_h @ h + b, 4)))
-        i, f, o = sigmoid(a["i"]), sigmoid(a["f"] + _forget_bias), sigmoid(a["o"])
-        g = np.tanh(a["g"])
-        c = _memory(f, c, i, g)
-        return _emit(o, c), c
-    return step
-
-
-def cell_step(cell, *, bias="single", nonlinearity="tanh", reset="before", update="cho", **seams):
-    """The step of ``cell`` with the options that apply to it (the others keep their defaults)."""
-    if cell == "rnn":
-        return rnn_step(bias=bias, nonlinearity=nonlinearity, **seams)
-    if cell == "gru":
-        return gru_step(bias=bias, reset=reset, update=update, **seams)
-    return lstm_step(bias=bias, **seams)
+__all__ = ["PASSES", "layer", "rnn_layer", "rnn", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 # ------------------------------------------------------------------------------------------------ layers
@@ -175,39 +59,6 @@ def layer(*, cell="lstm", direction="forward", bias="single", nonlinearity="tanh
     return run
 
 
-# ------------------------------------------------------------------------------------ what conform calls
-def _read(theta, name):
-    """The parameter ``name`` among the keyword arguments ``theta``."""
-    return theta[name]
-
-
-def rnn_cell(*, bias="single", nonlinearity="tanh", _read=_read, **seams):
-    """Elman's cell, one step: ``h ← φ(W_xh x + W_hh h + b_h)``."""
-    step = rnn_step(bias=bias, nonlinearity=nonlinearity, **seams)
-
-    def rnn_cell(x, h, **theta):
-        return step(x, (h,), lambda name: _read(theta, name))[0]
-    return rnn_cell
-
-
-def gru_cell(*, bias="single", reset="before", update="cho", _read=_read, **seams):
-    """The GRU, one step."""
-    step = gru_step(bias=bias, reset=reset, update=update, **seams)
-
-    def gru_cell(x, h, **theta):
-        return step(x, (h,), lambda name: _read(theta, name))[0]
-    return gru_cell
-
-
-def lstm_cell(*, bias="single", _read=_read, **seams):
-    """The LSTM, one step: returns the new state and memory cell ``(h, c)``."""
-    step = lstm_step(bias=bias, **seams)
-
-    def lstm_cell(x, h, c, **theta):
-        return step(x, (h, c), lambda name: _read(theta, name))
-    return lstm_cell
-
-
 def rnn_layer(**options):
     """A recurrent layer over X (d_x×ℓ): H, d_h×ℓ (2d_h×ℓ both ways)."""
     run = layer(**options)
@@ -234,3 +85,75 @@ def rnn(*, _upper=_upper, _output=lambda layers: layers[-1], **options):
             states.append(run(states[-1], lambda name, l=l: _upper(params, name, l)))
         return _output(states)
     return rnn
+
+
+# ------------------------------------------------------------------------------------- planted pieces
+def _upper_reads_layer_1(params, name, l):
+    """Layers 2…L read layer 1's recurrent weights and biases (the ones shaped alike in every layer)."""
+    return params[name + "_l"][l] if name.startswith("W_x") else params[name + "_1"]
+
+
+def _unchanged(H):
+    return H
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (
+    Implementation("rnn_layer", rnn_layer, {"float32": 3e-6, "bfloat16": 0.2}),
+    Implementation("rnn", rnn, {"float32": 5e-6, "bfloat16": 0.2}),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_BACKWARD, _BOTH = {"direction": "backward"}, {"direction": "bidirectional"}
+_READS_FORWARDS = {"forward": (("", False),), "backward": (("_back", False),),
+                   "bidirectional": (("", False), ("_back", False))}
+_SHARED_WEIGHTS = {"forward": (("", False),), "backward": (("", True),),
+                   "bidirectional": (("", False), ("", True))}
+
+
+def _layers(algorithm):
+    """The mutants a recurrent layer and a stack of them share (``algorithm``: rnn_layer or rnn)."""
+    return [
+        _seam(f"{algorithm}_gates_in_notes_order", algorithm, {},
+              "splits the torch-packed LSTM gates in the lecture notes' order (i, f, o, g): o and g swapped",
+              "review", _order=NOTES_ORDER),
+        _seam(f"{algorithm}_backward_not_rereversed", algorithm, _BACKWARD,
+              "returns the backward pass's states in the order computed: column t holds the state of position "
+              "ℓ − 1 − t", "review", _unreverse=_unchanged),
+        _seam(f"{algorithm}_backward_reads_forwards", algorithm, _BACKWARD,
+              "runs from the first position under direction=backward", "variant option direction",
+              _passes=_READS_FORWARDS),
+        _seam(f"{algorithm}_bidirectional_halves_swapped", algorithm, _BOTH,
+              "stacks the states [H⃖; H⃗] instead of [H⃗; H⃖]", "review", _join=lambda F, B: np.concatenate([B, F])),
+        _seam(f"{algorithm}_backward_reads_forward_weights", algorithm, _BOTH,
+              "the backward pass reads the forward parameters, not the _back ones", "review",
+              _passes=_SHARED_WEIGHTS),
+        _seam(f"{algorithm}_collects_memory_cells", algorithm, {},
+              "collects the LSTM's memory cells c as the states instead of h", "review",
+              _state=lambda state: state[-1]),
+        _seam(f"{algorithm}_gru_as_elman", algorithm, {"cell": "gru"},
+              "runs Elman's cell on the candidate's weights W_xn, W_hn, b_n (no gates) under cell=gru",
+              "variant option cell", _step=elman_on_candidate("single")),
+        _variant(f"{algorithm}_tanh_under_relu", algorithm, {"cell": "rnn", "nonlinearity": "relu"},
+                 {"nonlinearity": "tanh"}, "applies tanh under nonlinearity=relu"),
+        _variant(f"{algorithm}_before_under_after", algorithm, {"cell": "gru", "reset": "after"},
+                 {"reset": "before"}, "resets before the recurrent product under reset=after"),
+        _variant(f"{algorithm}_cho_under_bahdanau", algorithm, {"cell": "gru", "update": "bahdanau"},
+                 {"update": "cho"}, "updates h ← z ⊙ h + (1 − z) ⊙ n under update=bahdanau"),
+        _seam(f"{algorithm}_double_input_bias_only", algorithm, {"bias": "double"},
+              "adds b_xg only: the recurrent biases b_hg are never read", "variant option bias",
+              _biases=input_bias_only),
+        _variant(f"{algorithm}_ignores_bias", algorithm, {}, {"bias": "none"},
+                 "drops the gates' biases under the default bias=single"),
+    ]
+
+
+MUTANTS = tuple(_layers("rnn_layer") + _layers("rnn") + [
+    _seam("rnn_upper_layers_read_layer_1", "rnn", {},
+          "layers 2…L read layer 1's recurrent weights and biases (their input weights their own)", "review",
+          _upper=_upper_reads_layer_1),
+    _seam("rnn_upper_layers_share_layer_2", "rnn", {},
+          "every layer above the first reads layer 2's parameters (entry 0 of the _l stacks)", "review",
+          _upper=lambda params, name, l: params[name + "_l"][0]),
+    _seam("rnn_returns_first_layer", "rnn", {},
+          "returns the first layer's states, not the last's", "review", _output=lambda layers: layers[0]),
+])

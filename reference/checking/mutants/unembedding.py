@@ -1,10 +1,11 @@
-"""Algorithm 7: unembedding, a token's vector to a distribution over the vocabulary."""
+"""Algorithm 7: unembedding, a token's vector to a distribution over the vocabulary; its planted bugs."""
 
 from __future__ import annotations
 
+from .entry import Implementation, makers
 from .numerics import affine, softmax
 
-__all__ = ["unembed", "unembedding"]
+__all__ = ["unembed", "unembedding", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def unembed(W_u, X, b_u=None):
@@ -17,3 +18,15 @@ def unembedding(*, bias=False, _unembed=unembed):
     def unembedding(e, W_u, b_u=None):
         return _unembed(W_u, e, b_u if bias else None)
     return unembedding
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (Implementation("unembedding", unembedding, {"float32": 4e-7, "bfloat16": 0.02}),)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+
+MUTANTS = (
+    _variant("unembedding_ignores_bias", "unembedding", {"bias": True}, {"bias": False},
+             "drops the bias b_u of the logits"),
+    _seam("unembedding_without_softmax", "unembedding", {},
+          "returns the logits W_u e, not their softmax", "review", _unembed=affine),
+)

@@ -7,23 +7,25 @@ window's tokens are rows (M²×C) inside the window, row-major, and windows are 
 grid.  A shifted block rolls by σ = ⌊M/2⌋, or by 0 where the grid is a single window (min(n_h, n_w) ≤ M),
 as Swin's ``SwinTransformerBlock`` does.  Masked scores are −∞ (Swin's −100 differs by less than e^{−100}).
 
-The keyword-only ``_``-arguments are the seams :mod:`.catalogue` plants bugs through.
+The keyword-only ``_``-arguments are the seams the catalogue (at the end) plants bugs through.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
-from .blocks import pre_ln
+from .blocks import overwriting_pre_ln, pre_ln
 from .encoder import image_patches
-from .normalization import normalise, spread
-from .numerics import gelu, softmax
+from .entry import Implementation, makers
+from .normalization import normalise, spread, spread_eps_outside, spread_unbiased
+from .numerics import gelu, gelu_tanh, softmax
 
 __all__ = ["shift_of", "partition", "reverse", "region_labels", "shift_mask", "relative_index", "relative_bias",
            "layer_norm_rows", "merge_groups", "window_mhattention", "swin_block", "patch_merging", "swin_stage",
-           "swin"]
+           "swin", "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]
 
 _ATTENTION = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o", "B_hat")
 _BLOCK = ("gamma1", "beta1") + _ATTENTION + ("gamma2", "beta2", "W_mlp1", "b_mlp1", "W_mlp2", "b_mlp2")
@@ -221,3 +223,145 @@ def swin(*, eps=1e-5, mlp_ratio=4, _patch_order="channel-first", _patch_norm=Tru
         Z = layer_norm_rows(X.reshape(-1, X.shape[-1]), p["gamma"], p["beta"], eps)
         return softmax(p["W_head"] @ _pool(Z) + p["b_head"])
     return swin
+
+
+# ------------------------------------------------------------------------------------- planted pieces
+def _no_shift_mask(n_h, n_w, M, shift):
+    """Every pair of a window may attend: the tokens the roll wrapped around meet their new neighbours."""
+    return np.ones((n_h * n_w // (M * M), M * M, M * M), dtype=bool)
+
+
+def _bias_stride_2m(B_hat, M):
+    """The flat relative index with row stride 2M (for 2M − 1), read from the flattened table, wrapping."""
+    return relative_bias(B_hat, M, _index=lambda M: relative_index(M, _stride=2 * M), _mode="wrap")
+
+
+def _norm_after_reduction(G, gamma_m, beta_m, W_m, eps, spread):
+    """Swin V2's patch merging: ``LN(W_m x)`` over 2C, with the first 2C entries of the 4C-wide γ_m, β_m."""
+    Y = G @ W_m.T
+    return layer_norm_rows(Y, gamma_m[:Y.shape[-1]], beta_m[:Y.shape[-1]], eps, _spread=spread)
+
+
+def _column_major(which):
+    """Partition and reverse both with ``which`` (windows or tokens) column-major: consistent with each other."""
+    return {"_partition": partial(partition, **{which: "column"}), "_reverse": partial(reverse, **{which: "column"})}
+
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (   # a stage of width C = 2 loses its sign in bfloat16 (reference.checking.tolerances)
+    Implementation("window_mhattention", window_mhattention, {"float32": 3e-6, "bfloat16": 0.07}),
+    Implementation("swin_block", swin_block, {"float32": 3e-5, "bfloat16": 0.9}),
+    Implementation("patch_merging", patch_merging, {"float32": 3e-6, "bfloat16": 0.1}),
+    Implementation("swin_stage", swin_stage, {"float32": 2e-5, "bfloat16": 4.0}),
+    Implementation("swin", swin, {"float32": 3e-6, "bfloat16": 0.09}),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+_SHIFTED = {"shifted": True}
+
+MUTANTS = (
+    _seam("window_mhattention_roll_reversed", "window_mhattention", _SHIFTED,
+          "rolls the grid by +σ before the attention and by −σ after it (the shift's direction reversed)",
+          "review", _roll=lambda X, s: np.roll(X, (s, s), axis=(0, 1)),
+          _unroll=lambda Y, s: np.roll(Y, (-s, -s), axis=(0, 1))),
+    _seam("window_mhattention_without_reverse_roll", "window_mhattention", _SHIFTED,
+          "forgets the reverse roll by +σ after the shifted windows' attention", "review",
+          _unroll=lambda Y, s: Y),
+    _seam("window_mhattention_without_shift_mask", "window_mhattention", _SHIFTED,
+          "leaves out the shift mask: tokens attend across the border the roll wrapped around", "review",
+          _mask=_no_shift_mask),
+    _seam("window_mhattention_shift_mask_inverted", "window_mhattention", _SHIFTED,
+          "adds −100 to the scores of the pairs the mask admits instead of those it separates", "review",
+          _fill=lambda S, mask: S - 100.0 * mask),
+    _seam("window_mhattention_mask_windows_column_major", "window_mhattention", _SHIFTED,
+          "numbers the windows column-major while the shift mask is built row-major: a window gets another's "
+          "mask", "review", **_column_major("windows")),
+    _seam("window_mhattention_shifts_single_window", "window_mhattention", _SHIFTED,
+          "shifts by ⌊M/2⌋ (and masks) even where the grid is one window high or wide, where Swin's σ is 0",
+          "review", _shift=lambda n_h, n_w, M, shifted: M // 2 if shifted else 0),
+    _seam("window_mhattention_bias_transposed", "window_mhattention", {},
+          "reads the bias table at key − query instead of query − key (B̂ transposed)", "review",
+          _bias=partial(relative_bias, _index=partial(relative_index, _sign=-1))),
+    _seam("window_mhattention_bias_stride_2m", "window_mhattention", {},
+          "flattens the relative index with row stride 2M instead of 2M − 1 (wrapping past the table's end)",
+          "review", _bias=_bias_stride_2m),
+    _seam("window_mhattention_bias_scaled", "window_mhattention", {},
+          "adds the relative-position bias before the 1/√d_attn scaling, so it is scaled too", "review",
+          _score=lambda QK, B, d: (QK + B) / math.sqrt(d)),
+    _seam("window_mhattention_tokens_column_major", "window_mhattention", {},
+          "reads each window's tokens column-major (and writes them back so): the bias meets the transposed "
+          "positions", "review", **_column_major("tokens")),
+    _variant("window_mhattention_regular_under_shifted", "window_mhattention", _SHIFTED, {"shifted": False},
+             "attends in the regular windows, neither rolled nor masked, under shifted=true"),
+    _variant("window_mhattention_shifted_under_regular", "window_mhattention", {}, {"shifted": True},
+             "rolls and masks the windows under the default shifted=false"),
+    _seam("swin_block_res_post_norm", "swin_block", {},
+          "normalises each sublayer's output before the residual, x + LN(f(x)) (Swin V2's res-post-norm)",
+          "review", _arrange=lambda X, f, norm: X + norm(f(X))),
+    _seam("swin_block_pre_ln_overwrites_residual", "swin_block", {},
+          "each sublayer replaces the residual stream x by LN(x)", "review", _arrange=overwriting_pre_ln),
+    _seam("swin_block_gelu_tanh", "swin_block", {},
+          "uses GELU's tanh approximation where Swin's nn.GELU is the exact one", "review",
+          _activation=gelu_tanh),
+    _seam("swin_block_unbiased_variance", "swin_block", {},
+          "divides the squared deviations by C − 1 in both layer norms (torch.var's default)", "review",
+          _spread=spread_unbiased),
+    _seam("swin_block_without_shift_mask", "swin_block", _SHIFTED,
+          "its SW-MSA has no shift mask: tokens attend across the wrapped-around border", "review",
+          _attention=window_mhattention(shifted=True, _mask=_no_shift_mask)),
+    _variant("swin_block_regular_under_shifted", "swin_block", _SHIFTED, {"shifted": False},
+             "attends in the regular windows (W-MSA) under shifted=true"),
+    _variant("swin_block_fixed_eps", "swin_block", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) under eps=0.1"),
+    _seam("patch_merging_x0_x2_x1_x3", "patch_merging", {},
+          "concatenates the 2×2 group as x0, x2, x1, x3 (the column offset first, a reshape's order)", "review",
+          _merge=partial(merge_groups, order=(0, 2, 1, 3))),
+    _seam("patch_merging_norm_after_reduction", "patch_merging", {},
+          "normalises after the reduction (Swin V2's order), with γ_m, β_m cut to 2d_e", "review",
+          _reduce=_norm_after_reduction),
+    _seam("patch_merging_eps_outside_sqrt", "patch_merging", {"eps": 0.1},
+          "adds eps outside the square root: (x − m)/(√v + ε)", "variant option eps",
+          _spread=spread_eps_outside),
+    _variant("patch_merging_fixed_eps", "patch_merging", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) under eps=0.1"),
+    _seam("swin_stage_shifts_even_blocks", "swin_stage", {},
+          "shifts the first block of each pair (i % 2 == 0) instead of the second", "review",
+          _shifts=(True, False)),
+    _seam("swin_stage_never_shifts", "swin_stage", {},
+          "gives every block regular windows: the shifted block of each pair is W-MSA", "review",
+          _shifts=(False, False)),
+    _seam("swin_stage_pairs_share_parameters", "swin_stage", {},
+          "every pair reads pair 0's parameters", "review", _pair=lambda l: 0),
+    _variant("swin_stage_without_merge", "swin_stage", {}, {"merge": False},
+             "leaves out patch merging under the default merge=true"),
+    _variant("swin_stage_fixed_eps", "swin_stage", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) in every norm under eps=0.1"),
+    _seam("swin_pools_first_token", "swin", {},
+          "classifies the first token instead of the mean over the tokens", "review", _pool=lambda Z: Z[0]),
+    _seam("swin_channel_last_patches", "swin", {},
+          "flattens each patch as (i, j, c) where the stride-P convolution reads (c, i, j)", "review",
+          _patch_order="channel-last"),
+    _seam("swin_without_patch_norm", "swin", {},
+          "leaves out the layer norm after the patch embedding (patch_norm=False)", "review", _patch_norm=False),
+    _seam("swin_shifts_even_blocks", "swin", {},
+          "shifts the first block of each pair in every stage instead of the second", "review",
+          _stage=partial(swin_stage, _shifts=(True, False))),
+    _seam("swin_mlp_width_of_first_stage", "swin", {},
+          "sizes every stage's MLP as mlp_ratio·C, the first stage's width, not mlp_ratio·(its own width)",
+          "variant option mlp_ratio", _hidden=lambda mlp_ratio, width, C: mlp_ratio * C),
+    _variant("swin_mlp_ratio_2_under_4", "swin", {}, {"mlp_ratio": 2},
+             "builds every MLP 2·(width) wide under the default mlp_ratio=4: half of each hidden layer is lost"),
+    _variant("swin_fixed_eps", "swin", {"eps": 0.1}, {"eps": 1e-5},
+             "adds a hard-coded eps = 1e-5 (nn.LayerNorm's default) in every norm under eps=0.1"),
+)
+
+#: Bugs left out because no input can detect them (equivalent mutants), and why.
+EQUIVALENT = {
+    "Swin's shift mask as +100 on the admitted scores (or −100, not −∞, on the others)":
+        "the softmax over a query's keys cancels a constant added to all of them; the separated pairs' weights "
+        "differ by less than e^{−100}",
+    "Swin's windows numbered column-major for the tokens, the mask and the reverse alike":
+        "attention stays inside each window: the same windows are attended, in another order",
+    "Swin's MLPs cut to mlp_ratio·(width) hidden units with mlp_ratio larger than checked":
+        "the parameters have fewer hidden units than the cut: every one is used",
+}

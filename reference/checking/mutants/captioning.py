@@ -1,0 +1,244 @@
+"""Show, Attend and Tell and its doubly stochastic loss, and hierarchical attention networks, on the cells and
+layers of :mod:`.cells` and :mod:`.recurrent`; their planted bugs.
+
+numpy only, one column per token, 0-based indices; every model takes its parameters as one dict ``params``.
+Each factory takes the variant's options and returns the function conform calls; its keyword-only
+``_``-arguments are the seams the catalogue (at the end) plants bugs through.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cells import NOTES_ORDER, cell_step, elman_on_candidate, input_bias_only, sigmoid
+from .entry import Implementation, makers
+from .numerics import softmax
+from .recurrent import layer
+
+__all__ = ["show_attend_tell", "doubly_stochastic", "show_attend_tell_loss", "attention_pool", "han",
+           "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]
+
+
+def _concat(*parts):
+    return np.concatenate(parts)
+
+
+# ----------------------------------------------------------------------------------------- captioning
+def _gate(p, h):
+    """``β = σ(w_βᵀ h + b_β)``."""
+    return sigmoid(p["w_beta"] @ h + p["b_beta"])
+
+
+def _row_major(F):
+    """The grid F (n_h×n_w×D) as its n_h·n_w locations, row-major: location (r, c) is column r·n_w + c."""
+    return F.reshape(-1, F.shape[-1]).T
+
+
+def show_attend_tell(*, gate=True, bias="single", inputs="annotations", _grid=_row_major,
+                     _mean=lambda A: A.mean(axis=1), _init_c="W_init_c", _gate=_gate,
+                     _deep=lambda x, h, z, p: x + p["L_h"] @ h + p["L_z"] @ z, _map=lambda alpha, beta: alpha,
+                     **cell_seams):
+    """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) — or, with ``inputs="grid"``, a
+    feature grid F (n_h×n_w×d_z) read into them by ``_grid`` — and words x ↦ (P, α).
+
+    ``h_0, c_0 = tanh(W_init ā + b)``; per word: ``α = softmax(v_aᵀ tanh(W_a h + U_a a_i))``, the context
+    ``ẑ = β A α`` (β = 1 without the gate), the LSTM on ``[E x_t; ẑ]``, ``p = softmax(L_o(E x_t + L_h h +
+    L_z ẑ))``.
+    """
+    step = cell_step("lstm", bias=bias, **cell_seams)
+
+    def show_attend_tell(A, x, params):
+        p = params
+        a_bar = _mean(A)
+        h = np.tanh(p["W_init_h"] @ a_bar + p["b_init_h"])
+        c = np.tanh(p[_init_c] @ a_bar + p[_init_c.replace("W_", "b_")])
+        K = p["U_a"] @ A                                                        # d_a×ℓ_z
+        X = p["E"][:, x]
+        P, alphas = [], []
+        for t in range(len(x)):
+            alpha = softmax(p["v_a"] @ np.tanh((p["W_a"] @ h)[:, None] + K))
+            beta = _gate(p, h) if gate else 1.0
+            z_hat = beta * (A @ alpha)
+            h, c = step(_concat(X[:, t], z_hat), (h, c), p.__getitem__)
+            P.append(softmax(p["L_o"] @ _deep(X[:, t], h, z_hat, p)))
+            alphas.append(_map(alpha, beta))
+        return np.stack(P, axis=1), np.stack(alphas, axis=1)
+
+    if inputs == "annotations":
+        return show_attend_tell
+
+    def show_attend_tell_from_grid(F, x, params):
+        return show_attend_tell(_grid(F), x, params)
+    return show_attend_tell_from_grid
+
+
+def doubly_stochastic(alpha, weight):
+    """``λ Σ_i (1 − Σ_t α_ti)²``: every location's weight summed over the caption's steps."""
+    return weight * np.sum((1.0 - alpha.sum(axis=1)) ** 2)
+
+
+def _nll(P, x):
+    """``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]``."""
+    return -np.sum(np.log(P[x[1:], np.arange(len(x) - 1)]))
+
+
+def show_attend_tell_loss(*, gate=True, bias="single", penalty=1.0, inputs="annotations", _penalty=doubly_stochastic,
+                          _nll=_nll, **seams):
+    """The caption's negative log-likelihood plus the doubly stochastic penalty."""
+    model = show_attend_tell(gate=gate, bias=bias, inputs=inputs, **seams)
+
+    def loss(P, alpha, x):
+        return _nll(P, x) + _penalty(alpha, penalty)
+
+    def show_attend_tell_loss(A, x, params):
+        return loss(*model(A, x, params), x)
+
+    def show_attend_tell_loss_from_grid(F, x, params):
+        return loss(*model(F, x, params), x)
+    return show_attend_tell_loss if inputs == "annotations" else show_attend_tell_loss_from_grid
+
+
+# --------------------------------------------------------------------------------------- hierarchical
+def attention_pool(Z, W, b, u):
+    """Yang et al.'s attention pooling: ``Σ_t α_t z_t`` with ``α = softmax(tanh(W Z + b)ᵀ u)``."""
+    return Z @ softmax(u @ np.tanh(W @ Z + b[:, None]))
+
+
+def han(*, cell="gru", bias="single", reset="after", update="bahdanau", _pool=attention_pool,
+        _sentence=("W_s", "b_s", "u_s"), _classify=lambda logits: softmax(logits), **layer_seams):
+    """A hierarchical attention network: a document x (ℓ×n_s, column j sentence j) ↦ class probabilities.
+
+    Each sentence's words are encoded by a bidirectional layer (``w_``) and pooled by attention (W_w, b_w,
+    u_w); the sentence vectors are encoded by another (``s_``) and pooled (W_s, b_s, u_s); then classified.
+    """
+    gru = {"reset": reset, "update": update} if cell == "gru" else {}
+    encode = layer(cell=cell, direction="bidirectional", bias=bias, **gru, **layer_seams)
+    W_s, b_s, u_s = _sentence
+
+    def han(x, params):
+        p = params
+        S = np.stack([_pool(encode(p["W_e"][:, x[:, j]], lambda name: p["w_" + name]), p["W_w"], p["b_w"],
+                            p["u_w"]) for j in range(x.shape[1])], axis=1)     # 2d_h×n_s
+        v = _pool(encode(S, lambda name: p["s_" + name]), p[W_s], p[b_s], p[u_s])
+        return _classify(p["W_c"] @ v + p["b_c"])
+    return han
+
+
+# ------------------------------------------------------------------------------------- planted pieces
+def _channels_first(F):
+    """A channel-last grid F (n_h×n_w×D) flattened as a channel-first one: ``F.view(D, −1)``, scrambled."""
+    return F.reshape(F.shape[-1], -1)
+
+
+
+def _penalty_over_steps(alpha, weight):
+    """``λ Σ_t (1 − Σ_i α_ti)²``: the sum over locations is 1 at every step, so the penalty is always 0."""
+    return weight * np.sum((1.0 - alpha.sum(axis=0)) ** 2)
+
+
+def _penalty_mean(alpha, weight):
+    """``λ mean_i (1 − Σ_t α_ti)²``."""
+    return weight * np.mean((1.0 - alpha.sum(axis=1)) ** 2)
+
+
+def _nll_same_column(P, x):
+    """Scores column t against token t instead of t + 1."""
+    return -np.sum(np.log(P[x[:-1], np.arange(len(x) - 1)]))
+
+
+def _unchanged(H):
+    return H
+
+
+# ----------------------------------------------------------------------------------------- catalogue
+IMPLEMENTATIONS = (
+    Implementation("show_attend_tell", show_attend_tell, {"float32": 5e-6, "bfloat16": 0.2}),
+    Implementation("show_attend_tell_loss", show_attend_tell_loss, {"float32": 2e-6, "bfloat16": 0.09}),
+    Implementation("han", han, {"float32": 6e-7, "bfloat16": 0.03}),
+)
+_seam, _variant = makers(*IMPLEMENTATIONS)
+
+MUTANTS = (
+    _variant("show_attend_tell_ignores_gate", "show_attend_tell", {}, {"gate": False},
+             "leaves the gate β out of the context under the default gate=true"),
+    _variant("show_attend_tell_ignores_bias", "show_attend_tell", {}, {"bias": "none"},
+             "drops the LSTM's biases under the default bias=single"),
+    _seam("show_attend_tell_double_input_bias_only", "show_attend_tell", {"bias": "double"},
+          "adds b_xg only: the LSTM's recurrent biases b_hg are never read", "variant option bias",
+          _biases=input_bias_only),
+    _seam("show_attend_tell_gates_in_notes_order", "show_attend_tell", {},
+          "splits the torch-packed LSTM gates in the lecture notes' order (i, f, o, g)", "review",
+          _order=NOTES_ORDER),
+    _seam("show_attend_tell_memory_from_f_init_h", "show_attend_tell", {},
+          "initialises the memory cell with f_init,h (W_init_h, b_init_h) instead of f_init,c", "review",
+          _init_c="W_init_h"),
+    _seam("show_attend_tell_summed_annotations", "show_attend_tell", {},
+          "initialises from the sum of the annotations instead of their mean ā", "review",
+          _mean=lambda A: A.sum(axis=1)),
+    _seam("show_attend_tell_deep_output_without_word", "show_attend_tell", {},
+          "leaves E y_{t−1} out of the deep output: L_o (L_h h + L_z ẑ)", "review",
+          _deep=lambda x, h, z, p: p["L_h"] @ h + p["L_z"] @ z),
+    _seam("show_attend_tell_gate_without_bias", "show_attend_tell", {},
+          "computes β = σ(w_βᵀ h), without b_β", "review",
+          _gate=lambda p, h: sigmoid(p["w_beta"] @ h)),
+    _seam("show_attend_tell_gated_map", "show_attend_tell", {},
+          "returns β·α as the attention map instead of α", "review", _map=lambda alpha, beta: beta * alpha),
+    _seam("show_attend_tell_grid_column_major", "show_attend_tell", {"inputs": "grid"},
+          "reads the feature grid column-major: location (r, c) becomes annotation c·n_h + r, not r·n_w + c",
+          "variant option inputs", _grid=lambda F: F.transpose(1, 0, 2).reshape(-1, F.shape[-1]).T),
+    _seam("show_attend_tell_grid_as_channels_first", "show_attend_tell", {"inputs": "grid"},
+          "flattens a channel-last grid as if it were channel-first (torch's NCHW .view(D, −1))",
+          "variant option inputs", _grid=_channels_first),
+    _seam("show_attend_tell_loss_penalty_over_steps", "show_attend_tell_loss", {},
+          "sums the penalty over steps, λ Σ_t (1 − Σ_i α_ti)² (always 0), instead of over locations", "review",
+          _penalty=_penalty_over_steps),
+    _seam("show_attend_tell_loss_penalty_mean", "show_attend_tell_loss", {},
+          "averages the penalty over the locations instead of summing it", "review", _penalty=_penalty_mean),
+    _variant("show_attend_tell_loss_without_penalty", "show_attend_tell_loss", {}, {"penalty": 0.0},
+             "leaves the doubly stochastic penalty out under the default penalty=1"),
+    _variant("show_attend_tell_loss_penalty_under_zero", "show_attend_tell_loss", {"penalty": 0.0},
+             {"penalty": 1.0}, "adds the penalty with λ = 1 under penalty=0"),
+    _seam("show_attend_tell_loss_nll_same_column", "show_attend_tell_loss", {},
+          "scores column t against word t instead of t + 1", "review", _nll=_nll_same_column),
+    _variant("show_attend_tell_loss_ignores_gate", "show_attend_tell_loss", {}, {"gate": False},
+             "leaves the gate β out of the context under the default gate=true"),
+    _variant("show_attend_tell_loss_ignores_bias", "show_attend_tell_loss", {}, {"bias": "none"},
+             "drops the LSTM's biases under the default bias=single"),
+    _seam("show_attend_tell_loss_grid_as_channels_first", "show_attend_tell_loss", {"inputs": "grid"},
+          "flattens a channel-last grid as if it were channel-first (torch's NCHW .view(D, −1))",
+          "variant option inputs", _grid=_channels_first),
+    _seam("han_mean_pooling", "han", {},
+          "pools every level with the mean of the states instead of attention", "review",
+          _pool=lambda Z, W, b, u: Z.mean(axis=1)),
+    _seam("han_sentence_reads_word_attention", "han", {},
+          "the sentence level pools with the word level's W_w, b_w, u_w", "review", _sentence=("W_w", "b_w", "u_w")),
+    _seam("han_pool_without_tanh", "han", {},
+          "scores u_wᵀ (W z_t + b), without the tanh", "review",
+          _pool=lambda Z, W, b, u: Z @ softmax(u @ (W @ Z + b[:, None]))),
+    _seam("han_returns_logits", "han", {},
+          "returns the classifier's logits W_c v + b_c, not their softmax", "review", _classify=_unchanged),
+    _seam("han_backward_not_rereversed", "han", {},
+          "the encoders' backward states are left in the order computed", "review", _unreverse=_unchanged),
+    _seam("han_gru_as_elman", "han", {},
+          "runs Elman's cell on the candidate's weights W_xn, W_hn, b_n (no gates) under cell=gru",
+          "variant option cell", _step=elman_on_candidate("single")),
+    _seam("han_lstm_collects_memory_cells", "han", {"cell": "lstm"},
+          "collects the LSTM's memory cells c as the states instead of h under cell=lstm", "variant option cell",
+          _state=lambda state: state[-1]),
+    _variant("han_before_under_after", "han", {}, {"reset": "before"},
+             "resets before the recurrent product under the default reset=after (Yang et al.'s)"),
+    _variant("han_cho_under_bahdanau", "han", {}, {"update": "cho"},
+             "updates h ← z ⊙ h + (1 − z) ⊙ n under the default update=bahdanau (Yang et al.'s)"),
+    _variant("han_ignores_biases", "han", {}, {"bias": "none"},
+             "drops the encoders' biases under the default bias=single"),
+)
+
+#: Bugs left out because no input can detect them (equivalent mutants), and why.
+EQUIVALENT = {
+    "HAN's encoder states all listed last position first (both directions reversed together)":
+        "attention pooling is invariant under permuting its columns",
+    "the Show-Attend-Tell penalty summed over steps under penalty = 0": "0 · anything = 0",
+    "Show-Attend-Tell's loss reading the feature grid in another order (column-major)":
+        "the loss is invariant under permuting the locations: ā, the attention's context and the penalty all "
+        "sum over them (the model's attention map, an output, is not: its mutant is killed)",
+}

@@ -1,0 +1,150 @@
+"""``verify --jobs N``: the checks run in worker processes, the longest first (needs torch).
+
+Each worker is a fresh interpreter (``spawn``) that takes one ``(algorithm, check)`` at a time and sends back its
+row (:func:`reference.checking.checks.row`), so the report is the one a single process writes; a worker that
+dies fails the check it held and is replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+from multiprocessing.connection import wait
+
+from formal.errors import FormalError
+
+from .. import require_torch
+from ..model.device import device as resolve_device
+from .checks import Measure, Row, allowed, row as check_row
+
+__all__ = ["SECONDS", "WorkerError", "in_workers"]
+
+torch = require_torch()
+
+
+#: Seconds of each algorithm's checks (quick profile, one CPU thread, measured): the worker processes take
+#: the longest first, so that none is left running a long check while the others idle at the end.
+SECONDS = {"edloss": 5.1, "edtransformer": 4.0, "edinference": 3.5, "dinference": 3.4, "eloss": 2.7,
+           "kv_dtransformer": 2.1, "etransformer": 2.0, "dloss": 2.0, "dtransformer": 1.5, "token_embedding": 0.8,
+           "mhattention": 0.4, "kv_mhattention": 0.4, "attention": 0.2, "single_query_attention": 0.1,
+           "swin": 43.0, "swin_stage": 2.7, "swin_block": 0.9, "window_mhattention": 0.6, "patch_merging": 0.1}
+
+
+class WorkerError(FormalError):
+    """A worker process died before it could check anything (no memory or processes left for it): exit 1."""
+
+    status = 1
+
+
+def in_workers(plan, jobs, setting, show) -> list:
+    """The rows of ``plan`` from ``jobs`` worker processes, each sent one check at a time, the longest first;
+    a worker that dies fails the check it held and is replaced.  ``setting``: (profile, seed, device)."""
+    todo = sorted(range(len(plan)), key=lambda i: (SECONDS.get(plan[i][0], 0.0), -i))  # pop(): the longest
+    rows, done = [None] * len(plan), 0
+    held = {}  # connection → (its process, the index of the check it holds, or None until it is ready)
+    started, finished = [], []
+
+    def dispatch(conn, process):
+        if todo:
+            held[conn] = (process, todo[-1])
+            with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this check
+                conn.send(plan[todo.pop()])
+        else:
+            with contextlib.suppress(OSError):
+                conn.send(None)  # nothing left: it returns
+            finished.append(process)
+
+    try:
+        show(0, f"starting {jobs} worker processes")
+        for _ in range(jobs):
+            conn, process = _start(setting, started)
+            held[conn] = (process, None)
+        while held:
+            for conn in wait(list(held)):
+                process, i = held.pop(conn)
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):  # it died: a crash, the OOM killer, a signal
+                    process.join()
+                    message = _died(plan, i, process.exitcode)
+                    conn = None
+                    if todo:
+                        replacement, process = _start(setting, started)
+                        held[replacement] = (process, None)
+                if isinstance(message, BaseException):  # a bug escaping a check: raised, as with --jobs 1
+                    raise message
+                if i is not None:
+                    rows[i], done = message, done + 1
+                    name, check = plan[i]
+                    show(done, f"{name}: {check}")
+                if conn is not None:
+                    dispatch(conn, process)
+    finally:  # Ctrl-C or an error included: no worker outlives the run
+        for process in started:
+            if process not in finished:
+                process.terminate()
+        for process in started:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+    return rows
+
+
+def _died(plan, i, exitcode) -> Row:
+    """The row of check ``i`` whose worker died holding it; a worker that died before it was ready is a
+    WorkerError."""
+    how = f"killed by {signal.Signals(-exitcode).name}" if exitcode < 0 else f"exit status {exitcode}"
+    if i is None:
+        raise WorkerError(f"a verify worker process died before it could check anything ({how}); --jobs 1 "
+                          f"checks in this process")
+    name, check = plan[i]
+    return Row(name, check, 0, float("inf"), allowed(name, check), "FAIL",
+               f"the worker process running this check died ({how})")
+
+
+def _start(setting, started):
+    """A worker process (appended to ``started``) and the connection to it.  It is a fresh interpreter
+    (``spawn``: torch's threads and ``fork`` do not mix) started with SIGINT blocked, so that Ctrl-C reaches
+    only this process, which ends the workers."""
+    context = multiprocessing.get_context("spawn")
+    here, there = context.Pipe()
+    process = context.Process(target=_work, args=(there, *setting), name="verify worker", daemon=True)
+    with _sigint_blocked():
+        try:
+            process.start()
+        except OSError as exc:  # no processes or memory left
+            raise WorkerError(f"could not start a verify worker process ({exc}); --jobs 1 checks in this "
+                              f"process") from None
+        started.append(process)
+    there.close()
+    return here, process
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:  # a Ctrl-C that came meanwhile is delivered now
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _work(conn, profile, seed, device):
+    """A worker: it checks each (algorithm, check) the parent sends and sends back its row (or the exception
+    that escaped it), until it is sent None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)  # jobs × 1 thread: these tensors are too small to gain from more (measured)
+    measure = Measure(resolve_device(device))
+    with contextlib.suppress(EOFError, OSError):  # the parent is gone: nothing to report to
+        conn.send("ready")
+        while (task := conn.recv()) is not None:
+            try:
+                row = check_row(*task, profile, seed, measure)
+            except Exception as exc:  # noqa: BLE001 - re-raised in the parent
+                row = exc
+            try:
+                conn.send(row)
+            except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+                conn.send(RuntimeError(f"{type(row).__name__}: {row} (and {type(exc).__name__} sending it)"))
