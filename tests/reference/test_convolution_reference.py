@@ -120,3 +120,27 @@ def test_pyg_graph_convolutions_equal_the_spec(norm, seed):
             want = (aggregated @ torch.tensor(W).T + torch.tensor(b)).numpy().T
     got = graph_conv.variant(norm=norm)(X=X, A=A.astype(float), W=W, b=b)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_conv1d_in_bfloat16_on_one_thread_survives_the_padding_torch_crashes_on():
+    """torch 2.13's CPU bfloat16 convolution, padding by itself, ends the process on one thread (the
+    configuration below: stride 2, padding 1, dilation 2 over one token), as verify's workers run it; the
+    reference pads first, so the configuration runs and equals the spec within the bfloat16 tolerance.  In a
+    subprocess, so that a crash fails this test instead of ending the test run."""
+    import subprocess
+    import sys
+    code = """
+import numpy as np, torch
+torch.set_num_threads(1)
+from formal.algorithms.convolution import conv1d
+from reference.model.execute import execute
+algorithm = conv1d.variant(stride=2, padding=1, dilation=2)
+rng = np.random.default_rng(0)
+args = dict(X=rng.normal(size=(2, 1)), W=rng.normal(size=(1, 2, 2)), b=rng.normal(size=2))
+got = execute(algorithm, dtype="bfloat16", device="cpu", **args)
+want = algorithm(**args)
+assert got.shape == want.shape and np.abs(got - want).max() < 0.05 * max(1, np.abs(want).max()), (got, want)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-2000:])
