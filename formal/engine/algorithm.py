@@ -15,6 +15,7 @@ from typing import Callable
 import sympy as sp
 
 from .calls import CallOp, ColumnCallOp, Several, call, call_columns
+from .options import Options
 from ..core.constraints import Constraint, at_most, divides, even
 from ..costs.cost import Cost, check_convention
 from ..errors import ConfigError, shown
@@ -109,7 +110,10 @@ class Algorithm:
     defaults : dict
         Inputs that may be omitted, mapped to the input they default to (``{"Z": "X"}``).
     options : dict
-        The builder options this object was made with; :meth:`variant` makes another.
+        The builder options this object was made with (name → value); :meth:`variant` makes another.
+    builder : callable
+        The function that built it, which :meth:`variant` calls.  A builder decorated by
+        :meth:`formal.engine.options.Options.builds` declares the options (:attr:`option_specs`).
     random : bool
         Whether it draws random numbers; execution then takes ``seed`` (an int or a numpy Generator).
     notes : sequence of str
@@ -120,13 +124,11 @@ class Algorithm:
     model : bool
         Whether an algorithm outside the paper is a whole model (a recurrent stack) whose parameters an
         implementation under test takes as one dict, as Algorithms 8–15 do.
-    option_words : dict
-        Words a numeric option also takes on the command line (``{"padding": ("same",)}``).
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
-                 params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
-                 random=False, notes=(), source="", model=False, option_words=None):
+                 params_label="", constraints=(), defaults=None, options=None, builder=None,
+                 random=False, notes=(), source="", model=False):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
         self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
@@ -138,9 +140,11 @@ class Algorithm:
         self.constraints = tuple(constraints)
         self.defaults = dict(defaults or {})
         self.options = dict(options or {})
-        self.option_docs = dict(option_docs or {})
-        self.option_words = dict(option_words or {})
         self._builder = builder
+        self.option_specs = getattr(builder, "declared", None) or Options()
+        if list(self.options) != list(self.option_specs):
+            raise ConfigError(f"{self.label}: its options {list(self.options)} are not the ones its builder "
+                              f"declares, {list(self.option_specs)}")
         self._check_names()
 
     # ---------------------------------------------------------------------------------------- identity
@@ -162,6 +166,11 @@ class Algorithm:
         """Whether it is a whole model or one of its uses (Algorithms 8–15, a recurrent layer or stack), which
         take their parameters as one dict."""
         return self._model or (self.number is not None and self.number >= 8)
+
+    @property
+    def option_docs(self) -> dict:
+        """Option name → its meaning, from the declarations (:attr:`option_specs`)."""
+        return {name: option.doc for name, option in self.option_specs.items()}
 
     def __repr__(self):
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())

@@ -33,7 +33,7 @@ from ..core.constraints import at_most
 from ..errors import ConfigError, shown
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import POSTFIX, PRODUCT, Op, _rank
+from .base import POSTFIX, PRODUCT, Op, rank
 
 __all__ = ["NORMS", "window_span", "output_length", "same_padding", "check_geometry", "Unfold", "Offsets",
            "Aggregate"]
@@ -112,7 +112,7 @@ class Unfold(Op):
         self.stride, self.padding, self.dilation = check_geometry(stride=stride, padding=padding, dilation=dilation)
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a sequence to unfold")
+        rank(shapes[0], (2,), "a sequence to unfold")
         d, ell = shapes[0]
         return (self.kernel * d, output_length(ell, self.kernel, stride=self.stride, padding=self.padding,
                                                dilation=self.dilation))
@@ -161,7 +161,7 @@ class Offsets(Op):
     free = True
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "the per-offset weights of a convolution")
+        rank(shapes[0], (3,), "the per-offset weights of a convolution")
         k, rows, cols = shapes[0]
         return (rows, k * cols)
 
@@ -214,8 +214,8 @@ class Aggregate(Op):
 
     def shape(self, shapes):
         x, a = shapes
-        _rank(x, (2,), "the features to aggregate")
-        _rank(a, (2,), "an adjacency matrix")
+        rank(x, (2,), "the features to aggregate")
+        rank(a, (2,), "an adjacency matrix")
         if not same_dim(x[1], a[0]):
             raise Mismatch(str(x[1]), x[1], a[0], "nodes of the features against the adjacency's rows")
         if self.norm == "gcn" and not same_dim(a[0], a[1]):
