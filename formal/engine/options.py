@@ -343,9 +343,10 @@ def options_latex(algorithm) -> str:
     for name, value, option in rows:
         out.append(rf"{code(name)} & {code(written(value))} & {option.domain.latex()} "
                    rf"(default {code(written(option.default))}) & {latex_text(option.meaning())} \\")
-    if algorithm.option_specs.rules:
+    rules = algorithm.option_specs.rules
+    if rules:
         out.append(r"\hline")
-        out += [rf"\multicolumn{{4}}{{l}}{{rule: {latex_text(rule.text())}}} \\" for rule in algorithm.option_specs.rules]
+        out += [rf"\multicolumn{{4}}{{l}}{{rule: {latex_text(rule.text())}}} \\" for rule in rules]
     out.append(r"\end{tabular}")
     return "\n".join(out) + "\n"
 

@@ -26,7 +26,8 @@ named target), so whatever it does becomes a verdict.  Each example is checked f
     after t move (backward: before t);
 ``equivariance``
     where no position breaks symmetry, permuting the queries permutes the output columns and permuting
-    the context leaves them (Algorithms 3–5 without a mask; Algorithm 9 without positions).
+    the context leaves them (Algorithms 3–5 without a mask or a score bias, which is positional; Algorithm 9
+    without positions and with the masked-LM head, one output per token).
 
 The last three are properties of the algorithm checked on the function alone; the spec comparison already
 implies them, but a failure of one names the bug better than an error figure does.  An example on which the
@@ -252,9 +253,10 @@ def _applies(name, options, arguments) -> dict:
     return {
         "masks": name in _ATTENTION,
         "causality": name in _DECODERS or (name in _RECURRENT and options.get("direction") != "bidirectional"),
-        "equivariance": (name in _ATTENTION + ("single_query_attention",)
+        "equivariance": ((name in _ATTENTION + ("single_query_attention",) and not options.get("score_bias"))
                          or (name in ("etransformer", "edtransformer") and options.get("position") == "none"
-                             and options.get("inputs", "tokens") == "tokens")),
+                             and options.get("inputs", "tokens") == "tokens"
+                             and options.get("head", "mlm") == "mlm")),
     }
 
 

@@ -79,7 +79,9 @@ def _attention(c: Call, fn, names):
     X = c.rows("X")
     Z = X if c.get("Z") is None else c.rows("Z")
     mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
-    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **c.weights(*names)))
+    bias = {"B": c.tensor("B").transpose(-1, -2)} if c.options["score_bias"] else {}   # the spec's ℓ_z×ℓ_x as rows
+    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **bias,
+                              **c.weights(*names)))
 
 
 def _score(c: Call) -> dict:
@@ -138,6 +140,8 @@ def _etransformer(c: Call):
         return _vector(stacks.probabilities(logits))
     s = c.tokens("s") if c.options["token_types"] else None
     logits = stacks.etransformer(c.params, c.options, x=c.tokens("x"), s=s, **c.kwargs())
+    if c.options["head"] == "classifier":   # the class distribution of the first token
+        return _vector(stacks.probabilities(logits))
     return rows_to_columns(stacks.probabilities(logits))
 
 

@@ -36,10 +36,14 @@ def weights(S, empty="zero"):
     return A
 
 
-def attend(Q, K, V, mask, *, empty="zero", score=None, _scale=math.sqrt, _fill=fill, _weights=weights,
+def attend(Q, K, V, mask, *, empty="zero", score=None, bias=None, _scale=math.sqrt, _fill=fill, _weights=weights,
            _mix=np.matmul):
     """Algorithm 4, lines 4–6: ``Ṽ = V·softmax(mask(KᵀQ)/√d_attn)``; Q d_attn×ℓ_x, K d_attn×ℓ_z, V d×ℓ_z.
-    ``score`` (Q, K ↦ ℓ_z×ℓ_x) replaces the scaled dot product by another score, which is not scaled."""
+    ``score`` (Q, K ↦ ℓ_z×ℓ_x) replaces the scaled dot product by another score, which is not scaled; a score
+    ``bias`` B (ℓ_z×ℓ_x) is added to the scaled scores before the mask."""
+    if bias is not None:
+        S = (K.T @ Q / _scale(Q.shape[0]) if score is None else score(Q, K)) + bias
+        return _mix(V, _weights(_fill(S, mask), empty))
     if score is None:
         S = _fill(K.T @ Q, mask) / _scale(Q.shape[0])           # ℓ_z×ℓ_x
     else:
@@ -97,19 +101,21 @@ def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", 
     return single_query_attention
 
 
-def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", _attend=attend,
+def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", score_bias=False, _attend=attend,
               _additive=additive, _slope=0.2):
-    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3)."""
+    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3); with
+    ``score_bias``, the input B (ℓ_z×ℓ_x) joins the scaled scores."""
     scores = scorer(score, activation, _additive=_additive, _slope=_slope)
 
-    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None):
+    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None, B=None):
         Z = X if Z is None else Z
         Q = W_q @ X + _bias(b_q, len(W_q), bias)[:, None]                      # d_attn×ℓ_x
         K = W_k @ Z + _bias(b_k, len(W_k), bias)[:, None]                      # d_attn×ℓ_z
         V = W_v @ Z + _bias(b_v, len(W_v), bias)[:, None]                      # d_out×ℓ_z
+        biased = {"bias": B} if score_bias else {}
         if scores is None:
-            return _attend(Q, K, V, mask, empty=empty)
-        return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a))
+            return _attend(Q, K, V, mask, empty=empty, **biased)
+        return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a), **biased)
     return attention
 
 
@@ -123,23 +129,28 @@ def _project(W, X, b, use):
     return np.einsum("hdi,it->hdt", W, X) + _bias(b, W.shape[:2], use)[:, :, None]
 
 
-def _heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack):
-    """Algorithm 5: query head h attends with its key/value head's K and V; ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
+def _heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack, B=None,
+           head_bias=lambda B, h: B[h]):
+    """Algorithm 5: query head h attends with its key/value head's K and V (and, given a score bias B
+    (H×ℓ_z×ℓ_x), its own B^h); ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
     H, H_kv = len(W_q), len(K)
     Q = _project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
-    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty) for h in range(H)]
+    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty,
+                **({} if B is None else {"bias": head_bias(B, h)})) for h in range(H)]
     return W_o @ stack(Y) + _bias(b_o, len(W_o), bias)[:, None]                # d_out×ℓ_x
 
 
-def mhattention(*, bias=True, empty="zero", n_kv_heads=None, _attend=attend, _group=group,
-                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z):
-    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k)."""
-    heads = partial(_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack)
+def mhattention(*, bias=True, empty="zero", n_kv_heads=None, score_bias=False, _attend=attend, _group=group,
+                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h]):
+    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k;
+    ``score_bias``: head h adds B[h] to its scaled scores)."""
+    heads = partial(_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack,
+                    head_bias=_head_bias)
 
-    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None):
+    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None, B=None):
         Z = _context(X, Z)
         K, V = _project(W_k, Z, b_k, bias), _project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
-        return heads(X, K, V, mask, W_q, b_q, W_o, b_o)
+        return heads(X, K, V, mask, W_q, b_q, W_o, b_o, B=B if score_bias else None)
     return mhattention
 
 

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from . import bugs
-from .attention import attend, attention, kv_mhattention, mhattention, single_query_attention
+from .attention import attend, attention, fill, kv_mhattention, mhattention, single_query_attention, weights
 from .paged import gather, paged_mhattention
 from .decoder import dtransformer, kv_dtransformer
 from .embedding import TABLES, position_table, positional_embedding, token_embedding
@@ -91,8 +91,14 @@ def _modulo(h, H, H_kv):
     return h % H_kv                                            # for h // (H/H_kv)
 
 
+def _bias_before_scaling(Q, K, V, mask, *, empty="zero", bias=None):
+    """The score bias added to KᵀQ before the 1/√d_attn scaling: ``softmax((KᵀQ + B)/√d_attn)``."""
+    return V @ weights(fill((K.T @ Q + bias) / math.sqrt(Q.shape[0]), mask), empty)
+
+
 _PAPER, _VASWANI = TABLES["sinusoidal-paper"], TABLES["sinusoidal-vaswani"]
 _GROUPED = {"n_kv_heads": 2}     # H ∈ {2, 4}: h // (H/H_kv) and h % H_kv differ at H = 4
+_SCORE_BIAS = {"score_bias": True}
 
 # ----------------------------------------------------------------------------------- Algorithms 1–3
 _EMBEDDING = [
@@ -149,6 +155,9 @@ _ATTENTION = [
              "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
     _variant("attention_ignores_biases", "attention", {}, {"bias": False},
              "drops the biases b_q, b_k, b_v under the default bias=true"),
+    _seam("attention_score_bias_scaled", "attention", _SCORE_BIAS,
+          "adds the score bias B before the 1/√d_attn scaling, so that B is scaled too", "variant option score_bias",
+          _attend=_bias_before_scaling),
 ]
 
 # ------------------------------------------------------------------ Algorithm 5, grouped-query, KV cache
@@ -167,6 +176,9 @@ _MHA = [
              "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
     _variant("mhattention_ignores_biases", "mhattention", {}, {"bias": False},
              "drops the biases of the projections and of W_o under the default bias=true"),
+    _seam("mhattention_score_bias_of_head_0", "mhattention", _SCORE_BIAS,
+          "every head adds head 0's score bias B[0] (the bias table read without its head index)",
+          "variant option score_bias", _head_bias=lambda B, h: B[0]),
     _seam("kv_mhattention_prepends_new_keys", "kv_mhattention", {},
           "puts the new tokens' keys and values before the cached ones (step=extend)", "variant option step",
           _append=lambda cache, new: np.concatenate([new, cache], axis=-1)),
@@ -347,6 +359,9 @@ _ENCODER = [
     _seam("etransformer_classifies_last_token", "etransformer", _VIT,
           "classifies from the last column instead of the class token", "variant option head",
           _class_column=-1),
+    _seam("etransformer_tokens_classifies_last_token", "etransformer", {"head": "classifier"},
+          "classifies a token sequence from its last token instead of its first", "variant option head",
+          _class_column=-1),
     _variant("etransformer_channel_last_patches_under_channel_first", "etransformer", _IMAGE,
              {"patch_order": "channel-last"}, "flattens each patch as (i, j, c) where HF's Conv2d reads (c, i, j)"),
     _variant("etransformer_channel_first_patches_under_channel_last", "etransformer",
@@ -421,6 +436,8 @@ _LOSSES = [
           _draw=lambda rng, x, p_mask: (rng.random(len(x)) >= p_mask).astype(float)),
     _variant("eloss_ignores_token_types", "eloss", {"token_types": True}, {"token_types": False},
              "ignores the token types s (no W_s[:, s[t]])"),
+    _variant("eloss_fixed_p_mask", "eloss", {"p_mask": 0.5}, {"p_mask": 0.15},
+             "masks each token with BERT's hard-coded probability 0.15 under p_mask=0.5"),
 ]
 
 # ------------------------------------------------------------------------------------ Algorithms 14, 15
