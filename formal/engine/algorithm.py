@@ -186,6 +186,8 @@ class Algorithm:
             known = ", ".join(self.options) or "none"
             raise ConfigError(f"{self.name} has no option {shown(unknown[0])}; its options: {known}")
         options = {**self.options, **options}
+        if self.option_specs:    # checked and in normal form: eps=0 is the variant eps=0.0
+            options = self.option_specs.resolve(options, self.name)
         try:
             key = tuple(sorted((name, _typed(value)) for name, value in options.items()))
             hash(key)
