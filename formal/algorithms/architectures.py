@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, call, call_columns
 from ..engine.domains import BOOL, Choice
-from ..engine.options import Option, Options, Requires
+from ..engine.declarations import Option, Options, Requires
 from ..ops import (PATCH_ORDERS, LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column,
                    patchify, positions)
 from ..core.shapes import TensorSpec

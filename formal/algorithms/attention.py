@@ -39,7 +39,7 @@ import sympy as sp
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, divides
 from ..engine.domains import BOOL, AnyOf, Choice, Integer
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
 from ..ops.scores import SCORE_ACTIVATIONS, additive_score

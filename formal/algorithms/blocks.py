@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
 from ..engine.domains import BOOL, Choice
-from ..engine.options import Option
+from ..engine.declarations import Option
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max

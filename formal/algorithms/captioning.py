@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..engine.domains import BOOL, Choice, Real
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import (LoopIndex, activation, add, column, column_mean, dot, grid_columns, matmul, mul, sequence,
                    softmax, stack_vertical, weighted_sum)
 from ..ops.losses import DoublyStochastic, NextTokenNLL

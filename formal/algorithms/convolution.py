@@ -45,11 +45,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..engine.algorithm import Algorithm, Assign
-from ..engine.domains import BOOL, AnyOf, Choice, Integer
-from ..engine.options import Option, Options, Requires
+from ..engine.domains import BOOL, Choice
+from ..engine.declarations import Option, Options
 from ..errors import ConfigError
 from ..ops import ACTIVATIONS, activation, add_bias, matmul
-from ..ops.convolution import NORMS, Aggregate, Offsets, Unfold, window_span
+from ..ops.convolution import GEOMETRY, NORMS, Aggregate, Offsets, Unfold, window_span
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_in, d_out, ell, k
 
@@ -62,16 +62,7 @@ CONV_ACTIVATIONS = ("none",) + tuple(name for name in ("relu", "tanh", "sigmoid"
 CONV_BIAS = Option("bias", True, BOOL, "whether b is added (torch's bias=True)")
 CONV_ACTIVATION = Option("activation", "none", Choice(*CONV_ACTIVATIONS),
                          "σ after the sum: none (torch.nn.Conv1d is linear), relu, tanh, sigmoid or gelu")
-_CONV1D_OPTIONS = Options(
-    Option("stride", 1, Integer(1), "s, the distance between the first positions of consecutive windows",
-           examples=(1, 2, 3)),
-    Option("padding", 0, AnyOf(Integer(0), Choice("same")),
-           "p zero columns at both ends, or same: δ(k − 1) zeros in all, the extra one on the right when "
-           "δ(k − 1) is odd, as torch pads, so that ℓ_out = ℓ", examples=(0, 1, 2, "same")),
-    Option("dilation", 1, Integer(1), "δ, the distance between the positions one window reads", examples=(1, 2)),
-    CONV_BIAS, CONV_ACTIVATION,
-    rules=(Requires("padding", ("same",), "stride", (1,), "as torch.nn.Conv1d: a strided 'same' output has no "
-                                                          "single definition", move="option"),))
+_CONV1D_OPTIONS = Options(*GEOMETRY.values(), CONV_BIAS, CONV_ACTIVATION, rules=GEOMETRY.rules)
 _GRAPH_CONV_OPTIONS = Options(
     Option("norm", "gcn", Choice(*NORMS),
            "how the adjacency is normalised: sum (Â = A), mean (each column over the in-degree; an isolated node "

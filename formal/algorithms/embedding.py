@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, even
 from ..engine.domains import Choice
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import gather, sinusoid
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e, ell_max

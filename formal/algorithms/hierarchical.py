@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..engine.domains import Choice
-from ..engine.options import Options
+from ..engine.declarations import Options
 from ..ops import LoopIndex, column, sequence
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent

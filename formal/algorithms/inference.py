@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call
 from ..engine.domains import BOOL, Choice, Real
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from ..core.shapes import TensorSpec
 from ..core.symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, at_most, call
 from ..engine.domains import Choice
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x

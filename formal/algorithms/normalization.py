@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, at_most
 from ..engine.domains import Choice, Real
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import add, mean, mul, square, standardize, sub
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_e

@@ -42,7 +42,7 @@ from ..core.shapes import TensorSpec, numel
 from ..core.symbols import H, block, d_attn, d_mid, d_x, ell_c, ell_max, ell_x, n_blocks, n_pool
 from ..core.symbols import latex as sym_latex, text as sym_text
 from ..engine.algorithm import Algorithm, Assign, at_most, call
-from ..engine.options import Options
+from ..engine.declarations import Options
 from ..errors import ConfigError, DomainError, shown
 from ..ops.base import ATOM, Op, rank
 from .attention import BIAS, N_KV_HEADS, kv_heads

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign
 from ..engine.domains import Choice
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import activation, add_bias, matmul, matmul_t, softmax, weighted_sum
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_a, d_z, ell

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call
 from ..engine.domains import Choice
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import (LoopIndex, activation, add, column, matmul, mul, one_minus, pick, sequence, stack_vertical,
                    zeros)
 from ..core.shapes import TensorSpec

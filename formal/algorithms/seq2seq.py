@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..engine.domains import Choice
-from ..engine.options import Option, Options, Requires
+from ..engine.declarations import Option, Options, Requires
 from ..ops import (LoopIndex, activation, add, column, final, matmul, matmul_t, sequence, softmax, stack_vertical,
                    weighted_sum, zeros)
 from ..ops.scores import additive_score

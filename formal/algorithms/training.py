@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..engine.algorithm import Algorithm, Assign, CallOp, Loop, call
 from ..engine.calls import call_node
 from ..engine.domains import Real
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..costs.cost import BACKWARD, Work, gradient_step
 from ..errors import ConfigError
 from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked

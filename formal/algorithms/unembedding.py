@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign
 from ..engine.domains import BOOL
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import add, matmul, softmax
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns, even
 from ..engine.domains import BOOL, Integer
-from ..engine.options import Option, Options
+from ..engine.declarations import Option, Options
 from ..ops import (LoopIndex, activation, add, column_mean, columns_grid, cyclic_shift, grid_columns, matmul,
                    merge_patches, patchify, pick, relative_bias, shift_mask, unwindows, windows)
 from ..core.shapes import TensorSpec

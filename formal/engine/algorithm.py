@@ -15,7 +15,7 @@ from typing import Callable
 import sympy as sp
 
 from .calls import CallOp, ColumnCallOp, Several, call, call_columns
-from .options import Options
+from .declarations import Options
 from ..core.constraints import Constraint, at_most, divides, even
 from ..costs.cost import Cost, check_convention
 from ..errors import ConfigError, shown
@@ -113,7 +113,7 @@ class Algorithm:
         The builder options this object was made with (name → value); :meth:`variant` makes another.
     builder : callable
         The function that built it, which :meth:`variant` calls.  A builder decorated by
-        :meth:`formal.engine.options.Options.builds` declares the options (:attr:`option_specs`).
+        :meth:`formal.engine.declarations.Options.builds` declares the options (:attr:`option_specs`).
     random : bool
         Whether it draws random numbers; execution then takes ``seed`` (an int or a numpy Generator).
     notes : sequence of str

@@ -126,8 +126,8 @@ class Choice(Domain):
         return self._values
 
     def parse(self, text: str):
-        for v in self._values:
-            if (v is None or isinstance(v, bool)) and text.lower() == str(v).lower() or v == text:
+        for v in self._values:   # a word as written; True, False and None in any case, spaces around
+            if (v is None or isinstance(v, bool)) and text.strip().lower() == str(v).lower() or v == text:
                 return v
         raise ValueError(text)
 
@@ -171,7 +171,7 @@ class Integer(Domain):
         return int(value)
 
     def parse(self, text: str):
-        if not _INT.fullmatch(text):
+        if not _INT.fullmatch(text.strip()):
             raise ValueError(text)
         return int(text)
 
@@ -212,7 +212,7 @@ class Real(Domain):
         return float(value)
 
     def parse(self, text: str):
-        if len(text) > 40:              # float() of 5000 digits is slow, and no option needs them
+        if len(text.strip()) > 40:      # float() of 5000 digits is slow, and no option needs them
             raise ValueError(text)
         return float(text)
 

@@ -1,7 +1,7 @@
 """The options of an example: each one not fixed is drawn from its declaration's ``examples``
-(:class:`formal.engine.options.Option`), then the draw is mended where the declarations say two values cannot
+(:class:`formal.engine.declarations.Option`), then the draw is mended where the declarations say two values cannot
 go together — an option that applies only with another's value (``reset`` with ``cell = 'gru'``), a
-:class:`~formal.engine.options.Requires` rule (``padding = 'same'`` needs ``stride = 1``) — moving what was
+:class:`~formal.engine.declarations.Requires` rule (``padding = 'same'`` needs ``stride = 1``) — moving what was
 drawn, never what was fixed.  The same data the builders validate with: no choice is restated here.
 
 What was fixed narrows the draws first: a fixed ``patch_order = 'channel-last'`` applies with the image input
@@ -12,7 +12,7 @@ option fixed (conform on an algorithm object) nothing is drawn, and the random g
 from __future__ import annotations
 
 from formal import algorithms
-from formal.engine.options import same_value
+from formal.engine.declarations import same_value
 from formal.errors import ConfigError
 
 __all__ = ["EXAMPLE_ALGORITHMS", "trains", "draw_options"]

@@ -14,7 +14,8 @@ from formal.algorithms import ALGORITHMS
 from formal.engine import render
 from formal.engine.domains import BOOL, AnyOf, Choice, Integer, Real, written
 from formal.engine.latex_text import GLYPHS, latex_text
-from formal.engine.options import Option, Options, Requires, parse_options
+from formal.engine.declarations import Option, Options, Requires
+from formal.engine.options import parse_options
 from formal.errors import ConfigError
 
 PAIRS = [(name, option) for name, a in ALGORITHMS.items() for option in a.option_specs]

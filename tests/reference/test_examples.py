@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from formal import algorithms
 from formal.errors import ConfigError
 from formal.core.symbols import by_name
-from formal.engine.options import same_value
+from formal.engine.declarations import same_value
 from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
 from reference.checking.variants import draw_options
 
