@@ -148,7 +148,7 @@ class Option:
         applies = {"option": self.applies[0], "values": list(self.applies[1])} if self.applies else None
         return {"default": self.default, "domain": self.domain.notation(), "schema": self.domain.schema(),
                 "doc": self.doc, "applies": applies, "examples": list(self.examples),
-                "unexampled": {written(v): why for v, why in self.unexampled}, "hint": self.hint}
+                "unexampled": [{"value": v, "why": why} for v, why in self.unexampled], "hint": self.hint}
 
 
 @dataclass(frozen=True)
