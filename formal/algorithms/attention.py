@@ -54,7 +54,7 @@ __all__ = ["single_query_attention", "attention", "mhattention", "SCORES", "BIAS
 SCORES = ("scaled_dot", "dot", "additive")
 
 #: Whether the projections of Algorithms 3–5 have biases.
-BIAS = Option("bias", True, BOOL, "whether the projections have biases (b_q, b_k, b_v, and b_o in Algorithm 5)")
+BIAS = Option("bias", True, BOOL, "whether the query, key and value projections (and the output one, W_o) have biases")
 #: Design decision 7: what a query with no admitted key gets.
 EMPTY = Option(
     "empty", "zero", Choice(*EMPTY_POLICIES),

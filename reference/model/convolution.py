@@ -32,10 +32,11 @@ def conv1d(X, W, b=None, *, stride=1, padding=0, dilation=1, activation="none", 
     without the copy torch warns it may make for an even kernel."""
     weight = W.permute(1, 2, 0)                                          # (d_out, d_in, k), torch's layout
     X = X.transpose(1, 2)                                                # (B, d_in, ℓ)
-    if padding == "same":
-        total = dilation * (W.shape[0] - 1)
-        X, padding = torch.nn.functional.pad(X, (total // 2, total - total // 2)), 0
-    Y = torch.nn.functional.conv1d(X, weight, b, stride=stride, padding=padding, dilation=dilation)
+    total = dilation * (W.shape[0] - 1) if padding == "same" else 2 * padding
+    # the zeros padded here, not by conv1d: torch 2.13's CPU bfloat16 kernel crashes (SIGSEGV) on one thread
+    # with padding 1, stride 2 and dilation 2 (ℓ = k = 1), and pads nothing else differently
+    X = torch.nn.functional.pad(X, (total // 2, total - total // 2))
+    Y = torch.nn.functional.conv1d(X, weight, b, stride=stride, dilation=dilation)
     return _ACTIVATIONS[activation](Y.transpose(1, 2))                   # (B, ℓ_out, d_out)
 
 
