@@ -27,15 +27,16 @@ _ACTIVATIONS = {"none": lambda y: y, "relu": torch.relu, "tanh": torch.tanh, "si
 
 def conv1d(X, W, b=None, *, stride=1, padding=0, dilation=1, activation="none", **_):
     """``conv1d`` of the spec on rows: X (B, ℓ, d_in), W (k, d_out, d_in), b (d_out) ↦ Y (B, ℓ_out, d_out).
-    Takes the algorithm's options as keywords (``bias`` is read from whether b is given).  ``padding="same"``
-    pads δ(k − 1) zeros, the odd one on the right, before an unpadded convolution: torch's rule for "same",
-    without the copy torch warns it may make for an even kernel."""
+    Takes the algorithm's options as keywords (``bias`` is read from whether b is given).  The zeros are padded
+    here, before an unpadded convolution: ``padding="same"`` pads δ(k − 1), the odd one on the right (torch's
+    rule for "same", without the copy torch warns it may make for an even kernel), and an integer p pads p on
+    each side — torch 2.13's CPU kernel for bfloat16, padding itself, crashes the process on one thread
+    (stride 2, padding 1, dilation 2 over one token, say)."""
     weight = W.permute(1, 2, 0)                                          # (d_out, d_in, k), torch's layout
     X = X.transpose(1, 2)                                                # (B, d_in, ℓ)
     total = dilation * (W.shape[0] - 1) if padding == "same" else 2 * padding
-    # the zeros padded here, not by conv1d: torch 2.13's CPU bfloat16 kernel crashes (SIGSEGV) on one thread
-    # with padding 1, stride 2 and dilation 2 (ℓ = k = 1), and pads nothing else differently
-    X = torch.nn.functional.pad(X, (total // 2, total - total // 2))
+    left = total // 2 if padding == "same" else padding
+    X = torch.nn.functional.pad(X, (left, total - left))                 # (B, d_in, ℓ + total)
     Y = torch.nn.functional.conv1d(X, weight, b, stride=stride, dilation=dilation)
     return _ACTIVATIONS[activation](Y.transpose(1, 2))                   # (B, ℓ_out, d_out)
 
