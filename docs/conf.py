@@ -53,12 +53,12 @@ def _conventions() -> str:
 def _options() -> str:
     from formal import algorithms
     names = ("edtransformer", "etransformer", "dtransformer", "kv_dtransformer", "eloss", "dinference")
-    defaults, docs = {}, {}
+    defaults, specs = {}, {}
     for name in names:
         algorithm = algorithms.get(name)
-        for option, doc in algorithm.option_docs.items():
-            docs.setdefault(option, doc)
-            defaults.setdefault(option, {})[name] = algorithm.options[option]
+        for option, spec in algorithm.option_specs.items():
+            specs.setdefault(option, spec)
+            defaults.setdefault(option, {})[name] = spec.default
     rows = []
     for option, by_algorithm in defaults.items():
         models = {n: v for n, v in by_algorithm.items() if n in names[:3]}
@@ -66,8 +66,8 @@ def _options() -> str:
         values = set(map(repr, by_algorithm.values()))
         default = (f"``{next(iter(values))}``" if len(values) == 1 else
                    "; ".join(f"``{n}``: ``{v!r}``" for n, v in by_algorithm.items()))
-        rows.append((f"``{option}``", default, docs[option]))
-    return _table(("option", "default", "meaning"), rows, (15, 30, 55))
+        rows.append((f"``{option}``", f"``{specs[option].domain.notation()}``", default, specs[option].meaning()))
+    return _table(("option", "domain", "default", "meaning"), rows, (13, 22, 20, 45))
 
 
 def _presets() -> str:

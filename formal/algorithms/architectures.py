@@ -10,36 +10,65 @@ d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, call, call_columns
-from ..errors import ConfigError
+from ..engine.domains import BOOL, Choice
+from ..engine.declarations import Option, Options, Requires
 from ..ops import (PATCH_ORDERS, LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column,
                    patchify, positions)
 from ..core.shapes import TensorSpec
-from ..errors import shown
 from ..core.symbols import (L, L_dec, L_enc, N_V, by_name, channels, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes, n_types, patch)
 from . import blocks
-from .attention import _affine
-from .blocks import OPTION_DOCS, StackOptions, embed, layer_loop, mlp, norm_columns, sublayers, unembed
+from .attention import affine
+from .blocks import StackOptions, embed, layer_loop, mlp, norm_columns, stack_options, sublayers, unembed
 from .embedding import build_positional_embedding, build_token_embedding
 from .unembedding import build_unembedding
 
 __all__ = ["edtransformer", "etransformer", "dtransformer", "build_edtransformer", "build_etransformer",
-           "build_dtransformer", "ETRANSFORMER_INPUTS", "ETRANSFORMER_HEADS"]
+           "build_dtransformer", "ETRANSFORMER_INPUTS", "ETRANSFORMER_HEADS", "DTRANSFORMER_OPTIONS",
+           "EDTRANSFORMER_OPTIONS", "ETRANSFORMER_OPTIONS", "INPUTS", "HEAD", "PATCH_ORDER"]
 
 ETRANSFORMER_INPUTS = ("tokens", "patches", "image")
 ETRANSFORMER_HEADS = ("mlm", "classifier")
+_VIT = ("patches", "image")
+
+#: Algorithm 10's options: the stacks' (pre-LN, GELU: GPT).
+DTRANSFORMER_OPTIONS = Options(*stack_options())
+#: Algorithm 8's: the stacks' with the original transformer's ReLU and post-LN.
+EDTRANSFORMER_OPTIONS = Options(*stack_options(activation="relu", norm_position="post"))
+
+INPUTS = Option("inputs", "tokens", Choice(*ETRANSFORMER_INPUTS),
+                "tokens, patches (ViT: X_p ∈ ℝ^(d_patch×ℓ) with a class token), or image (ViT from the pixels: "
+                "X_img ∈ ℝ^((P·n_h)×(P·n_w)×C), cut into P×P patches)")
+HEAD = Option("head", "mlm", Choice(*ETRANSFORMER_HEADS),
+              "mlm (Algorithm 9's W_f, LN, W_u: every token's distribution) or classifier (ViT's: W_head on the "
+              "first token, the class token)")
+PATCH_ORDER = Option("patch_order", None, Choice(None, *PATCH_ORDERS),
+                     "a patch's values as channel-first (c, i, j), HF's and timm's Conv2d order (None: the same), "
+                     "or channel-last (i, j, c)").when("inputs", "image")
+#: Algorithm 9's: the stacks' (post-LN, GELU: BERT), BERT's extras and ViT's inputs and head.
+ETRANSFORMER_OPTIONS = Options(
+    *stack_options(norm_position="post"),
+    Option("token_types", False, BOOL, "BERT's token-type (segment) embeddings W_s"),
+    Option("embedding_norm", False, BOOL, "a layer norm after the embedding (BERT)"),
+    Option("unembedding_bias", False, BOOL, "a bias b_u on the logits (BERT)"),
+    INPUTS, HEAD, PATCH_ORDER,
+    rules=(Requires("inputs", _VIT, "head", ("classifier",), "ViT classifies its class token"),
+           Requires("inputs", _VIT, "position", ("learned",), "ViT learns its positions"),
+           Requires("inputs", _VIT, "token_types", (False,), "ViT has no token types"),
+           Requires("head", ("classifier",), "tied", (False,), "the classifier has its own W_head"),
+           Requires("head", ("classifier",), "unembedding_bias", (False,), "the classifier has its own b_head")))
 
 _TOKENS = "sequence of token ids, 0-based"
 
 
-def build_dtransformer(*, norm="layer", eps=0.0, position="learned", activation="gelu", bias=True, tied=False,
-                       n_kv_heads=None, norm_position="pre") -> Algorithm:
+@DTRANSFORMER_OPTIONS.builds
+def build_dtransformer(**options) -> Algorithm:
     """Algorithm 10 (GPT): a decoder-only transformer, pre-LN, GELU, causal self-attention.
 
     ``P[:, t]`` is the predicted distribution of token t + 1.  Per layer, with X̃ never written back:
     ``X̃ ← LN(X | γ¹_l, β¹_l); X ← X + MHAttention(X̃ | W_l, causal); X̃ ← LN(X | γ²_l, β²_l);
     X ← X + MLP(X̃)``; then a final LN and ``P ← softmax(W_u X)``.
     """
-    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
+    opts = StackOptions.of(options)
     l = LoopIndex("l")
     first, embedding_params, constraints = embed("X", "x", ell, opts)
     causal = const_mask("causal", ell, ell)
@@ -58,14 +87,13 @@ def build_dtransformer(*, norm="layer", eps=0.0, position="learned", activation=
         inputs=[TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of token t + 1"),
         lines=[first, layer_loop("l", L, body), *final, last], params_label="θ", constraints=constraints,
-        options=opts.as_dict(), builder=build_dtransformer, option_docs=OPTION_DOCS,
-        causal="forward",
+        options=opts.as_dict(), builder=build_dtransformer, causal="forward",
     )
 
 
-def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation="gelu", bias=True, tied=False,
-                       n_kv_heads=None, norm_position="post", token_types=False, embedding_norm=False,
-                       unembedding_bias=False, inputs="tokens", head="mlm", patch_order=None) -> Algorithm:
+@ETRANSFORMER_OPTIONS.builds
+def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs, head, patch_order,
+                       **stack) -> Algorithm:
     """Algorithm 9 (BERT): an encoder-only transformer, post-LN, GELU, Mask ≡ 1.
 
     After the layers, ``X ← GELU(W_f X + b_f 1ᵀ)``, ``X ← LN(X | γ, β)`` and ``P ← softmax(W_u X)`` with
@@ -77,21 +105,9 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
     n_h·n_w patches first (``X_p ← patches_P(X_img)``, the values of a patch in ``patch_order``:
     ``channel-first``, HF's and timm's Conv2d order, or ``channel-last``).
     """
-    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
-    for name, value in (("token_types", token_types), ("embedding_norm", embedding_norm),
-                        ("unembedding_bias", unembedding_bias)):
-        blocks._flag(name, value)
-    blocks._choice("input kind", inputs, ETRANSFORMER_INPUTS)
-    blocks._choice("head", head, ETRANSFORMER_HEADS)
-    if inputs in ("patches", "image") and (token_types or position != "learned"):
-        raise ConfigError(f"inputs={inputs!r} (ViT) takes learned positions and no token types")
-    if inputs == "image":
-        patch_order = "channel-first" if patch_order is None else blocks._choice("patch order", patch_order,
-                                                                                  PATCH_ORDERS)
-    elif patch_order is not None:
-        raise ConfigError(f"patch_order = {shown(patch_order)} applies to inputs='image' only")
-    if head == "classifier" and (tied or unembedding_bias):
-        raise ConfigError("head='classifier' has its own W_head and b_head: tied and unembedding_bias do not apply")
+    opts = StackOptions.of(stack)
+    if inputs == "image" and patch_order is None:
+        patch_order = "channel-first"
     l = LoopIndex("l")
     tokens = by_name("height") * by_name("width") if inputs == "image" else ell
     length = tokens + 1 if inputs in ("patches", "image") else ell
@@ -121,15 +137,7 @@ def build_etransformer(*, norm="layer", eps=0.0, position="learned", activation=
                  if head == "mlm" else "Algorithm 9 as ViT: an encoder over image patches with a class token."),
         inputs=data, params=params, output=output, lines=lines, params_label="θ", constraints=constraints,
         options=options, builder=build_etransformer,
-        option_docs={**OPTION_DOCS, "token_types": "BERT's token-type (segment) embeddings W_s",
-                     "embedding_norm": "a layer norm after the embedding (BERT)",
-                     "unembedding_bias": "a bias b_u on the logits (BERT)",
-                     "inputs": "tokens, patches (ViT: X_p ∈ ℝ^(d_patch×ℓ) with a class token), or image "
-                               "(ViT from the pixels: X_img ∈ ℝ^((P·n_h)×(P·n_w)×C), cut into P×P patches)",
-                     "patch_order": "with inputs=image, a patch's values as channel-first (c, i, j) — HF's and "
-                                    "timm's Conv2d — or channel-last (i, j, c)",
-                     "head": "mlm (Algorithm 9's W_f, LN, W_u) or classifier (ViT: W_head on the class token)"},
-        permutation={"x": "equivariant"} if (position, inputs, head) == ("none", "tokens", "mlm") else {},
+        permutation={"x": "equivariant"} if (opts.position, inputs, head) == ("none", "tokens", "mlm") else {},
     )
 
 
@@ -158,7 +166,7 @@ def _patch_inputs(opts, length, order=None):
                            doc="the image, channel-last: P·n_h rows and P·n_w columns of pixels, C channels")]
         lines.append(Assign("X_p", patchify("X_img", patch, rows, columns, order),
                             note=f"P×P patches, {'(c, i, j)' if order == 'channel-first' else '(i, j, c)'}"))
-    patches = _affine("W_patch", "X_p", "b_patch", opts.bias, role="embed")
+    patches = affine("W_patch", "X_p", "b_patch", opts.bias, role="embed")
     positional = build_positional_embedding(encoding="learned")
     line = Assign("X", add(concat("x_class", patches),
                            call_columns(positional, label=("W_p", "W_p"), t=positions(length), W_p="W_p")),
@@ -177,7 +185,7 @@ def _mlm_head(opts, unembedding_bias):
     if opts.norm_position == "pre":
         lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
         params += blocks.norm_params("", opts, doc="final")
-    lines += [Assign("X", nonlinearity("gelu", _affine("W_f", "X", "b_f", opts.bias))),
+    lines += [Assign("X", nonlinearity("gelu", affine("W_f", "X", "b_f", opts.bias))),
               Assign("X", norm_columns("X", "_f", opts, glyph=""), forall="t")]
     params += [TensorSpec("W_f", (width, d_e), doc="final projection")]
     params += [TensorSpec("b_f", (width,), doc="final projection bias")] if opts.bias else []
@@ -199,15 +207,15 @@ def _classifier_head(opts):
     return lines, params, TensorSpec("p", (n_classes,), doc="distribution over the classes")
 
 
-def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation="relu", bias=True,
-                        tied=False, n_kv_heads=None, norm_position="post") -> Algorithm:
+@EDTRANSFORMER_OPTIONS.builds
+def build_edtransformer(**options) -> Algorithm:
     """Algorithm 8 (Vaswani et al.): an encoder–decoder transformer, post-LN, ReLU.
 
     Encoder layer: ``Z ← Z + MHAttention(Z | W^enc_l, Mask ≡ 1)``, LN, ``Z ← Z + MLP(Z)``, LN.  Decoder
     layer: causal self-attention (W^dec_l), LN, cross-attention ``MHAttention(X, Z | W^e/d_l, Mask ≡ 1)``
     with its own weights, LN, MLP, LN.  W_e and W_p are shared by both stacks.
     """
-    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
+    opts = StackOptions.of(options)
     l = LoopIndex("l")
     enc_first, embedding_params, constraints = embed("Z", "z", ell_z, opts)
     dec_first, _, dec_constraints = embed("X", "x", ell_x, opts)
@@ -245,8 +253,8 @@ def build_edtransformer(*, norm="layer", eps=0.0, position="learned", activation
         lines=[enc_first, layer_loop("l", L_enc, encoder), *final, dec_first, layer_loop("l", L_dec, decoder),
                *dec_final, last],
         params_label="θ", constraints=constraints + dec_constraints,
-        options=opts.as_dict(), builder=build_edtransformer, option_docs=OPTION_DOCS,
-        causal="forward", permutation={"z": "invariant"} if position == "none" else {},
+        options=opts.as_dict(), builder=build_edtransformer,
+        causal="forward", permutation={"z": "invariant"} if opts.position == "none" else {},
     )
 
 

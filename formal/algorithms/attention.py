@@ -38,45 +38,47 @@ from __future__ import annotations
 import sympy as sp
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, divides
-from ..errors import ConfigError, one_of, shown
-from ..ops import (EMPTY_POLICIES, KVGroup, check_empty_policy, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
+from ..engine.domains import BOOL, AnyOf, Choice, Integer
+from ..engine.declarations import Option, Options
+from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
                    pick, softmax, stack_rows, weighted_sum)
-from ..ops.scores import SCORE_ACTIVATIONS, additive_score, check_score_activation
+from ..ops.scores import SCORE_ACTIVATIONS, additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
 
-__all__ = ["single_query_attention", "attention", "mhattention", "SCORES",
-           "build_single_query_attention", "build_attention", "build_mhattention"]
+__all__ = ["single_query_attention", "attention", "mhattention", "SCORES", "BIAS", "EMPTY", "SCORE",
+           "SCORE_ACTIVATION", "SCORE_BIAS", "N_KV_HEADS", "affine", "projection", "kv_heads", "grouping",
+           "gqa_heads", "build_single_query_attention", "build_attention", "build_mhattention"]
 
 #: The scores Algorithms 3 and 4 take (see the module docstring).
 SCORES = ("scaled_dot", "dot", "additive")
 
-_SCORE_DOCS = {
-    "score": "how a query meets a key: scaled_dot (KᵀQ/√d_attn, the paper's), dot (KᵀQ; Luong's dot and "
-             "general scores) or additive (v_aᵀ tanh(q + k), Bahdanau's; Luong's concat)",
-    "activation": f"the additive score's nonlinearity: {', '.join(SCORE_ACTIVATIONS)} (GAT's, slope 0.2); "
-                  "only with score = additive",
-}
-
-
-def _check_flag(name, value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} = {shown(value)} must be True or False")
-
-
-def _check(bias, empty):
-    if not isinstance(bias, bool):
-        raise ConfigError(f"bias = {shown(bias)} must be True or False")
-    check_empty_policy(empty)
-
-
-def _check_score(score, activation):
-    """A known ``score``, and an ``activation`` that is the default unless the score is additive (it would
-    change nothing)."""
-    one_of("score", score, SCORES)
-    check_score_activation(activation)
-    if score != "additive" and activation != "tanh":
-        raise ConfigError(f"activation = {shown(activation)} applies to score = 'additive' only, not {score!r}")
+#: Whether the projections of Algorithms 3–5 have biases.
+BIAS = Option("bias", True, BOOL, "whether the query, key and value projections (and the output one, W_o) have biases")
+#: Design decision 7: what a query with no admitted key gets.
+EMPTY = Option(
+    "empty", "zero", Choice(*EMPTY_POLICIES),
+    "policy for a query with no admitted key (design decision 7): zero (its column is 0), nan, or error "
+    "(a DomainError)",
+    unexampled=(("error", "it raises by design on an example whose mask leaves a query no key: there is no "
+                          "output to compare"),))
+SCORE = Option("score", "scaled_dot", Choice(*SCORES),
+               "how a query meets a key: scaled_dot (KᵀQ/√d_attn, the paper's), dot (KᵀQ; Luong's dot and "
+               "general scores) or additive (v_aᵀ tanh(q + k), Bahdanau's; Luong's concat)")
+SCORE_ACTIVATION = Option("activation", "tanh", Choice(*SCORE_ACTIVATIONS),
+                          "the additive score's nonlinearity: tanh (Bahdanau's) or leaky_relu (GATv2's, slope 0.2)"
+                          ).when("score", "additive")
+SCORE_BIAS = Option("score_bias", False, BOOL,
+                    "whether the scaled scores get an additive bias B before the mask and softmax (Swin's and T5's "
+                    "relative-position bias): softmax(KᵀQ/√d_attn + B)")
+#: Grouped-query attention (Ainslie et al. 2023); multi-query attention (Shazeer 2019) is 1.
+N_KV_HEADS = Option(
+    "n_kv_heads", None, AnyOf(Choice(None), Integer(1), Choice("symbolic")),
+    "key/value heads: None (one per head, the paper's), an int H_kv (grouped-query; 1 = multi-query; that "
+    "H_kv divides H is a size constraint) or symbolic (the size symbol H_kv)",
+    examples=(None, 1, 2),
+    unexampled=(("symbolic", "the int variant with H_kv a size symbol instead of a number: the same lines and "
+                             "arrays, which the int values exercise"),))
 
 
 def _score_options(score, activation) -> dict:
@@ -104,14 +106,16 @@ def _scaled(S, score):
     return div_sqrt(S, d_attn) if score == "scaled_dot" else S
 
 
-def _affine(W, x, b, bias, *, ones=True, role="weight"):
-    """``W x + b 1ᵀ`` (just ``W x`` without biases)."""
+def affine(W, x, b, bias, *, ones=True, role="weight"):
+    """``W x + b 1ᵀ`` (just ``W x`` without biases): a projection of every column (``ones=False``: of one
+    vector, ``W x + b``)."""
     product = matmul(W, x, role=role)
     return add_bias(product, b, ones=ones) if bias else product
 
 
-def _projection(prefix, out, inp, bias, doc, heads=()):
-    """A weight ``W_<prefix>`` of shape heads + (out, inp) and, with biases, ``b_<prefix>`` of heads + (out,)."""
+def projection(prefix, out, inp, bias, doc, heads=()):
+    """The parameters of a projection: ``W_<prefix>`` of shape heads + (out, inp) and, with biases,
+    ``b_<prefix>`` of heads + (out,)."""
     specs = [TensorSpec(f"W_{prefix}", heads + (out, inp), doc=f"{doc} weights")]
     if bias:
         specs.append(TensorSpec(f"b_{prefix}", heads + (out,), doc=f"{doc} bias"))
@@ -140,12 +144,8 @@ def _score_bias_input(heads=()):
                                                         "position bias)" + (", per head" if heads else ""))]
 
 
-_SCORE_BIAS_DOC = ("whether the scaled scores get an additive bias B before the mask and softmax (Swin's and "
-                   "T5's relative-position bias): softmax(KᵀQ/√d_attn + B)")
-
-
-def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot",
-                                 activation: str = "tanh") -> Algorithm:
+@Options(BIAS, SCORE, SCORE_ACTIVATION).builds
+def build_single_query_attention(*, bias, score, activation) -> Algorithm:
     """Algorithm 3: one query vector ``e`` attends over the context vectors ``e_t`` (the columns of e_t).
 
     ``score`` and ``activation`` as in Algorithm 4 (the module docstring): with ``score="additive"`` this is
@@ -153,12 +153,10 @@ def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot"
     (of one width d_in here; Algorithm 4 lets them differ).  Called once per step, its line 2 recomputes
     ``U_a h_j`` at every step — what Bahdanau et al.'s precomputation avoids.
     """
-    _check(bias, "zero")
-    _check_score(score, activation)
     lines = [
         Assign("q", add(matmul("W_q", "e"), "b_q") if bias else matmul("W_q", "e")),
-        Assign("k", _affine("W_k", "e_t", "b_k", bias, ones=False), forall="t"),
-        Assign("v", _affine("W_v", "e_t", "b_v", bias, ones=False), forall="t"),
+        Assign("k", affine("W_k", "e_t", "b_k", bias, ones=False), forall="t"),
+        Assign("v", affine("W_v", "e_t", "b_v", bias, ones=False), forall="t"),
         Assign("alpha", softmax(_scaled(_score("q", "k", score, activation, single=True), score))),
         Assign("v_tilde", weighted_sum("v", "alpha"), returns=True),
     ]
@@ -168,18 +166,17 @@ def build_single_query_attention(*, bias: bool = True, score: str = "scaled_dot"
         inputs=[TensorSpec("e", (d_in,), doc="vector representation of the current token"),
                 TensorSpec("e_t", (d_in, T), doc="vector representations of the context tokens, as columns",
                            role="context")],
-        params=(_projection("q", d_attn, d_in, bias, "query") + _projection("k", d_attn, d_in, bias, "key")
-                + _projection("v", d_out, d_in, bias, "value") + _score_params(score)),
+        params=(projection("q", d_attn, d_in, bias, "query") + projection("k", d_attn, d_in, bias, "key")
+                + projection("v", d_out, d_in, bias, "value") + _score_params(score)),
         output=TensorSpec("v_tilde", (d_out,), doc="the token and context combined"),
         lines=lines, params_label="W_qkv",
         options={"bias": bias, **_score_options(score, activation)}, builder=build_single_query_attention,
-        option_docs={"bias": "whether the projections have biases", **_SCORE_DOCS},
         permutation={"e_t": "invariant"},
     )
 
 
-def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "scaled_dot",
-                    activation: str = "tanh", score_bias: bool = False) -> Algorithm:
+@Options(BIAS, EMPTY, SCORE, SCORE_ACTIVATION, SCORE_BIAS).builds
+def build_attention(*, bias, empty, score, activation, score_bias) -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
     ``empty`` is the policy for a query column with no admitted key (design decision 7).  ``score`` replaces
@@ -188,13 +185,10 @@ def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "sca
     (Bahdanau's ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled
     scores: ``softmax(KᵀQ/√d_attn + B)``.
     """
-    _check(bias, empty)
-    _check_score(score, activation)
-    _check_flag("score_bias", score_bias)
     lines = [
-        Assign("Q", _affine("W_q", "X", "b_q", bias), note="Query"),
-        Assign("K", _affine("W_k", "Z", "b_k", bias), note="Key"),
-        Assign("V", _affine("W_v", "Z", "b_v", bias), note="Value"),
+        Assign("Q", affine("W_q", "X", "b_q", bias), note="Query"),
+        Assign("K", affine("W_k", "Z", "b_k", bias), note="Key"),
+        Assign("V", affine("W_v", "Z", "b_v", bias), note="Value"),
         *_attend("S", "Q", "K", "V", "V_tilde", empty, score=score, activation=activation,
                  score_bias="B" if score_bias else None),
     ]
@@ -205,30 +199,27 @@ def build_attention(*, bias: bool = True, empty: str = "zero", score: str = "sca
                 TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)", role="context"),
                 *(_score_bias_input() if score_bias else []),
                 TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")],
-        params=(_projection("q", d_attn, d_x, bias, "query") + _projection("k", d_attn, d_z, bias, "key")
-                + _projection("v", d_out, d_z, bias, "value") + _score_params(score)),
+        params=(projection("q", d_attn, d_x, bias, "query") + projection("k", d_attn, d_z, bias, "key")
+                + projection("v", d_out, d_z, bias, "value") + _score_params(score)),
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W_qkv", defaults={"Z": "X"},
         options={"bias": bias, "empty": empty, **_score_options(score, activation), "score_bias": score_bias},
         builder=build_attention,
-        option_docs={"bias": "whether the projections have biases",
-                     "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
-                     **_SCORE_DOCS, "score_bias": _SCORE_BIAS_DOC},
-        permutation={"X": "equivariant", "Z": "invariant"},
+        permutation={} if score_bias else {"X": "equivariant", "Z": "invariant"},   # a score bias is positional
     )
 
 
-def _kv_heads(n_kv_heads_option):
+def kv_heads(n_kv_heads_option):
+    """The number of key/value heads an ``n_kv_heads`` option (declared by :data:`N_KV_HEADS`) gives: None
+    (one per head), the size symbol H_kv, or the integer."""
     if n_kv_heads_option is None:
         return None
     if n_kv_heads_option == "symbolic":
         return n_kv_heads
-    if isinstance(n_kv_heads_option, bool) or not isinstance(n_kv_heads_option, int) or n_kv_heads_option <= 0:
-        raise ConfigError(f"n_kv_heads = {shown(n_kv_heads_option)} must be None, a positive integer or 'symbolic'")
-    return sp.Integer(n_kv_heads_option)
+    return sp.Integer(N_KV_HEADS.check(n_kv_heads_option))
 
 
-def _grouping(kv) -> list:
+def grouping(kv) -> list:
     """The condition grouped-query attention with ``kv`` key/value heads states: ``kv`` divides H (none
     when ``kv`` is None or H, one key/value head per head)."""
     if kv is None or kv == H:
@@ -236,8 +227,8 @@ def _grouping(kv) -> list:
     return [divides(kv, H, "each key/value head serves H/n_kv_heads query heads")]
 
 
-def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None,
-                      score_bias: bool = False) -> Algorithm:
+@Options(BIAS, EMPTY, N_KV_HEADS, SCORE_BIAS).builds
+def build_mhattention(*, bias, empty, n_kv_heads, score_bias) -> Algorithm:
     """Algorithm 5: H heads of Algorithm 4 stacked and projected by W_o.
 
     Per-head parameters are stacked on a leading head axis (``W_q`` is H×d_attn×d_x).  With
@@ -246,24 +237,22 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
     attention is ``n_kv_heads=1``; ``n_kv_heads = H`` computes what Algorithm 5 does).  ``score_bias`` adds
     an input B (H×ℓ_z×ℓ_x), head h's bias on its scaled scores (Swin's relative-position bias).
     """
-    _check(bias, empty)
-    _check_flag("score_bias", score_bias)
-    kv = _kv_heads(n_kv_heads)
+    kv = kv_heads(n_kv_heads)
     inputs = [TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token", role="tokens"),
               TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)", role="context"),
               *(_score_bias_input((H,)) if score_bias else []),
               TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")]
-    q_heads, kv_heads = (H,), (H,) if kv is None else (kv,)
-    params = (_projection("q", d_attn, d_x, bias, "query", q_heads)
-              + _projection("k", d_attn, d_z, bias, "key", kv_heads)
-              + _projection("v", d_mid, d_z, bias, "value", kv_heads)
-              + _projection("o", d_out, H * d_mid, bias, "output"))
+    q_heads, kv_axis = (H,), (H,) if kv is None else (kv,)
+    params = (projection("q", d_attn, d_x, bias, "query", q_heads)
+              + projection("k", d_attn, d_z, bias, "key", kv_axis)
+              + projection("v", d_mid, d_z, bias, "value", kv_axis)
+              + projection("o", d_out, H * d_mid, bias, "output"))
     h = LoopIndex("h")
     heads = ([_mha_heads(bias, empty, h, score_bias)] if kv is None
-             else _gqa_heads(bias, empty, h, kv, score_bias=score_bias))
+             else gqa_heads(bias, empty, h, kv, score_bias=score_bias))
     lines = [*heads,
              Assign("Y", stack_rows("Y_h", H)),
-             Assign("V_tilde", _affine("W_o", "Y", "b_o", bias), returns=True)]
+             Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
     grouped = kv is not None
     return Algorithm(
         number=5, name="mhattention", display="MHAttention" if not grouped else "GQAttention",
@@ -272,14 +261,10 @@ def build_mhattention(*, bias: bool = True, empty: str = "zero", n_kv_heads=None
         inputs=inputs, params=params,
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W", defaults={"Z": "X"},
-        constraints=_grouping(kv),
+        constraints=grouping(kv),
         options={"bias": bias, "empty": empty, "n_kv_heads": n_kv_heads, "score_bias": score_bias},
         builder=build_mhattention,
-        option_docs={"bias": "whether the projections have biases",
-                     "empty": f"policy for a query with no admitted key: {', '.join(EMPTY_POLICIES)}",
-                     "n_kv_heads": "None (one key/value head per head, the paper's), an int, or 'symbolic'",
-                     "score_bias": _SCORE_BIAS_DOC},
-        permutation={"X": "equivariant", "Z": "invariant"},
+        permutation={} if score_bias else {"X": "equivariant", "Z": "invariant"},   # a score bias is positional
     )
 
 
@@ -292,12 +277,13 @@ def _mha_heads(bias, empty, h, score_bias=False):
     return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
 
 
-def _gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False):
-    """Keys and values once per key/value head, then every query head attends with its group's.  With
-    ``cached``, each key/value head's new columns are appended to its cache ``K_c^g``, ``V_c^g``."""
+def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False):
+    """Grouped-query attention's lines: keys and values once per key/value head (``kv`` of them), then every
+    query head ``h`` attends with its group's.  With ``cached``, each key/value head's new columns are
+    appended to its cache ``K_c^g``, ``V_c^g``."""
     g, group = LoopIndex("g"), KVGroup("h", H, kv)
-    keys = _affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias)
-    values = _affine(pick("W_v", g), context, pick("b_v", g) if bias else None, bias)
+    keys = affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias)
+    values = affine(pick("W_v", g), context, pick("b_v", g) if bias else None, bias)
     if cached:
         keys, values = concat(pick("K_c", g), keys), concat(pick("V_c", g), values)
     kv_loop = Loop("g", kv, (
@@ -305,7 +291,7 @@ def _gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=Fals
         Assign("V_g", values, note="Value"),
     ), stack=("K_g", "V_g"))
     q_loop = Loop("h", H, (
-        Assign("Q", _affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), note="Query"),
+        Assign("Q", affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), note="Query"),
         *_attend("S", "Q", pick("K_g", group), pick("V_g", group), "Y_h", empty, note="head h",
                  score_bias=pick("B", h) if score_bias else None),
     ), stack=("Y_h",))

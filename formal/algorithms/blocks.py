@@ -8,75 +8,71 @@ L×H×d_attn×d_e, ``gamma1`` is L×d_e).  Attention, layer norm, the embeddings
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dataclasses import dataclass, fields
 
 from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
-from ..errors import ConfigError, shown
+from ..engine.domains import BOOL, Choice
+from ..engine.declarations import Option
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
-from .attention import _affine, _kv_heads, build_mhattention
+from .attention import N_KV_HEADS, affine, build_mhattention, kv_heads
 from .embedding import ENCODINGS, build_positional_embedding, token_embedding
-from .normalization import NORMS, _check_eps, build_layer_norm
+from .normalization import EPS, NORM, build_layer_norm
 from .unembedding import build_unembedding
 
-__all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "embed", "sublayers", "layer_loop",
-           "layer_params", "unembed", "norm_columns", "norm_params", "OPTION_DOCS"]
+__all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
+           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "sublayers",
+           "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
+           "token_params"]
 
 POSITIONS = ENCODINGS + ("none",)
 MLP_ACTIVATIONS = ("relu", "gelu", "gelu-tanh", "swiglu")
 NORM_POSITIONS = ("pre", "post")
 
-OPTION_DOCS = {
-    "norm": "layer (Algorithm 6) or rms (RMSNorm)",
-    "eps": "added to the variance under the root in every norm, ≥ 0",
-    "position": f"positional encoding: {', '.join(POSITIONS)}",
-    "activation": f"MLP activation: {', '.join(MLP_ACTIVATIONS)} (swiglu: W_mlp2 (SiLU(W_gate X) ⊙ W_mlp1 X))",
-    "bias": "whether the attention projections and the MLP have biases",
-    "tied": "whether the unembedding is the token embedding transposed, W_u = W_eᵀ",
-    "n_kv_heads": "None (one key/value head per head), an int (grouped-query; 1 = multi-query) or 'symbolic'",
-    "norm_position": "pre (X + f(LN(X)), GPT-2) or post (LN(X + f(X)), the original transformer and BERT)",
-}
+
+#: The stacks' norm and ε: Algorithm 6's options, in every norm of the stack.
+STACK_NORM = NORM.but(doc="every norm's kind: " + NORM.doc)
+STACK_EPS = EPS.but(doc="added to the variance under the root in every norm (0: the paper's)", examples=(1e-5, 0.1))
+POSITION = Option("position", "learned", Choice(*POSITIONS),
+                  "positional encoding: Algorithm 2's learned W_p or a fixed table (sinusoidal-paper, "
+                  "sinusoidal-vaswani), or none")
+MLP_ACTIVATION = Option("activation", "gelu", Choice(*MLP_ACTIVATIONS),
+                        "MLP activation: relu, gelu (exact), gelu-tanh (GPT-2's) or swiglu "
+                        "(W_mlp2 (SiLU(W_gate X) ⊙ W_mlp1 X), Shazeer 2020)")
+STACK_BIAS = Option("bias", True, BOOL, "whether the attention projections and the MLP have biases")
+TIED = Option("tied", False, BOOL, "whether the unembedding is the token embedding transposed, W_u = W_eᵀ")
+NORM_POSITION = Option("norm_position", "pre", Choice(*NORM_POSITIONS),
+                       "pre (X + f(LN(X)), GPT-2) or post (LN(X + f(X)), the original transformer and BERT)")
 
 
-def _flag(name, value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} = {shown(value)} must be True or False")
-    return value
-
-
-def _choice(name, value, known):
-    if value not in known:
-        raise ConfigError(f"unknown {name} {shown(value)}; known: {', '.join(map(str, known))}")
-    return value
+def stack_options(*, activation: str = "gelu", norm_position: str = "pre") -> tuple:
+    """The options every stack shares, in order; the stacks differ only in their defaults of ``activation``
+    (the original transformer's ReLU, GELU after it) and ``norm_position``."""
+    return (STACK_NORM, STACK_EPS, POSITION, MLP_ACTIVATION.but(default=activation), STACK_BIAS, TIED, N_KV_HEADS,
+            NORM_POSITION.but(default=norm_position))
 
 
 @dataclass(frozen=True)
 class StackOptions:
-    """The options every stack shares, validated once."""
+    """The values of the options every stack shares (:func:`stack_options`), checked by the stack's builder."""
 
-    norm: str = "layer"
-    eps: float = 0.0
-    position: str = "learned"
-    activation: str = "gelu"
-    bias: bool = True
-    tied: bool = False
-    n_kv_heads: object = None
-    norm_position: str = "pre"
+    norm: str
+    eps: float
+    position: str
+    activation: str
+    bias: bool
+    tied: bool
+    n_kv_heads: object
+    norm_position: str
 
-    def __post_init__(self):
-        _choice("norm", self.norm, NORMS)
-        object.__setattr__(self, "eps", _check_eps(self.eps))
-        _choice("positional encoding", self.position, POSITIONS)
-        _choice("MLP activation", self.activation, MLP_ACTIVATIONS)
-        _flag("bias", self.bias)
-        _flag("tied", self.tied)
-        _kv_heads(self.n_kv_heads)
-        _choice("norm position", self.norm_position, NORM_POSITIONS)
+    @classmethod
+    def of(cls, options: dict) -> "StackOptions":
+        """The shared options among a stack's ``options``."""
+        return cls(**{f.name: options[f.name] for f in fields(cls)})
 
     def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 # ------------------------------------------------------------------------------------------------ embedding
@@ -123,7 +119,7 @@ def norm_columns(x, name, opts, layer=None, glyph=""):
 
 
 def _attention_params(prefix, opts, layers):
-    kv = (H,) if opts.n_kv_heads is None else (_kv_heads(opts.n_kv_heads),)
+    kv = (H,) if opts.n_kv_heads is None else (kv_heads(opts.n_kv_heads),)
     shapes = {"W_q": (H, d_attn, d_e), "W_k": kv + (d_attn, d_e), "W_v": kv + (d_mid, d_e),
               "W_o": (d_e, H * d_mid)}
     biases = {"b_q": (H, d_attn), "b_k": kv + (d_attn,), "b_v": kv + (d_mid,), "b_o": (d_e,)}
@@ -158,12 +154,12 @@ def mlp(prefix, opts, l, x):
     """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ`` (layer ``l``); SwiGLU gates W_mlp1 X by SiLU(W_gate X)."""
     def layer(name):
         return pick(f"{prefix}{name}", l)
-    up = _affine(layer("W_mlp1"), x, layer("b_mlp1") if opts.bias else None, opts.bias)
+    up = affine(layer("W_mlp1"), x, layer("b_mlp1") if opts.bias else None, opts.bias)
     if opts.activation == "swiglu":
         hidden = mul(activation("silu", matmul(layer("W_gate"), x)), up)
     else:
         hidden = activation(opts.activation, up)
-    return _affine(layer("W_mlp2"), hidden, layer("b_mlp2") if opts.bias else None, opts.bias)
+    return affine(layer("W_mlp2"), hidden, layer("b_mlp2") if opts.bias else None, opts.bias)
 
 
 def sublayers(x, opts, l, steps):

@@ -25,7 +25,8 @@ References
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..errors import ConfigError, one_of, shown
+from ..engine.domains import BOOL, Choice, Real
+from ..engine.declarations import Option, Options
 from ..ops import (LoopIndex, activation, add, column, column_mean, dot, grid_columns, matmul, mul, sequence,
                    softmax, stack_vertical, weighted_sum)
 from ..ops.losses import DoublyStochastic, NextTokenNLL
@@ -33,26 +34,28 @@ from ..ops.scores import additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, by_name, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
 from .embedding import token_embedding
-from .recurrent import BIASES, build_lstm_cell
+from .recurrent import CELL_BIAS, build_lstm_cell
 from .unembedding import build_unembedding
 
-__all__ = ["build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss"]
+__all__ = ["build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss",
+           "INPUTS", "GATE", "LSTM_BIAS", "IMAGE_INPUTS", "PENALTY"]
 
 _SOURCE = "Xu et al. 2015"
 #: What the model is given: the annotation vectors A (D×L), or the CNN's feature grid F (n_h×n_w×D).
 INPUTS = ("annotations", "grid")
 _ROWS, _COLUMNS = by_name("height"), by_name("width")
 
-
-def _flag(name, value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} = {shown(value)} must be True or False")
-    return value
+GATE = Option("gate", True, BOOL, "the gate β_t = σ(w_βᵀ h_{t−1} + b_β) on the context (Xu et al. §4.2.1)")
+LSTM_BIAS = CELL_BIAS.but(doc="the LSTM's bias convention: single, double or none")
+IMAGE_INPUTS = Option("inputs", "annotations", Choice(*INPUTS),
+                      "annotations (A, D×L), or grid (the CNN's n_h×n_w×D features, read row-major)")
+#: The weight λ of the doubly stochastic penalty.
+PENALTY = Option("penalty", 1.0, Real(0), "λ, the weight of the doubly stochastic penalty Σ_i (1 − Σ_t α_ti)²",
+                 examples=(0.0, 1.0))
 
 
 def _features(inputs):
     """The image's input, the lines that make the annotations A of it, and L, the number of locations."""
-    one_of("input kind", inputs, INPUTS)
     if inputs == "annotations":
         return TensorSpec("A", (d_z, ell_z), doc="annotation vectors: the feature grid's L = H·W locations",
                           role="tokens"), [], ell_z
@@ -62,11 +65,10 @@ def _features(inputs):
     return spec, [Assign("A", grid_columns("F", _ROWS, _COLUMNS), note="Annotations, row-major")], locations
 
 
-def build_show_attend_tell(*, gate: bool = True, bias: str = "single", inputs: str = "annotations") -> Algorithm:
+@Options(GATE, LSTM_BIAS, IMAGE_INPUTS).builds
+def build_show_attend_tell(*, gate, bias, inputs) -> Algorithm:
     """Show, Attend and Tell with soft attention: annotations A (d_z×ℓ_z) — or a feature grid F
     (n_h×n_w×d_z, ``inputs="grid"``) read row-major into L = n_h·n_w annotations — and words x ↦ (P, α)."""
-    _flag("gate", gate)
-    one_of("bias convention", bias, BIASES)
     image, annotate, locations = _features(inputs)
     cell = build_lstm_cell(bias=bias)
     t = LoopIndex("t")
@@ -120,31 +122,23 @@ def build_show_attend_tell(*, gate: bool = True, bias: str = "single", inputs: s
                 TensorSpec("alpha_map", (locations, ell_x), doc="α[i, t]: the weight of location i at step t")),
         lines=lines, params_label="θ", options={"gate": gate, "bias": bias, "inputs": inputs},
         builder=build_show_attend_tell, model=True,
-        option_docs={"gate": "the gate β_t = σ(w_βᵀ h_{t−1} + b_β) on the context (Xu et al. §4.2.1)",
-                     "bias": "the LSTM's bias convention (single, double, none)",
-                     "inputs": "annotations (A, D×L), or grid (the CNN's n_h×n_w×D features, read row-major)"},
     )
 
 
-def build_show_attend_tell_loss(*, gate: bool = True, bias: str = "single", penalty: float = 1.0,
-                                inputs: str = "annotations") -> Algorithm:
+@Options(GATE, LSTM_BIAS, PENALTY, IMAGE_INPUTS).builds
+def build_show_attend_tell_loss(*, gate, bias, penalty, inputs) -> Algorithm:
     """The training loss of Show, Attend and Tell: ``−Σ_t log P[x[t+1], t] + λ Σ_i (1 − Σ_t α_ti)²``."""
-    if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not penalty >= 0 or penalty == float("inf"):
-        raise ConfigError(f"penalty = {shown(penalty)} must be a finite number ≥ 0")
     model = build_show_attend_tell(gate=gate, bias=bias, inputs=inputs)
     arguments = {s.name: s.name for s in model.signature}
     lines = [Assign(("P", "alpha_map"), call(model, label=("θ", r"\theta"), **arguments)),
-             Assign("loss", add(NextTokenNLL()("P", "x"), DoublyStochastic(float(penalty))("alpha_map")), returns=True)]
+             Assign("loss", add(NextTokenNLL()("P", "x"), DoublyStochastic(penalty)("alpha_map")), returns=True)]
     return Algorithm(
         number=None, source=_SOURCE, name="show_attend_tell_loss", display="ShowAttendTellLoss",
         summary="Show, Attend and Tell's loss: the caption's negative log-likelihood and the doubly stochastic penalty.",
         inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the loss of one caption"),
         lines=lines, params_label="θ",
-        options={"gate": gate, "bias": bias, "penalty": float(penalty), "inputs": inputs},
+        options={"gate": gate, "bias": bias, "penalty": penalty, "inputs": inputs},
         builder=build_show_attend_tell_loss, model=True,
-        option_docs={"gate": "the context gate β", "bias": "the LSTM's bias convention",
-                     "penalty": "λ, the weight of the doubly stochastic penalty (≥ 0)",
-                     "inputs": "annotations, or a feature grid read row-major"},
     )
 
 

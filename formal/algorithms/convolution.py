@@ -45,40 +45,29 @@ from __future__ import annotations
 import sympy as sp
 
 from ..engine.algorithm import Algorithm, Assign
-from ..errors import ConfigError, shown
+from ..engine.domains import BOOL, Choice
+from ..engine.declarations import Option, Options
+from ..errors import ConfigError
 from ..ops import ACTIVATIONS, activation, add_bias, matmul
-from ..ops.convolution import NORMS, Aggregate, Offsets, Unfold, check_geometry, window_span
+from ..ops.convolution import GEOMETRY, NORMS, Aggregate, Offsets, Unfold, window_span
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_in, d_out, ell, k
 
-__all__ = ["NORMS", "CONV_ACTIVATIONS", "build_conv1d", "build_graph_conv", "receptive_field", "layers_to_cover",
-           "conv1d", "graph_conv"]
+__all__ = ["NORMS", "CONV_ACTIVATIONS", "CONV_BIAS", "CONV_ACTIVATION", "build_conv1d", "build_graph_conv",
+           "receptive_field", "layers_to_cover", "conv1d", "graph_conv"]
 
 #: The nonlinearity σ after the sum: none (a linear layer, ``torch.nn.Conv1d``'s) or one of the MLP's.
 CONV_ACTIVATIONS = ("none",) + tuple(name for name in ("relu", "tanh", "sigmoid", "gelu") if name in ACTIVATIONS)
 
-_OPTION_DOCS = {
-    "stride": "s, the distance between the first positions of consecutive windows (a positive int)",
-    "padding": "p zero columns at both ends (a non-negative int), or 'same' (stride 1 only): δ(k − 1) zeros in "
-               "all, the extra one on the right when δ(k − 1) is odd, as torch pads, so that ℓ_out = ℓ",
-    "dilation": "δ, the distance between the positions one window reads (a positive int)",
-    "bias": "whether b is added (torch's bias=True)",
-    "activation": "σ after the sum: none (torch.nn.Conv1d is linear), relu, tanh, sigmoid or gelu",
-    "norm": "how the adjacency is normalised: sum (Â = A), mean (each column over the in-degree; an isolated "
-            "node gets 0) or gcn (Kipf & Welling's D^(−1/2)(A + I)D^(−1/2), self-loops added)",
-}
-
-
-def _activation(value):
-    if not isinstance(value, str) or value not in CONV_ACTIVATIONS:
-        raise ConfigError(f"unknown activation {shown(value)}; known: {', '.join(CONV_ACTIVATIONS)}")
-    return value
-
-
-def _bias(value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"bias = {shown(value)} must be True or False")
-    return value
+CONV_BIAS = Option("bias", True, BOOL, "whether b is added (torch's bias=True)")
+CONV_ACTIVATION = Option("activation", "none", Choice(*CONV_ACTIVATIONS),
+                         "σ after the sum: none (torch.nn.Conv1d is linear), relu, tanh, sigmoid or gelu")
+_CONV1D_OPTIONS = Options(*GEOMETRY.values(), CONV_BIAS, CONV_ACTIVATION, rules=GEOMETRY.rules)
+_GRAPH_CONV_OPTIONS = Options(
+    Option("norm", "gcn", Choice(*NORMS),
+           "how the adjacency is normalised: sum (Â = A), mean (each column over the in-degree; an isolated node "
+           "gets 0) or gcn (Kipf & Welling's D^(−1/2)(A + I)D^(−1/2), self-loops added)"),
+    CONV_BIAS, CONV_ACTIVATION)
 
 
 def _output_lines(product, bias: bool, act: str) -> list:
@@ -89,8 +78,8 @@ def _output_lines(product, bias: bool, act: str) -> list:
     return [Assign("Y", value), Assign("Y", activation(act, "Y"), returns=True)]
 
 
-def build_conv1d(*, stride: int = 1, padding=0, dilation: int = 1, bias: bool = True,
-                 activation: str = "none") -> Algorithm:
+@_CONV1D_OPTIONS.builds
+def build_conv1d(*, stride, padding, dilation, bias, activation) -> Algorithm:
     """A 1-D convolution over the columns of X (``torch.nn.Conv1d`` with ``groups=1``,
     ``padding_mode="zeros"``), written as one matrix product over the unfolded input:
     ``Y = σ([W_1, …, W_k] unfold(X) + b 1ᵀ)``.
@@ -111,8 +100,7 @@ def build_conv1d(*, stride: int = 1, padding=0, dilation: int = 1, bias: bool = 
         Input X (d_in×ℓ), parameters W (k×d_out×d_in) and b (d_out), output Y (d_out×ℓ_out), ℓ_out as
         :func:`formal.ops.convolution.output_length` gives it (a ``floor`` for stride > 1).
     """
-    stride, padding, dilation = check_geometry(stride=stride, padding=padding, dilation=dilation)
-    bias, act = _bias(bias), _activation(activation)
+    act = activation
     unfold = Unfold(k, stride=stride, padding=padding, dilation=dilation)
     ell_out = unfold.shape([(d_in, ell)])[1]
     params = [TensorSpec("W", (k, d_out, d_in), doc="one d_out×d_in weight matrix per offset of the window")]
@@ -127,12 +115,12 @@ def build_conv1d(*, stride: int = 1, padding=0, dilation: int = 1, bias: bool = 
         inputs=[TensorSpec("X", (d_in, ell), doc="the input sequence, one column per position")],
         params=params, output=TensorSpec("Y", (d_out, ell_out), doc="one column per window"),
         lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_conv1d,
-        option_docs={name: _OPTION_DOCS[name] for name in options}, option_words={"padding": ("same",)},
         notes=("W[j] (0-indexed; W_{j+1} in the lines) is torch's weight[:, :, j]: torch stores d_out×d_in×k",),
     )
 
 
-def build_graph_conv(*, norm: str = "gcn", bias: bool = True, activation: str = "none") -> Algorithm:
+@_GRAPH_CONV_OPTIONS.builds
+def build_graph_conv(*, norm, bias, activation) -> Algorithm:
     """A graph convolution: every node's features transformed by one shared W, then summed over its
     in-neighbours with the normalised adjacency, ``Y = σ(W X Â + b 1ᵀ)`` (Kipf & Welling 2017, eq. 2, in the
     column layout; ``torch_geometric.nn.GCNConv`` for ``norm="gcn"``).
@@ -156,9 +144,7 @@ def build_graph_conv(*, norm: str = "gcn", bias: bool = True, activation: str = 
         sources as the spec's mask rows are keys; omitted, every node is every node's neighbour), parameters
         W (d_out×d_in) and b (d_out), output Y (d_out×ℓ).
     """
-    if not isinstance(norm, str) or norm not in NORMS:
-        raise ConfigError(f"unknown norm {shown(norm)}; known: {', '.join(NORMS)}")
-    bias, act = _bias(bias), _activation(activation)
+    act = activation
     params = [TensorSpec("W", (d_out, d_in), doc="the weights every node shares")]
     if bias:
         params.append(TensorSpec("b", (d_out,), doc="the bias of every node"))
@@ -172,7 +158,6 @@ def build_graph_conv(*, norm: str = "gcn", bias: bool = True, activation: str = 
                 TensorSpec("A", (ell, ell), kind="mask", doc="the adjacency: A[j, i] = 1 for an edge j → i")],
         params=params, output=TensorSpec("Y", (d_out, ell), doc="the new node features"),
         lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_graph_conv,
-        option_docs={name: _OPTION_DOCS[name] for name in options},
     )
 
 

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, even
-from ..errors import ConfigError, shown
+from ..engine.domains import Choice
+from ..engine.declarations import Option, Options
 from ..ops import gather, sinusoid
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e, ell_max
 
 __all__ = ["token_embedding", "positional_embedding", "build_token_embedding", "build_positional_embedding",
-           "ENCODINGS"]
+           "ENCODINGS", "ENCODING"]
 
 #: The positional encodings of Algorithm 2 (design decision 10: neither sinusoid replaces the other).
 ENCODINGS = ("learned", "sinusoidal-paper", "sinusoidal-vaswani")
 
+#: Algorithm 2's table.
+ENCODING = Option("encoding", "learned", Choice(*ENCODINGS),
+                  "the position table: learned (W_p, the paper's), sinusoidal-paper (the paper's fixed table: base "
+                  "ℓ_max, positions from 1) or sinusoidal-vaswani (Vaswani et al.'s: base 10000, from 0)")
 
+
+@Options().builds
 def build_token_embedding() -> Algorithm:
     """Algorithm 1: a token id ``v`` ↦ its embedding, column ``v`` of W_e (ids 0-based in Python)."""
     return Algorithm(
@@ -28,14 +35,13 @@ def build_token_embedding() -> Algorithm:
     )
 
 
-def build_positional_embedding(*, encoding: str = "learned") -> Algorithm:
+@Options(ENCODING).builds
+def build_positional_embedding(*, encoding) -> Algorithm:
     """Algorithm 2: a position ``t`` ↦ column ``t`` of W_p, learned or one of two fixed sinusoidal tables.
 
     With a sinusoidal encoding there is no parameter, so ``d_e`` and ``ell_max`` are given as sizes:
     ``positional_embedding.variant(encoding="sinusoidal-paper")(t=3, d_e=8, ell_max=16)``.
     """
-    if encoding not in ENCODINGS:
-        raise ConfigError(f"unknown positional encoding {shown(encoding)}; known: {', '.join(ENCODINGS)}")
     learned = encoding == "learned"
     line = gather("W_p", "t", what="position t") if learned else sinusoid("t", encoding, d_e, ell_max)
     return Algorithm(
@@ -49,7 +55,6 @@ def build_positional_embedding(*, encoding: str = "learned") -> Algorithm:
         params_label="W_p" if learned else "",
         constraints=[] if learned else [even(d_e, f"a {encoding} encoding pairs sin and cos rows")],
         options={"encoding": encoding}, builder=build_positional_embedding,
-        option_docs={"encoding": f"one of {', '.join(ENCODINGS)}"},
     )
 
 

@@ -20,16 +20,23 @@ References
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..errors import ConfigError, one_of, shown
+from ..engine.domains import Choice
+from ..engine.declarations import Options
 from ..ops import LoopIndex, column, sequence
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent
 from .embedding import token_embedding
 from .pooling import build_attention_pooling
-from .recurrent import BIASES, RESETS, UPDATES, build_rnn_layer
+from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_rnn_layer
 from .unembedding import build_unembedding
 
-__all__ = ["build_han", "han"]
+__all__ = ["build_han", "han", "HAN_OPTIONS"]
+
+#: The encoders' options, the recurrent cells' declarations with Yang et al.'s GRU as the defaults.
+HAN_OPTIONS = Options(
+    CELL.but(default="gru", domain=Choice("gru", "lstm"), doc="the encoders' cell: gru (Yang et al.) or lstm"),
+    CELL_BIAS.but(doc="the cells' bias convention: single, double or none"),
+    RESET.but(default="after").when("cell", "gru"), UPDATE.but(default="bahdanau").when("cell", "gru"))
 
 
 def _renamed(specs, prefix, width):
@@ -37,15 +44,9 @@ def _renamed(specs, prefix, width):
             for p in specs]
 
 
-def build_han(*, cell: str = "gru", bias: str = "single", reset: str = "after", update: str = "bahdanau") -> Algorithm:
+@HAN_OPTIONS.builds
+def build_han(*, cell, bias, reset, update) -> Algorithm:
     """A hierarchical attention network: a document's token matrix x (ℓ×n_s) ↦ class probabilities p."""
-    if cell not in ("gru", "lstm"):
-        raise ConfigError(f"unknown HAN cell {shown(cell)}; known: gru, lstm")
-    one_of("bias convention", bias, BIASES)
-    one_of("reset", reset, RESETS)
-    one_of("update", update, UPDATES)
-    if cell == "lstm" and (reset, update) != ("after", "bahdanau"):
-        raise ConfigError("reset and update apply to cell = 'gru' only")
     extra = {"reset": reset, "update": update} if cell == "gru" else {}
     layer = build_rnn_layer(cell=cell, direction="bidirectional", bias=bias, **extra)
     pool = build_attention_pooling(score="mlp")
@@ -87,10 +88,6 @@ def build_han(*, cell: str = "gru", bias: str = "single", reset: str = "after", 
         params=params, output=TensorSpec("p", (n_classes,), doc="the class probabilities"),
         lines=lines, params_label="θ", options={"cell": cell, "bias": bias, "reset": reset, "update": update},
         builder=build_han, model=True,
-        option_docs={"cell": "the encoders' cell: gru (Yang et al.) or lstm",
-                     "bias": "the cells' bias convention (single, double, none)",
-                     "reset": "the GRU's reset placement (Yang et al.: after)",
-                     "update": "the GRU's update convention (Yang et al.: bahdanau)"},
     )
 
 

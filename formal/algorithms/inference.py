@@ -10,38 +10,33 @@ difference — are polynomials in ℓ and ℓ_gen.
 
 from __future__ import annotations
 
-import math
-
 from ..engine.algorithm import Algorithm, Assign, Loop, call
-from ..errors import ConfigError, shown
+from ..engine.domains import BOOL, Choice, Real
+from ..engine.declarations import Option, Options
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from ..core.shapes import TensorSpec
 from ..core.symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
-from .architectures import build_dtransformer, build_edtransformer
+from .architectures import DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 
-__all__ = ["build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS"]
+__all__ = ["build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS", "TAU", "DECODING",
+           "KV_CACHE"]
 
 DECODINGS = ("sample", "greedy")
 
-
-def _check_decoding(tau, decoding):
-    if decoding not in DECODINGS:
-        raise ConfigError(f"unknown decoding {shown(decoding)}; known: {', '.join(DECODINGS)}")
-    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not math.isfinite(tau) or tau <= 0:
-        raise ConfigError(f"temperature tau = {shown(tau)} must be in (0, ∞); for tau → 0 use decoding='greedy'")
-    return float(tau)
+#: The sampling temperature (design decision 8: τ → 0 is greedy decoding, an option of its own).
+TAU = Option("tau", 1.0, Real(0, open_low=True), "sampling temperature τ: y ∝ p^(1/τ) (τ → 0 is decoding=greedy)",
+             examples=(0.5, 1.0, 2.0), hint="for tau → 0 use decoding='greedy'")
+DECODING = Option("decoding", "sample", Choice(*DECODINGS), "sample (y ∝ p^(1/τ)) or greedy (argmax p)")
+KV_CACHE = Option("kv_cache", False, BOOL, "decode with a key/value cache: a prefill, then one token per step")
 
 
 def _draw(p, tau, decoding):
     return greedy(p) if decoding == "greedy" else sample(p, tau)
 
 
-_DOCS = {"tau": "sampling temperature τ ∈ (0, ∞)", "decoding": "sample (y ∝ p^(1/τ)) or greedy (argmax p)"}
-
-
-def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bool = False,
-                     **model_options) -> Algorithm:
+@Options(TAU, DECODING, KV_CACHE, *DTRANSFORMER_OPTIONS.values(), rules=DTRANSFORMER_OPTIONS.rules).builds
+def build_dinference(*, tau, decoding, kv_cache, **model_options) -> Algorithm:
     """Algorithm 14: ``ℓ_gen`` tokens continuing the prompt ``x``, sampled one at a time from Algorithm 10.
 
     Without the cache each step runs Algorithm 10 on the whole context (at most the last ℓ_max tokens).
@@ -50,9 +45,6 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
     re-window absolute positions, so it requires ℓ + ℓ_gen − 1 ≤ ℓ_max instead of truncating (derived: the
     last step's call needs it, see ``size_constraints``).
     """
-    tau = _check_decoding(tau, decoding)
-    if not isinstance(kv_cache, bool):
-        raise ConfigError(f"kv_cache = {shown(kv_cache)} must be True or False")
     model = build_dtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
     label = ("θ̂", r"\hat{\theta}")
@@ -88,16 +80,15 @@ def build_dinference(*, tau: float = 1.0, decoding: str = "sample", kv_cache: bo
         lines=lines, params_label="θ̂",
         options={"tau": tau, "decoding": decoding, "kv_cache": kv_cache, **model.options},
         builder=build_dinference, random=decoding == "sample",
-        option_docs={**_DOCS, "kv_cache": "decode with a key/value cache", **model.option_docs},
         notes=["ℓ_gen is a size: pass it as ell_gen=<int>"],
     )
 
 
-def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_options) -> Algorithm:
+@Options(TAU, DECODING, *EDTRANSFORMER_OPTIONS.values(), rules=EDTRANSFORMER_OPTIONS.rules).builds
+def build_edinference(*, tau, decoding, **model_options) -> Algorithm:
     """Algorithm 15: a target sequence for the source ``z``, from ``[bos_token]`` until ``eos_token`` is drawn
     or ℓ_gen tokens are (the length cap); returned without bos and eos (design decision 9).  Costs are
     those of the longest run, ℓ_gen steps."""
-    tau = _check_decoding(tau, decoding)
     model = build_edtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
 
@@ -122,7 +113,7 @@ def build_edinference(*, tau: float = 1.0, decoding: str = "sample", **model_opt
                                                role="tokens"),
         lines=lines, params_label="θ̂",
         options={"tau": tau, "decoding": decoding, **model.options}, builder=build_edinference,
-        random=decoding == "sample", option_docs={**_DOCS, **model.option_docs},
+        random=decoding == "sample",
         notes=["ℓ_gen is the length cap: pass it as ell_gen=<int>; costs are for ℓ_gen steps (no early eos)"],
     )
 

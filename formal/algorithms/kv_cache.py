@@ -10,25 +10,30 @@ returns the cache grown by them.  The outputs equal Algorithm 10's on the whole 
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, at_most, call
+from ..engine.domains import Choice
+from ..engine.declarations import Option, Options
 from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
 from . import blocks
-from .attention import _affine, _check, _gqa_heads, _grouping, _kv_heads, _projection
-from .blocks import OPTION_DOCS, StackOptions, mlp, norm_columns, unembed
+from .attention import BIAS, N_KV_HEADS, affine, gqa_heads, grouping, kv_heads, projection
+from .blocks import StackOptions, mlp, norm_columns, stack_options, unembed
 
-__all__ = ["build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer", "STEPS"]
+__all__ = ["build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer", "STEPS", "STEP"]
 
 STEPS = ("prefill", "extend")
 
+#: Which call of a cached decoder this is.
+STEP = Option("step", "extend", Choice(*STEPS),
+              "prefill (a prompt, no cache) or extend (new tokens after a cache of ℓ_c tokens)")
 
-def build_kv_mhattention(*, bias: bool = True, n_kv_heads=None, step: str = "extend") -> Algorithm:
+
+@Options(BIAS, N_KV_HEADS, STEP).builds
+def build_kv_mhattention(*, bias, n_kv_heads, step) -> Algorithm:
     """Algorithm 5 (self-attention) returning its keys and values: with ``step="extend"`` the new tokens'
     keys and values are appended to the cache ``K_c``, ``V_c`` (H_kv×d×ℓ_c) and the queries of the ℓ_x
     new tokens attend over all ℓ_c + ℓ_x columns."""
-    _check(bias, "zero")
-    blocks._choice("step", step, STEPS)
-    kv = H if n_kv_heads is None else _kv_heads(n_kv_heads)
+    kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
     extend = step == "extend"
     total = ell_c + ell_x if extend else ell_x
     inputs = [TensorSpec("X", (d_x, ell_x), doc="the new tokens, one column each")]
@@ -36,11 +41,11 @@ def build_kv_mhattention(*, bias: bool = True, n_kv_heads=None, step: str = "ext
         inputs += [TensorSpec("K_c", (kv, d_attn, ell_c), doc="cached keys, per key/value head"),
                    TensorSpec("V_c", (kv, d_mid, ell_c), doc="cached values, per key/value head")]
     inputs.append(TensorSpec("mask", (total, ell_x), "mask", "Mask[t_z, t_x] = 1 where new token t_x sees t_z"))
-    params = (_projection("q", d_attn, d_x, bias, "query", (H,)) + _projection("k", d_attn, d_x, bias, "key", (kv,))
-              + _projection("v", d_mid, d_x, bias, "value", (kv,)) + _projection("o", d_out, H * d_mid, bias, "output"))
-    lines = [*_gqa_heads(bias, "zero", LoopIndex("h"), kv, context="X", cached=extend),
+    params = (projection("q", d_attn, d_x, bias, "query", (H,)) + projection("k", d_attn, d_x, bias, "key", (kv,))
+              + projection("v", d_mid, d_x, bias, "value", (kv,)) + projection("o", d_out, H * d_mid, bias, "output"))
+    lines = [*gqa_heads(bias, "zero", LoopIndex("h"), kv, context="X", cached=extend),
              Assign("Y", stack_rows("Y_h", H)),
-             Assign("V_tilde", _affine("W_o", "Y", "b_o", bias), returns=True)]
+             Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
     return Algorithm(
         number=5, name="kv_mhattention", display="MHAttentionKV",
         summary="Algorithm 5 with a key/value cache: new tokens attend over cached and new keys and values.",
@@ -48,24 +53,22 @@ def build_kv_mhattention(*, bias: bool = True, n_kv_heads=None, step: str = "ext
         output=(TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the new tokens"),
                 TensorSpec("K_g", (kv, d_attn, total), doc="keys of every token so far (the new cache)"),
                 TensorSpec("V_g", (kv, d_mid, total), doc="values of every token so far (the new cache)")),
-        lines=lines, params_label="W", constraints=_grouping(kv),
+        lines=lines, params_label="W", constraints=grouping(kv),
         options={"bias": bias, "n_kv_heads": n_kv_heads, "step": step}, builder=build_kv_mhattention,
-        option_docs={"bias": "whether the projections have biases", "n_kv_heads": OPTION_DOCS["n_kv_heads"],
-                     "step": "prefill (a prompt, no cache) or extend (new tokens after a cache of ℓ_c)"},
     )
 
 
-def build_kv_dtransformer(*, norm="layer", eps=0.0, position="learned", activation="gelu", bias=True,
-                          tied=False, n_kv_heads=None, norm_position="pre", step="extend") -> Algorithm:
+@Options(*stack_options(), STEP).builds
+def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     """Algorithm 10 with a key/value cache per layer: ``(P, K, V) ← DTransformerKV(x, K_c, V_c | θ)``.
 
     The ℓ_x new tokens sit at positions ℓ_c, …, ℓ_c + ℓ_x − 1; ``P`` holds their next-token distributions
     and ``K``, ``V`` (L×H_kv×d×(ℓ_c + ℓ_x)) the grown cache.  Parameters are Algorithm 10's.
     """
-    opts = StackOptions(norm, eps, position, activation, bias, tied, n_kv_heads, norm_position)
-    blocks._choice("step", step, STEPS)
+    opts = StackOptions.of(stack)
+    bias, n_kv_heads = opts.bias, opts.n_kv_heads
     extend = step == "extend"
-    kv = H if n_kv_heads is None else _kv_heads(n_kv_heads)
+    kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
     l = LoopIndex("l")
     start = ell_c if extend else 0
     length = ell_x if extend else ell
@@ -111,7 +114,6 @@ def build_kv_dtransformer(*, norm="layer", eps=0.0, position="learned", activati
         lines=[first, Loop("l", L, tuple(body), stack=("K_l", "V_l"), sequential=True), *final, last],
         params_label="θ", constraints=constraints,
         options={**opts.as_dict(), "step": step}, builder=build_kv_dtransformer,
-        option_docs={**OPTION_DOCS, "step": "prefill (a prompt, no cache) or extend (new tokens after a cache)"},
     )
 
 

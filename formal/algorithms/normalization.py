@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-import math
-
 from ..engine.algorithm import Algorithm, Assign, at_most
-from ..errors import ConfigError, shown
+from ..engine.domains import Choice, Real
+from ..engine.declarations import Option, Options
 from ..ops import add, mean, mul, square, standardize, sub
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_e
 
-__all__ = ["layer_norm", "build_layer_norm", "NORMS"]
+__all__ = ["layer_norm", "build_layer_norm", "NORMS", "NORM", "EPS"]
 
 NORMS = ("layer", "rms")
 
+#: Which norm: Algorithm 6, or RMSNorm.
+NORM = Option("norm", "layer", Choice(*NORMS), "layer (Algorithm 6) or rms (RMSNorm: m = β = 0, Zhang & Sennrich)")
+#: ε under the root (design decision 5: 0, the paper's, by default).
+EPS = Option("eps", 0.0, Real(0), "added to the variance under the root (0: the paper's)", examples=(0.0, 1e-5))
 
-def _check_eps(eps) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
-        raise ConfigError(f"eps = {shown(eps)} must be a finite number ≥ 0")
-    return float(eps)
 
-
-def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
+@Options(NORM, EPS).builds
+def build_layer_norm(*, norm, eps) -> Algorithm:
     """Algorithm 6 on one column ``e``: ``(e − m)/√v ⊙ γ + β`` with mean m and biased variance v (÷d_e).
 
     ``norm="rms"`` is RMSNorm (Gopher): ``e/√v ⊙ γ`` with v the mean square.  ``eps`` is added to v under
@@ -30,9 +29,6 @@ def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
     entries (:class:`~formal.ops.Standardize`), so columns of any scale float64 holds normalise correctly.  Layer norm with eps = 0 requires ``2 ≤ d_e``: over a
     single feature every column is constant, so v = 0 always.
     """
-    if norm not in NORMS:
-        raise ConfigError(f"unknown norm {shown(norm)}; known: {', '.join(NORMS)}")
-    eps = _check_eps(eps)
     zero = (f"v = 0 under eps = 0 (a {'constant' if norm == 'layer' else 'zero'} column e); use eps > 0")
     gamma = TensorSpec("gamma", (d_e,), doc="scale")
     if norm == "layer":
@@ -59,7 +55,6 @@ def build_layer_norm(*, norm: str = "layer", eps: float = 0.0) -> Algorithm:
         params=params, output=TensorSpec("e_hat", (d_e,), doc="normalised activations"),
         lines=lines, params_label=label, constraints=constraints,
         options={"norm": norm, "eps": eps}, builder=build_layer_norm,
-        option_docs={"norm": "layer or rms", "eps": "added to the variance under the root, ≥ 0"},
     )
 
 

@@ -42,10 +42,10 @@ from ..core.shapes import TensorSpec, numel
 from ..core.symbols import H, block, d_attn, d_mid, d_x, ell_c, ell_max, ell_x, n_blocks, n_pool
 from ..core.symbols import latex as sym_latex, text as sym_text
 from ..engine.algorithm import Algorithm, Assign, at_most, call
+from ..engine.declarations import Options
 from ..errors import ConfigError, DomainError, shown
-from ..ops.base import ATOM, Op, _rank
-from .attention import _kv_heads
-from .blocks import OPTION_DOCS
+from ..ops.base import ATOM, Op, rank
+from .attention import BIAS, N_KV_HEADS, kv_heads
 from .kv_cache import build_kv_mhattention
 
 __all__ = ["build_paged_mhattention", "paged_mhattention", "PagedCache", "PoolFull", "memory", "GatherBlocks",
@@ -199,8 +199,8 @@ class GatherBlocks(Op):
 
     def shape(self, shapes):
         pool, table = shapes
-        _rank(pool, (4,), "a pool of key/value blocks (blocks × heads × width × block size)")
-        _rank(table, (1,), "a block table")
+        rank(pool, (4,), "a pool of key/value blocks (blocks × heads × width × block size)")
+        rank(table, (1,), "a block table")
         return (pool[1], pool[2], self.count)
 
     def memory(self, out):
@@ -227,12 +227,13 @@ def gather_blocks(pool, table, count):
 
 
 # ------------------------------------------------------------------------------------- the algorithm
-def build_paged_mhattention(*, bias: bool = True, n_kv_heads=None) -> Algorithm:
+@Options(BIAS, N_KV_HEADS).builds
+def build_paged_mhattention(*, bias, n_kv_heads) -> Algorithm:
     """Algorithm 5 with a paged key/value cache: the new tokens X attend over the ℓ_c cached tokens —
     gathered from the pools ``K_pool``, ``V_pool`` (N_pool×H_kv×d×B) through ``table`` (n_b block ids, the
     last block holding the tokens past B·(n_b − 1)) — and over themselves."""
     cached = build_kv_mhattention(bias=bias, n_kv_heads=n_kv_heads, step="extend")
-    kv = H if n_kv_heads is None else _kv_heads(n_kv_heads)
+    kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
     total = ell_c + ell_x
     inputs = [TensorSpec("X", (d_x, ell_x), doc="the new tokens, one column each"),
               TensorSpec("K_pool", (n_pool, kv, d_attn, block), doc="the key blocks of every sequence"),
@@ -254,7 +255,6 @@ def build_paged_mhattention(*, bias: bool = True, n_kv_heads=None) -> Algorithm:
         inputs=inputs, params=cached.params, output=cached.outputs, lines=lines, params_label="W",
         constraints=constraints, options={"bias": bias, "n_kv_heads": n_kv_heads},
         builder=build_paged_mhattention,
-        option_docs={"bias": "whether the projections have biases", "n_kv_heads": OPTION_DOCS["n_kv_heads"]},
     )
 
 

@@ -32,7 +32,8 @@ References
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign
-from ..errors import ConfigError, shown
+from ..engine.domains import Choice
+from ..engine.declarations import Option, Options
 from ..ops import activation, add_bias, matmul, matmul_t, softmax, weighted_sum
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_a, d_z, ell
@@ -43,11 +44,11 @@ __all__ = ["POOLING_SCORES", "build_attention_pooling", "attention_pooling"]
 POOLING_SCORES = ("dot", "mlp")
 
 
-def build_attention_pooling(*, score: str = "dot") -> Algorithm:
+@Options(Option("score", "dot", Choice(*POOLING_SCORES),
+                "dot (softmax(Zᵀq), q learned) or mlp (softmax(tanh(W Z + b1ᵀ)ᵀ u_w), Yang et al.)")).builds
+def build_attention_pooling(*, score) -> Algorithm:
     """Attention pooling: ``s = Σ_t α_t z_t`` with ``α = softmax(Zᵀq)`` (``"dot"``) or
     ``α = softmax(tanh(W Z + b1ᵀ)ᵀ u_w)`` (``"mlp"``, Yang et al. 2016, eqs. 5–7)."""
-    if not isinstance(score, str) or score not in POOLING_SCORES:
-        raise ConfigError(f"unknown pooling score {shown(score)}; known: {', '.join(POOLING_SCORES)}")
     if score == "dot":
         params = [TensorSpec("q", (d_z,), doc="the learned query")]
         scores = [Assign("e", matmul_t("Z", "q"), note="Score")]
@@ -67,7 +68,6 @@ def build_attention_pooling(*, score: str = "dot") -> Algorithm:
         inputs=[TensorSpec("Z", (d_z, ell), doc="the vectors pooled, one column each", role="tokens")],
         params=params, output=TensorSpec("s", (d_z,), doc="their attention-weighted sum"),
         lines=lines, params_label="θ", options={"score": score}, builder=build_attention_pooling,
-        option_docs={"score": "dot (softmax(Zᵀq), q learned) or mlp (softmax(tanh(W Z + b1ᵀ)ᵀ u_w), Yang et al.)"},
     )
 
 

@@ -22,15 +22,17 @@ References
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call
-from ..errors import ConfigError, one_of, shown
+from ..engine.domains import Choice
+from ..engine.declarations import Option, Options
 from ..ops import (LoopIndex, activation, add, column, matmul, mul, one_minus, pick, sequence, stack_vertical,
                    zeros)
 from ..core.shapes import TensorSpec
 from ..core.symbols import L, d_h, d_x, ell
 
-__all__ = ["CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES",
-           "build_rnn_cell", "build_gru_cell", "build_lstm_cell", "build_cell", "build_rnn_layer", "build_rnn",
-           "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn"]
+__all__ = ["CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES", "CELL", "DIRECTION",
+           "CELL_BIAS", "NONLINEARITY", "RESET", "UPDATE", "LAYER_OPTIONS", "build_rnn_cell", "build_gru_cell",
+           "build_lstm_cell", "build_cell", "build_rnn_layer", "build_rnn", "rnn_cell", "gru_cell", "lstm_cell",
+           "rnn_layer", "rnn"]
 
 CELLS = ("rnn", "gru", "lstm")
 BIASES = ("single", "double", "none")
@@ -45,18 +47,23 @@ GATES = {"rnn": ("h",), "gru": ("r", "z", "n"), "lstm": ("i", "f", "g", "o")}
 _SOURCES = {"rnn": "Elman 1990", "gru": "Cho et al. 2014", "lstm": "Hochreiter & Schmidhuber 1997; Gers et al. 2000"}
 _STATE = {"rnn": ("h",), "gru": ("h",), "lstm": ("h", "c")}
 
-_OPTION_DOCS = {
-    "bias": "single (one b_g per gate, the papers'), double (b_xg and b_hg, torch's and cuDNN's) or none",
-    "nonlinearity": "the RNN cell's: tanh (Elman's) or relu (torch's nonlinearity='relu')",
-    "reset": "the GRU's reset gate: before the recurrent product, W_hn (r ⊙ h) (Cho et al.), or after it, "
-             "r ⊙ (W_hn h) (cuDNN, torch.nn.GRU)",
-    "update": "the GRU's update: cho, h ← z ⊙ h + (1 − z) ⊙ n (Cho et al., torch), or bahdanau, "
-              "h ← (1 − z) ⊙ h + z ⊙ n (Bahdanau et al. 2015, Yang et al. 2016)",
-    "cell": "rnn, gru or lstm",
-    "direction": "forward, backward (the last position first) or bidirectional ([H⃗; H⃖], 2d_h rows)",
-}
-
-_choice = one_of
+CELL_BIAS = Option("bias", "single", Choice(*BIASES),
+                   "the bias convention: single (one b_g per gate, the papers'), double (b_xg and b_hg, torch's and "
+                   "cuDNN's) or none")
+NONLINEARITY = Option("nonlinearity", "tanh", Choice(*NONLINEARITIES),
+                      "the RNN cell's: tanh (Elman's) or relu (torch's nonlinearity='relu')")
+RESET = Option("reset", "before", Choice(*RESETS),
+               "the GRU's reset gate: before the recurrent product, W_hn (r ⊙ h) (Cho et al.), or after it, "
+               "r ⊙ (W_hn h) (cuDNN, torch.nn.GRU)")
+UPDATE = Option("update", "cho", Choice(*UPDATES),
+                "the GRU's update: cho, h ← z ⊙ h + (1 − z) ⊙ n (Cho et al., torch), or bahdanau, "
+                "h ← (1 − z) ⊙ h + z ⊙ n (Bahdanau et al. 2015, Yang et al. 2016)")
+CELL = Option("cell", "lstm", Choice(*CELLS), "the recurrent cell: rnn (Elman), gru or lstm")
+DIRECTION = Option("direction", "forward", Choice(*DIRECTIONS),
+                   "forward, backward (the last position first) or bidirectional ([H⃗; H⃖], 2d_h rows)")
+#: A recurrent layer's and stack's options: a cell option has an effect with its own cell only.
+LAYER_OPTIONS = Options(CELL, DIRECTION, CELL_BIAS, NONLINEARITY.when("cell", "rnn"), RESET.when("cell", "gru"),
+                        UPDATE.when("cell", "gru"))
 
 
 def _gate_params(gate, bias) -> list:
@@ -99,24 +106,22 @@ def _cell(kind, *, lines, bias, options, summary, builder, notes=()) -> Algorith
         number=None, source=_SOURCES[kind], name=f"{kind}_cell", display=f"{kind.upper()}Cell", summary=summary,
         inputs=inputs, params=params, output=outputs if len(outputs) > 1 else outputs[0], lines=lines,
         params_label="θ", options=options, builder=builder, notes=notes,
-        option_docs={k: _OPTION_DOCS[k] for k in options},
     )
 
 
-def build_rnn_cell(*, bias: str = "single", nonlinearity: str = "tanh") -> Algorithm:
+@Options(CELL_BIAS, NONLINEARITY).builds
+def build_rnn_cell(*, bias, nonlinearity) -> Algorithm:
     """Elman's recurrent cell: ``h ← φ(W_xh x + W_hh h + b_h)`` with φ = tanh (or ReLU)."""
-    _choice("bias convention", bias, BIASES)
-    _choice("nonlinearity", nonlinearity, NONLINEARITIES)
     lines = [Assign("h", activation(nonlinearity, _preactivation("h", bias)), returns=True)]
     return _cell("rnn", lines=lines, bias=bias, options={"bias": bias, "nonlinearity": nonlinearity},
                  summary="Elman's recurrent cell: the new state from the input and the previous state.",
                  builder=build_rnn_cell)
 
 
-def build_lstm_cell(*, bias: str = "single") -> Algorithm:
+@Options(CELL_BIAS).builds
+def build_lstm_cell(*, bias) -> Algorithm:
     """The LSTM cell with a forget gate: gates i, f, o (σ) and the candidate g (tanh);
     ``c ← f ⊙ c + i ⊙ g``, ``h ← o ⊙ tanh(c)``."""
-    _choice("bias convention", bias, BIASES)
     gates = [Assign(g, activation("tanh" if g == "g" else "sigmoid", _preactivation(g, bias)), note=note)
              for g, note in zip(GATES["lstm"], ("Input gate", "Forget gate", "Candidate", "Output gate"))]
     lines = [*gates,
@@ -129,7 +134,8 @@ def build_lstm_cell(*, bias: str = "single") -> Algorithm:
                         "— the names, not the order, say which is which",))
 
 
-def build_gru_cell(*, bias: str = "single", reset: str = "before", update: str = "cho") -> Algorithm:
+@Options(CELL_BIAS, RESET, UPDATE).builds
+def build_gru_cell(*, bias, reset, update) -> Algorithm:
     """The gated recurrent unit: reset gate r, update gate z, candidate n; ``h ← z ⊙ h + (1 − z) ⊙ n``.
 
     ``reset="before"`` (Cho et al. eq. 7) resets the state before the recurrent product, ``W_hn (r ⊙ h)``;
@@ -137,9 +143,6 @@ def build_gru_cell(*, bias: str = "single", reset: str = "before", update: str =
     a reparametrisation of each other.  ``update="bahdanau"`` swaps z and 1 − z (σ(−a) = 1 − σ(a): the same
     family with W_xz, W_hz, b_z negated).
     """
-    _choice("bias convention", bias, BIASES)
-    _choice("reset placement", reset, RESETS)
-    _choice("update convention", update, UPDATES)
     if reset == "before":
         candidate = add(_input_part("n", bias), _recurrent_part("n", bias, state=mul("r", "h")))
     else:
@@ -156,21 +159,15 @@ def build_gru_cell(*, bias: str = "single", reset: str = "before", update: str =
                  builder=build_gru_cell)
 
 
-def build_cell(cell: str = "lstm", *, bias: str = "single", nonlinearity: str = "tanh", reset: str = "before",
-               update: str = "cho") -> Algorithm:
-    """The cell ``cell`` with the options that apply to it; an option that does not apply must keep its
-    default (it would change nothing)."""
-    _choice("cell", cell, CELLS)
-    given = {"nonlinearity": (nonlinearity, "tanh", "rnn"), "reset": (reset, "before", "gru"),
-             "update": (update, "cho", "gru")}
-    for name, (value, default, owner) in given.items():
-        if cell != owner and value != default:
-            raise ConfigError(f"{name} = {shown(value)} applies to cell = {owner!r} only, not {cell!r}")
+def build_cell(cell: str, **options) -> Algorithm:
+    """The cell ``cell`` (``"rnn"``, ``"gru"``, ``"lstm"``) with ``options`` — those of :data:`LAYER_OPTIONS`
+    that apply to it; one that does not must keep its default (it would change nothing)."""
+    values = LAYER_OPTIONS.resolve({**options, "cell": cell}, "recurrent cell")
     if cell == "rnn":
-        return build_rnn_cell(bias=bias, nonlinearity=nonlinearity)
+        return build_rnn_cell(bias=values["bias"], nonlinearity=values["nonlinearity"])
     if cell == "gru":
-        return build_gru_cell(bias=bias, reset=reset, update=update)
-    return build_lstm_cell(bias=bias)
+        return build_gru_cell(bias=values["bias"], reset=values["reset"], update=values["update"])
+    return build_lstm_cell(bias=values["bias"])
 
 
 # ----------------------------------------------------------------------------------------------- layers
@@ -219,7 +216,6 @@ def _layer_params(cell, direction, *, tail="", width=d_x, layers=()) -> list:
 
 
 def _layer_setup(cell, bias, nonlinearity, reset, update, direction):
-    _choice("direction", direction, DIRECTIONS)
     built = build_cell(cell, bias=bias, nonlinearity=nonlinearity, reset=reset, update=update)
     options = {"cell": cell, "direction": direction, "bias": bias, "nonlinearity": nonlinearity, "reset": reset,
                "update": update}
@@ -232,8 +228,8 @@ def _returned(lines):
     return lines[:-1] + [Assign(last.target, last.expr, note=last.note, returns=True)]
 
 
-def build_rnn_layer(*, cell: str = "lstm", direction: str = "forward", bias: str = "single",
-                    nonlinearity: str = "tanh", reset: str = "before", update: str = "cho") -> Algorithm:
+@LAYER_OPTIONS.builds
+def build_rnn_layer(*, cell, direction, bias, nonlinearity, reset, update) -> Algorithm:
     """A recurrent layer: the cell applied at every position in turn, its state carried from each step to
     the next — a *sequential* loop, so the depth grows with ℓ (Vaswani et al.'s "sequential operations").
     Backward runs from the last position to the first; bidirectional runs both and stacks the states,
@@ -246,13 +242,12 @@ def build_rnn_layer(*, cell: str = "lstm", direction: str = "forward", bias: str
         params=_layer_params(built, direction), output=TensorSpec("H", (rows, ell), doc="the state at every position"),
         lines=_returned(_layer_lines(built, direction)), params_label="θ", options=options, builder=build_rnn_layer,
         model=True,
-        option_docs={k: _OPTION_DOCS[k] for k in options},
         causal=None if direction == "bidirectional" else direction,
     )
 
 
-def build_rnn(*, cell: str = "lstm", direction: str = "forward", bias: str = "single", nonlinearity: str = "tanh",
-              reset: str = "before", update: str = "cho") -> Algorithm:
+@LAYER_OPTIONS.builds
+def build_rnn(*, cell, direction, bias, nonlinearity, reset, update) -> Algorithm:
     """L stacked recurrent layers, each reading the states of the one below (``torch.nn.RNN/GRU/LSTM`` with
     ``num_layers = L``).  Layer 1 reads X (d_x rows); the layers above read d_h rows (2d_h both ways), so
     their parameters differ in shape: layer 1's carry the suffix ``_1``, those of layers 2…L the suffix
@@ -269,7 +264,7 @@ def build_rnn(*, cell: str = "lstm", direction: str = "forward", bias: str = "si
         inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token", role="tokens")],
         params=params, output=TensorSpec("H", (rows, ell), doc="the last layer's state at every position"),
         lines=[*first, Loop("l", L - 1, tuple(upper), sequential=True)], params_label="θ", options=options,
-        builder=build_rnn, option_docs={k: _OPTION_DOCS[k] for k in options}, model=True,
+        builder=build_rnn, model=True,
         notes=("layer 1's parameters carry the suffix _1; layers 2…L's the suffix _l, stacked on a leading axis "
                "of L − 1",),
         causal=None if direction == "bidirectional" else direction,

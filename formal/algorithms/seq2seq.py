@@ -40,17 +40,18 @@ References
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..errors import ConfigError, one_of, shown
+from ..engine.domains import Choice
+from ..engine.declarations import Option, Options, Requires
 from ..ops import (LoopIndex, activation, add, column, final, matmul, matmul_t, sequence, softmax, stack_vertical,
                    weighted_sum, zeros)
 from ..ops.scores import additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell_x, ell_z
 from .embedding import token_embedding
-from .recurrent import BIASES, build_cell, build_rnn_layer
+from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_cell, build_rnn_layer
 from .unembedding import build_unembedding
 
-__all__ = ["ATTENTIONS", "SCORES", "ENCODERS", "INITS", "build_seq2seq", "seq2seq"]
+__all__ = ["ATTENTIONS", "SCORES", "ENCODERS", "INITS", "SEQ2SEQ_OPTIONS", "build_seq2seq", "seq2seq"]
 
 ATTENTIONS = ("none", "bahdanau", "luong")
 SCORES = ("additive", "dot", "general")
@@ -60,36 +61,27 @@ INITS = ("final", "backward")
 _SOURCES = {"none": "Cho et al. 2014; Sutskever et al. 2014", "bahdanau": "Bahdanau et al. 2015",
             "luong": "Luong et al. 2015"}
 
-_OPTION_DOCS = {
-    "attention": "none (a fixed context, Cho et al.), bahdanau (RNNsearch: the previous state queries) or luong "
-                 "(global attention: the current state queries, h̃ = tanh(W_c [c; s]))",
-    "score": "additive (v_aᵀ tanh(W_a s + U_a h), Luong's concat), dot (hᵀ s) or general (hᵀ W_a s)",
-    "cell": "the encoder's and decoder's cell: gru or lstm",
-    "encoder": "bidirectional (annotations [h⃗; h⃖], 2d_h rows) or forward",
-    "init": "the decoder's start s_0 = tanh(W_init h + b_init) from h = the encoder's final state(s) (final) or "
-            "h⃖_1 alone (backward, Bahdanau et al.)",
-    "bias": "the cells' bias convention (single, double, none); none also drops b_init and b_u",
-    "reset": "the GRU's reset placement (before, after)",
-    "update": "the GRU's update convention (cho, bahdanau)",
-}
-
-_choice = one_of
-
-
-def _check(attention, score, cell, encoder, init):
-    _choice("attention", attention, ATTENTIONS)
-    _choice("score", score, SCORES)
-    _choice("encoder", encoder, ENCODERS)
-    _choice("init", init, INITS)
-    if cell not in ("gru", "lstm"):
-        raise ConfigError(f"unknown seq2seq cell {shown(cell)}; known: gru, lstm")
-    if attention == "none" and score != "additive":
-        raise ConfigError(f"score = {shown(score)} has no effect with attention = 'none'")
-    if score == "dot" and encoder == "bidirectional":
-        raise ConfigError("score = 'dot' needs the encoder's states as wide as the decoder's: encoder = 'forward' "
-                          "(a bidirectional encoder's are 2·d_h)")
-    if init == "backward" and encoder != "bidirectional":
-        raise ConfigError("init = 'backward' reads h⃖_1 of a bidirectional encoder; encoder = 'forward' has none")
+#: The model's options; the cells' own (bias, reset, update) are the recurrent cells' declarations.
+SEQ2SEQ_OPTIONS = Options(
+    Option("attention", "bahdanau", Choice(*ATTENTIONS),
+           "none (a fixed context, Cho et al.), bahdanau (RNNsearch: the previous state queries) or luong "
+           "(global attention: the current state queries, h̃ = tanh(W_c [c; s]))"),
+    Option("score", "additive", Choice(*SCORES),
+           "additive (v_aᵀ tanh(W_a s + U_a h), Luong's concat), dot (hᵀ s) or general (hᵀ W_a s)"
+           ).when("attention", "bahdanau", "luong"),
+    CELL.but(default="gru", domain=Choice("gru", "lstm"), doc="the encoder's and decoder's cell: gru or lstm"),
+    Option("encoder", "bidirectional", Choice(*ENCODERS),
+           "bidirectional (annotations [h⃗; h⃖], 2d_h rows) or forward"),
+    Option("init", "final", Choice(*INITS),
+           "the decoder's start s_0 = tanh(W_init h + b_init) from h = the encoder's final state(s) (final) or "
+           "h⃖_1 alone (backward, Bahdanau et al.)"),
+    CELL_BIAS.but(doc="the cells' bias convention: single, double or none (none also drops b_init and b_u)"),
+    RESET.when("cell", "gru"), UPDATE.when("cell", "gru"),
+    rules=(Requires("score", ("dot",), "encoder", ("forward",),
+                    "the dot score needs the encoder's states as wide as the decoder's; a bidirectional encoder's "
+                    "are 2·d_h"),
+           Requires("init", ("backward",), "encoder", ("bidirectional",),
+                    "it reads h⃖_1, the first state of a bidirectional encoder's backward direction", move="option")))
 
 
 def _renamed(specs, prefix, width=None, doc=""):
@@ -142,15 +134,10 @@ def _params(layer, step, *, attention, score, bias, rows, dec_in, out_width, sta
     return params
 
 
-def build_seq2seq(*, attention: str = "bahdanau", score: str = "additive", cell: str = "gru",
-                  encoder: str = "bidirectional", init: str = "final", bias: str = "single", reset: str = "before",
-                  update: str = "cho") -> Algorithm:
+@SEQ2SEQ_OPTIONS.builds
+def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update) -> Algorithm:
     """A recurrent encoder–decoder: source tokens z, target tokens x ↦ P (N_V×ℓ_x); see the module docstring."""
-    _check(attention, score, cell, encoder, init)
-    _choice("bias convention", bias, BIASES)
     extra = {"reset": reset, "update": update} if cell == "gru" else {}
-    if cell != "gru" and (reset, update) != ("before", "cho"):
-        raise ConfigError(f"reset and update apply to cell = 'gru' only, not {cell!r}")
     layer = build_rnn_layer(cell=cell, direction=encoder, bias=bias, **extra)
     step = build_cell(cell, bias=bias, **extra)
     lstm = cell == "lstm"
@@ -214,7 +201,6 @@ def build_seq2seq(*, attention: str = "bahdanau", score: str = "additive", cell:
                 TensorSpec("x", (ell_x,), "index", "target tokens (teacher forcing)", bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell_x), doc="P[:, t]: the distribution of token t + 1"),
         lines=lines, params_label="θ", options=options, builder=build_seq2seq, model=True,
-        option_docs=_OPTION_DOCS,
         causal="forward",
     )
 

@@ -12,15 +12,29 @@ from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, CallOp, Loop, call
 from ..engine.calls import call_node
+from ..engine.domains import Real
+from ..engine.declarations import Option, Options
 from ..costs.cost import BACKWARD, Work, gradient_step
-from ..errors import ConfigError, shown
+from ..errors import ConfigError
 from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
-from .architectures import build_dtransformer, build_edtransformer, build_etransformer
+from .architectures import (DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, ETRANSFORMER_OPTIONS, HEAD, INPUTS,
+                            PATCH_ORDER, build_dtransformer, build_edtransformer, build_etransformer)
 
 __all__ = ["build_dloss", "build_eloss", "build_edloss", "build_dtraining", "build_etraining",
-           "build_edtraining", "dloss", "eloss", "edloss", "dtraining", "etraining", "edtraining", "GradStepOp"]
+           "build_edtraining", "dloss", "eloss", "edloss", "dtraining", "etraining", "edtraining", "GradStepOp",
+           "P_MASK", "ELOSS_OPTIONS"]
+
+#: Algorithm 12, line 4: each token is masked with probability p_mask (BERT's 15 %).
+P_MASK = Option("p_mask", 0.15, Real(0, 1, open_low=True, open_high=True),
+                "probability that a token is masked (Algorithm 12, line 4; BERT's 0.15)", examples=(0.15, 0.5))
+#: Algorithm 12's: p_mask, and Algorithm 9's with the token inputs and the masked-LM head it needs.
+ELOSS_OPTIONS = Options(P_MASK, *ETRANSFORMER_OPTIONS.replaced(
+    INPUTS.only("tokens", why="a masked-token loss masks token ids; ViT's patches and images have none"),
+    HEAD.only("mlm", why="a masked-token loss needs every token's distribution, which the mlm head gives"),
+    PATCH_ORDER.only(None, why="a masked-token loss takes no image")).values(),
+    rules=ETRANSFORMER_OPTIONS.rules)
 
 
 class GradStepOp(CallOp):
@@ -56,6 +70,7 @@ def _theta(model):
     return {p.name: p.name for p in model.params}
 
 
+@DTRANSFORMER_OPTIONS.builds
 def build_dloss(**model_options) -> Algorithm:
     """Algorithm 13, lines 3–4: the loss of one sequence, ``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]``."""
     model = build_dtransformer(**model_options)
@@ -67,10 +82,11 @@ def build_dloss(**model_options) -> Algorithm:
         lines=[Assign("P", call(model, label=("θ", r"\theta"), x="x", **_theta(model))),
                Assign("loss", next_token_nll("P", "x"), returns=True)],
         params_label="θ", options=model.options,
-        builder=build_dloss, option_docs=model.option_docs,
+        builder=build_dloss,
     )
 
 
+@EDTRANSFORMER_OPTIONS.builds
 def build_edloss(**model_options) -> Algorithm:
     """Algorithm 11, lines 3–4: the loss of one pair, ``−Σ_{t=1}^{ℓ_x−1} log P[x[t+1], t]``."""
     model = build_edtransformer(**model_options)
@@ -83,23 +99,15 @@ def build_edloss(**model_options) -> Algorithm:
         lines=[Assign("P", call(model, label=("θ", r"\theta"), z="z", x="x", **_theta(model))),
                Assign("loss", next_token_nll("P", "x"), returns=True)],
         params_label="θ", options=model.options,
-        builder=build_edloss, option_docs=model.option_docs,
+        builder=build_edloss,
     )
 
 
-def _check_p_mask(p_mask):
-    if isinstance(p_mask, bool) or not isinstance(p_mask, (int, float)) or not 0 < p_mask < 1:
-        raise ConfigError(f"p_mask = {shown(p_mask)} must be in (0, 1)")
-    return float(p_mask)
-
-
-def build_eloss(*, p_mask: float = 0.15, **model_options) -> Algorithm:
+@ELOSS_OPTIONS.builds
+def build_eloss(*, p_mask, **model_options) -> Algorithm:
     """Algorithm 12, lines 3–5: mask each token with probability p_mask, then the loss over the masked ones,
     ``−Σ_{t: m[t]=1} log P[x[t], t]``.  Random: execution takes ``seed``."""
-    p_mask = _check_p_mask(p_mask)
     model = build_etransformer(**model_options)
-    if model.options["head"] != "mlm":
-        raise ConfigError("eloss needs the masked-LM head (head='mlm')")
     extra = {"s": "s"} if model.options["token_types"] else {}
     return Algorithm(
         number=12, name="eloss", display="ELoss",
@@ -110,7 +118,7 @@ def build_eloss(*, p_mask: float = 0.15, **model_options) -> Algorithm:
                Assign("P", call(model, label=("θ", r"\theta"), x="x_tilde", **extra, **_theta(model))),
                Assign("loss", masked_nll("P", "x", "m"), returns=True)],
         params_label="θ", options={"p_mask": p_mask, **model.options},
-        builder=build_eloss, option_docs={"p_mask": "probability that a token is masked", **model.option_docs},
+        builder=build_eloss,
         random=True,
     )
 
@@ -124,14 +132,14 @@ def _training(number, name, display, loss, data, pick_args, summary, builder):
         number=number, name=name, display=display, summary=summary,
         inputs=data, params=loss.params, output=TensorSpec("theta", (), doc="the trained parameters θ̂"),
         lines=[Loop("i", N_epochs, (Loop("n", N_data, body, sequential=True),), sequential=True)],
-        params_label="θ, η", options=loss.options, builder=builder,
-        option_docs=loss.option_docs, random=loss.random,
+        params_label="θ, η", options=loss.options, builder=builder, random=loss.random,
         notes=[f"a gradient step costs the loss's forward FLOPs times {BACKWARD['matmul'][0]} for the backward "
                "pass (rule per convention: formal.costs.cost.BACKWARD), and 2 FLOPs per parameter for the update "
                "under full; the gradient comes from the torch reference"],
     )
 
 
+@DTRANSFORMER_OPTIONS.builds
 def build_dtraining(**options) -> Algorithm:
     """Algorithm 13: N_epochs passes of per-sequence SGD on :func:`build_dloss`."""
     loss = build_dloss(**options)
@@ -141,6 +149,7 @@ def build_dtraining(**options) -> Algorithm:
                      build_dtraining)
 
 
+@ELOSS_OPTIONS.builds
 def build_etraining(**options) -> Algorithm:
     """Algorithm 12: N_epochs passes of per-sequence SGD on :func:`build_eloss`."""
     loss = build_eloss(**options)
@@ -154,6 +163,7 @@ def build_etraining(**options) -> Algorithm:
                      "Algorithm 12: train an encoder-only transformer by masked-token prediction.", build_etraining)
 
 
+@EDTRANSFORMER_OPTIONS.builds
 def build_edtraining(**options) -> Algorithm:
     """Algorithm 11: N_epochs passes of per-pair SGD on :func:`build_edloss`."""
     loss = build_edloss(**options)

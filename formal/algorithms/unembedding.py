@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign
-from ..errors import ConfigError, shown
+from ..engine.domains import BOOL
+from ..engine.declarations import Option, Options
 from ..ops import add, matmul, softmax
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e
 
-__all__ = ["unembedding", "build_unembedding"]
+__all__ = ["unembedding", "build_unembedding", "LOGIT_BIAS"]
+
+#: Algorithm 7's bias (BERT's output bias).
+LOGIT_BIAS = Option("bias", False, BOOL, "whether the logits get a bias b_u (BERT's): softmax(W_u e + b_u)")
 
 
-def build_unembedding(*, bias: bool = False) -> Algorithm:
+@Options(LOGIT_BIAS).builds
+def build_unembedding(*, bias) -> Algorithm:
     """Algorithm 7: ``p = softmax(W_u e)``; with ``bias``, ``softmax(W_u e + b_u)`` (BERT's output bias)."""
-    if not isinstance(bias, bool):
-        raise ConfigError(f"bias = {shown(bias)} must be True or False")
     logits = matmul("W_u", "e", role="unembed")
     return Algorithm(
         number=7, name="unembedding", display="Unembedding",
@@ -25,7 +28,7 @@ def build_unembedding(*, bias: bool = False) -> Algorithm:
         output=TensorSpec("p", (N_V,), doc="a probability distribution over the vocabulary"),
         lines=[Assign("p", softmax(add(logits, "b_u") if bias else logits, over="logits"), returns=True)],
         params_label="W_u" + (", b_u" if bias else ""), builder=build_unembedding,
-        options={"bias": bias}, option_docs={"bias": "whether the logits get a bias b_u"},
+        options={"bias": bias},
     )
 
 

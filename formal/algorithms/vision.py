@@ -32,17 +32,19 @@ References
 from __future__ import annotations
 
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns, even
-from ..errors import ConfigError, shown
+from ..engine.domains import BOOL, Integer
+from ..engine.declarations import Option, Options
 from ..ops import (LoopIndex, activation, add, column_mean, columns_grid, cyclic_shift, grid_columns, matmul,
                    merge_patches, patchify, pick, relative_bias, shift_mask, unwindows, windows)
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, by_name, channels, d_attn, d_e, d_mlp, n_classes, patch
-from .attention import _affine, build_mhattention
-from .normalization import _check_eps, build_layer_norm
+from .attention import affine, build_mhattention
+from .normalization import EPS, build_layer_norm
 from .unembedding import build_unembedding
 
 __all__ = ["window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "build_window_mhattention",
-           "build_swin_block", "build_patch_merging", "build_swin_stage", "build_swin", "SWIN_EPS"]
+           "build_swin_block", "build_patch_merging", "build_swin_stage", "build_swin", "SWIN_EPS", "SHIFTED",
+           "SWIN_NORM_EPS", "MERGE", "MLP_RATIO"]
 
 #: The layer norms' ε in Swin's code (``nn.LayerNorm``'s default), the default here.
 SWIN_EPS = 1e-5
@@ -52,11 +54,15 @@ C = H * d_attn
 _ATTENTION = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o")
 _GRID = "the tokens, an n_h×n_w grid of H·d_attn-wide vectors (channel-last)"
 
-
-def _flag(name, value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} = {shown(value)} must be True or False")
-    return value
+SHIFTED = Option("shifted", False, BOOL,
+                 "shifted windows (SW-MSA: the grid rolled by −⌊M/2⌋, the wrapped-around border masked; the odd "
+                 "blocks) or regular ones (W-MSA)")
+#: Algorithm 6's ε with Swin's default.
+SWIN_NORM_EPS = EPS.but(default=SWIN_EPS, doc="added to the variance in every layer norm (Swin's code: 1e-5)",
+                        examples=(1e-5, 0.1))
+MERGE = Option("merge", True, BOOL, "end with patch merging (every stage but the last)")
+MLP_RATIO = Option("mlp_ratio", 4, Integer(1), "d_mlp = mlp_ratio·(the stage's width); 4 in every published Swin",
+                   examples=(1, 2, 4))
 
 
 def _attention_params(lead=()):
@@ -68,9 +74,9 @@ def _attention_params(lead=()):
     return [TensorSpec(n, lead + s, doc=docs.get(n, f"{n} of Algorithm 5")) for n, s in shapes.items()]
 
 
-def build_window_mhattention(*, shifted: bool = False) -> Algorithm:
+@Options(SHIFTED).builds
+def build_window_mhattention(*, shifted) -> Algorithm:
     """W-MSA (SW-MSA with ``shifted``): Algorithm 5 with the relative-position bias, in every M×M window."""
-    _flag("shifted", shifted)
     w = LoopIndex("w")
     mha = build_mhattention(bias=True, score_bias=True)
     count = n_h * n_w / M ** 2
@@ -93,7 +99,6 @@ def build_window_mhattention(*, shifted: bool = False) -> Algorithm:
         params=_attention_params(),
         output=TensorSpec("Y", (n_h, n_w, C), doc="the attended tokens, on the same grid", grid=True),
         lines=lines, params_label="W", options={"shifted": shifted}, builder=build_window_mhattention,
-        option_docs={"shifted": "roll the grid by −⌊M/2⌋ first and mask the wrapped-around border (SW-MSA)"},
         notes=("σ = ⌊M/2⌋, or 0 where min(n_h, n_w) = M (one window), as in Swin's code.",
                "Masked scores are −∞ here and −100 in Swin's code: the weights differ by less than e^{−100}."),
     )
@@ -121,13 +126,12 @@ def _block_params(lead=()):
 _BLOCK_NAMES = tuple(s.name for s in _block_params())
 
 
-def build_swin_block(*, shifted: bool = False, eps: float = SWIN_EPS) -> Algorithm:
+@Options(SHIFTED, SWIN_NORM_EPS).builds
+def build_swin_block(*, shifted, eps) -> Algorithm:
     """One Swin block (Liu et al. 2021, eq. 3), pre-LN: ``ẑ = (S)W-MSA(LN(z)) + z``, ``z' = MLP(LN(ẑ)) + ẑ``,
     the MLP ``W_mlp2 GELU(W_mlp1 z + b_mlp1) + b_mlp2``."""
-    _flag("shifted", shifted)
-    eps = _check_eps(eps)
     attention = build_window_mhattention(shifted=shifted)
-    up = _affine("W_mlp1", "Z_tilde", "b_mlp1", True)
+    up = affine("W_mlp1", "Z_tilde", "b_mlp1", True)
     lines = [
         Assign("Z", grid_columns("X", n_h, n_w), note="the grid as columns"),
         Assign("Z_tilde", _norm("Z", "gamma1", "beta1", eps, "¹", "^{1}"), forall="t"),
@@ -135,7 +139,7 @@ def build_swin_block(*, shifted: bool = False, eps: float = SWIN_EPS) -> Algorit
                          **{n: n for n in _ATTENTION + ("B_hat",)})),
         Assign("Z", add("Z", grid_columns("Y", n_h, n_w))),
         Assign("Z_tilde", _norm("Z", "gamma2", "beta2", eps, "²", "^{2}"), forall="t"),
-        Assign("Z", add("Z", _affine("W_mlp2", activation("gelu", up), "b_mlp2", True))),
+        Assign("Z", add("Z", affine("W_mlp2", activation("gelu", up), "b_mlp2", True))),
         Assign("X_out", columns_grid("Z", n_h, n_w), returns=True),
     ]
     return Algorithm(
@@ -144,8 +148,6 @@ def build_swin_block(*, shifted: bool = False, eps: float = SWIN_EPS) -> Algorit
         inputs=[TensorSpec("X", (n_h, n_w, C), doc=_GRID, grid=True)], params=_block_params(),
         output=TensorSpec("X_out", (n_h, n_w, C), doc="the tokens after the block", grid=True),
         lines=lines, params_label="W", options={"shifted": shifted, "eps": eps}, builder=build_swin_block,
-        option_docs={"shifted": "shifted windows (SW-MSA, the odd blocks) or regular ones (W-MSA)",
-                     "eps": "added to the variance in the two layer norms (Swin's code: 1e-5)"},
     )
 
 
@@ -155,10 +157,10 @@ def _merge_params(width=d_e):
             TensorSpec("W_m", (2 * width, 4 * width), doc="patch merging's reduction (no bias)")]
 
 
-def build_patch_merging(*, eps: float = SWIN_EPS) -> Algorithm:
+@Options(SWIN_NORM_EPS).builds
+def build_patch_merging(*, eps) -> Algorithm:
     """Patch merging (Liu et al. 2021, §3.1): each 2×2 group of tokens concatenated, 4d_e wide, normalised and
     reduced to 2d_e by ``W_m`` — the grid halves, the width doubles."""
-    eps = _check_eps(eps)
     half_h, half_w = n_h / 2, n_w / 2
     lines = [Assign("G", merge_patches("X"), note="2×2 groups"),
              Assign("Z", grid_columns("G", half_h, half_w)),
@@ -171,7 +173,6 @@ def build_patch_merging(*, eps: float = SWIN_EPS) -> Algorithm:
         params=_merge_params(),
         output=TensorSpec("X_out", (half_h, half_w, 2 * d_e), doc="the merged tokens", grid=True),
         lines=lines, params_label="W_m", options={"eps": eps}, builder=build_patch_merging,
-        option_docs={"eps": "added to the variance in the layer norm (Swin's code: 1e-5)"},
     )
 
 
@@ -184,10 +185,9 @@ def _stage_params(merge, prefix=""):
     return specs + (_merge_params(C) if merge else [])
 
 
-def build_swin_stage(*, merge: bool = True, eps: float = SWIN_EPS) -> Algorithm:
+@Options(MERGE, SWIN_NORM_EPS).builds
+def build_swin_stage(*, merge, eps) -> Algorithm:
     """A stage: ``for l ∈ [L/2]``: a regular block, then a shifted one; then (``merge``) patch merging."""
-    _flag("merge", merge)
-    eps = _check_eps(eps)
     l = LoopIndex("l")
     regular, shifted = build_swin_block(shifted=False, eps=eps), build_swin_block(shifted=True, eps=eps)
     body = (Assign("X", call(regular, label=("W_l", "W_l"), X="X", **{n: pick(n, l) for n in _BLOCK_NAMES})),
@@ -205,15 +205,7 @@ def build_swin_stage(*, merge: bool = True, eps: float = SWIN_EPS) -> Algorithm:
         output=TensorSpec("X", out, doc="the stage's tokens", grid=True),
         lines=lines, params_label="W", constraints=[even(L, "blocks come in pairs, regular then shifted")],
         options={"merge": merge, "eps": eps}, builder=build_swin_stage,
-        option_docs={"merge": "end with patch merging (every stage but the last)",
-                     "eps": "added to the variance in every layer norm (Swin's code: 1e-5)"},
     )
-
-
-def _check_ratio(mlp_ratio):
-    if isinstance(mlp_ratio, bool) or not isinstance(mlp_ratio, int) or mlp_ratio <= 0:
-        raise ConfigError(f"mlp_ratio = {shown(mlp_ratio)} must be a positive integer (d_mlp = mlp_ratio·C)")
-    return mlp_ratio
 
 
 #: The stages of a Swin model: their depth symbols.
@@ -236,18 +228,17 @@ def _model_stage_params(i, stage, mlp_ratio):
             for s in stage.params]
 
 
-def build_swin(*, eps: float = SWIN_EPS, mlp_ratio: int = 4) -> Algorithm:
+@Options(SWIN_NORM_EPS, MLP_RATIO).builds
+def build_swin(*, eps, mlp_ratio) -> Algorithm:
     """The Swin Transformer classifier (Liu et al. 2021, Fig. 3) from a channel-last image of (P·n_h)×(P·n_w)
     pixels and C_in channels: ``X ← LN(W_patch patches_P(X_img) + b_patch 1ᵀ)`` (Swin's stride-P convolution,
     HF's and timm's channel-first patch order), four stages (the first three end in patch merging), a final
     LN, the mean of the n_h·n_w/64 tokens, and ``p = softmax(W_head x̄ + b_head)``.  Stage i has L_i blocks
     (even), 2^{i−1}·H heads of width d_attn, MLPs mlp_ratio times as wide."""
-    eps = _check_eps(eps)
-    mlp_ratio = _check_ratio(mlp_ratio)
     widest = 8 * C
     stages = [build_swin_stage(merge=i < 4, eps=eps) for i in range(1, 5)]
     lines = [Assign("X_p", patchify("X_img", patch, n_h, n_w, "channel-first"), note="P×P patches, (c, i, j)"),
-             Assign("X", _affine("W_patch", "X_p", "b_patch", True, role="embed"), note="patch embedding"),
+             Assign("X", affine("W_patch", "X_p", "b_patch", True, role="embed"), note="patch embedding"),
              Assign("X", _norm("X", "gamma_e", "beta_e", eps, "_e"), forall="t"),
              Assign("X", columns_grid("X", n_h, n_w))]
     lines += [Assign("X", _stage_call(i, stage), note=f"stage {i}") for i, stage in enumerate(stages, 1)]
@@ -276,8 +267,6 @@ def build_swin(*, eps: float = SWIN_EPS, mlp_ratio: int = 4) -> Algorithm:
                            doc="the image, channel-last: P·n_h rows and P·n_w columns of pixels, C channels")],
         params=params, output=TensorSpec("p", (n_classes,), doc="distribution over the classes"),
         lines=lines, params_label="θ", options={"eps": eps, "mlp_ratio": mlp_ratio}, builder=build_swin,
-        option_docs={"eps": "added to the variance in every layer norm (Swin's code: 1e-5)",
-                     "mlp_ratio": "d_mlp = mlp_ratio·(the stage's width); 4 in every published Swin"},
         model=True,
     )
 

@@ -15,6 +15,7 @@ from typing import Callable
 import sympy as sp
 
 from .calls import CallOp, ColumnCallOp, Several, call, call_columns
+from .declarations import Options
 from ..core.constraints import Constraint, at_most, divides, even
 from ..costs.cost import Cost, check_convention
 from ..errors import ConfigError, shown
@@ -114,7 +115,10 @@ class Algorithm:
     defaults : dict
         Inputs that may be omitted, mapped to the input they default to (``{"Z": "X"}``).
     options : dict
-        The builder options this object was made with; :meth:`variant` makes another.
+        The builder options this object was made with (name → value); :meth:`variant` makes another.
+    builder : callable
+        The function that built it, which :meth:`variant` calls.  A builder decorated by
+        :meth:`formal.engine.declarations.Options.builds` declares the options (:attr:`option_specs`).
     random : bool
         Whether it draws random numbers; execution then takes ``seed`` (an int or a numpy Generator).
     notes : sequence of str
@@ -125,8 +129,6 @@ class Algorithm:
     model : bool
         Whether an algorithm outside the paper is a whole model (a recurrent stack) whose parameters an
         implementation under test takes as one dict, as Algorithms 8–15 do.
-    option_words : dict
-        Words a numeric option also takes on the command line (``{"padding": ("same",)}``).
     causal : {None, "forward", "backward"}
         Whether output column t depends only on the tokens (the input of role ``"tokens"``) at positions
         ≤ t (``"forward"``: a decoder, a forward recurrence) or ≥ t (``"backward"``: a backward recurrence);
@@ -140,9 +142,8 @@ class Algorithm:
     """
 
     def __init__(self, *, number, name, display, summary, inputs, params, output, lines,
-                 params_label="", constraints=(), defaults=None, options=None, builder=None, option_docs=None,
-                 random=False, notes=(), source="", model=False, option_words=None, causal=None,
-                 permutation=None):
+                 params_label="", constraints=(), defaults=None, options=None, builder=None,
+                 random=False, notes=(), source="", model=False, causal=None, permutation=None):
         self.number, self.name, self.display, self.summary = number, name, display, summary
         self.inputs, self.params = tuple(inputs), tuple(params)
         self.outputs = tuple(output) if isinstance(output, (tuple, list)) else (output,)
@@ -154,10 +155,12 @@ class Algorithm:
         self.constraints = tuple(constraints)
         self.defaults = dict(defaults or {})
         self.options = dict(options or {})
-        self.option_docs = dict(option_docs or {})
-        self.option_words = dict(option_words or {})
         self.causal, self.permutation = causal, dict(permutation or {})
         self._builder = builder
+        self.option_specs = getattr(builder, "declared", None) or Options()
+        if list(self.options) != list(self.option_specs):
+            raise ConfigError(f"{self.label}: its options {list(self.options)} are not the ones its builder "
+                              f"declares, {list(self.option_specs)}")
         self._check_names()
         self._check_properties()
 
@@ -181,6 +184,11 @@ class Algorithm:
         take their parameters as one dict."""
         return self._model or (self.number is not None and self.number >= 8)
 
+    @property
+    def option_docs(self) -> dict:
+        """Option name → its meaning, from the declarations (:attr:`option_specs`)."""
+        return {name: option.doc for name, option in self.option_specs.items()}
+
     def __repr__(self):
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
         return f"<{self.label}{extra}>"
@@ -195,6 +203,8 @@ class Algorithm:
             known = ", ".join(self.options) or "none"
             raise ConfigError(f"{self.name} has no option {shown(unknown[0])}; its options: {known}")
         options = {**self.options, **options}
+        if self.option_specs:    # checked and in normal form: eps=0 is the variant eps=0.0
+            options = self.option_specs.resolve(options, self.name)
         try:
             key = tuple(sorted((name, _typed(value)) for name, value in options.items()))
             hash(key)

@@ -1,12 +1,8 @@
-"""``-o KEY=VALUE`` options from the command line, typed by what the algorithm declares.
-
-An option's value is read as the type of the option's default in the algorithm object — a bool option takes
-``true`` or ``false``, an int option an integer, a float option a number, a text option the text as written
-— so a documented text value is never turned into a number (``empty=nan`` is the policy ``"nan"``, not a
-float; a word the algorithm declares for a numeric option, such as conv1d's ``padding=same``, is kept as
-text).  An option whose default is ``None`` (``n_kv_heads``: None, an int or ``symbolic``) takes an integer
-when the text is one, and the text otherwise.  Values are parsed, never evaluated; the algorithm's builder
-then checks each value's range and names what is wrong.
+"""Options on the command line and in ``show``: ``-o KEY=VALUE`` read by the option's declared domain
+(:mod:`.declarations`), never by the default's Python type — ``empty=nan`` is the word, ``eps=1e-5`` a number,
+``n_kv_heads=2`` an int, ``padding=same`` a word; values are parsed, never evaluated, and the builder then
+checks each value's range — and the listing of every option of an algorithm with its value, domain, default
+and meaning (text, JSON, ASCII LaTeX; the docs render the same :class:`OptionView`).
 
 Examples
 --------
@@ -16,6 +12,8 @@ Examples
 {'eps': 1e-05}
 >>> parse_options("mhattention", ["n_kv_heads=2"]), parse_options("mhattention", ["n_kv_heads=symbolic"])
 ({'n_kv_heads': 2}, {'n_kv_heads': 'symbolic'})
+>>> parse_options("conv1d", ["padding=same"])
+{'padding': 'same'}
 >>> parse_options("attention", ["bias=1"])
 Traceback (most recent call last):
 ...
@@ -25,12 +23,16 @@ formal.errors.ConfigError: option bias of attention takes true or false, got '1'
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..errors import ConfigError
+from .declarations import Option, Options, Requires
+from .domains import written
+from .latex_text import code, latex_text
 
-__all__ = ["parse_options", "split_option"]
+__all__ = ["parse_options", "split_option", "option_rows", "OptionView", "option_views", "options_text",
+           "options_json", "options_latex", "Option", "Options", "Requires"]
 
-_INT = re.compile(r"[+-]?\d{1,30}")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -46,45 +48,81 @@ def split_option(text: str):
     return key, raw
 
 
-def _coerce(algorithm, key: str, raw: str):
-    default = algorithm.options[key]
-    where = f"option {key} of {algorithm.name}"
-    text = raw.strip()
-    if isinstance(default, bool):
-        if text.lower() not in ("true", "false"):
-            raise ConfigError(f"{where} takes true or false, got {_shown(raw)}")
-        return text.lower() == "true"
-    if isinstance(default, int):
-        words = algorithm.option_words.get(key, ())
-        if text in words:
-            return text
-        if not _INT.fullmatch(text):
-            alternatives = "".join(f" or {w}" for w in words)
-            raise ConfigError(f"{where} takes an integer{alternatives}, got {_shown(raw)}")
-        return int(text)
-    if isinstance(default, float):
-        try:
-            return float(text) if len(text) <= 40 else float("x")
-        except ValueError:
-            raise ConfigError(f"{where} takes a number, got {_shown(raw)}") from None
-    if default is None and _INT.fullmatch(text):
-        return int(text)
-    return raw
-
-
 def parse_options(algorithm, texts) -> dict:
-    """The options ``texts`` (``["KEY=VALUE", ...]``) of ``algorithm`` (an object or a registry name),
-    each typed as its default is; an unknown or repeated key is a ConfigError."""
+    """The options ``texts`` (``["KEY=VALUE", ...]``) of ``algorithm`` (an object or a registry name), each
+    typed by its declared domain; an unknown or repeated key is a ConfigError."""
     if isinstance(algorithm, str):
         from ..algorithms import get
         algorithm = get(algorithm)
     options = {}
     for text in texts:
         key, raw = split_option(text)
-        if key not in algorithm.options:
-            known = ", ".join(algorithm.options) or "none"
+        if key not in algorithm.option_specs:
+            known = ", ".join(algorithm.option_specs) or "none"
             raise ConfigError(f"{algorithm.name} has no option {_shown(key)}; its options: {known}")
         if key in options:
             raise ConfigError(f"option {_shown(key)} is given twice")
-        options[key] = _coerce(algorithm, key, raw)
+        options[key] = algorithm.option_specs[key].parse(raw, algorithm.name)
     return options
+
+
+# ------------------------------------------------------------------------------------------- rendering
+def option_rows(algorithm) -> list:
+    """``(name, value, option)`` for every option of ``algorithm``, in declaration order."""
+    return [(name, algorithm.options[name], option) for name, option in algorithm.option_specs.items()]
+
+
+@dataclass(frozen=True)
+class OptionView:
+    """One option as the renderings (``show --latex``'s model, the docs) show it: its name, its value and
+    default as written, its domain's notation, and its meaning."""
+
+    name: str
+    value: str
+    domain: str
+    default: str
+    meaning: str
+
+
+def option_views(algorithm) -> tuple:
+    """An :class:`OptionView` of every option of ``algorithm``."""
+    return tuple(OptionView(name, written(value), option.domain.notation(), written(option.default),
+                            option.meaning()) for name, value, option in option_rows(algorithm))
+
+
+def options_text(algorithm) -> list:
+    """``show``'s listing: one line per option — ``name = value``, then its domain, default and meaning —
+    and one per rule between options."""
+    rows = [(f"{name} = {written(value)}", option.describe()) for name, value, option in option_rows(algorithm)]
+    if not rows:
+        return []
+    width = max(len(left) for left, _ in rows)
+    lines = ["Options:     name = value, its domain (default): meaning"]
+    lines += [f"  {left:<{width}}  {right}" for left, right in rows]
+    lines += [f"  rule: {rule.text()}" for rule in algorithm.option_specs.rules]
+    return lines
+
+
+def options_latex(algorithm) -> str:
+    """The listing as an ASCII LaTeX ``tabular`` (empty without options): option, value, domain (default),
+    meaning; then the rules."""
+    rows = option_rows(algorithm)
+    if not rows:
+        return ""
+    out = [r"\begin{tabular}{lllp{0.45\linewidth}}", r"option & value & domain (default) & meaning \\", r"\hline"]
+    for name, value, option in rows:
+        out.append(rf"{code(name)} & {code(written(value))} & {option.domain.latex()} "
+                   rf"(default {code(written(option.default))}) & {latex_text(option.meaning())} \\")
+    rules = algorithm.option_specs.rules
+    if rules:
+        out.append(r"\hline")
+        out += [rf"\multicolumn{{4}}{{l}}{{rule: {latex_text(rule.text())}}} \\" for rule in rules]
+    out.append(r"\end{tabular}")
+    return "\n".join(out) + "\n"
+
+
+def options_json(algorithm) -> dict:
+    """The declarations as JSON: ``{"options": {name: declaration}, "rules": [text, …]}``."""
+    return {"options": {name: option.as_json() for name, _, option in option_rows(algorithm)},
+            "rules": [rule.text() for rule in algorithm.option_specs.rules]}
+

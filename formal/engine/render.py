@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .algorithm import Several
+from .options import option_views, options_json, options_latex, options_text
 from ..costs.asymptotics import big_theta
 from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
@@ -189,8 +190,7 @@ def to_text(algorithm, convention="matmul") -> str:
         out.append("Requires:    " + ", ".join(c.text for c in algorithm.size_constraints))
     for note in algorithm.notes:
         out.append("Note:        " + note)
-    if algorithm.options:
-        out.append("Options:     " + ", ".join(f"{k}={v!r}" for k, v in algorithm.options.items()))
+    out += options_text(algorithm)
     rows = []
     for r in d.records:
         code = "  " * r.level + line_text(r.line)
@@ -265,7 +265,8 @@ class View:
     params: tuple           # (LaTeX entry, doc) per parameter
     constraints: tuple      # LaTeX
     notes: tuple
-    options: tuple          # (name, value repr, doc)
+    options: tuple          # an OptionView per option
+    option_rules: tuple     # each rule between options, as text
     calls: tuple            # registry names of the algorithms its lines call
     lines: tuple            # LineView
     totals: dict            # convention → {"params", "flops", "memory", "depth": LaTeX}
@@ -317,7 +318,8 @@ def view(algorithm) -> View:
         outputs=tuple(_signature_entry(o, True) for o in algorithm.outputs),
         params=tuple((_signature_entry(p, True), p.doc) for p in algorithm.params),
         constraints=tuple(c.latex for c in algorithm.size_constraints), notes=tuple(algorithm.notes),
-        options=tuple((k, repr(v), algorithm.option_docs.get(k, "")) for k, v in algorithm.options.items()),
+        options=option_views(algorithm),
+        option_rules=tuple(rule.text() for rule in algorithm.option_specs.rules),
         calls=callees(algorithm), lines=lines, totals=totals, leading=leading, assumptions=tuple(d.assumptions))
 
 
@@ -355,7 +357,7 @@ def to_latex(algorithm) -> str:
         levels.pop()
         out.append("  " * len(levels) + r"\EndFor")
     out += [r"\end{algorithmic}", r"\end{algorithm}"]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + options_latex(algorithm)
 
 
 def to_json(algorithm, convention="matmul") -> dict:
@@ -369,6 +371,7 @@ def to_json(algorithm, convention="matmul") -> dict:
         "display": algorithm.display,
         "summary": algorithm.summary,
         "options": algorithm.options,
+        "option_specs": options_json(algorithm),
         "convention": convention,
         "inputs": {s.name: shape_json(s.shape) for s in algorithm.inputs},
         "params": {s.name: shape_json(s.shape) for s in algorithm.params},

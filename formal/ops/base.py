@@ -106,6 +106,8 @@ class Op:
         return f"{type(self).__name__}()"
 
 
-def _rank(shape, ranks, what):
+def rank(shape, ranks, what):
+    """Check that an argument's ``shape`` has one of the ``ranks`` (a tuple of ints) an op takes; ``what`` names
+    the argument in the :class:`~formal.core.shapes.Mismatch` raised otherwise (``"a lookup table"``)."""
     if len(shape) not in ranks:
         raise Mismatch(f"rank of {what}", " or ".join(map(str, ranks)), len(shape))

@@ -30,12 +30,14 @@ import numpy as np
 import sympy as sp
 
 from ..core.constraints import at_most
+from ..engine.domains import AnyOf, Choice, Integer
+from ..engine.declarations import Option, Options, Requires
 from ..errors import ConfigError, shown
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import POSTFIX, PRODUCT, Op, _rank
+from .base import POSTFIX, PRODUCT, Op, rank
 
-__all__ = ["NORMS", "window_span", "output_length", "same_padding", "check_geometry", "Unfold", "Offsets",
+__all__ = ["NORMS", "GEOMETRY", "window_span", "output_length", "same_padding", "check_geometry", "Unfold", "Offsets",
            "Aggregate"]
 
 #: How :class:`Aggregate` normalises the adjacency.
@@ -67,27 +69,24 @@ def output_length(ell, kernel, *, stride: int = 1, padding=0, dilation: int = 1)
     return sp.floor(reach / stride) + 1
 
 
-def _positive_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        least = "a positive integer" if minimum == 1 else f"an integer ≥ {minimum}"
-        raise ConfigError(f"{name} = {shown(value)} must be {least}")
-    return int(value)
+#: A convolution's geometry, declared once: the options of ``conv1d`` and the arguments of :class:`Unfold`.
+GEOMETRY = Options(
+    Option("stride", 1, Integer(1), "s, the distance between the first positions of consecutive windows",
+           examples=(1, 2, 3)),
+    Option("padding", 0, AnyOf(Integer(0), Choice("same")),
+           "p zero columns at both ends, or same: δ(k − 1) zeros in all, the extra one on the right when "
+           "δ(k − 1) is odd, as torch pads, so that ℓ_out = ℓ", examples=(0, 1, 2, "same")),
+    Option("dilation", 1, Integer(1), "δ, the distance between the positions one window reads", examples=(1, 2)),
+    rules=(Requires("padding", ("same",), "stride", (1,), "as torch.nn.Conv1d: a strided 'same' output has no "
+                                                          "single definition", move="option"),))
 
 
 def check_geometry(*, stride=1, padding=0, dilation=1) -> tuple:
-    """``(stride, padding, dilation)`` if they make a convolution, else a ConfigError naming the option and its
-    value: stride and dilation positive integers, padding a non-negative integer or ``"same"`` (stride 1 only,
-    as torch has it: a strided "same" output has no single definition)."""
-    stride = _positive_int("stride", stride, 1)
-    dilation = _positive_int("dilation", dilation, 1)
-    if isinstance(padding, str):
-        if padding != "same":
-            raise ConfigError(f"padding = {shown(padding)} must be a non-negative integer or 'same'")
-        if stride != 1:
-            raise ConfigError(f"padding = 'same' needs stride = 1, got stride = {stride} (as torch.nn.Conv1d)")
-    else:
-        padding = _positive_int("padding", padding, 0)
-    return stride, padding, dilation
+    """``(stride, padding, dilation)`` if they make a convolution (:data:`GEOMETRY`), else a ConfigError naming
+    the option and its value: stride and dilation positive integers, padding a non-negative integer or
+    ``"same"`` (stride 1 only, as torch has it: a strided "same" output has no single definition)."""
+    values = GEOMETRY.resolve({"stride": stride, "padding": padding, "dilation": dilation}, "a convolution")
+    return values["stride"], values["padding"], values["dilation"]
 
 
 class Unfold(Op):
@@ -112,7 +111,7 @@ class Unfold(Op):
         self.stride, self.padding, self.dilation = check_geometry(stride=stride, padding=padding, dilation=dilation)
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a sequence to unfold")
+        rank(shapes[0], (2,), "a sequence to unfold")
         d, ell = shapes[0]
         return (self.kernel * d, output_length(ell, self.kernel, stride=self.stride, padding=self.padding,
                                                dilation=self.dilation))
@@ -161,7 +160,7 @@ class Offsets(Op):
     free = True
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "the per-offset weights of a convolution")
+        rank(shapes[0], (3,), "the per-offset weights of a convolution")
         k, rows, cols = shapes[0]
         return (rows, k * cols)
 
@@ -214,8 +213,8 @@ class Aggregate(Op):
 
     def shape(self, shapes):
         x, a = shapes
-        _rank(x, (2,), "the features to aggregate")
-        _rank(a, (2,), "an adjacency matrix")
+        rank(x, (2,), "the features to aggregate")
+        rank(a, (2,), "an adjacency matrix")
         if not same_dim(x[1], a[0]):
             raise Mismatch(str(x[1]), x[1], a[0], "nodes of the features against the adjacency's rows")
         if self.norm == "gcn" and not same_dim(a[0], a[1]):

@@ -5,7 +5,7 @@ flattened patches (ViT's x_p ∈ ℝ^{N×(P²·C)}, here one column per patch)."
 from __future__ import annotations
 
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import ATOM, POSTFIX, Op, _rank
+from .base import ATOM, POSTFIX, Op, rank
 
 __all__ = ["GridColumns", "Patchify", "PATCH_ORDERS"]
 
@@ -29,7 +29,7 @@ class GridColumns(Op):
         self.rows, self.columns = rows, columns
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "a grid of feature vectors (rows × columns × width)")
+        rank(shapes[0], (3,), "a grid of feature vectors (rows × columns × width)")
         n_h, n_w, d = shapes[0]
         return (d, n_h * n_w)
 
@@ -61,7 +61,7 @@ class Patchify(Op):
         self.patch, self.rows, self.columns, self.order = patch, rows, columns, order
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "an image (height × width × channels)")
+        rank(shapes[0], (3,), "an image (height × width × channels)")
         return (self.patch ** 2 * shapes[0][2], self.rows * self.columns)
 
     def numpy(self, ctx, image):

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import DomainError
 from ..core.shapes import Mismatch, numel
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import POSTFIX, Op, _rank
+from .base import POSTFIX, Op, rank
 
 
 class Gather(Op):
@@ -28,7 +28,7 @@ class Gather(Op):
 
     def shape(self, shapes):
         w, v = shapes
-        _rank(w, (2,), "a lookup table")
+        rank(w, (2,), "a lookup table")
         return (w[0],) + tuple(v)
 
     def numpy(self, ctx, w, v):
@@ -126,7 +126,7 @@ class StackRows(Op):
         self.count = count
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "stacked blocks")
+        rank(shapes[0], (3,), "stacked blocks")
         h, m, n = shapes[0]
         return (h * m, n)
 

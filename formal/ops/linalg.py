@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.shapes import Mismatch, numel, same_dim
-from .base import POSTFIX, PRODUCT, SUM, Op, _rank
+from .base import POSTFIX, PRODUCT, SUM, Op, rank
 
 
 #: What a product computes, which decides how the kaplan and chinchilla conventions count it.
@@ -34,8 +34,8 @@ class MatMul(Op):
 
     def shape(self, shapes):
         a, b = shapes
-        _rank(a, (2,), "the left factor of a product")
-        _rank(b, (1, 2), "the right factor of a product")
+        rank(a, (2,), "the left factor of a product")
+        rank(b, (1, 2), "the right factor of a product")
         m, k = (a[1], a[0]) if self.transpose_a else (a[0], a[1])
         if not same_dim(k, b[0]):
             raise Mismatch(str(k), k, b[0], "inner sizes of a matrix product")
@@ -85,7 +85,7 @@ class Transposed(Op):
     prec = POSTFIX
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a transposed matrix")
+        rank(shapes[0], (2,), "a transposed matrix")
         return shapes[0][::-1]
 
     def numpy(self, ctx, a):
@@ -112,8 +112,8 @@ class AddBias(Op):
 
     def shape(self, shapes):
         a, b = shapes
-        _rank(a, (2,), "a matrix with a bias")
-        _rank(b, (1,), "a bias")
+        rank(a, (2,), "a matrix with a bias")
+        rank(b, (1,), "a bias")
         if not same_dim(a[0], b[0]):
             raise Mismatch(str(a[0]), a[0], b[0], "bias length against the rows")
         return a

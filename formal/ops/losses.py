@@ -7,7 +7,7 @@ import numpy as np
 from ..core.constraints import at_most
 from ..errors import DomainError
 from ..core.shapes import Mismatch, same_dim
-from .base import POSTFIX, Op, _rank
+from .base import POSTFIX, Op, rank
 from .sequences import special_token
 
 __all__ = ["NextTokenNLL", "MaskedNLL", "DoublyStochastic", "DrawMask", "Replace"]
@@ -21,7 +21,7 @@ class NextTokenNLL(Op):
 
     def shape(self, shapes):
         p, x = shapes
-        _rank(p, (2,), "distributions")
+        rank(p, (2,), "distributions")
         if not same_dim(p[1], x[0]):
             raise Mismatch(str(p[1]), p[1], x[0], "one distribution per token")
         return ()
@@ -57,7 +57,7 @@ class DoublyStochastic(Op):
         self.weight = weight
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "an attention map (locations × steps)")
+        rank(shapes[0], (2,), "an attention map (locations × steps)")
         return ()
 
     def flops(self, shapes, out):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import ATOM, POSTFIX, SUM, Op, _rank
+from .base import ATOM, POSTFIX, SUM, Op, rank
 
 __all__ = ["Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "ColumnMean", "Dot"]
 
@@ -66,7 +66,7 @@ class Column(Op):
         self.index, self.count, self.reverse = index, count, reverse
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a sequence of columns")
+        rank(shapes[0], (2,), "a sequence of columns")
         if not same_dim(shapes[0][1], self.count):
             raise Mismatch(str(self.count), self.count, shapes[0][1], "columns of the sequence a loop steps through")
         return (shapes[0][0],)
@@ -101,7 +101,7 @@ class Sequence(Op):
         self.count, self.glyph, self.tex, self.reverse = count, glyph, tex, reverse
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "states collected by a loop")
+        rank(shapes[0], (2,), "states collected by a loop")
         n, d = shapes[0]
         return (d, n)
 
@@ -161,7 +161,7 @@ class Final(Op):
         self.width, self.direction, self.which = width, direction, which
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a layer's states")
+        rank(shapes[0], (2,), "a layer's states")
         if self.direction == "bidirectional" and self.which == "backward":
             return (self.width,)
         return (shapes[0][0],)
@@ -207,7 +207,7 @@ class ColumnMean(Op):
         self.count = count
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a matrix of columns")
+        rank(shapes[0], (2,), "a matrix of columns")
         return (shapes[0][0],)
 
     def flops(self, shapes, out):
@@ -233,8 +233,8 @@ class Dot(Op):
 
     def shape(self, shapes):
         a, b = shapes
-        _rank(a, (1,), "the left factor of an inner product")
-        _rank(b, (1,), "the right factor of an inner product")
+        rank(a, (1,), "the left factor of an inner product")
+        rank(b, (1,), "the right factor of an inner product")
         if not same_dim(a[0], b[0]):
             raise Mismatch(str(a[0]), a[0], b[0], "lengths of an inner product's vectors")
         return ()

@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import ConfigError, DomainError, shown
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import POSTFIX, PRODUCT, Op, _rank
+from .base import POSTFIX, PRODUCT, Op, rank
 
 
 class Mean(Op):
@@ -21,7 +21,7 @@ class Mean(Op):
         self.size = size
 
     def shape(self, shapes):
-        _rank(shapes[0], (1, 2), "a mean")
+        rank(shapes[0], (1, 2), "a mean")
         return tuple(shapes[0][1:])
 
     def flops(self, shapes, out):
@@ -78,7 +78,7 @@ class Softmax(Op):
         self.nonfinite = "output" if empty == "nan" else None
 
     def shape(self, shapes):
-        _rank(shapes[0], (1, 2), "a softmax")
+        rank(shapes[0], (1, 2), "a softmax")
         return shapes[0]
 
     def flops(self, shapes, out):

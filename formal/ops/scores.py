@@ -19,7 +19,7 @@ from ..costs.cost import CONVENTIONS, Work
 from ..errors import ConfigError, shown
 from ..core.shapes import Mismatch, numel, same_dim
 from .activations import Activation, Tanh
-from .base import _rank, Op
+from .base import rank, Op
 
 __all__ = ["LeakyReLU", "AdditiveScore", "SCORE_ACTIVATIONS", "additive_score", "check_score_activation"]
 
@@ -71,9 +71,9 @@ class AdditiveScore(Op):
 
     def shape(self, shapes):
         q, k, v = shapes
-        _rank(q, (1, 2), "the queries of an additive score")
-        _rank(k, (2,), "the keys of an additive score")
-        _rank(v, (1,), "the vector v of an additive score")
+        rank(q, (1, 2), "the queries of an additive score")
+        rank(k, (2,), "the keys of an additive score")
+        rank(v, (1,), "the vector v of an additive score")
         if not same_dim(q[0], k[0]):
             raise Mismatch(str(q[0]), q[0], k[0], "widths of the queries and keys of an additive score")
         if not same_dim(k[0], v[0]):

@@ -13,7 +13,7 @@ from ..core import masks
 from ..errors import ConfigError
 from ..core.shapes import Mismatch, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import ATOM, POSTFIX, Op, _rank
+from .base import ATOM, POSTFIX, Op, rank
 
 __all__ = ["tempered", "capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
            "Strip", "Drop", "SpecialToken", "special_token"]
@@ -138,7 +138,7 @@ class Drop(Op):
         self.count = count
 
     def shape(self, shapes):
-        _rank(shapes[0], (1,), "a token sequence")
+        rank(shapes[0], (1,), "a token sequence")
         return (shapes[0][0] - self.count,)
 
     def numpy(self, ctx, x):
@@ -183,7 +183,7 @@ class Truncate(Op):
         self.cap = cap
 
     def shape(self, shapes):
-        _rank(shapes[0], (1,), "a token sequence")
+        rank(shapes[0], (1,), "a token sequence")
         return (capped(shapes[0][0], self.cap),)
 
     def numpy(self, ctx, x):
@@ -197,7 +197,7 @@ class Truncate(Op):
 
 
 class LastColumn(Op):
-    """``P[:, n]``, the last column of P (the distribution of the next token).  A view; ``label`` is how the
+    r"""``P[:, n]``, the last column of P (the distribution of the next token).  A view; ``label`` is how the
     index is written: one text, or (text, LaTeX) where they differ (``("ℓ+i−1", r"\ell+i-1")``)."""
 
     name = "last_column"
@@ -207,7 +207,7 @@ class LastColumn(Op):
         self.label, self.label_latex = label if isinstance(label, tuple) else (label, label)
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a matrix of distributions")
+        rank(shapes[0], (2,), "a matrix of distributions")
         return (shapes[0][0],)
 
     def numpy(self, ctx, p):
@@ -256,7 +256,7 @@ class Sample(Op):
         self.tau = tau
 
     def shape(self, shapes):
-        _rank(shapes[0], (1,), "a distribution")
+        rank(shapes[0], (1,), "a distribution")
         return (sp.Integer(1),)
 
     def flops(self, shapes, out):
@@ -284,7 +284,7 @@ class Greedy(Op):
     name = "greedy"
 
     def shape(self, shapes):
-        _rank(shapes[0], (1,), "a distribution")
+        rank(shapes[0], (1,), "a distribution")
         return (sp.Integer(1),)
 
     def flops(self, shapes, out):
@@ -315,7 +315,7 @@ class Strip(Op):
         self.size, self.n_vocab = size, n_vocab
 
     def shape(self, shapes):
-        _rank(shapes[0], (1,), "a token sequence")
+        rank(shapes[0], (1,), "a token sequence")
         return (self.size,)
 
     def numpy(self, ctx, x):

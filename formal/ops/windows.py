@@ -18,7 +18,7 @@ from ..core.constraints import divides, even
 from ..errors import ConfigError
 from ..core.shapes import numel
 from ..core.symbols import latex as sym_latex, text as sym_text
-from .base import ATOM, POSTFIX, Op, _rank
+from .base import ATOM, POSTFIX, Op, rank
 
 __all__ = ["ColumnsGrid", "CyclicShift", "Windows", "Unwindows", "ShiftMask", "RelativeBias", "MergePatches",
            "shift_of", "relative_index", "window_regions"]
@@ -46,7 +46,7 @@ class ColumnsGrid(Op):
         self.rows, self.columns = rows, columns
 
     def shape(self, shapes):
-        _rank(shapes[0], (2,), "a matrix of token columns")
+        rank(shapes[0], (2,), "a matrix of token columns")
         return (self.rows, self.columns, shapes[0][0])
 
     def numpy(self, ctx, x):
@@ -75,7 +75,7 @@ class CyclicShift(Op):
         self.window, self.sign = window, sign
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "a grid of tokens (rows × columns × channels)")
+        rank(shapes[0], (3,), "a grid of tokens (rows × columns × channels)")
         return tuple(shapes[0])
 
     def numpy(self, ctx, x):
@@ -102,7 +102,7 @@ class Windows(Op):
         self.window = window
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "a grid of tokens (rows × columns × channels)")
+        rank(shapes[0], (3,), "a grid of tokens (rows × columns × channels)")
         rows, columns, width = shapes[0]
         return (rows * columns / self.window ** 2, width, self.window ** 2)
 
@@ -134,7 +134,7 @@ class Unwindows(Op):
         self.rows, self.columns, self.window = rows, columns, window
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "windows of token columns (windows × channels × M²)")
+        rank(shapes[0], (3,), "windows of token columns (windows × channels × M²)")
         return (self.rows, self.columns, shapes[0][1])
 
     def numpy(self, ctx, y):
@@ -225,7 +225,7 @@ class RelativeBias(Op):
 
     def shape(self, shapes):
         table = shapes[0]
-        _rank(table, (1 + len(self.sides),), f"a table of biases (heads × {len(self.sides)} relative offsets)")
+        rank(table, (1 + len(self.sides),), f"a table of biases (heads × {len(self.sides)} relative offsets)")
         n = numel(self.sides)
         return (table[0], n, n)
 
@@ -251,7 +251,7 @@ class MergePatches(Op):
     prec = ATOM
 
     def shape(self, shapes):
-        _rank(shapes[0], (3,), "a grid of tokens (rows × columns × channels)")
+        rank(shapes[0], (3,), "a grid of tokens (rows × columns × channels)")
         rows, columns, width = shapes[0]
         return (rows / 2, columns / 2, 4 * width)
 

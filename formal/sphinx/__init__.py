@@ -4,7 +4,7 @@ Directives (domain ``formal``):
 
 - ``.. formal:algorithm:: NAME`` (``:options: KEY=VALUE, …``, ``:convention: matmul|kaplan|chinchilla|full|all``)
   — the numbered pseudocode as the paper typesets it, the shape and cost of every line, the totals, the
-  leading Θ, the options, the algorithms it calls (linked);
+  leading Θ, the options (each with its value, domain, default and meaning), the algorithms it calls (linked);
 - ``.. formal:model:: PRESET`` — a preset's figures (what ``complexity`` prints) and its formulas;
 - ``.. formal:pattern:: NAME`` (``:args: KEY=VALUE, …``) — an attention pattern's mask, edge count and analysis;
 - ``.. formal:theorem:: NAME`` and ``.. formal:claim:: ID`` — a theorem of ``proofs/`` or a claim of the

@@ -86,12 +86,7 @@ class AlgorithmDirective(_Entry):
                                                  "the whole loop's.")))
         out.append(self._totals(v, conventions))
         if v.options:
-            items = nodes.bullet_list()
-            for option, value, doc in v.options:
-                item = nodes.list_item()
-                item += build.para(nodes.literal(text=f"{option}={value}"), f" — {doc}" if doc else "")
-                items += item
-            out += [nodes.rubric(text="Options"), items]
+            out += [nodes.rubric(text="Options"), *self._options(v)]
         if v.calls:
             out.append(build.para("Calls: ", *build.joined([build.xref("alg", c) for c in v.calls]), "."))
         return out
@@ -120,6 +115,16 @@ class AlgorithmDirective(_Entry):
                          *[[build.math(line.flops_latex[c])] for c in conventions]])
         header = ["#", "line", "shape", *[f"FLOPs ({c})" for c in conventions]]
         return build.table(header, rows, classes=("formal-lines",), widths=[3, 40, 17] + [40] * len(conventions))
+
+    @staticmethod
+    def _options(v) -> list:
+        """Every option's value, domain, default and meaning (``show``'s listing), then the rules between them."""
+        rows = [[[nodes.literal(text=o.name)], [nodes.literal(text=o.value)], [nodes.literal(text=o.domain)],
+                 [nodes.literal(text=o.default)], o.meaning] for o in v.options]
+        table = build.table(["option", "value", "domain", "default", "meaning"], rows, classes=("formal-options",),
+                            widths=[15, 12, 25, 10, 38])
+        rules = [build.para("Rule: ", nodes.literal(text=rule)) for rule in v.option_rules]
+        return [table, *rules]
 
     @staticmethod
     def _totals(v, conventions) -> nodes.table:

@@ -9,6 +9,7 @@ may see a key.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from formal.algorithms.attention import SCORES
 from formal.errors import ConfigError, shown
@@ -105,14 +106,15 @@ def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
 
 
 def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_dot", v_a=None,
-           activation="tanh"):
+           activation="tanh", bias=None):
     """Lines 4–6 of Algorithm 4 per head: ``V·softmax(KᵀQ/√d_attn)`` with masked scores at −∞.
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
     (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
     NaN, or a DomainError, by ``empty`` (design decision 7).  ``score`` (with ``v_a`` (d_attn,) and
     ``activation`` when additive) is the spec's option of that name (:func:`scores`); the sdpa and flex
-    paths compute the dot scores only (``"dot"`` with scale 1).
+    paths compute the dot scores only (``"dot"`` with scale 1).  ``bias`` (``score_bias``: (…, ℓ_x, ℓ_z),
+    per head (H, ℓ_x, ℓ_z)) is added to the scaled scores before the mask.
     """
     check_empty_policy(empty)
     _check_score(score, v_a, activation, path)
@@ -128,16 +130,24 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
             S = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])           # (B, H, ℓ_x, ℓ_z)
         else:
             S = scores(Q, K, score=score, v_a=v_a, activation=activation)
+        if bias is not None:
+            S = S + bias
         if mask is not None:
             S = S.masked_fill(~mask, -math.inf).masked_fill(empty_rows, 0.0)  # 0: a finite softmax to discard
         A = torch.softmax(S, dim=-1)
         if mask is not None:
             A = A.masked_fill(empty_rows, 0.0)
         Y = A @ V                                                           # (B, H, ℓ_x, d_mid)
+    elif path == "sdpa" and bias is not None:   # a float mask: the bias, −∞ where hidden (0 on an empty row)
+        additive = bias.to(Q.dtype).expand(*Q.shape[:-1], K.shape[-2])
+        if mask is not None:
+            additive = additive.masked_fill(~mask, -math.inf).masked_fill(empty_rows, 0.0)
+        Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=additive, scale=scale)
+        Y = Y if empty_rows is None else Y.masked_fill(empty_rows, 0.0)
     elif path == "sdpa":
         Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale)  # fully masked rows give 0
     elif path == "flex":
-        Y = _flex(Q, K, V, mask, scale)
+        Y = _flex(Q, K, V, mask, scale, bias)
     else:
         raise ConfigError(f"unknown attention path {path!r}; known: {', '.join(ATTENTION_PATHS)}")
     if empty_rows is not None and empty == "nan":
@@ -145,20 +155,27 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
     return Y
 
 
-def _flex(Q, K, V, mask, scale=None):
-    """FlexAttention (CUDA) with the mask as a mask function; a graph mask becomes block-sparse work."""
+def _flex(Q, K, V, mask, scale=None, bias=None):
+    """FlexAttention (CUDA) with the mask as a mask function; a graph mask becomes block-sparse work; a score
+    bias (…, ℓ_x, ℓ_z) as a score modification."""
     if Q.device.type != "cuda":
         raise ConfigError("the flex attention path needs a CUDA device; use path='explicit' or 'sdpa' on the CPU")
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    score_mod = None
+    if bias is not None:
+        table = bias.to(Q.dtype).expand(*Q.shape[:-1], K.shape[-2])          # (B, H, ℓ_x, ℓ_z)
+
+        def score_mod(score, b, h, q, kv):
+            return score + table[b, h, q, kv]
     if mask is None:
-        return flex_attention(Q, K, V, scale=scale)
+        return flex_attention(Q, K, V, scale=scale, score_mod=score_mod)
     full = mask.expand(Q.shape[0], 1, Q.shape[-2], K.shape[-2])
 
     def admitted(b, h, q, kv):
         return full[b, 0, q, kv]
 
     block = create_block_mask(admitted, Q.shape[0], None, Q.shape[-2], K.shape[-2], device=Q.device)
-    Y = flex_attention(Q, K, V, block_mask=block, scale=scale)
+    Y = flex_attention(Q, K, V, block_mask=block, scale=scale, score_mod=score_mod)
     return Y.masked_fill(~full.any(-1, keepdim=True), 0.0)
 
 
@@ -169,12 +186,14 @@ def heads(X, W, b=None):
 
 
 def mhattention(X, Z=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None,
-                empty="zero", path="explicit"):
+                empty="zero", path="explicit", B=None):
     """Algorithm 5 (grouped-query when W_k has H_kv < H heads; key/value head g serves the H/H_kv
-    consecutive query heads g·H/H_kv …): X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out)."""
+    consecutive query heads g·H/H_kv …): X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out); ``B`` a score
+    bias per head (H, ℓ_x, ℓ_z)."""
     Z = X if Z is None else Z
     K, V = heads(Z, W_k, b_k), heads(Z, W_v, b_v)                           # (B, H_kv, ℓ_z, ·)
-    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path)
+    attend_fn = None if B is None else partial(attend, bias=B)
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn)
 
 
 def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None,
@@ -201,14 +220,17 @@ def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None)
 
 
 def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
-              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh"):
+              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh", B=None):
     """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
-    :func:`attend`, as in :func:`attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`."""
+    :func:`attend`, as in :func:`attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`,
+    ``B`` a score bias (ℓ_x, ℓ_z)."""
     Z = X if Z is None else Z
     one = (lambda t: None if t is None else t[None])
     Q, K, V = heads(X, one(W_q), one(b_q)), heads(Z, one(W_k), one(b_k)), heads(Z, one(W_v), one(b_v))
     chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
         {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores
+    if B is not None:
+        chosen["bias"] = B
     return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path, **chosen)[:, 0]
 
 
@@ -275,7 +297,9 @@ def _attention(c, fn, names):
     X = c.rows("X")
     Z = X if c.get("Z") is None else c.rows("Z")
     mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
-    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **c.weights(*names)))
+    bias = {"B": c.tensor("B").transpose(-1, -2)} if c.options["score_bias"] else {}   # the spec's ℓ_z×ℓ_x as rows
+    return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **bias,
+                              **c.weights(*names)))
 
 
 @runs("token_embedding")

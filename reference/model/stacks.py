@@ -193,7 +193,10 @@ def run_etransformer(c):
         P = c.get("patch") or round((c.params["W_patch"].shape[1] // C) ** 0.5)
         return single(probabilities(etransformer(c.params, c.options, X_img=c.grid("X_img"), P=P, **c.kwargs())))
     s = c.tokens("s") if c.options["token_types"] else None
-    return rows_to_columns(probabilities(etransformer(c.params, c.options, x=c.tokens("x"), s=s, **c.kwargs())))
+    logits = etransformer(c.params, c.options, x=c.tokens("x"), s=s, **c.kwargs())
+    if c.options["head"] == "classifier":   # the class distribution of the first token
+        return single(probabilities(logits))
+    return rows_to_columns(probabilities(logits))
 
 
 @runs("edtransformer", paths=SDPA_PATHS)

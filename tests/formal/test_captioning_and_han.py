@@ -131,9 +131,9 @@ def test_han_encodes_its_sentences_in_parallel():
 @pytest.mark.parametrize("name, options, message", [
     ("show_attend_tell", {"gate": 1}, "gate = 1 must be True or False"),
     ("show_attend_tell_loss", {"penalty": -1.0}, "penalty = -1.0 must be a finite number ≥ 0"),
-    ("show_attend_tell", {"inputs": "pixels"}, "unknown input kind 'pixels'"),
-    ("han", {"cell": "rnn"}, "unknown HAN cell 'rnn'"),
-    ("han", {"cell": "lstm", "reset": "before"}, "reset and update apply to cell = 'gru' only"),
+    ("show_attend_tell", {"inputs": "pixels"}, "inputs = 'pixels' must be 'annotations' or 'grid'"),
+    ("han", {"cell": "rnn"}, "cell = 'rnn' must be 'gru' or 'lstm'"),
+    ("han", {"cell": "lstm", "reset": "before"}, "reset = 'before' applies to cell = 'gru' only, not 'lstm'"),
 ])
 def test_bad_options_name_the_option_and_its_value(name, options, message):
     with pytest.raises(ConfigError, match=message):

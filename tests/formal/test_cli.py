@@ -98,7 +98,8 @@ def test_show_latex_is_balanced(capsys):
     assert out.count(r"\For{") == out.count(r"\EndFor") == 1
     first, rest = out.split("\n", 1)
     assert first == r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"   # what a document needs
-    assert rest.startswith(r"\begin{algorithm}") and out.rstrip().endswith(r"\end{algorithm}")
+    assert rest.startswith(r"\begin{algorithm}") and r"\end{algorithm}" in out
+    assert out.rstrip().endswith(r"\end{tabular}")   # the options, after the algorithm
 
 
 def test_show_params_lists_canonical_names(capsys):
@@ -149,7 +150,7 @@ def test_show_option_value_none_names_a_variant(capsys):
     (["show", "attention", "-o", "bias=true", "-o", "bias=false"], "option 'bias' is given twice"),
     (["show", "layer_norm", "-o", "eps=small"], "option eps of layer_norm takes a number, got 'small'"),
     (["show", "layer_norm", "-o", "eps=nan"], "eps = nan must be a finite number"),
-    (["show", "attention", "-o", "empty=NaN"], "unknown empty-neighbourhood policy 'NaN'"),
+    (["show", "attention", "-o", "empty=NaN"], "option empty of attention takes zero, nan or error, got 'NaN'"),
     (["graph", "random", "--n", "64", "--random", "2", "--seed", "-1"],
      "argument --seed: -1 must be a non-negative integer"),
 ])

@@ -103,9 +103,15 @@ def test_an_image_that_is_not_cut_into_whole_patches_is_refused(shape, message):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"patch_order": "channel-last"}, "patch_order = 'channel-last' applies to inputs='image' only"),
-    ({"inputs": "image", "patch_order": "hwc"}, "unknown patch order 'hwc'; known: channel-first, channel-last"),
-    ({"inputs": "image", "token_types": True}, "inputs='image' .ViT. takes learned positions and no token types"),
+    ({"patch_order": "channel-last"}, "patch_order = 'channel-last' applies to inputs = 'image' only, not 'tokens'"),
+    ({"inputs": "image", "head": "classifier", "patch_order": "hwc"},
+     "patch_order = 'hwc' must be None, 'channel-first' or 'channel-last'"),
+    ({"inputs": "patches"}, "inputs = 'patches' needs head = 'classifier', not 'mlm' .ViT classifies its class token."),
+    ({"inputs": "image", "head": "classifier", "position": "none"},
+     "inputs = 'image' needs position = 'learned', not 'none'"),
+    ({"inputs": "image", "head": "classifier", "token_types": True},
+     "inputs = 'image' needs token_types = False, not True .ViT has no token types."),
+    ({"head": "classifier", "tied": True}, "head = 'classifier' needs tied = False, not True"),
 ])
 def test_bad_image_options_name_the_option_and_its_value(options, message):
     with pytest.raises(ConfigError, match=message):

@@ -155,11 +155,11 @@ def test_parameter_counts_of_the_lecture_notes_and_torch():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"cell": "transformer"}, "unknown cell 'transformer'"),
-    ({"cell": "lstm", "reset": "after"}, "reset = 'after' applies to cell = 'gru' only"),
+    ({"cell": "transformer"}, "cell = 'transformer' must be 'rnn', 'gru' or 'lstm'"),
+    ({"cell": "lstm", "reset": "after"}, "reset = 'after' applies to cell = 'gru' only, not 'lstm'"),
     ({"cell": "gru", "nonlinearity": "relu"}, "nonlinearity = 'relu' applies to cell = 'rnn' only"),
-    ({"direction": "sideways"}, "unknown direction 'sideways'"),
-    ({"bias": True}, "unknown bias convention True"),
+    ({"direction": "sideways"}, "direction = 'sideways' must be 'forward', 'backward' or 'bidirectional'"),
+    ({"bias": True}, "bias = True must be 'single', 'double' or 'none'"),
 ])
 def test_bad_options_name_the_option_and_its_value(options, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):

@@ -248,10 +248,10 @@ def test_context_is_truncated_to_ell_max():
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda: algorithms.dinference.variant(tau=0), "tau = 0 must be in (0, ∞)"),
-    (lambda: algorithms.dinference.variant(tau=-1.0), "must be in (0, ∞)"),
-    (lambda: algorithms.dtransformer.variant(activation="tanh"), "unknown MLP activation 'tanh'"),
-    (lambda: algorithms.dtransformer.variant(position="rope"), "unknown positional encoding 'rope'"),
+    (lambda: algorithms.dinference.variant(tau=0), "tau = 0 must be a finite number > 0; for tau → 0 use decoding='greedy'"),
+    (lambda: algorithms.dinference.variant(tau=-1.0), "must be a finite number > 0"),
+    (lambda: algorithms.dtransformer.variant(activation="tanh"), "activation = 'tanh' must be 'relu', 'gelu', 'gelu-tanh' or 'swiglu'"),
+    (lambda: algorithms.dtransformer.variant(position="rope"), "position = 'rope' must be 'learned', 'sinusoidal-paper', 'sinusoidal-vaswani' or 'none'"),
     (lambda: presets.resolve_sizes(algorithms.dtransformer, {"d_e": 10, "H": 3}), "d_e = 10 is not divisible by H = 3"),
 ])
 def test_bad_configuration_is_a_config_error(build, message):

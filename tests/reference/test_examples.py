@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from formal import algorithms
 from formal.errors import ConfigError
 from formal.core.symbols import by_name
+from formal.engine.declarations import same_value
 from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
+from reference.checking.variants import draw_options
 
 _LENGTHS = ("ell", "ell_x", "ell_z", "T")
 
@@ -131,3 +133,90 @@ def test_examples_are_the_same_in_every_process():
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2, 3)}
     assert len(runs) == 1
+
+
+# ------------------------------------------------------------------------------------------ options
+_SEEDS = 80   # the bound on the seeds searched for an example of each declared value
+
+
+def _unreached(name, seeds=_SEEDS) -> list:
+    """``(option, value)`` for each value of a finite domain and each stated example value of ``name``'s
+    declarations that no example among ``seeds`` has and whose declaration states no reason."""
+    specs = algorithms.get(name).option_specs
+    wanted = {(option, value) for option, spec in specs.items()
+              for value in (*spec.domain.values(), *spec.examples)
+              if not any(same_value(value, skip) for skip, _ in spec.unexampled)}
+    for seed in range(seeds):
+        options = example(name, seed, small=2).algorithm.options
+        wanted = {(o, v) for o, v in wanted if not same_value(options[o], v)}
+        if not wanted:
+            break
+    return sorted(wanted, key=repr)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+def test_every_declared_option_value_is_reached_by_an_example(name):
+    """Each choice of each option, and each example value a range states, is some example's (seeds 0–79), or
+    its declaration says why none is (``empty="error"`` raises by design; ``n_kv_heads="symbolic"``)."""
+    assert _unreached(name) == []
+
+
+def test_an_unreached_value_without_a_reason_is_found():
+    """The search above can fail: a value the examples never draw is reported unless a reason is declared."""
+    spec = algorithms.attention.option_specs["empty"]
+    assert spec.unexampled and spec.unexampled[0][0] == "error" and spec.unexampled[0][1]
+    reasonless = algorithms.attention.option_specs.replaced(spec.but(unexampled=(), examples=("zero", "nan")))
+    wanted = {("empty", v) for v in reasonless["empty"].domain.values()}
+    drawn = {("empty", example("attention", seed, small=2).algorithm.options["empty"]) for seed in range(40)}
+    assert wanted - drawn == {("empty", "error")}
+
+
+def test_training_algorithms_are_checked_through_their_losses():
+    """No examples of Algorithms 11–13 themselves: their options are their losses' declarations."""
+    assert {"edtraining", "etraining", "dtraining"}.isdisjoint(EXAMPLE_ALGORITHMS)
+    assert set(algorithms.ALGORITHMS) - set(EXAMPLE_ALGORITHMS) == {"edtraining", "etraining", "dtraining"}
+    for training, loss in (("edtraining", "edloss"), ("etraining", "eloss"), ("dtraining", "dloss")):
+        assert algorithms.get(training).option_specs is algorithms.get(loss).option_specs
+        assert loss in EXAMPLE_ALGORITHMS
+
+
+class _Untouchable:
+    def __getattr__(self, name):
+        raise AssertionError(f"the generator drew {name} with every option fixed")
+
+
+@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+def test_with_every_option_fixed_nothing_is_drawn(name):
+    """conform checks an algorithm object: its examples are drawn with no option drawn at all."""
+    a = algorithms.get(name)
+    assert draw_options(a.option_specs, _Untouchable(), dict(a.options), name) == a.options
+
+
+@pytest.mark.parametrize("name, fixed, implied", [
+    ("etransformer", {"patch_order": "channel-last"}, {"inputs": "image", "head": "classifier", "tied": False}),
+    ("etransformer", {"tied": True}, {"inputs": "tokens", "head": "mlm"}),
+    ("etransformer", {"head": "classifier"}, {"tied": False, "unembedding_bias": False}),
+    ("conv1d", {"padding": "same"}, {"stride": 1}),
+    ("rnn", {"reset": "after"}, {"cell": "gru"}),
+    ("rnn_layer", {"nonlinearity": "relu"}, {"cell": "rnn"}),
+    ("seq2seq", {"score": "dot"}, {"encoder": "forward", "init": "final"}),
+    ("seq2seq", {"init": "backward"}, {"encoder": "bidirectional"}),
+    ("attention", {"activation": "leaky_relu"}, {"score": "additive"}),
+])
+def test_a_fixed_option_narrows_what_is_drawn(name, fixed, implied):
+    """A fixed value moves the drawn ones the declarations tie it to, never itself."""
+    for seed in range(12):
+        options = example(name, seed, small=2, **fixed).algorithm.options
+        assert {k: options[k] for k in {**fixed, **implied}} == {**fixed, **implied}, seed
+
+
+def test_drawn_combinations_are_mended_as_the_declarations_say():
+    """Options that apply only with another value keep their defaults otherwise, and no rule is broken."""
+    for name in ("attention", "etransformer", "seq2seq", "rnn", "conv1d", "han"):
+        specs = algorithms.get(name).option_specs
+        for seed in range(25):
+            options = example(name, seed, small=2).algorithm.options
+            assert not any(rule.broken(options) for rule in specs.rules), (name, seed)
+            for option, spec in specs.items():
+                if not specs.applies(option, options):
+                    assert same_value(options[option], spec.default), (name, seed, option)

@@ -9,7 +9,8 @@ passes, which fails the suite until its line below is deleted.
 import pytest
 
 from reference.checking.conform import conform
-from reference.checking.examples import VARIANTS
+from formal import algorithms
+from reference.checking.examples import EXAMPLE_ALGORITHMS
 from reference.checking.mutants.catalogue import CONTROLS, FACTORIES, MUTANTS
 
 #: Correct implementations conform rejects (its defects), and why.
@@ -48,9 +49,9 @@ def test_mutant_fails(entry):
 def test_catalogue_is_complete():
     """Every algorithm conform checks has a correct implementation, and a control for its defaults and for
     every variant a mutant is checked under; names are unique; every mutant says what is wrong and why."""
-    assert set(FACTORIES) == set(VARIANTS)
+    assert set(FACTORIES) == set(EXAMPLE_ALGORITHMS)
     variants = {(e.algorithm, tuple(sorted(e.options.items()))) for e in CONTROLS}
-    assert {(a, ()) for a in VARIANTS} <= variants
+    assert {(a, ()) for a in EXAMPLE_ALGORITHMS} <= variants
     assert {(m.algorithm, tuple(sorted(m.options.items()))) for m in MUTANTS} <= variants
     names = [e.name for e in CONTROLS + MUTANTS]
     assert len(names) == len(set(names))
@@ -59,8 +60,10 @@ def test_catalogue_is_complete():
 
 
 def test_every_option_has_a_mutant():
-    """Each option examples draw is got wrong by some mutant checked under it."""
-    options = {o for choices in VARIANTS.values() for o in choices}
+    """Each option examples draw (one whose declaration gives the examples more than one value) is got wrong by
+    some mutant checked under it."""
+    options = {name for a in EXAMPLE_ALGORITHMS for name, option in algorithms.get(a).option_specs.items()
+               if len(option.examples) > 1}
     planted = {o.strip() for m in MUTANTS if m.source.startswith("variant option ")
                for o in m.source[len("variant option "):].split(",")}
     assert options - planted == set()

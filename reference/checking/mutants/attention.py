@@ -38,10 +38,14 @@ def weights(S, empty="zero"):
     return A
 
 
-def attend(Q, K, V, mask, *, empty="zero", score=None, _scale=math.sqrt, _fill=fill, _weights=weights,
+def attend(Q, K, V, mask, *, empty="zero", score=None, bias=None, _scale=math.sqrt, _fill=fill, _weights=weights,
            _mix=np.matmul):
     """Algorithm 4, lines 4–6: ``Ṽ = V·softmax(mask(KᵀQ)/√d_attn)``; Q d_attn×ℓ_x, K d_attn×ℓ_z, V d×ℓ_z.
-    ``score`` (Q, K ↦ ℓ_z×ℓ_x) replaces the scaled dot product by another score, which is not scaled."""
+    ``score`` (Q, K ↦ ℓ_z×ℓ_x) replaces the scaled dot product by another score, which is not scaled; a score
+    ``bias`` B (ℓ_z×ℓ_x) is added to the scaled scores before the mask."""
+    if bias is not None:
+        S = (K.T @ Q / _scale(Q.shape[0]) if score is None else score(Q, K)) + bias
+        return _mix(V, _weights(_fill(S, mask), empty))
     if score is None:
         S = _fill(K.T @ Q, mask) / _scale(Q.shape[0])           # ℓ_z×ℓ_x
     else:
@@ -99,19 +103,21 @@ def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", 
     return single_query_attention
 
 
-def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", _attend=attend,
+def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", score_bias=False, _attend=attend,
               _additive=additive, _slope=0.2):
-    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3)."""
+    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3); with
+    ``score_bias``, the input B (ℓ_z×ℓ_x) joins the scaled scores."""
     scores = scorer(score, activation, _additive=_additive, _slope=_slope)
 
-    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None):
+    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None, B=None):
         Z = X if Z is None else Z
         Q = W_q @ X + bias_or_zeros(b_q, len(W_q), bias)[:, None]              # d_attn×ℓ_x
         K = W_k @ Z + bias_or_zeros(b_k, len(W_k), bias)[:, None]              # d_attn×ℓ_z
         V = W_v @ Z + bias_or_zeros(b_v, len(W_v), bias)[:, None]              # d_out×ℓ_z
+        biased = {"bias": B} if score_bias else {}
         if scores is None:
-            return _attend(Q, K, V, mask, empty=empty)
-        return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a))
+            return _attend(Q, K, V, mask, empty=empty, **biased)
+        return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a), **biased)
     return attention
 
 
@@ -183,6 +189,11 @@ def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=Non
     return attention()(X=X, Z=Z, mask=mask, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v)
 
 
+def _bias_before_scaling(Q, K, V, mask, *, empty="zero", bias=None):
+    """The score bias added to KᵀQ before the 1/√d_attn scaling: ``softmax((KᵀQ + B)/√d_attn)``."""
+    return V @ weights(fill((K.T @ Q + bias) / math.sqrt(Q.shape[0]), mask), empty)
+
+
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("single_query_attention", single_query_attention, {"float32": 2e-6, "bfloat16": 0.06}),
@@ -249,6 +260,9 @@ _ATTENTION = [
              "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
     _variant("attention_ignores_biases", "attention", {}, {"bias": False},
              "drops the biases b_q, b_k, b_v under the default bias=true"),
+    _seam("attention_score_bias_scaled", "attention", {"score_bias": True},
+          "adds the score bias B before the 1/√d_attn scaling, so that B is scaled too", "variant option score_bias",
+          _attend=_bias_before_scaling),
     _variant("attention_scaled_under_dot", "attention", {"score": "dot"}, {"score": "scaled_dot"},
              "divides the dot score by √d_attn under score=dot"),
     _variant("attention_dot_under_scaled_dot", "attention", {}, {"score": "dot"},

@@ -100,4 +100,6 @@ MUTANTS = (
           _draw=lambda rng, x, p_mask: (rng.random(len(x)) >= p_mask).astype(float)),
     _variant("eloss_ignores_token_types", "eloss", {"token_types": True}, {"token_types": False},
              "ignores the token types s (no W_s[:, s[t]])"),
+    _variant("eloss_fixed_p_mask", "eloss", {"p_mask": 0.5}, {"p_mask": 0.15},
+             "masks each token with BERT's hard-coded probability 0.15 under p_mask=0.5"),
 )

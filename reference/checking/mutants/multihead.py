@@ -28,23 +28,28 @@ def _project(W, X, b, use):
     return np.einsum("hdi,it->hdt", W, X) + bias_or_zeros(b, W.shape[:2], use)[:, :, None]
 
 
-def _heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack):
-    """Algorithm 5: query head h attends with its key/value head's K and V; ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
+def _heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack, B=None,
+           head_bias=lambda B, h: B[h]):
+    """Algorithm 5: query head h attends with its key/value head's K and V (and, given a score bias B
+    (H×ℓ_z×ℓ_x), its own B^h); ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
     H, H_kv = len(W_q), len(K)
     Q = _project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
-    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty) for h in range(H)]
+    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty,
+                **({} if B is None else {"bias": head_bias(B, h)})) for h in range(H)]
     return W_o @ stack(Y) + bias_or_zeros(b_o, len(W_o), bias)[:, None]        # d_out×ℓ_x
 
 
-def mhattention(*, bias=True, empty="zero", n_kv_heads=None, _attend=attend, _group=group,
-                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z):
-    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k)."""
-    heads = partial(_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack)
+def mhattention(*, bias=True, empty="zero", n_kv_heads=None, score_bias=False, _attend=attend, _group=group,
+                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h]):
+    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k;
+    ``score_bias``: head h adds B[h] to its scaled scores)."""
+    heads = partial(_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack,
+                    head_bias=_head_bias)
 
-    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None):
+    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None, B=None):
         Z = _context(X, Z)
         K, V = _project(W_k, Z, b_k, bias), _project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
-        return heads(X, K, V, mask, W_q, b_q, W_o, b_o)
+        return heads(X, K, V, mask, W_q, b_q, W_o, b_o, B=B if score_bias else None)
     return mhattention
 
 
@@ -101,6 +106,9 @@ MUTANTS = (
              "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
     _variant("mhattention_ignores_biases", "mhattention", {}, {"bias": False},
              "drops the biases of the projections and of W_o under the default bias=true"),
+    _seam("mhattention_score_bias_of_head_0", "mhattention", {"score_bias": True},
+          "every head adds head 0's score bias B[0] (the bias table read without its head index)",
+          "variant option score_bias", _head_bias=lambda B, h: B[0]),
     _seam("kv_mhattention_prepends_new_keys", "kv_mhattention", {},
           "puts the new tokens' keys and values before the cached ones (step=extend)", "variant option step",
           _append=lambda cache, new: np.concatenate([new, cache], axis=-1)),

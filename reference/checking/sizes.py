@@ -1,0 +1,151 @@
+"""The sizes of an example: drawn for every symbol an algorithm uses, then mended until every constraint it
+states holds — its own and those of the algorithms it calls (``Algorithm.size_constraints``: ``d_e`` even
+under sinusoidal positions, ``n_kv_heads | H``, ``ℓ ≤ ℓ_max``, ``2 ≤ d_e`` under layer norm with eps = 0) —
+so a new constraint is honoured without this module knowing it; and the boundary cases, as sizes to pin.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from formal.errors import ConfigError
+
+__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "LENGTHS", "LAYERS"]
+
+LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
+_WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
+LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
+_WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
+_MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
+
+
+def evaluate(expr, sizes: dict) -> int:
+    """A derived size, count or cost (a sympy expression) at sizes given by symbol name."""
+    expr = sp.sympify(expr)
+    return int(expr.xreplace({s: sizes[str(s)] for s in expr.free_symbols}))
+
+
+def evaluate_shape(shape, sizes) -> tuple:
+    """A shape (sympy expressions) at sizes given by symbol name."""
+    return tuple(evaluate(d, sizes) for d in shape)
+
+
+def draw_sizes(algorithm, symbols, rng, cap) -> dict:
+    """Sizes for ``symbols`` at most ``cap`` (widths at most ``_WIDEST``), before the constraints."""
+    def draw(lo, hi):
+        return int(rng.integers(lo, max(lo, hi) + 1))
+    stack = algorithm.is_model
+    s = {}
+    for k in sorted(symbols):  # a fixed order: the same seed gives the same sizes in every process
+        if k in LENGTHS:
+            s[k] = draw(1, cap)
+        elif k in _WIDTHS:
+            lo = _MIN_STACK_WIDTH if stack and k in ("d_e", "d_f") else 2
+            s[k] = draw(lo, min(cap, _WIDEST))
+        elif k in LAYERS:
+            s[k] = draw(1, min(3, cap))
+        elif k == "H":
+            s[k] = draw(1, min(4, cap))
+        elif k == "N_V":
+            s[k] = draw(4, 4 + min(cap, _WIDEST))  # the last three ids are mask, bos and eos
+        elif k == "n_types":
+            s[k] = draw(1, 3)
+        elif k == "n_classes":
+            s[k] = draw(2, 4)
+        elif k == "ell_gen":
+            s[k] = draw(1, min(4, cap))
+        elif k != "ell_max":
+            s[k] = draw(1, min(cap, _WIDEST))
+    if "L_1" in symbols:   # Swin: the grid is 8·M·k (three halvings, whole windows): keep M, P and k small, and
+        # the heads (2^{i−1}·H in stage i) and the depths (pairs) few — a whole Swin runs window by window
+        s.update(swin_window=draw(1, 2), patch=draw(1, 2), height=draw(1, min(cap, 8)), width=draw(1, min(cap, 8)),
+                 H=draw(1, 2), **{f"L_{i}": 2 for i in range(1, 5)})
+    elif "swin_window" in symbols:   # windows of 2 or 3 more often than 1, and grids of several: σ > 0
+        s["swin_window"] = (1, 2, 2, 3, 3)[draw(0, 4)]
+        for side in ("height", "width"):
+            s[side] = s["swin_window"] * draw(1, max(1, min(3, cap // s["swin_window"])))
+    if "ell_max" in symbols:
+        s["ell_max"] = max([s[k] for k in LENGTHS if k in s] + [1]) + draw(0, 1)
+    return s
+
+
+def _adjustable(expr, pinned):
+    return isinstance(expr, sp.Symbol) and str(expr) not in pinned
+
+
+def _scaled_symbol(expr):
+    """``(s, c)`` for an expression ``c·s`` (one symbol, a rational c: ``n_h/2``), else None."""
+    coefficient, rest = sp.sympify(expr).as_coeff_Mul()
+    return (rest, sp.Rational(coefficient)) if isinstance(rest, sp.Symbol) and coefficient.is_Rational else None
+
+
+def mend_sizes(algorithm, sizes: dict, pinned=frozenset()) -> dict:
+    """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
+    ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can.  A block table
+    has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies)."""
+    if {"n_blocks", "block", "ell_c"} <= set(sizes):
+        sizes["n_blocks"] = -(-sizes["ell_c"] // sizes["block"])
+    constraints = [c for c in algorithm.size_constraints if all(str(s) in sizes for s in c.symbols)]
+    for _ in range(10 * len(constraints) + 1):
+        broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
+        if not broken:
+            return sizes
+        for c in broken:
+            a, b = c.args
+            va, vb = evaluate(a, sizes), evaluate(b, sizes)
+            if c.relation == "<=":
+                if _adjustable(b, pinned) or not _adjustable(a, pinned) and isinstance(b, sp.Symbol):
+                    sizes[str(b)] = va
+                elif isinstance(a, sp.Symbol):
+                    sizes[str(a)] = max(1, sizes[str(a)] - (va - vb))
+                else:  # a sum: lower its first adjustable term
+                    term = next((t for t in sp.Add.make_args(a) if _adjustable(t, pinned)), None)
+                    if term is None:
+                        break
+                    sizes[str(term)] = max(1, sizes[str(term)] - (va - vb))
+            elif c.relation == "divides" and isinstance(b, sp.Symbol):
+                sizes[str(b)] = va * math.ceil(vb / va)
+            elif c.relation == "divides" and _scaled_symbol(b):   # a | s·p/q (Swin's M | n_h/2): a step of s
+                symbol, coefficient = _scaled_symbol(b)
+                p, q = coefficient.p, coefficient.q
+                step = va * q // math.gcd(va * q, p)
+                sizes[str(symbol)] = step * math.ceil(sizes[str(symbol)] / step)
+            else:
+                break
+    broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
+    if broken:
+        raise ConfigError(f"no sizes satisfy {algorithm.label}'s constraint {broken[0].text} "
+                          f"({broken[0].explain({s: sizes[str(s)] for s in broken[0].symbols})})")
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------- boundary cases
+def boundary_cases(algorithm, max_size: int) -> list:
+    """The boundary cases of ``algorithm``'s sizes, as ``(label, pins)``: ``pins`` maps symbol names to
+    values (``"full"`` for ``ell_max``: the longest sequence's length, or as much more as the constraints
+    ask, so that the context is full); ``"cross"`` in pins asks for a context Z of its own, ``"empty"`` for a
+    mask with a query column that admits no key."""
+    have = {str(s) for s in algorithm.symbols}
+    lengths = [k for k in LENGTHS if k in have and k != "ell_c"]
+    layers = [k for k in LAYERS if k in have]
+    cases = []
+    if lengths:
+        cases.append(("every sequence of length 1", {k: 1 for k in lengths}))
+    if "ell_max" in have and lengths:
+        cases.append(("ℓ = ℓ_max (the context full)", {"ell_max": "full"}))
+    if {"ell_x", "ell_z"} <= have:
+        cases += [("ℓ_z > ℓ_x", {"ell_x": 2, "ell_z": 5, "cross": True}),
+                  ("ℓ_z < ℓ_x", {"ell_x": 5, "ell_z": 2, "cross": True})]
+    if any(spec.kind == "mask" for spec in algorithm.inputs):
+        cases.append(("a query with no admitted key", {"empty": True, **{k: 4 for k in lengths}}))
+    if "H" in have or layers:
+        cases.append(("one head, one layer", {**({"H": 1} if "H" in have else {}), **{k: 1 for k in layers}}))
+        cases.append(("several heads and layers", {**({"H": 3} if "H" in have else {}), **{k: 2 for k in layers}}))
+    power = 2
+    while lengths and power + 1 <= max_size:
+        full = {"ell_max": "full"} if "ell_max" in have else {}
+        cases.append((f"ℓ = {power + 1}, past {power}", {**{k: power + 1 for k in lengths}, **full}))
+        power *= 2
+    return cases
