@@ -1,4 +1,4 @@
-"""Speed of ``formal-transformers check`` (issue 17): whole processes, interleaved, medians.
+"""Speed of ``formal-transformers check``: whole processes, interleaved, medians.
 
     python benchmarks/bench_check.py [--repeats N]
 

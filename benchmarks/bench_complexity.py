@@ -1,4 +1,4 @@
-"""Speed of ``complexity`` (issue 6), and its counts beside HF transformers', printed as tables.
+"""Speed of ``complexity``, and its counts beside HF transformers', printed as tables.
 
     python benchmarks/bench_complexity.py [--repeats N] [--no-hf]
 
@@ -26,7 +26,7 @@ import time
 from bench_core import _table
 
 PRESETS = ("gpt2", "llama-2-7b", "gpt3-175b", "bert-large", "vit-h14", "transformer-base")
-BUDGET = 0.3  # seconds per whole process (DESIGN.md, performance budgets)
+BUDGET = 0.3  # seconds per whole process: the budget of complexity and check
 
 #: A configuration the cache does not hold (grouped-query attention): derived with sympy.
 UNCACHED = """algorithm = "dtransformer"

@@ -1,4 +1,4 @@
-"""Speed figures of the formal core (issue 2), printed as a table of medians.
+"""Speed figures of the formal core (Algorithms 1–7), printed as a table of medians.
 
     python benchmarks/bench_core.py [--repeats N]
 

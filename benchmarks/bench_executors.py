@@ -1,4 +1,4 @@
-"""Benchmark: attention over a sparse pattern against dense masked attention (issue 16, goals 3 and 5).
+"""Benchmark: attention over a sparse pattern against dense masked attention.
 
 A causal sliding window of 256 keys (itself included), d = 64, one head and batch 1, at ℓ = 1,024 … 65,536.
 Each measurement runs in a fresh process: the median time of ``--repeats`` calls, and the peak memory the

@@ -1,4 +1,4 @@
-"""Benchmark: the vectorised graph executor grows with |E|, not ℓ² (issue 5).
+"""Benchmark: the vectorised graph executor grows with |E|, not ℓ².
 
 Causal sliding window of 256 keys, d = 64, one head (Algorithm 4 over the pattern), on the CPU, at
 ℓ = 4,096 … 32,768: time to build the pattern, median time of the executor, and peak memory of build +

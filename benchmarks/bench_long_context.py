@@ -1,4 +1,4 @@
-"""Benchmark: long-context claims answered from a pattern's structure, not its edges (issue 16, goal 1).
+"""Benchmark: long-context claims answered from a pattern's structure, not its edges.
 
 Whole processes of ``formal-transformers graph … --json`` (median wall time and peak resident memory, read
 from the kernel's accounting of each child), beside the bare interpreter:

@@ -1,4 +1,4 @@
-"""Speed figures of the torch reference (issue 4), printed as a table of medians.
+"""Speed figures of the torch reference, printed as a table of medians.
 
     python benchmarks/bench_reference.py [--repeats N] [--device auto|cpu|cuda] [--seq-len T] [--dtype D]
 
@@ -6,7 +6,7 @@
   wall and CPU seconds (target: under 30 s wall on 2 CPU cores);
 - one forward pass of GPT-2 small (124M parameters, random weights, batch 1) through the reference
   (explicit and SDPA attention paths) and through HF ``GPT2LMHeadModel`` on the same weights, measured
-  interleaved in the same process, and the ratio reference / HF (DESIGN.md's budget on a GPU: ≤ 1.25).
+  interleaved in the same process, and the ratio reference / HF (the reference's budget on a GPU: ≤ 1.25).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Speed figures of the model stack (issue 3), printed as a table of medians.
+"""Speed figures of the model stack, printed as a table of medians.
 
     python benchmarks/bench_stack.py [--repeats N]
 

@@ -1,46 +1,59 @@
-"""The paper's algorithms as objects, one module per section of the paper, and the systems the lecture notes
-teach beside them (recurrent cells and layers), one module per family.
+"""The paper's algorithms as objects, and the systems the lecture notes teach beside them, one module per family.
 
-``ALGORITHMS`` maps each registry name to the default object; :func:`get` builds a variant.
+A family module (``attention.py``, ``recurrent.py``, ``vision.py``, …) builds its algorithms and lists them in
+its ``ALGORITHMS``; the registry gathers every family module of this package (:data:`FAMILIES` orders the
+older ones), so a new algorithm, or a new family, is registered by its own module.  ``ALGORITHMS`` maps each
+registry name to the default object, the paper's algorithms first by their number (a variant after the
+algorithm it varies), then the systems outside the paper, family by family; :func:`get` builds a variant.
+Every registry name is also an attribute of this package (``formal.algorithms.attention`` is Algorithm 4).
+
+>>> list(ALGORITHMS)[:5]
+['token_embedding', 'positional_embedding', 'single_query_attention', 'attention', 'mhattention']
 """
 
 from __future__ import annotations
 
+import importlib
+import math
+import pkgutil
+
 from ..errors import ConfigError, shown
-from .architectures import dtransformer, edtransformer, etransformer
-from .attention import attention, mhattention, single_query_attention
-from .embedding import positional_embedding, token_embedding
-from .inference import dinference, edinference
-from .kv_cache import kv_dtransformer, kv_mhattention
-from .paged import paged_mhattention
-from .normalization import layer_norm
-from .recurrent import gru_cell, lstm_cell, rnn, rnn_cell, rnn_layer
-from .seq2seq import seq2seq
-from .captioning import show_attend_tell, show_attend_tell_loss
-from .hierarchical import han
-from .convolution import conv1d, graph_conv
-from .pooling import attention_pooling
-from .training import dloss, dtraining, edloss, edtraining, eloss, etraining
-from .unembedding import unembedding
-from .vision import patch_merging, swin, swin_block, swin_stage, window_mhattention
 
-__all__ = ["ALGORITHMS", "get", "token_embedding", "positional_embedding", "single_query_attention",
-           "attention", "mhattention", "layer_norm", "unembedding", "edtransformer", "etransformer", "dtransformer",
-           "edtraining", "etraining", "dtraining", "edloss", "eloss", "dloss", "dinference", "edinference",
-           "kv_mhattention", "kv_dtransformer", "rnn_cell", "gru_cell", "lstm_cell", "rnn_layer", "rnn",
-           "seq2seq", "show_attend_tell", "show_attend_tell_loss", "han", "conv1d", "graph_conv",
-           "attention_pooling", "paged_mhattention", "window_mhattention", "swin_block", "patch_merging",
-           "swin_stage", "swin"]
+#: The family modules whose order the registry keeps where the paper does not number the algorithms; any other
+#: module of this package that lists ``ALGORITHMS`` is a family too, listed after these in alphabetical order.
+FAMILIES = ("embedding", "attention", "normalization", "unembedding", "architectures", "kv_cache", "training",
+            "inference", "recurrent", "seq2seq", "captioning", "hierarchical", "convolution", "pooling", "paged",
+            "vision")
 
-#: Registry name → algorithm object with default options, in the paper's order (variants after the
-#: algorithm they vary), then the systems outside the paper.
-ALGORITHMS = {a.name: a for a in (
-    token_embedding, positional_embedding, single_query_attention, attention, mhattention, kv_mhattention,
-    layer_norm, unembedding, edtransformer, etransformer, dtransformer, kv_dtransformer, edloss, edtraining,
-    eloss, etraining, dloss, dtraining, dinference, edinference,
-    rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn, seq2seq, show_attend_tell, show_attend_tell_loss, han,
-    conv1d, graph_conv, attention_pooling, paged_mhattention, window_mhattention, swin_block, patch_merging,
-    swin_stage, swin)}
+
+def _families() -> list:
+    """The family modules: those of :data:`FAMILIES`, then every other module here that lists ``ALGORITHMS``."""
+    others = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in FAMILIES)
+    modules = [importlib.import_module(f".{name}", __name__) for name in (*FAMILIES, *others)]
+    return [m for m in modules if hasattr(m, "ALGORITHMS")]
+
+
+def _registry() -> dict:
+    """Registry name → algorithm, gathered from the family modules: by the paper's number, then the family's
+    place (:func:`_families`), then the algorithm's place in its family."""
+    found = []
+    for place, module in enumerate(_families()):
+        for order, algorithm in enumerate(module.ALGORITHMS):
+            number = math.inf if algorithm.number is None else algorithm.number
+            found.append(((number, place, order), algorithm))
+    registry = {}
+    for _, algorithm in sorted(found, key=lambda item: item[0]):
+        if algorithm.name in registry:
+            raise ConfigError(f"two algorithms are named {shown(algorithm.name)}")
+        registry[algorithm.name] = algorithm
+    return registry
+
+
+#: Registry name → algorithm object with default options.
+ALGORITHMS = _registry()
+globals().update(ALGORITHMS)   # formal.algorithms.attention is Algorithm 4 (the module is formal.algorithms.attention's)
+
+__all__ = ["ALGORITHMS", "FAMILIES", "get", *ALGORITHMS]  # noqa: PLE0604 - the registry's names
 
 
 def get(name: str, **options):

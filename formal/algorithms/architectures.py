@@ -2,7 +2,7 @@
 and their real-world variants as options.
 
 Each stack is composed of calls of Algorithms 1–7; its layer loop ``for l ∈ [L]`` is symbolic, so its
-cost is the body's times L.  The design decisions hold: W_u of Algorithm 9 is N_V×d_f (decision 1), the
+cost is the body's times L.  The design decisions hold: W_u of Algorithm 9 is N_V×d_f (:ref:`decision-unembedding-width`), the
 decoder loop variable is l (2), ``MHAttention(X | W, Mask)`` means ``MHAttention(X, X | W, Mask)`` (3),
 d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X is never replaced by X̃.
 """
@@ -22,7 +22,7 @@ from .blocks import StackOptions, embed, layer_loop, mlp, norm_columns, stack_op
 from .embedding import build_positional_embedding, build_token_embedding
 from .unembedding import build_unembedding
 
-__all__ = ["edtransformer", "etransformer", "dtransformer", "build_edtransformer", "build_etransformer",
+__all__ = ["ALGORITHMS", "edtransformer", "etransformer", "dtransformer", "build_edtransformer", "build_etransformer",
            "build_dtransformer", "ETRANSFORMER_INPUTS", "ETRANSFORMER_HEADS", "DTRANSFORMER_OPTIONS",
            "EDTRANSFORMER_OPTIONS", "ETRANSFORMER_OPTIONS", "INPUTS", "HEAD", "PATCH_ORDER"]
 
@@ -97,7 +97,7 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
     """Algorithm 9 (BERT): an encoder-only transformer, post-LN, GELU, Mask ≡ 1.
 
     After the layers, ``X ← GELU(W_f X + b_f 1ᵀ)``, ``X ← LN(X | γ, β)`` and ``P ← softmax(W_u X)`` with
-    ``W_u ∈ ℝ^{N_V×d_f}`` (design decision 1).  Options beyond the paper: BERT's token-type embeddings
+    ``W_u ∈ ℝ^{N_V×d_f}`` (:ref:`decision-unembedding-width`).  Options beyond the paper: BERT's token-type embeddings
     (``token_types``) and embedding layer norm (``embedding_norm``), an unembedding bias, and ViT
     (``inputs="patches", head="classifier"``): the token lines become ``X ← [x_class, W_patch X_p +
     b_patch 1ᵀ] + W_p`` and the output is ``softmax(W_head LN(X)[:, 1] + b_head)`` over the classes.  With
@@ -261,3 +261,6 @@ def build_edtransformer(**options) -> Algorithm:
 edtransformer = build_edtransformer()
 etransformer = build_etransformer()
 dtransformer = build_dtransformer()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (edtransformer, etransformer, dtransformer)

@@ -20,7 +20,7 @@ The ``score`` option of Algorithms 3 and 4 chooses how a query is compared with 
   with ``a``, to a sum of a query term and a key term; it is not of this form.
 
 The parameter is named ``v_a`` (Bahdanau's symbol): ``v`` already names Algorithm 3's value vectors.
-Masks and the empty-neighbourhood policy (design decision 7) apply to every score alike.
+Masks and the empty-neighbourhood policy (:ref:`decision-empty-neighbourhood`) apply to every score alike.
 
 References
 ----------
@@ -46,7 +46,7 @@ from ..ops.scores import SCORE_ACTIVATIONS, additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
 
-__all__ = ["single_query_attention", "attention", "mhattention", "SCORES", "BIAS", "EMPTY", "SCORE",
+__all__ = ["ALGORITHMS", "single_query_attention", "attention", "mhattention", "SCORES", "BIAS", "EMPTY", "SCORE",
            "SCORE_ACTIVATION", "SCORE_BIAS", "N_KV_HEADS", "affine", "projection", "kv_heads", "grouping",
            "gqa_heads", "build_single_query_attention", "build_attention", "build_mhattention"]
 
@@ -55,10 +55,10 @@ SCORES = ("scaled_dot", "dot", "additive")
 
 #: Whether the projections of Algorithms 3–5 have biases.
 BIAS = Option("bias", True, BOOL, "whether the query, key and value projections (and the output one, W_o) have biases")
-#: Design decision 7: what a query with no admitted key gets.
+#: :ref:`decision-empty-neighbourhood`: what a query with no admitted key gets.
 EMPTY = Option(
     "empty", "zero", Choice(*EMPTY_POLICIES),
-    "policy for a query with no admitted key (design decision 7): zero (its column is 0), nan, or error "
+    "policy for a query with no admitted key: zero (its column is 0, the package's default), nan, or error "
     "(a DomainError)",
     unexampled=(("error", "it raises by design on an example whose mask leaves a query no key: there is no "
                           "output to compare"),))
@@ -179,7 +179,7 @@ def build_single_query_attention(*, bias, score, activation) -> Algorithm:
 def build_attention(*, bias, empty, score, activation, score_bias) -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
-    ``empty`` is the policy for a query column with no admitted key (design decision 7).  ``score`` replaces
+    ``empty`` is the policy for a query column with no admitted key (:ref:`decision-empty-neighbourhood`).  ``score`` replaces
     ``KᵀQ/√d_attn`` by ``KᵀQ`` (``"dot"``) or Bahdanau's ``v_aᵀ tanh(q_{t_x} + k_{t_z})`` (``"additive"``,
     ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys
     (Bahdanau's ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled
@@ -301,3 +301,6 @@ def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False
 single_query_attention = build_single_query_attention()
 attention = build_attention()
 mhattention = build_mhattention()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (single_query_attention, attention, mhattention)

@@ -24,7 +24,7 @@ from .unembedding import build_unembedding
 __all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
            "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "sublayers",
            "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
-           "token_params"]
+           "mlp_expression", "mlp_params", "token_params"]
 
 POSITIONS = ENCODINGS + ("none",)
 MLP_ACTIVATIONS = ("relu", "gelu", "gelu-tanh", "swiglu")
@@ -129,15 +129,20 @@ def _attention_params(prefix, opts, layers):
     return specs
 
 
-def _mlp_params(prefix, opts, layers):
+def mlp_params(prefix, activation_name, bias, layers=(), doc="of every layer"):
+    """The MLP's weights (and, with ``bias``, biases), named ``<prefix>W_mlp1`` …, stacked on ``layers``."""
     shapes = {"W_mlp1": (d_mlp, d_e), "W_mlp2": (d_e, d_mlp)}
-    if opts.activation == "swiglu":
+    if activation_name == "swiglu":
         shapes["W_gate"] = (d_mlp, d_e)
-    specs = [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} of every layer") for n, s in shapes.items()]
-    if opts.bias:
-        specs += [TensorSpec(f"{prefix}b_mlp1", layers + (d_mlp,), doc="b_mlp1 of every layer"),
-                  TensorSpec(f"{prefix}b_mlp2", layers + (d_e,), doc="b_mlp2 of every layer")]
+    specs = [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} {doc}".strip()) for n, s in shapes.items()]
+    if bias:
+        specs += [TensorSpec(f"{prefix}b_mlp1", layers + (d_mlp,), doc=f"b_mlp1 {doc}".strip()),
+                  TensorSpec(f"{prefix}b_mlp2", layers + (d_e,), doc=f"b_mlp2 {doc}".strip())]
     return specs
+
+
+def _mlp_params(prefix, opts, layers):
+    return mlp_params(prefix, opts.activation, opts.bias, layers)
 
 
 def attention_call(prefix, opts, l, x, mask, z=None, glyph=("W_l", "W_l")):
@@ -150,16 +155,21 @@ def attention_call(prefix, opts, l, x, mask, z=None, glyph=("W_l", "W_l")):
     return call(mha, label=glyph, X=x, mask=mask, **args)
 
 
-def mlp(prefix, opts, l, x):
-    """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ`` (layer ``l``); SwiGLU gates W_mlp1 X by SiLU(W_gate X)."""
-    def layer(name):
-        return pick(f"{prefix}{name}", l)
-    up = affine(layer("W_mlp1"), x, layer("b_mlp1") if opts.bias else None, opts.bias)
-    if opts.activation == "swiglu":
-        hidden = mul(activation("silu", matmul(layer("W_gate"), x)), up)
+def mlp_expression(x, activation_name, bias, read=lambda name: name):
+    """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ``, each parameter read by ``read(name)``; SwiGLU gates
+    W_mlp1 X by SiLU(W_gate X).  The one definition of the MLP: the stacks' sublayer and the ``mlp``
+    algorithm (:mod:`formal.algorithms.feedforward`) both read it."""
+    up = affine(read("W_mlp1"), x, read("b_mlp1") if bias else None, bias)
+    if activation_name == "swiglu":
+        hidden = mul(activation("silu", matmul(read("W_gate"), x)), up)
     else:
-        hidden = activation(opts.activation, up)
-    return affine(layer("W_mlp2"), hidden, layer("b_mlp2") if opts.bias else None, opts.bias)
+        hidden = activation(activation_name, up)
+    return affine(read("W_mlp2"), hidden, read("b_mlp2") if bias else None, bias)
+
+
+def mlp(prefix, opts, l, x):
+    """The MLP sublayer of layer ``l``, reading the layer-``l`` slices of ``<prefix>W_mlp1`` …"""
+    return mlp_expression(x, opts.activation, opts.bias, lambda name: pick(f"{prefix}{name}", l))
 
 
 def sublayers(x, opts, l, steps):

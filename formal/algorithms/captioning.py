@@ -37,7 +37,7 @@ from .embedding import token_embedding
 from .recurrent import CELL_BIAS, build_lstm_cell
 from .unembedding import build_unembedding
 
-__all__ = ["build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss",
+__all__ = ["ALGORITHMS", "build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss",
            "INPUTS", "GATE", "LSTM_BIAS", "IMAGE_INPUTS", "PENALTY"]
 
 _SOURCE = "Xu et al. 2015"
@@ -144,3 +144,6 @@ def build_show_attend_tell_loss(*, gate, bias, penalty, inputs) -> Algorithm:
 
 show_attend_tell = build_show_attend_tell()
 show_attend_tell_loss = build_show_attend_tell_loss()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (show_attend_tell, show_attend_tell_loss)

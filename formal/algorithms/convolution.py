@@ -53,7 +53,7 @@ from ..ops.convolution import GEOMETRY, NORMS, Aggregate, Offsets, Unfold, windo
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_in, d_out, ell, k
 
-__all__ = ["NORMS", "CONV_ACTIVATIONS", "CONV_BIAS", "CONV_ACTIVATION", "build_conv1d", "build_graph_conv",
+__all__ = ["ALGORITHMS", "NORMS", "CONV_ACTIVATIONS", "CONV_BIAS", "CONV_ACTIVATION", "build_conv1d", "build_graph_conv",
            "receptive_field", "layers_to_cover", "conv1d", "graph_conv"]
 
 #: The nonlinearity σ after the sum: none (a linear layer, ``torch.nn.Conv1d``'s) or one of the MLP's.
@@ -218,3 +218,6 @@ def layers_to_cover(n, kernel, dilation=1):
 
 conv1d = build_conv1d()
 graph_conv = build_graph_conv()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (conv1d, graph_conv)

@@ -9,10 +9,10 @@ from ..ops import gather, sinusoid
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e, ell_max
 
-__all__ = ["token_embedding", "positional_embedding", "build_token_embedding", "build_positional_embedding",
+__all__ = ["ALGORITHMS", "token_embedding", "positional_embedding", "build_token_embedding", "build_positional_embedding",
            "ENCODINGS", "ENCODING"]
 
-#: The positional encodings of Algorithm 2 (design decision 10: neither sinusoid replaces the other).
+#: The positional encodings of Algorithm 2 (:ref:`decision-sinusoids`: neither sinusoid replaces the other).
 ENCODINGS = ("learned", "sinusoidal-paper", "sinusoidal-vaswani")
 
 #: Algorithm 2's table.
@@ -60,3 +60,6 @@ def build_positional_embedding(*, encoding) -> Algorithm:
 
 token_embedding = build_token_embedding()
 positional_embedding = build_positional_embedding()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (token_embedding, positional_embedding)

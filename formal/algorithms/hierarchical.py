@@ -30,7 +30,7 @@ from .pooling import build_attention_pooling
 from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_rnn_layer
 from .unembedding import build_unembedding
 
-__all__ = ["build_han", "han", "HAN_OPTIONS"]
+__all__ = ["ALGORITHMS", "build_han", "han", "HAN_OPTIONS"]
 
 #: The encoders' options, the recurrent cells' declarations with Yang et al.'s GRU as the defaults.
 HAN_OPTIONS = Options(
@@ -92,3 +92,6 @@ def build_han(*, cell, bias, reset, update) -> Algorithm:
 
 
 han = build_han()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (han,)

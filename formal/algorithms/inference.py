@@ -2,8 +2,8 @@
 decoding with a key/value cache.
 
 Sampling draws ``y ∝ p^{1/τ}`` with τ ∈ (0, ∞) from the execution's seeded generator; ``decoding="greedy"``
-takes ``argmax p`` instead (τ → 0, design decision 8).  DInference keeps at most the last ℓ_max tokens
-as context (decision 9).  Costs are derived for a whole generation: the generation loop's body grows with
+takes ``argmax p`` instead (τ → 0, :ref:`decision-temperature`).  DInference keeps at most the last ℓ_max tokens
+as context (:ref:`decision-inference-context`).  Costs are derived for a whole generation: the generation loop's body grows with
 its iteration i and is summed over i in closed form, so the cost with and without the cache — and their
 difference — are polynomials in ℓ and ℓ_gen.
 """
@@ -19,12 +19,12 @@ from ..core.symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out
 from .architectures import DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 
-__all__ = ["build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS", "TAU", "DECODING",
+__all__ = ["ALGORITHMS", "build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS", "TAU", "DECODING",
            "KV_CACHE"]
 
 DECODINGS = ("sample", "greedy")
 
-#: The sampling temperature (design decision 8: τ → 0 is greedy decoding, an option of its own).
+#: The sampling temperature (:ref:`decision-temperature`: τ → 0 is greedy decoding, an option of its own).
 TAU = Option("tau", 1.0, Real(0, open_low=True), "sampling temperature τ: y ∝ p^(1/τ) (τ → 0 is decoding=greedy)",
              examples=(0.5, 1.0, 2.0), hint="for tau → 0 use decoding='greedy'")
 DECODING = Option("decoding", "sample", Choice(*DECODINGS), "sample (y ∝ p^(1/τ)) or greedy (argmax p)")
@@ -87,7 +87,7 @@ def build_dinference(*, tau, decoding, kv_cache, **model_options) -> Algorithm:
 @Options(TAU, DECODING, *EDTRANSFORMER_OPTIONS.values(), rules=EDTRANSFORMER_OPTIONS.rules).builds
 def build_edinference(*, tau, decoding, **model_options) -> Algorithm:
     """Algorithm 15: a target sequence for the source ``z``, from ``[bos_token]`` until ``eos_token`` is drawn
-    or ℓ_gen tokens are (the length cap); returned without bos and eos (design decision 9).  Costs are
+    or ℓ_gen tokens are (the length cap); returned without bos and eos (:ref:`decision-inference-context`).  Costs are
     those of the longest run, ℓ_gen steps."""
     model = build_edtransformer(**model_options)
     theta = {p.name: p.name for p in model.params}
@@ -120,3 +120,6 @@ def build_edinference(*, tau, decoding, **model_options) -> Algorithm:
 
 dinference = build_dinference()
 edinference = build_edinference()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (dinference, edinference)

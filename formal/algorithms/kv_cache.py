@@ -2,7 +2,7 @@
 
 Decoding one token at a time, a decoder recomputes nothing for the earlier tokens: each layer keeps the
 keys and values it computed (the cache) and the new tokens' queries attend over the cache and
-themselves, with the bottom-right causal mask (design decision 6).  ``step="prefill"`` processes a
+themselves, with the bottom-right causal mask (:ref:`decision-causal-alignment`).  ``step="prefill"`` processes a
 prompt and returns its cache; ``step="extend"`` processes new tokens against a cache of ℓ_c tokens and
 returns the cache grown by them.  The outputs equal Algorithm 10's on the whole sequence.
 """
@@ -19,7 +19,7 @@ from . import blocks
 from .attention import BIAS, N_KV_HEADS, affine, gqa_heads, grouping, kv_heads, projection
 from .blocks import StackOptions, mlp, norm_columns, stack_options, unembed
 
-__all__ = ["build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer", "STEPS", "STEP"]
+__all__ = ["ALGORITHMS", "build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer", "STEPS", "STEP"]
 
 STEPS = ("prefill", "extend")
 
@@ -119,3 +119,6 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
 
 kv_mhattention = build_kv_mhattention()
 kv_dtransformer = build_kv_dtransformer()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (kv_mhattention, kv_dtransformer)

@@ -9,13 +9,13 @@ from ..ops import add, mean, mul, square, standardize, sub
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_e
 
-__all__ = ["layer_norm", "build_layer_norm", "NORMS", "NORM", "EPS"]
+__all__ = ["ALGORITHMS", "layer_norm", "build_layer_norm", "NORMS", "NORM", "EPS"]
 
 NORMS = ("layer", "rms")
 
 #: Which norm: Algorithm 6, or RMSNorm.
 NORM = Option("norm", "layer", Choice(*NORMS), "layer (Algorithm 6) or rms (RMSNorm: m = β = 0, Zhang & Sennrich)")
-#: ε under the root (design decision 5: 0, the paper's, by default).
+#: ε under the root (:ref:`decision-layer-norm-eps`: 0, the paper's, by default).
 EPS = Option("eps", 0.0, Real(0), "added to the variance under the root (0: the paper's)", examples=(0.0, 1e-5))
 
 
@@ -24,7 +24,7 @@ def build_layer_norm(*, norm, eps) -> Algorithm:
     """Algorithm 6 on one column ``e``: ``(e − m)/√v ⊙ γ + β`` with mean m and biased variance v (÷d_e).
 
     ``norm="rms"`` is RMSNorm (Gopher): ``e/√v ⊙ γ`` with v the mean square.  ``eps`` is added to v under
-    the root (design decision 5: default 0, as in the paper; then a constant column is a
+    the root (:ref:`decision-layer-norm-eps`: default 0, as in the paper; then a constant column is a
     :class:`~formal.errors.DomainError`, not a NaN).  The last line is evaluated without squaring the
     entries (:class:`~formal.ops.Standardize`), so columns of any scale float64 holds normalise correctly.  Layer norm with eps = 0 requires ``2 ≤ d_e``: over a
     single feature every column is constant, so v = 0 always.
@@ -59,3 +59,6 @@ def build_layer_norm(*, norm, eps) -> Algorithm:
 
 
 layer_norm = build_layer_norm()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (layer_norm,)

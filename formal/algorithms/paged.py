@@ -48,7 +48,7 @@ from ..ops.base import ATOM, Op, rank
 from .attention import BIAS, N_KV_HEADS, kv_heads
 from .kv_cache import build_kv_mhattention
 
-__all__ = ["build_paged_mhattention", "paged_mhattention", "PagedCache", "PoolFull", "memory", "GatherBlocks",
+__all__ = ["ALGORITHMS", "build_paged_mhattention", "paged_mhattention", "PagedCache", "PoolFull", "memory", "GatherBlocks",
            "gather_blocks", "read_blocks"]
 
 
@@ -281,3 +281,6 @@ def memory(*, samples=None, prompt=None) -> dict:
 
 
 paged_mhattention = build_paged_mhattention()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (paged_mhattention,)

@@ -38,7 +38,7 @@ from ..ops import activation, add_bias, matmul, matmul_t, softmax, weighted_sum
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_a, d_z, ell
 
-__all__ = ["POOLING_SCORES", "build_attention_pooling", "attention_pooling"]
+__all__ = ["ALGORITHMS", "POOLING_SCORES", "build_attention_pooling", "attention_pooling"]
 
 #: The scores attention pooling takes.
 POOLING_SCORES = ("dot", "mlp")
@@ -72,3 +72,6 @@ def build_attention_pooling(*, score) -> Algorithm:
 
 
 attention_pooling = build_attention_pooling()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (attention_pooling,)

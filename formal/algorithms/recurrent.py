@@ -29,7 +29,7 @@ from ..ops import (LoopIndex, activation, add, column, matmul, mul, one_minus, p
 from ..core.shapes import TensorSpec
 from ..core.symbols import L, d_h, d_x, ell
 
-__all__ = ["CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES", "CELL", "DIRECTION",
+__all__ = ["ALGORITHMS", "CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES", "CELL", "DIRECTION",
            "CELL_BIAS", "NONLINEARITY", "RESET", "UPDATE", "LAYER_OPTIONS", "build_rnn_cell", "build_gru_cell",
            "build_lstm_cell", "build_cell", "build_rnn_layer", "build_rnn", "rnn_cell", "gru_cell", "lstm_cell",
            "rnn_layer", "rnn"]
@@ -276,3 +276,6 @@ gru_cell = build_gru_cell()
 lstm_cell = build_lstm_cell()
 rnn_layer = build_rnn_layer()
 rnn = build_rnn()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (rnn_cell, gru_cell, lstm_cell, rnn_layer, rnn)

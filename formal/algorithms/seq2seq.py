@@ -51,7 +51,7 @@ from .embedding import token_embedding
 from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_cell, build_rnn_layer
 from .unembedding import build_unembedding
 
-__all__ = ["ATTENTIONS", "SCORES", "ENCODERS", "INITS", "SEQ2SEQ_OPTIONS", "build_seq2seq", "seq2seq"]
+__all__ = ["ALGORITHMS", "ATTENTIONS", "SCORES", "ENCODERS", "INITS", "SEQ2SEQ_OPTIONS", "build_seq2seq", "seq2seq"]
 
 ATTENTIONS = ("none", "bahdanau", "luong")
 SCORES = ("additive", "dot", "general")
@@ -206,3 +206,6 @@ def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update)
 
 
 seq2seq = build_seq2seq()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (seq2seq,)

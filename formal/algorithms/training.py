@@ -22,7 +22,7 @@ from ..core.symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
 from .architectures import (DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, ETRANSFORMER_OPTIONS, HEAD, INPUTS,
                             PATCH_ORDER, build_dtransformer, build_edtransformer, build_etransformer)
 
-__all__ = ["build_dloss", "build_eloss", "build_edloss", "build_dtraining", "build_etraining",
+__all__ = ["ALGORITHMS", "build_dloss", "build_eloss", "build_edloss", "build_dtraining", "build_etraining",
            "build_edtraining", "dloss", "eloss", "edloss", "dtraining", "etraining", "edtraining", "GradStepOp",
            "P_MASK", "ELOSS_OPTIONS"]
 
@@ -178,3 +178,5 @@ def build_edtraining(**options) -> Algorithm:
 dloss, eloss, edloss = build_dloss(), build_eloss(), build_edloss()
 dtraining, etraining, edtraining = build_dtraining(), build_etraining(), build_edtraining()
 
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (edloss, edtraining, eloss, etraining, dloss, dtraining)

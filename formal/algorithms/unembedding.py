@@ -9,7 +9,7 @@ from ..ops import add, matmul, softmax
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e
 
-__all__ = ["unembedding", "build_unembedding", "LOGIT_BIAS"]
+__all__ = ["ALGORITHMS", "unembedding", "build_unembedding", "LOGIT_BIAS"]
 
 #: Algorithm 7's bias (BERT's output bias).
 LOGIT_BIAS = Option("bias", False, BOOL, "whether the logits get a bias b_u (BERT's): softmax(W_u e + b_u)")
@@ -33,3 +33,6 @@ def build_unembedding(*, bias) -> Algorithm:
 
 
 unembedding = build_unembedding()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (unembedding,)

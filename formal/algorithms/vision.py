@@ -42,7 +42,7 @@ from .attention import affine, build_mhattention
 from .normalization import EPS, build_layer_norm
 from .unembedding import build_unembedding
 
-__all__ = ["window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "build_window_mhattention",
+__all__ = ["ALGORITHMS", "window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "build_window_mhattention",
            "build_swin_block", "build_patch_merging", "build_swin_stage", "build_swin", "SWIN_EPS", "SHIFTED",
            "SWIN_NORM_EPS", "MERGE", "MLP_RATIO"]
 
@@ -276,3 +276,6 @@ swin_block = build_swin_block()
 patch_merging = build_patch_merging()
 swin_stage = build_swin_stage()
 swin = build_swin()
+
+#: This family's algorithms, in the order the registry lists them (:data:`formal.algorithms.ALGORITHMS`).
+ALGORITHMS = (window_mhattention, swin_block, patch_merging, swin_stage, swin)

@@ -1,7 +1,7 @@
 """Attention masks ``Mask ∈ {0,1}^{ℓ_z×ℓ_x}``: rows are context positions, columns primary positions.
 
 A masked score becomes −∞ before the softmax (Algorithm 4, line 5).  Causal masks between sequences of
-different lengths need an explicit alignment (design decision 6); nothing here guesses one.
+different lengths need an explicit alignment (:ref:`decision-causal-alignment`); nothing here guesses one.
 
 Examples
 --------
@@ -38,7 +38,7 @@ def bidirectional(ell_z: int, ell_x: int) -> np.ndarray:
 
 def causal_shift(ell_z: int, ell_x: int, align: str | None = None) -> int:
     """``s`` such that the causal mask is ``t_z ≤ t_x + s``: 0 top-left, ``ℓ_z − ℓ_x`` bottom-right.
-    Raises ConfigError for an unknown alignment, or none when ``ℓ_z ≠ ℓ_x`` (design decision 6)."""
+    Raises ConfigError for an unknown alignment, or none when ``ℓ_z ≠ ℓ_x`` (:ref:`decision-causal-alignment`)."""
     if align is None:
         if ell_z != ell_x:
             raise ConfigError(f"a causal mask with ell_z = {ell_z} != ell_x = {ell_x} needs an explicit "

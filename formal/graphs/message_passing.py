@@ -7,7 +7,7 @@ by the softmax, over ``q``'s in-neighbours ``N(q)``, of the scores ``q_qᵀ k_k 
     \\qquad s_{kq} = \\frac{(W_q x_q + b_q)^\\top (W_k z_k + b_k)}{\\sqrt{d_\\mathrm{attn}}}
 
 which is Algorithm 4 with ``Mask[k, q] = [[k → q ∈ E]]``.  A query with no in-edge (an empty
-neighbourhood) gets zeros, NaN, or a DomainError by ``empty`` (design decision 7), as in the core.
+neighbourhood) gets zeros, NaN, or a DomainError by ``empty`` (:ref:`decision-empty-neighbourhood`), as in the core.
 
 Two executors compute it:
 

@@ -71,7 +71,7 @@ def causal(ell_z, ell_x=None, *, align=None) -> Pattern:
     """Unidirectional attention (a decoder): ``Mask[t_z, t_x] = [[t_z ≤ t_x]]``.
 
     With ``ell_x`` ≠ ``ell_z`` the keys and queries are different sequences, the pattern is bipartite and
-    ``align`` must say how they line up (design decision 6): ``"top-left"`` (the paper's) or
+    ``align`` must say how they line up (:ref:`decision-causal-alignment`): ``"top-left"`` (the paper's) or
     ``"bottom-right"`` (the last query sees every key: what a KV cache needs).  ``|E| = ℓ(ℓ+1)/2`` for
     self-attention.
     """

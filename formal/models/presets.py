@@ -67,7 +67,7 @@ def check_size(name: str, value) -> int:
 
 
 def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:
-    """``sizes`` (names → ints) completed with design decision 4's defaults, ``d_attn = d_mid = d_e/H``
+    """``sizes`` (names → ints) completed with :ref:`decision-head-widths`'s defaults, ``d_attn = d_mid = d_e/H``
     and ``d_f = d_e``, and with every sequence length of ``algorithm`` set to ``seq_len``.  ``algorithm`` is an
     algorithm object, or the :class:`~formal.models.costcache.CostFormulas` of one (which need no sympy).
 

@@ -143,14 +143,14 @@ class StackRows(Op):
 
 
 SINUSOIDS = {
-    # name: (base, 1-indexed?) — design decision 10.
+    # name: (base, 1-indexed?) — the decision-sinusoids of docs/stack.rst.
     "sinusoidal-paper": ("ell_max", True),
     "sinusoidal-vaswani": (10000, False),
 }
 
 
 class Sinusoid(Op):
-    """Column ``t`` of a fixed sinusoidal table W_p ∈ ℝ^{d_e×ℓ_max} (design decision 10).
+    """Column ``t`` of a fixed sinusoidal table W_p ∈ ℝ^{d_e×ℓ_max} (:ref:`decision-sinusoids`).
 
     ``"sinusoidal-paper"`` (Phuong & Hutter, Alg. 2): with 1-indexed t and i,
     W_p[2i−1, t] = sin(t / ℓ_max^{2i/d_e}), W_p[2i, t] = cos(t / ℓ_max^{2i/d_e}), 0 < i ≤ d_e/2.

@@ -42,7 +42,7 @@ EMPTY_POLICIES = ("zero", "nan", "error")
 
 
 def check_empty_policy(empty: str) -> str:
-    """``empty`` if it names a policy for a query with no admitted key (design decision 7), else a ConfigError."""
+    """``empty`` if it names a policy for a query with no admitted key (:ref:`decision-empty-neighbourhood`), else a ConfigError."""
     if empty not in EMPTY_POLICIES:
         raise ConfigError(f"unknown empty-neighbourhood policy {shown(empty)}; known: {', '.join(EMPTY_POLICIES)}")
     return empty

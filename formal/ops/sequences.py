@@ -174,7 +174,7 @@ class SpecialToken(Op):
 
 
 class Truncate(Op):
-    """``x[−ℓ_max:]``: at most the last ``cap`` tokens (design decision 9).  A view."""
+    """``x[−ℓ_max:]``: at most the last ``cap`` tokens (:ref:`decision-inference-context`).  A view."""
 
     name = "truncate"
     free = view = True
@@ -278,7 +278,7 @@ class Sample(Op):
 
 
 class Greedy(Op):
-    """``y = argmax p`` (τ → 0, design decision 8), as a one-token sequence; the first maximum on ties.
+    """``y = argmax p`` (τ → 0, :ref:`decision-temperature`), as a one-token sequence; the first maximum on ties.
     FLOPs (full): n − 1 comparisons."""
 
     name = "greedy"
@@ -305,7 +305,7 @@ class Greedy(Op):
 
 
 class Strip(Op):
-    """``x̂`` without its leading bos and a trailing eos (design decision 9).  Its length ``size`` is known
+    """``x̂`` without its leading bos and a trailing eos (:ref:`decision-inference-context`).  Its length ``size`` is known
     only when it runs; execution binds it.  A view."""
 
     name = "strip"

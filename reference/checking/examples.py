@@ -129,7 +129,7 @@ def _mask(rng, ell_z, ell_x, empty=False):
     if kind == 3:
         return "causal-top-left"
     mask = rng.random((ell_z, ell_x)) < 0.6
-    if empty or rng.random() < 0.5:  # a query with no admitted key (design decision 7), on purpose and often
+    if empty or rng.random() < 0.5:  # a query with no admitted key (decision-empty-neighbourhood), on purpose and often
         mask[:, rng.integers(ell_x)] = False
     return mask
 

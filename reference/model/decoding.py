@@ -4,7 +4,7 @@ Distributions come from the torch stacks; the draw itself uses a numpy Generator
 does (``y ∝ p^{1/τ}`` by ``Generator.choice``, or ``argmax p`` for greedy decoding), so the same seed draws
 the same tokens from equal distributions.  With a cache, a prefill runs the prompt once and each later step
 runs only the newest token against every layer's cached keys and values, under the bottom-right causal
-mask (design decision 6).
+mask (:ref:`decision-causal-alignment`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _last_distribution(logits) -> np.ndarray:
 
 def dinference(x, p, options, *, ell_gen: int, rng=None, ell_max=None, path="explicit"):
     """Algorithm 14: ``ell_gen`` tokens continuing the prompt x (1, ℓ); the context keeps the last ℓ_max
-    tokens (design decision 9), or, with ``options["kv_cache"]``, the cache keeps them all."""
+    tokens (:ref:`decision-inference-context`), or, with ``options["kv_cache"]``, the cache keeps them all."""
     tau, decoding = options.get("tau", 1.0), options.get("decoding", "sample")
     if "W_p" in p:
         ell_max = p["W_p"].shape[1]

@@ -54,7 +54,7 @@ def attend_edges(Q, K, V, keys, queries, *, empty="zero"):
     """Lines 4–6 of Algorithm 4 along the edges ``keys[e] → queries[e]`` (1-D long tensors).
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_v) → (B, H, ℓ_x, d_v).  A query with no
-    edge gets zeros, NaN or a DomainError by ``empty`` (design decision 7).
+    edge gets zeros, NaN or a DomainError by ``empty`` (:ref:`decision-empty-neighbourhood`).
     """
     check_empty_policy(empty)
     B, H, ell_x, _ = Q.shape

@@ -24,7 +24,7 @@ __all__ = ["token_embedding", "positional_embedding", "sinusoid_table", "attend"
            "mhattention_kv", "single_query_attention", "layer_norm", "activation", "mlp", "unembedding", "causal_mask",
            "scores", "heads", "attend_heads", "attention_paths", "ATTENTION_PATHS", "EMPTY_POLICIES", "SCORES",
            "QKV", "MHA", "run_token_embedding", "run_positional_embedding", "run_single_query_attention",
-           "run_attention", "run_mhattention", "run_kv_mhattention", "run_layer_norm", "run_unembedding"]
+           "run_attention", "run_mhattention", "run_kv_mhattention", "run_layer_norm", "run_unembedding", "run_mlp"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -42,7 +42,7 @@ def token_embedding(v, W_e):
 
 
 def sinusoid_table(encoding: str, d_e: int, ell_max: int, *, dtype=None, device=None):
-    """The fixed table of ``encoding`` as rows, (ℓ_max, d_e) (design decision 10).
+    """The fixed table of ``encoding`` as rows, (ℓ_max, d_e) (:ref:`decision-sinusoids`).
 
     ``sinusoidal-paper`` (Phuong & Hutter, Alg. 2; 1-indexed t, i): row t, entries 2i−1 and 2i are
     ``sin(t / ℓ_max^{2i/d_e})`` and ``cos(…)``; ``sinusoidal-vaswani`` (Vaswani et al. §3.5; 0-indexed):
@@ -70,7 +70,7 @@ def positional_embedding(t, encoding="learned", *, W_p=None, d_e=None, ell_max=N
 # ------------------------------------------------------------------------------------------- Algorithms 3–5
 def causal_mask(ell_z: int, ell_x: int, *, align="top-left", device=None):
     """The unidirectional mask as rows (ℓ_x, ℓ_z): ``t_z ≤ t_x`` (top-left, the paper's) or
-    ``t_z ≤ t_x + ℓ_z − ℓ_x`` (bottom-right, what a KV cache needs) — design decision 6."""
+    ``t_z ≤ t_x + ℓ_z − ℓ_x`` (bottom-right, what a KV cache needs) — :ref:`decision-causal-alignment`."""
     offset = 0 if align == "top-left" else ell_z - ell_x
     return torch.ones(ell_x, ell_z, dtype=torch.bool, device=device).tril(offset)
 
@@ -111,7 +111,7 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
     (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
-    NaN, or a DomainError, by ``empty`` (design decision 7).  ``score`` (with ``v_a`` (d_attn,) and
+    NaN, or a DomainError, by ``empty`` (:ref:`decision-empty-neighbourhood`).  ``score`` (with ``v_a`` (d_attn,) and
     ``activation`` when additive) is the spec's option of that name (:func:`scores`); the sdpa and flex
     paths compute the dot scores only (``"dot"`` with scale 1).  ``bias`` (``score_bias``: (…, ℓ_x, ℓ_z),
     per head (H, ℓ_x, ℓ_z)) is added to the scaled scores before the mask.
@@ -353,3 +353,10 @@ def run_layer_norm(c):
 @runs("unembedding")
 def run_unembedding(c):
     return to_numpy(unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u")))
+
+
+@runs("mlp")
+def run_mlp(c):
+    """The position-wise feed-forward network on the tokens of X (the rows here)."""
+    return rows_to_columns(mlp(c.rows("X"), kind=c.options["activation"],
+                               **c.weights("W_mlp1", "W_mlp2", "b_mlp1", "b_mlp2", "W_gate")))

@@ -1,5 +1,5 @@
-"""Algorithms 11–13 in torch: the losses, the paper's SGD step with autograd, and the variants design
-decision 11 names — minibatches and AdamW.
+"""Algorithms 11–13 in torch: the losses, the paper's SGD step with autograd, and the variants
+:ref:`decision-training` names — minibatches and AdamW.
 
 Every loss is the loss of each sequence, summed over its tokens as the paper writes it (B sequences give
 B losses).  ``sgd_step`` is the paper's ``θ ← θ − η·∇loss``; :func:`train` runs N_epochs passes over the

@@ -31,7 +31,7 @@ def fill(S, mask):
 
 def weights(S, empty="zero"):
     """Softmax of each column of scores; a column with no admitted key (all −∞) is zeros, or NaN under
-    ``empty="nan"`` (design decision 7)."""
+    ``empty="nan"`` (:ref:`decision-empty-neighbourhood`)."""
     blank = np.all(S == -np.inf, axis=0)                        # (ℓ_x,): queries with no admitted key
     A = softmax(np.where(blank, 0.0, S))
     A[:, blank] = np.nan if empty == "nan" else 0.0
@@ -105,7 +105,7 @@ def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", 
 
 def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", score_bias=False, _attend=attend,
               _additive=additive, _slope=0.2):
-    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (design decision 3); with
+    """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (:ref:`decision-self-attention`); with
     ``score_bias``, the input B (ℓ_z×ℓ_x) joins the scaled scores."""
     scores = scorer(score, activation, _additive=_additive, _slope=_slope)
 

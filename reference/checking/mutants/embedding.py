@@ -40,7 +40,7 @@ def _vaswani(d_e, ell_max):
     return sinusoids(d_e, ell_max, base=10000, one_indexed=False)
 
 
-#: The fixed encodings by option name (design decision 10: they differ; neither replaces the other).
+#: The fixed encodings by option name (:ref:`decision-sinusoids`: they differ; neither replaces the other).
 TABLES = {"sinusoidal-paper": _paper, "sinusoidal-vaswani": _vaswani}
 
 

@@ -64,7 +64,7 @@ def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=Fa
                  _class_column=0, _head_activation=gelu, _patches_of=image_patches, **options):
     """Algorithm 9: ``P ← ETransformer(x | θ)``, column t the distribution of the token at t (BERT), or
     ViT's ``p`` over the classes (from patches X_p, or the image X_img cut into patches of side P, read
-    from W_patch's P²·C columns).  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (design decision 1)."""
+    from W_patch's P²·C columns).  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (:ref:`decision-unembedding-width`)."""
     stack = Stack(norm_position=norm_position, **options)
 
     def etransformer(params, x=None, s=None, X_p=None, X_img=None, ell_max=None):

@@ -55,7 +55,7 @@ def _last(P):
 def dinference(*, tau=1.0, decoding="sample", kv_cache=False, _draw=draw, _last=_last,
                _truncate=lambda x, ell_max: x if ell_max is None else x[-ell_max:], **options):
     """Algorithm 14: ``y_gen ← DInference(x, θ̂)``, the ℓ_gen tokens after the prompt x.  Without the cache
-    the context is the last ℓ_max tokens (design decision 9); with it, no truncation is needed."""
+    the context is the last ℓ_max tokens (:ref:`decision-inference-context`); with it, no truncation is needed."""
     model = kv_dtransformer(**options) if kv_cache else dtransformer(**options)
 
     def dinference(x, params, ell_gen, seed=None, ell_max=None):
