@@ -72,8 +72,17 @@ def peak_cases(scale=1):
 
     import numpy as np
 
-    from formal.graphs import analysis, command, edgelist, figures, from_mask, from_pairs, memory, message_passing
-    from formal.graphs import patterns as P
+    from formal.graphs import (
+        analysis,
+        command,
+        edgelist,
+        figures,
+        from_mask,
+        from_pairs,
+        memory,
+        message_passing,
+        patterns as P,
+    )
     from formal.graphs.draw import mask_image
     n = 1024 * scale
     builders = [("full", lambda: P.full(n)), ("causal", lambda: P.causal(n)),
@@ -191,7 +200,8 @@ def main(argv=None):
             total, prev_total = (x["build_peak_bytes"] + x["execute_peak_bytes"] for x in (r, prev))
             slopes = (f"{math.log2(r['execute_s'] / prev['execute_s']) / scale:.2f}",
                       f"{math.log2(total / prev_total) / scale:.2f}")
-        mib = (lambda b: f"{b / 2**20:.1f}")
+        def mib(b):
+            return (f"{b / 2**20:.1f}")
         print(f"{r['ell']:>7} {r['edges']:>11,} {r['build_s']:>8.3f} {r['execute_s']:>10.3f} "
               f"{mib(r['pattern_bytes']):>12} {mib(r['build_peak_bytes']):>11} {mib(r['execute_peak_bytes']):>10} "
               f"{slopes[0]:>8} {slopes[1]:>9} {r['ell']**2 * 8 / 2**20:>12,.0f}")

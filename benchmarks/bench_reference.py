@@ -19,7 +19,6 @@ import sys
 import time
 
 
-
 def _forward_timings(repeats, device, seq_len, dtype):
     import torch
     import transformers

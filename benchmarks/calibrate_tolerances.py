@@ -54,7 +54,8 @@ def main():
             measured = worst(name, d, args.examples, args.seed, args.device, args.max_size)
             suggested[d][name] = float(f"{measured * tolerances.MARGIN:.0e}")  # rounded …
             if suggested[d][name] < measured * tolerances.MARGIN:                # … up
-                suggested[d][name] = float(f"{suggested[d][name] + 10 ** math.floor(math.log10(suggested[d][name])):.0e}")
+                step = 10 ** math.floor(math.log10(suggested[d][name]))
+                suggested[d][name] = float(f"{suggested[d][name] + step:.0e}")
             cells.append(f"{measured:10.2e} ({tolerances.relative(d, name):.0e})")
         print(f"{name:24s} " + " ".join(cells), flush=True)
     print(f"measured × {tolerances.MARGIN}, rounded up (each algorithm's Implementation in its family module of "

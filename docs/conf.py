@@ -88,8 +88,8 @@ def _presets() -> str:
 
 
 def _patterns() -> str:
-    from formal.graphs import analysis, patterns
     from formal.core.symbols import latex
+    from formal.graphs import analysis, patterns
     examples = {"full": patterns.full(64), "causal": patterns.causal(64), "cross": patterns.cross(48, 64),
                 "sliding_window": patterns.sliding_window(64, 8), "dilated": patterns.dilated(64, 8, 2),
                 "global_local": patterns.global_local(64, 8, 2), "strided": patterns.strided(64, 8),
@@ -183,7 +183,8 @@ def _algorithm_pages():
         title = f"{a.heading}: {a.display}" if a.number is not None else f"{a.display} ({a.source})"
         body = _title(title) + f"\n.. formal:algorithm:: {name}\n"
         if a.options:
-            body += "\nShow a variant with ``formal-transformers show " + name + " -o KEY=VALUE``; the options are listed above.\n"
+            body += ("\nShow a variant with ``formal-transformers show " + name + " -o KEY=VALUE``; the options are "
+                     "listed above.\n")
         _write(folder / f"{name}.rst", body)
     paper = [n for n in names if algorithms.get(n).number is not None]
     other = [n for n in names if algorithms.get(n).number is None]
@@ -221,8 +222,8 @@ def _model_pages():
 
 def _object_pages():
     """The attention patterns, the theorems and the claims catalogue, each entry by its directive."""
-    from formal.claims.claim import load
     from formal.claims.catalogue import files
+    from formal.claims.claim import load
     from proofs.registry import theorems
     folder = HERE / "objects"
     patterns = {"full": "n=16", "causal": "n=16", "cross": "n=16, n_z=12", "sliding_window": "n=16, window=5",
@@ -237,8 +238,9 @@ def _object_pages():
     for name, args in patterns.items():
         body += f"\n{_title(name, '-')}\n.. formal:pattern:: {name}\n   :args: {args}\n"
     _write(folder / "patterns.rst", body)
-    body = _title("The theorems, one entry each") + ("\nThe theorems of ``proofs/``, machine-checked by ``formal-transformers prove``: "
-                                 "each with its evidence level, its method and the perturbed twin it rejects.\n")
+    body = _title("The theorems, one entry each") + (
+        "\nThe theorems of ``proofs/``, machine-checked by ``formal-transformers prove``: "
+        "each with its evidence level, its method and the perturbed twin it rejects.\n")
     for t in theorems():
         body += f"\n{_title(t.name, '-')}\n.. formal:theorem:: {t.name}\n"
     _write(folder / "theorems.rst", body)
@@ -255,8 +257,8 @@ def _object_pages():
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
-              "pattern_parameters": _pattern_parameters, "table1": _table1, "table1_derived": _table1_derived, "claims": _claims,
-              "theorems": _theorems}
+              "pattern_parameters": _pattern_parameters, "table1": _table1, "table1_derived": _table1_derived,
+              "claims": _claims, "theorems": _theorems}
     for name, make in tables.items():
         _write(GENERATED / f"{name}.rst", make())
     _algorithm_pages()

@@ -144,8 +144,8 @@ def _list(args, out):
 
 
 def _show(args, out):
-    from .engine import render
     from .algorithms import get
+    from .engine import render
     from .engine.options import parse_options
     if args.convention is not None and (args.params or args.latex):
         raise UsageError(f"--convention applies to costs, which {'--params' if args.params else '--latex'} "

@@ -95,9 +95,10 @@ def _sqrt_scaling(perturbed):
     """Var(q·k) = Σ_a Σ_b E[q_a q_b]·E[k_a k_b] = Σ_a Σ_b δ_ab = d for independent zero-mean unit-variance
     entries; the spec's scale (its DivSqrt's size, read from Algorithm 4's lines) makes it 1."""
     import sympy as sp
+
     from formal import algorithms
-    from formal.ops import Apply, DivSqrt
     from formal.core.symbols import text
+    from formal.ops import Apply, DivSqrt
     found = []
 
     def visit(node):

@@ -12,8 +12,9 @@ __all__ = ["identity", "nonnegative", "seeded", "rng_arrays"]
 def identity(lhs, rhs, what: str = "") -> Outcome:
     """``lhs = rhs`` for every value of the sizes (sympy), or the smallest assignment where they differ."""
     import sympy as sp
-    from formal.costs.inequalities import counterexample
+
     from formal.core.symbols import text
+    from formal.costs.inequalities import counterexample
     difference = sp.simplify(sp.sympify(lhs) - sp.sympify(rhs))
     if difference == 0:
         return Outcome(True, f"{what}{text(lhs)} = {text(rhs)}")
@@ -27,8 +28,8 @@ def identity(lhs, rhs, what: str = "") -> Outcome:
 def nonnegative(expr, what: str = "") -> Outcome:
     """``expr ≥ 0`` for every size ≥ 1 (:func:`formal.costs.inequalities.nonnegative`), or the smallest assignment
     where it is negative."""
-    from formal.costs import inequalities
     from formal.core.symbols import text
+    from formal.costs import inequalities
     if inequalities.nonnegative(expr):
         return Outcome(True, f"{what}≥ 0 for every size ≥ 1 (all coefficients ≥ 0 after x = 1 + t)")
     point = inequalities.counterexample(expr, lambda v: v < 0)

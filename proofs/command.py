@@ -52,6 +52,7 @@ def _cut(text, width):
 def _run(args, out):
     from formal.arguments import progress_line
     from formal.guards.files import json_text
+
     from .registry import theorems
     if args.list:
         if args.names:

@@ -44,6 +44,7 @@ def _params(perturbed):
 
 def _kaplan(perturbed):
     import sympy as sp
+
     from formal.costs.asymptotics import leading_term
     from formal.models.complexity import Model
     d, L, H, d_attn, d_mid, d_mlp = _s("d", "L", "H", "d_attn", "d_mid", "d_mlp")
@@ -55,6 +56,7 @@ def _kaplan(perturbed):
 
 def _kv_ratio(perturbed):
     import sympy as sp
+
     from formal.models.complexity import Model
     H, n_kv = _s("H", "n_kv_heads")
     grouped = Model("dtransformer", {"n_kv_heads": "symbolic"}).kv_cache_scalars()

@@ -11,8 +11,9 @@ MAX_ELL = 40  # exhaustive checks: every ℓ up to this
 
 def _causal_edges(perturbed):
     import sympy as sp
-    from formal.graphs import analysis, patterns
+
     from formal.core.symbols import by_name
+    from formal.graphs import analysis, patterns
     ell, t = by_name("ell"), sp.Symbol("t", integer=True, positive=True)
     summed = sp.summation(t, (t, 1, ell))                      # query t sees keys 1 … t
     claimed = ell**2 / 2 if perturbed else summed
@@ -23,13 +24,15 @@ def _causal_edges(perturbed):
         built = patterns.causal(n).n_edges
         if built != claimed.subs(ell, n):
             return Outcome(False, f"ℓ = {n}: the built graph has {built} edges, the closed form {claimed.subs(ell, n)}")
-    return Outcome(True, f"Σ_t t = ℓ(ℓ+1)/2 (sympy) = the pattern's formula; equal to the built graph for ℓ ≤ {MAX_ELL}")
+    return Outcome(True, f"Σ_t t = ℓ(ℓ+1)/2 (sympy) = the pattern's formula; equal to the built graph for "
+                         f"ℓ ≤ {MAX_ELL}")
 
 
 def _window_edges(perturbed):
     import sympy as sp
-    from formal.graphs import analysis, patterns
+
     from formal.core.symbols import by_name
+    from formal.graphs import analysis, patterns
     ell, w, t = by_name("ell"), by_name("window"), sp.Symbol("t", integer=True, positive=True)
     # ℓ ≥ w: the first w queries see 1 … w keys, the other ℓ − w see w
     summed = sp.summation(t, (t, 1, w)) + (ell - w) * w
@@ -86,6 +89,7 @@ def _swin_edges(perturbed):
 
 def _receptive_field(perturbed):
     import numpy as np
+
     from formal.graphs import layered, patterns
     from formal.graphs.pattern import plain
     for n in range(2, 25):

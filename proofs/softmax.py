@@ -25,6 +25,7 @@ def _entries(n):
 def _spec_matches_definition():
     """The spec's Softmax op equals the definition on a column (numeric, float64)."""
     import numpy as np
+
     from formal.claims.ops import op_algorithm
     x = np.array([0.3, -1.2, 2.0, 0.0])
     want = np.exp(x) / np.exp(x).sum()
@@ -87,8 +88,9 @@ def _associative(perturbed: bool) -> Outcome:
     total = l1 * sp.exp(m1) + l2 * sp.exp(m2) + l3 * sp.exp(m3)
     for name, (m_, l_) in (("(1·2)·3", left), ("1·(2·3)", right)):
         if sp.simplify(l_ * sp.exp(m_) - total) != 0:
+            at = {m1: 1, m2: 0, m3: 0, M: 0, N: 0, l1: 1, l2: 1, l3: 1}
             return Outcome(False, f"{name}: l·e^m = {sp.simplify(l_ * sp.exp(m_))} ≠ {total} (at m1 = 1, others 0: "
-                                  f"{sp.N((l_ * sp.exp(m_) - total).subs({m1: 1, m2: 0, m3: 0, M: 0, N: 0, l1: 1, l2: 1, l3: 1}), 4)})")
+                                  f"{sp.N((l_ * sp.exp(m_) - total).subs(at), 4)})")
     return Outcome(True, "l·e^m of both groupings equals l1·e^m1 + l2·e^m2 + l3·e^m3")
 
 

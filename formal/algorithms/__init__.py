@@ -51,7 +51,7 @@ def _registry() -> dict:
 
 #: Registry name → algorithm object with default options.
 ALGORITHMS = _registry()
-globals().update(ALGORITHMS)   # formal.algorithms.attention is Algorithm 4 (the module is formal.algorithms.attention's)
+globals().update(ALGORITHMS)   # formal.algorithms.attention is Algorithm 4, as the registry names it
 
 __all__ = ["ALGORITHMS", "FAMILIES", "get", *ALGORITHMS]  # noqa: PLE0604 - the registry's names
 

@@ -2,20 +2,47 @@
 and their real-world variants as options.
 
 Each stack is composed of calls of Algorithms 1–7; its layer loop ``for l ∈ [L]`` is symbolic, so its
-cost is the body's times L.  The design decisions hold: W_u of Algorithm 9 is N_V×d_f (:ref:`decision-unembedding-width`), the
-decoder loop variable is l (2), ``MHAttention(X | W, Mask)`` means ``MHAttention(X, X | W, Mask)`` (3),
-d_attn and d_mid are hyperparameters (4), and under pre-LN the residual stream X is never replaced by X̃.
+cost is the body's times L.  The decisions where the paper is loose hold: W_u of Algorithm 9 is N_V×d_f
+(:ref:`decision-unembedding-width`), the decoder loop variable is l (:ref:`decision-decoder-loop-variable`),
+``MHAttention(X | W, Mask)`` means ``MHAttention(X, X | W, Mask)`` (:ref:`decision-self-attention`), d_attn and
+d_mid are hyperparameters (:ref:`decision-head-widths`), and under pre-LN the residual stream X is never replaced
+by X̃.
 """
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, call, call_columns
-from ..engine.domains import BOOL, Choice
-from ..engine.declarations import Option, Options, Requires
-from ..ops import (PATCH_ORDERS, LoopIndex, activation as nonlinearity, add, concat, const_mask, first_column,
-                   patchify, positions)
 from ..core.shapes import TensorSpec
-from ..core.symbols import (L, L_dec, L_enc, N_V, by_name, channels, d_e, d_f, d_patch, ell, ell_x, ell_z, n_classes, n_types, patch)
+from ..core.symbols import (
+    N_V,
+    L,
+    L_dec,
+    L_enc,
+    by_name,
+    channels,
+    d_e,
+    d_f,
+    d_patch,
+    ell,
+    ell_x,
+    ell_z,
+    n_classes,
+    n_types,
+    patch,
+)
+from ..engine.algorithm import Algorithm, Assign, call, call_columns
+from ..engine.declarations import Option, Options, Requires
+from ..engine.domains import BOOL, Choice
+from ..ops import (
+    PATCH_ORDERS,
+    LoopIndex,
+    activation as nonlinearity,
+    add,
+    concat,
+    const_mask,
+    first_column,
+    patchify,
+    positions,
+)
 from . import blocks
 from .attention import affine
 from .blocks import StackOptions, embed, layer_loop, mlp, norm_columns, stack_options, sublayers, unembed

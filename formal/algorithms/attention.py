@@ -37,14 +37,28 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call, divides
-from ..engine.domains import BOOL, AnyOf, Choice, Integer
-from ..engine.declarations import Option, Options
-from ..ops import (EMPTY_POLICIES, KVGroup, LoopIndex, add, add_bias, concat, div_sqrt, mask_fill, matmul, matmul_t,
-                   pick, softmax, stack_rows, weighted_sum)
-from ..ops.scores import SCORE_ACTIVATIONS, additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
+from ..engine.algorithm import Algorithm, Assign, Loop, call, divides
+from ..engine.declarations import Option, Options
+from ..engine.domains import BOOL, AnyOf, Choice, Integer
+from ..ops import (
+    EMPTY_POLICIES,
+    KVGroup,
+    LoopIndex,
+    add,
+    add_bias,
+    concat,
+    div_sqrt,
+    mask_fill,
+    matmul,
+    matmul_t,
+    pick,
+    softmax,
+    stack_rows,
+    weighted_sum,
+)
+from ..ops.scores import SCORE_ACTIVATIONS, additive_score
 
 __all__ = ["ALGORITHMS", "single_query_attention", "attention", "mhattention", "SCORES", "BIAS", "EMPTY", "SCORE",
            "SCORE_ACTIVATION", "SCORE_BIAS", "N_KV_HEADS", "affine", "projection", "kv_heads", "grouping",
@@ -179,11 +193,11 @@ def build_single_query_attention(*, bias, score, activation) -> Algorithm:
 def build_attention(*, bias, empty, score, activation, score_bias) -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
-    ``empty`` is the policy for a query column with no admitted key (:ref:`decision-empty-neighbourhood`).  ``score`` replaces
-    ``KᵀQ/√d_attn`` by ``KᵀQ`` (``"dot"``) or Bahdanau's ``v_aᵀ tanh(q_{t_x} + k_{t_z})`` (``"additive"``,
-    ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys
-    (Bahdanau's ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled
-    scores: ``softmax(KᵀQ/√d_attn + B)``.
+    ``empty`` is the policy for a query column with no admitted key (:ref:`decision-empty-neighbourhood`). ``score``
+    replaces ``KᵀQ/√d_attn`` by ``KᵀQ`` (``"dot"``) or Bahdanau's ``v_aᵀ tanh(q_{t_x} + k_{t_z})`` (``"additive"``,
+    ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys (Bahdanau's
+    ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled scores:
+    ``softmax(KᵀQ/√d_attn + B)``.
     """
     lines = [
         Assign("Q", affine("W_q", "X", "b_q", bias), note="Query"),

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
-from ..engine.domains import BOOL, Choice
-from ..engine.declarations import Option
-from ..ops import activation, add, matmul, mul, pick, positions, transpose
 from ..core.shapes import TensorSpec
-from ..core.symbols import H, N_V, d_attn, d_e, d_mid, d_mlp, ell_max
+from ..core.symbols import N_V, H, d_attn, d_e, d_mid, d_mlp, ell_max
+from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
+from ..engine.declarations import Option
+from ..engine.domains import BOOL, Choice
+from ..ops import activation, add, matmul, mul, pick, positions, transpose
 from .attention import N_KV_HEADS, affine, build_mhattention, kv_heads
 from .embedding import ENCODINGS, build_positional_embedding, token_embedding
 from .normalization import EPS, NORM, build_layer_norm
@@ -179,8 +179,9 @@ def sublayers(x, opts, l, steps):
     for name, f in steps:
         glyph = f"^{name}_l"
         if opts.norm_position == "pre":
-            lines += [Assign("X_tilde" if x == "X" else f"{x}_tilde", norm_columns(x, name, opts, l, glyph), forall="t"),
-                      Assign(x, add(x, f("X_tilde" if x == "X" else f"{x}_tilde")))]
+            normed = "X_tilde" if x == "X" else f"{x}_tilde"
+            lines += [Assign(normed, norm_columns(x, name, opts, l, glyph), forall="t"),
+                      Assign(x, add(x, f(normed)))]
         else:
             lines += [Assign(x, add(x, f(x))), Assign(x, norm_columns(x, name, opts, l, glyph), forall="t")]
     return lines

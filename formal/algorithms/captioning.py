@@ -24,21 +24,34 @@ References
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..engine.domains import BOOL, Choice, Real
-from ..engine.declarations import Option, Options
-from ..ops import (LoopIndex, activation, add, column, column_mean, dot, grid_columns, matmul, mul, sequence,
-                   softmax, stack_vertical, weighted_sum)
-from ..ops.losses import DoublyStochastic, NextTokenNLL
-from ..ops.scores import additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, by_name, d_a, d_e, d_h, d_x, d_z, ell_x, ell_z
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..engine.declarations import Option, Options
+from ..engine.domains import BOOL, Choice, Real
+from ..ops import (
+    LoopIndex,
+    activation,
+    add,
+    column,
+    column_mean,
+    dot,
+    grid_columns,
+    matmul,
+    mul,
+    sequence,
+    softmax,
+    stack_vertical,
+    weighted_sum,
+)
+from ..ops.losses import DoublyStochastic, NextTokenNLL
+from ..ops.scores import additive_score
 from .embedding import token_embedding
 from .recurrent import CELL_BIAS, build_lstm_cell
 from .unembedding import build_unembedding
 
-__all__ = ["ALGORITHMS", "build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell", "show_attend_tell_loss",
-           "INPUTS", "GATE", "LSTM_BIAS", "IMAGE_INPUTS", "PENALTY"]
+__all__ = ["ALGORITHMS", "build_show_attend_tell", "build_show_attend_tell_loss", "show_attend_tell",
+           "show_attend_tell_loss", "INPUTS", "GATE", "LSTM_BIAS", "IMAGE_INPUTS", "PENALTY"]
 
 _SOURCE = "Xu et al. 2015"
 #: What the model is given: the annotation vectors A (D×L), or the CNN's feature grid F (n_h×n_w×D).
@@ -134,7 +147,8 @@ def build_show_attend_tell_loss(*, gate, bias, penalty, inputs) -> Algorithm:
              Assign("loss", add(NextTokenNLL()("P", "x"), DoublyStochastic(penalty)("alpha_map")), returns=True)]
     return Algorithm(
         number=None, source=_SOURCE, name="show_attend_tell_loss", display="ShowAttendTellLoss",
-        summary="Show, Attend and Tell's loss: the caption's negative log-likelihood and the doubly stochastic penalty.",
+        summary=("Show, Attend and Tell's loss: the caption's negative log-likelihood and the doubly stochastic "
+                 "penalty."),
         inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the loss of one caption"),
         lines=lines, params_label="θ",
         options={"gate": gate, "bias": bias, "penalty": penalty, "inputs": inputs},

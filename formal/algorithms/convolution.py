@@ -44,17 +44,17 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..core.shapes import TensorSpec
+from ..core.symbols import d_in, d_out, ell, k
 from ..engine.algorithm import Algorithm, Assign
-from ..engine.domains import BOOL, Choice
 from ..engine.declarations import Option, Options
+from ..engine.domains import BOOL, Choice
 from ..errors import ConfigError
 from ..ops import ACTIVATIONS, activation, add_bias, matmul
 from ..ops.convolution import GEOMETRY, NORMS, Aggregate, Offsets, Unfold, window_span
-from ..core.shapes import TensorSpec
-from ..core.symbols import d_in, d_out, ell, k
 
-__all__ = ["ALGORITHMS", "NORMS", "CONV_ACTIVATIONS", "CONV_BIAS", "CONV_ACTIVATION", "build_conv1d", "build_graph_conv",
-           "receptive_field", "layers_to_cover", "conv1d", "graph_conv"]
+__all__ = ["ALGORITHMS", "NORMS", "CONV_ACTIVATIONS", "CONV_BIAS", "CONV_ACTIVATION", "build_conv1d",
+           "build_graph_conv", "receptive_field", "layers_to_cover", "conv1d", "graph_conv"]
 
 #: The nonlinearity σ after the sum: none (a linear layer, ``torch.nn.Conv1d``'s) or one of the MLP's.
 CONV_ACTIVATIONS = ("none",) + tuple(name for name in ("relu", "tanh", "sigmoid", "gelu") if name in ACTIVATIONS)

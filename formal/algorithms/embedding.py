@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, even
-from ..engine.domains import Choice
-from ..engine.declarations import Option, Options
-from ..ops import gather, sinusoid
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e, ell_max
+from ..engine.algorithm import Algorithm, Assign, even
+from ..engine.declarations import Option, Options
+from ..engine.domains import Choice
+from ..ops import gather, sinusoid
 
-__all__ = ["ALGORITHMS", "token_embedding", "positional_embedding", "build_token_embedding", "build_positional_embedding",
-           "ENCODINGS", "ENCODING"]
+__all__ = ["ALGORITHMS", "token_embedding", "positional_embedding", "build_token_embedding",
+           "build_positional_embedding", "ENCODINGS", "ENCODING"]
 
 #: The positional encodings of Algorithm 2 (:ref:`decision-sinusoids`: neither sinusoid replaces the other).
 ENCODINGS = ("learned", "sinusoidal-paper", "sinusoidal-vaswani")

@@ -19,12 +19,12 @@ References
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..engine.domains import Choice
-from ..engine.declarations import Options
-from ..ops import LoopIndex, column, sequence
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell, n_classes, n_sent
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..engine.declarations import Options
+from ..engine.domains import Choice
+from ..ops import LoopIndex, column, sequence
 from .embedding import token_embedding
 from .pooling import build_attention_pooling
 from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_rnn_layer

@@ -1,26 +1,26 @@
 """Algorithms 14 and 15: generating tokens with a trained transformer (Phuong & Hutter, §8), and
 decoding with a key/value cache.
 
-Sampling draws ``y ∝ p^{1/τ}`` with τ ∈ (0, ∞) from the execution's seeded generator; ``decoding="greedy"``
-takes ``argmax p`` instead (τ → 0, :ref:`decision-temperature`).  DInference keeps at most the last ℓ_max tokens
-as context (:ref:`decision-inference-context`).  Costs are derived for a whole generation: the generation loop's body grows with
-its iteration i and is summed over i in closed form, so the cost with and without the cache — and their
+Sampling draws ``y ∝ p^{1/τ}`` with τ ∈ (0, ∞) from the execution's seeded generator; ``decoding="greedy"`` takes
+``argmax p`` instead (τ → 0, :ref:`decision-temperature`).  DInference keeps at most the last ℓ_max tokens as
+context (:ref:`decision-inference-context`).  Costs are derived for a whole generation: the generation loop's body
+grows with its iteration i and is summed over i in closed form, so the cost with and without the cache — and their
 difference — are polynomials in ℓ and ℓ_gen.
 """
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call
-from ..engine.domains import BOOL, Choice, Real
-from ..engine.declarations import Option, Options
-from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from ..core.shapes import TensorSpec
-from ..core.symbols import L, N_V, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
+from ..core.symbols import N_V, L, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
+from ..engine.algorithm import Algorithm, Assign, Loop, call
+from ..engine.declarations import Option, Options
+from ..engine.domains import BOOL, Choice, Real
+from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from .architectures import DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, build_dtransformer, build_edtransformer
 from .kv_cache import build_kv_dtransformer
 
-__all__ = ["ALGORITHMS", "build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS", "TAU", "DECODING",
-           "KV_CACHE"]
+__all__ = ["ALGORITHMS", "build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS", "TAU",
+           "DECODING", "KV_CACHE"]
 
 DECODINGS = ("sample", "greedy")
 

@@ -9,17 +9,18 @@ returns the cache grown by them.  The outputs equal Algorithm 10's on the whole 
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, at_most, call
-from ..engine.domains import Choice
-from ..engine.declarations import Option, Options
-from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from ..core.shapes import TensorSpec
-from ..core.symbols import H, L, N_V, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
+from ..core.symbols import N_V, H, L, d_attn, d_mid, d_out, d_x, ell, ell_c, ell_max, ell_x
+from ..engine.algorithm import Algorithm, Assign, Loop, at_most, call
+from ..engine.declarations import Option, Options
+from ..engine.domains import Choice
+from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from . import blocks
 from .attention import BIAS, N_KV_HEADS, affine, gqa_heads, grouping, kv_heads, projection
 from .blocks import StackOptions, mlp, norm_columns, stack_options, unembed
 
-__all__ = ["ALGORITHMS", "build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer", "STEPS", "STEP"]
+__all__ = ["ALGORITHMS", "build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer",
+           "STEPS", "STEP"]
 
 STEPS = ("prefill", "extend")
 

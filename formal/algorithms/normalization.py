@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, at_most
-from ..engine.domains import Choice, Real
-from ..engine.declarations import Option, Options
-from ..ops import add, mean, mul, square, standardize, sub
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_e
+from ..engine.algorithm import Algorithm, Assign, at_most
+from ..engine.declarations import Option, Options
+from ..engine.domains import Choice, Real
+from ..ops import add, mean, mul, square, standardize, sub
 
 __all__ = ["ALGORITHMS", "layer_norm", "build_layer_norm", "NORMS", "NORM", "EPS"]
 
@@ -26,8 +26,8 @@ def build_layer_norm(*, norm, eps) -> Algorithm:
     ``norm="rms"`` is RMSNorm (Gopher): ``e/√v ⊙ γ`` with v the mean square.  ``eps`` is added to v under
     the root (:ref:`decision-layer-norm-eps`: default 0, as in the paper; then a constant column is a
     :class:`~formal.errors.DomainError`, not a NaN).  The last line is evaluated without squaring the
-    entries (:class:`~formal.ops.Standardize`), so columns of any scale float64 holds normalise correctly.  Layer norm with eps = 0 requires ``2 ≤ d_e``: over a
-    single feature every column is constant, so v = 0 always.
+    entries (:class:`~formal.ops.Standardize`), so columns of any scale float64 holds normalise correctly.
+    Layer norm with eps = 0 requires ``2 ≤ d_e``: over a single feature every column is constant, so v = 0 always.
     """
     zero = (f"v = 0 under eps = 0 (a {'constant' if norm == 'layer' else 'zero'} column e); use eps > 0")
     gamma = TensorSpec("gamma", (d_e,), doc="scale")

@@ -1,12 +1,12 @@
 """PagedAttention (Kwon et al. 2023): multi-head attention over a key/value cache stored in fixed-size
 blocks, read through the sequence's block table.
 
-vLLM keeps each layer's cache as a pool of physical blocks of B tokens; a sequence owns a list of block
-ids (its block table), new blocks are taken only when the last one is full, and sequences with a common
-prefix share blocks (reference counts, copy-on-write).  Attention is unchanged: the cache read through the table, block after block, is the contiguous cache,
-and Algorithm 5 with a cache (:func:`~formal.algorithms.kv_cache.build_kv_mhattention`, ``step="extend"``)
-runs on it — so the FLOPs are those of contiguous attention and only the memory differs.  Kwon et al.'s
-eq. (4) computes the same softmax block by block, with its normaliser over all ⌈i/B⌉ blocks.
+vLLM keeps each layer's cache as a pool of physical blocks of B tokens; a sequence owns a list of block ids (its
+block table), new blocks are taken only when the last one is full, and sequences with a common prefix share blocks
+(reference counts, copy-on-write).  Attention is unchanged: the cache read through the table, block after block, is
+the contiguous cache, and Algorithm 5 with a cache (:func:`~formal.algorithms.kv_cache.build_kv_mhattention`,
+``step="extend"``) runs on it — so the FLOPs are those of contiguous attention and only the memory differs.  Kwon et
+al.'s eq. (4) computes the same softmax block by block, with its normaliser over all ⌈i/B⌉ blocks.
 
 Everything of PagedAttention lives here, one family in one module:
 
@@ -39,8 +39,20 @@ import numpy as np
 import sympy as sp
 
 from ..core.shapes import TensorSpec, numel
-from ..core.symbols import H, block, d_attn, d_mid, d_x, ell_c, ell_max, ell_x, n_blocks, n_pool
-from ..core.symbols import latex as sym_latex, text as sym_text
+from ..core.symbols import (
+    H,
+    block,
+    d_attn,
+    d_mid,
+    d_x,
+    ell_c,
+    ell_max,
+    ell_x,
+    latex as sym_latex,
+    n_blocks,
+    n_pool,
+    text as sym_text,
+)
 from ..engine.algorithm import Algorithm, Assign, at_most, call
 from ..engine.declarations import Options
 from ..errors import ConfigError, DomainError, shown
@@ -48,8 +60,8 @@ from ..ops.base import ATOM, Op, rank
 from .attention import BIAS, N_KV_HEADS, kv_heads
 from .kv_cache import build_kv_mhattention
 
-__all__ = ["ALGORITHMS", "build_paged_mhattention", "paged_mhattention", "PagedCache", "PoolFull", "memory", "GatherBlocks",
-           "gather_blocks", "read_blocks"]
+__all__ = ["ALGORITHMS", "build_paged_mhattention", "paged_mhattention", "PagedCache", "PoolFull", "memory",
+           "GatherBlocks", "gather_blocks", "read_blocks"]
 
 
 # ------------------------------------------------------------------------------------ the block manager

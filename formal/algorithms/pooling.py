@@ -31,12 +31,12 @@ References
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign
-from ..engine.domains import Choice
-from ..engine.declarations import Option, Options
-from ..ops import activation, add_bias, matmul, matmul_t, softmax, weighted_sum
 from ..core.shapes import TensorSpec
 from ..core.symbols import d_a, d_z, ell
+from ..engine.algorithm import Algorithm, Assign
+from ..engine.declarations import Option, Options
+from ..engine.domains import Choice
+from ..ops import activation, add_bias, matmul, matmul_t, softmax, weighted_sum
 
 __all__ = ["ALGORITHMS", "POOLING_SCORES", "build_attention_pooling", "attention_pooling"]
 

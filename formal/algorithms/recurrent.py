@@ -21,18 +21,17 @@ References
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call
-from ..engine.domains import Choice
-from ..engine.declarations import Option, Options
-from ..ops import (LoopIndex, activation, add, column, matmul, mul, one_minus, pick, sequence, stack_vertical,
-                   zeros)
 from ..core.shapes import TensorSpec
 from ..core.symbols import L, d_h, d_x, ell
+from ..engine.algorithm import Algorithm, Assign, Loop, call
+from ..engine.declarations import Option, Options
+from ..engine.domains import Choice
+from ..ops import LoopIndex, activation, add, column, matmul, mul, one_minus, pick, sequence, stack_vertical, zeros
 
-__all__ = ["ALGORITHMS", "CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES", "CELL", "DIRECTION",
-           "CELL_BIAS", "NONLINEARITY", "RESET", "UPDATE", "LAYER_OPTIONS", "build_rnn_cell", "build_gru_cell",
-           "build_lstm_cell", "build_cell", "build_rnn_layer", "build_rnn", "rnn_cell", "gru_cell", "lstm_cell",
-           "rnn_layer", "rnn"]
+__all__ = ["ALGORITHMS", "CELLS", "BIASES", "RESETS", "UPDATES", "NONLINEARITIES", "DIRECTIONS", "GATES", "CELL",
+           "DIRECTION", "CELL_BIAS", "NONLINEARITY", "RESET", "UPDATE", "LAYER_OPTIONS", "build_rnn_cell",
+           "build_gru_cell", "build_lstm_cell", "build_cell", "build_rnn_layer", "build_rnn", "rnn_cell", "gru_cell",
+           "lstm_cell", "rnn_layer", "rnn"]
 
 CELLS = ("rnn", "gru", "lstm")
 BIASES = ("single", "double", "none")

@@ -39,14 +39,26 @@ References
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
-from ..engine.domains import Choice
-from ..engine.declarations import Option, Options, Requires
-from ..ops import (LoopIndex, activation, add, column, final, matmul, matmul_t, sequence, softmax, stack_vertical,
-                   weighted_sum, zeros)
-from ..ops.scores import additive_score
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell_x, ell_z
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
+from ..engine.declarations import Option, Options, Requires
+from ..engine.domains import Choice
+from ..ops import (
+    LoopIndex,
+    activation,
+    add,
+    column,
+    final,
+    matmul,
+    matmul_t,
+    sequence,
+    softmax,
+    stack_vertical,
+    weighted_sum,
+    zeros,
+)
+from ..ops.scores import additive_score
 from .embedding import token_embedding
 from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_cell, build_rnn_layer
 from .unembedding import build_unembedding

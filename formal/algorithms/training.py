@@ -9,18 +9,26 @@ computes it.  Sequences of one dataset share a length ℓ here (the paper allows
 
 from __future__ import annotations
 
-
-from ..engine.algorithm import Algorithm, Assign, CallOp, Loop, call
-from ..engine.calls import call_node
-from ..engine.domains import Real
-from ..engine.declarations import Option, Options
-from ..costs.cost import BACKWARD, Work, gradient_step
-from ..errors import ConfigError
-from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, N_data, N_epochs, ell, ell_x, ell_z
-from .architectures import (DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, ETRANSFORMER_OPTIONS, HEAD, INPUTS,
-                            PATCH_ORDER, build_dtransformer, build_edtransformer, build_etransformer)
+from ..costs.cost import BACKWARD, Work, gradient_step
+from ..engine.algorithm import Algorithm, Assign, CallOp, Loop, call
+from ..engine.calls import call_node
+from ..engine.declarations import Option, Options
+from ..engine.domains import Real
+from ..errors import ConfigError
+from ..ops import LoopIndex, draw_mask, masked_nll, next_token_nll, pick, replace_masked
+from .architectures import (
+    DTRANSFORMER_OPTIONS,
+    EDTRANSFORMER_OPTIONS,
+    ETRANSFORMER_OPTIONS,
+    HEAD,
+    INPUTS,
+    PATCH_ORDER,
+    build_dtransformer,
+    build_edtransformer,
+    build_etransformer,
+)
 
 __all__ = ["ALGORITHMS", "build_dloss", "build_eloss", "build_edloss", "build_dtraining", "build_etraining",
            "build_edtraining", "dloss", "eloss", "edloss", "dtraining", "etraining", "edtraining", "GradStepOp",

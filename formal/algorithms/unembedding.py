@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign
-from ..engine.domains import BOOL
-from ..engine.declarations import Option, Options
-from ..ops import add, matmul, softmax
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_e
+from ..engine.algorithm import Algorithm, Assign
+from ..engine.declarations import Option, Options
+from ..engine.domains import BOOL
+from ..ops import add, matmul, softmax
 
 __all__ = ["ALGORITHMS", "unembedding", "build_unembedding", "LOGIT_BIAS"]
 

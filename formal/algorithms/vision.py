@@ -31,20 +31,35 @@ References
 
 from __future__ import annotations
 
-from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns, even
-from ..engine.domains import BOOL, Integer
-from ..engine.declarations import Option, Options
-from ..ops import (LoopIndex, activation, add, column_mean, columns_grid, cyclic_shift, grid_columns, matmul,
-                   merge_patches, patchify, pick, relative_bias, shift_mask, unwindows, windows)
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, by_name, channels, d_attn, d_e, d_mlp, n_classes, patch
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns, even
+from ..engine.declarations import Option, Options
+from ..engine.domains import BOOL, Integer
+from ..ops import (
+    LoopIndex,
+    activation,
+    add,
+    column_mean,
+    columns_grid,
+    cyclic_shift,
+    grid_columns,
+    matmul,
+    merge_patches,
+    patchify,
+    pick,
+    relative_bias,
+    shift_mask,
+    unwindows,
+    windows,
+)
 from .attention import affine, build_mhattention
 from .normalization import EPS, build_layer_norm
 from .unembedding import build_unembedding
 
-__all__ = ["ALGORITHMS", "window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "build_window_mhattention",
-           "build_swin_block", "build_patch_merging", "build_swin_stage", "build_swin", "SWIN_EPS", "SHIFTED",
-           "SWIN_NORM_EPS", "MERGE", "MLP_RATIO"]
+__all__ = ["ALGORITHMS", "window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin",
+           "build_window_mhattention", "build_swin_block", "build_patch_merging", "build_swin_stage", "build_swin",
+           "SWIN_EPS", "SHIFTED", "SWIN_NORM_EPS", "MERGE", "MLP_RATIO"]
 
 #: The layer norms' ε in Swin's code (``nn.LayerNorm``'s default), the default here.
 SWIN_EPS = 1e-5

@@ -37,6 +37,7 @@ def check_file(path) -> list:
 def check_text(text: str, *, base_dir: str | None = None) -> list:
     """The verdicts of the claims in a TOML string (``base_dir``: where relative paths point)."""
     import os
+
     from ..guards.files import parse_toml
     from .claim import parse_claims
     from .decide import decide

@@ -127,6 +127,7 @@ def theta(derived, claimed, variables, what: str) -> tuple:
 def theta_text(derived, variables, what: str) -> str:
     """``Θ(ℓ_x·ℓ_z)``: the derived formula's growth, its dominant terms without coefficients."""
     import sympy as sp
+
     from ..core.symbols import text
     terms = Terms(derived, variables, what)
     parts = []
@@ -139,6 +140,7 @@ def theta_text(derived, variables, what: str) -> str:
 def leading(derived, variables, what: str):
     """The exact leading term (coefficient included) in the growing ``variables``, by total degree."""
     import sympy as sp
+
     from ..costs.asymptotics import leading_term
     try:
         return leading_term(derived, list(variables))

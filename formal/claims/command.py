@@ -69,8 +69,8 @@ def _run(args, out):
         only = {s.strip() for s in args.only.split(",") if s.strip()}
         if not only:
             raise FormalError(f"--only {shown(args.only)} names no claim: give comma-separated ids")
-    verdicts = run_files(args.files, catalogue=args.catalogue, only=only, progress=progress_line(sys.stderr, "checking"),
-                         timeout=args.timeout)
+    verdicts = run_files(args.files, catalogue=args.catalogue, only=only,
+                         progress=progress_line(sys.stderr, "checking"), timeout=args.timeout)
     out.write(json_text(as_json(verdicts)) if args.json else as_text(verdicts, verbose=args.verbose))
     invalid = [v for v in verdicts if v.verdict == "invalid"]
     if invalid:

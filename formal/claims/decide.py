@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ..errors import FormalError, shown
 from ..costs.inequalities import counterexample, nonnegative
+from ..errors import FormalError, shown
 from .claim import Claim, ClaimError
 from .figures import figure, is_figure
 from .formula import parse
@@ -245,6 +245,7 @@ def _arrays(claim, value: Value, claimed) -> Verdict:
 # ---------------------------------------------------------------------------------------------- formulas
 def _formula_claim(claim, value: Value, claimed) -> Verdict:
     import sympy as sp
+
     from ..core.symbols import text
     name, raw = claim.assertion
     if name == "approx":
@@ -274,6 +275,7 @@ def _formula_claim(claim, value: Value, claimed) -> Verdict:
 
 def _why_different(derived, target, difference) -> str:
     import sympy as sp
+
     from ..core.symbols import text
     parts = [f"the derived minus the claimed is {text(sp.factor(difference))}"]
     point = counterexample(difference, lambda v: v != 0)
@@ -291,6 +293,7 @@ def _why_different(derived, target, difference) -> str:
 def _condition(difference) -> str | None:
     """``d_mid = d_attn``: a size for which sympy solves ``difference = 0`` with a positive solution."""
     import sympy as sp
+
     from ..core.symbols import text
     for s in sorted(difference.free_symbols, key=str):
         try:

@@ -15,6 +15,7 @@ __all__ = ["asymptotic", "measured"]
 def asymptotic(claim, value: Value, claimed) -> Verdict:
     """``theta``, ``big_o`` or ``leading``, decided exactly from the terms of the derived formula."""
     import sympy as sp
+
     from ..core.symbols import by_name, text
     from . import asymptotic
     name, raw = claim.assertion
@@ -48,6 +49,7 @@ def measured(claim, value: Value, claimed) -> Verdict:
     if name == "leading":
         raise ClaimError("a graph's leading term is not derived (its growth is measured): use theta or big_o")
     import math as m
+
     import sympy as sp
     arg, f = value.measure
     formula = parse(raw, names={arg} | set(value.sizes), what=name)

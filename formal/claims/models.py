@@ -68,6 +68,7 @@ def _paged(subject, quantity, formula) -> Value:
     """A figure of a decoder's KV cache in blocks (:func:`formal.models.complexity.paged_report`, exact fractions)
     at the claim's sizes: numbers only."""
     from fractions import Fraction
+
     from ..models import complexity, presets
     if formula:
         raise ClaimError("paged figures are numbers (block counts have ceilings): a growth or formula claim "
@@ -109,8 +110,9 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
     defaults ``complexity`` applies (d_attn = d_mid = d_e/H, d_f = d_e, every length = seq_len); and the
     sizes given as formulas (name → Formula)."""
     import sympy as sp
-    from ..models.presets import LENGTHS
+
     from ..core.symbols import by_name
+    from ..models.presets import LENGTHS
     known = set(models.symbols)
     unknown = sorted((set(given) | set(growing)) - known - {"seq_len"})
     if unknown:

@@ -22,10 +22,10 @@ def ops() -> tuple:
 @lru_cache(maxsize=None)
 def op_algorithm(name: str):
     """The one-line algorithm ``y ← name(x)``."""
-    from ..engine.algorithm import Algorithm, Assign
-    from ..ops import activation, softmax
     from ..core.shapes import TensorSpec
     from ..core.symbols import dim
+    from ..engine.algorithm import Algorithm, Assign
+    from ..ops import activation, softmax
     if name not in ops():
         raise ClaimError(f"op = {shown(name)} is not an op a claim can run; known: {', '.join(ops())}")
     n = dim("n")

@@ -28,6 +28,7 @@ __all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
 def costs() -> tuple:
     """The cost totals of an algorithm a claim may ask for: the fields of :class:`formal.costs.cost.Cost`."""
     import dataclasses
+
     from ..costs.cost import Cost
     return tuple(f.name for f in dataclasses.fields(Cost) if f.name != "convention")
 
@@ -56,6 +57,7 @@ def value_of(subject: dict, quantity: str | None, *, formula: bool = False, grow
 # ------------------------------------------------------------------------------------------- algorithms
 def _algorithm(subject, quantity, growing) -> Value:
     import sympy as sp
+
     from ..algorithms import get
     from ..core.symbols import by_name
     only(subject, ("algorithm", "options", "sizes", "convention"), "an algorithm's cost")
@@ -87,6 +89,7 @@ def _algorithm(subject, quantity, growing) -> Value:
 
 def _executed(subject, rows=None) -> Value:
     import numpy as np
+
     from .ops import subject_algorithm
     only(subject, ("algorithm", "op", "options", "sizes", "inputs"), "an executed algorithm or op")
     algorithm = subject_algorithm(subject)

@@ -38,8 +38,9 @@ def only(subject, allowed, what):
 def check_expansion(expr, formulas: dict) -> None:
     """Refuse, before expanding, a substitution of size formulas (name → Formula) that would expand ``expr``
     (a sympy expression) past :data:`MAX_EXPANSION` terms."""
-    import sympy as sp
     from math import comb
+
+    import sympy as sp
     sizes = {k: f.terms for k, f in formulas.items()}
     total = 0
     for term in sp.Add.make_args(sp.expand(expr)):

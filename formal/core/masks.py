@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..guards.arrays import REAL_KINDS, checked_array
 from ..errors import ConfigError, shown
+from ..guards.arrays import REAL_KINDS, checked_array
 
 __all__ = ["ALIGNMENTS", "NAMED", "bidirectional", "causal", "causal_shift", "resolve"]
 

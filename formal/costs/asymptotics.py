@@ -25,8 +25,8 @@ from collections.abc import Iterable
 
 import sympy as sp
 
-from ..errors import ConfigError
 from ..core.symbols import text
+from ..errors import ConfigError
 
 __all__ = ["leading_term", "big_theta"]
 

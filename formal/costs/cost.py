@@ -12,9 +12,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .conventions import BACKWARD, CONVENTIONS, check_convention
-from ..errors import ConfigError, shown
 from ..core.symbols import by_name
+from ..errors import ConfigError, shown
+from .conventions import BACKWARD, CONVENTIONS, check_convention
 
 __all__ = ["CONVENTIONS", "BACKWARD", "gradient_step", "Work", "Cost", "check_convention"]
 

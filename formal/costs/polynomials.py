@@ -95,6 +95,7 @@ class Polynomial:
         """The sympy expression; a name is the size symbol of :func:`formal.core.symbols.by_name` unless
         ``symbols`` maps it (to a symbol, a number or an expression)."""
         import sympy as sp
+
         from ..core.symbols import by_name
         symbols = symbols or {}
         terms = []

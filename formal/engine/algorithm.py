@@ -14,13 +14,13 @@ from typing import Callable
 
 import sympy as sp
 
-from .calls import CallOp, ColumnCallOp, Several, call, call_columns
-from .declarations import Options
 from ..core.constraints import Constraint, at_most, divides, even
+from ..core.shapes import TensorSpec
 from ..costs.cost import Cost, check_convention
 from ..errors import ConfigError, shown
 from ..ops import Apply, Node, Ref
-from ..core.shapes import TensorSpec
+from .calls import CallOp, ColumnCallOp, Several, call, call_columns
+from .declarations import Options
 
 __all__ = ["Assign", "Loop", "Constraint", "Algorithm", "CallOp", "ColumnCallOp", "Several", "call",
            "call_columns", "targets", "even", "divides", "at_most", "CAUSAL", "PERMUTATION"]

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.shapes import Mismatch, same_dim, unify_all
 from ..errors import ConfigError
 from ..ops import Apply, Op, as_node
-from ..core.shapes import Mismatch, same_dim, unify_all
 
 if TYPE_CHECKING:
     from .algorithm import Algorithm

@@ -18,13 +18,13 @@ from itertools import count
 
 import sympy as sp
 
-from .algorithm import Several, targets
+from ..core.shapes import Mismatch, same_dim
+from ..core.symbols import text
 from ..costs.cost import Work
 from ..errors import ShapeError
 from ..ops import Ref
 from ..ops.sequences import capped
-from ..core.shapes import Mismatch, same_dim
-from ..core.symbols import text
+from .algorithm import Several, targets
 
 __all__ = ["LineRecord", "Derivation", "derive"]
 

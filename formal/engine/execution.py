@@ -20,14 +20,14 @@ from itertools import count
 
 import numpy as np
 
-from ..guards import limits
 from ..core import masks
-from ..guards.arrays import index_array, real_array
+from ..core.shapes import Binding, Mismatch
 from ..errors import ConfigError, DomainError, FormalError, ShapeError
+from ..guards import limits
+from ..guards.arrays import index_array, real_array
 from ..ops import Apply, Ref
 from .algorithm import targets
 from .calls import CallOp
-from ..core.shapes import Binding, Mismatch
 
 __all__ = ["Run", "execute", "returns_nonfinite"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .algorithm import Several
-from .options import option_views, options_json, options_latex, options_text
+from ..core.shapes import shape_json, shape_latex, shape_text
+from ..core.symbols import is_length, latex as sym_latex, text as sym_text
 from ..costs.asymptotics import big_theta
 from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
-from ..core.shapes import shape_json, shape_latex, shape_text
-from ..core.symbols import is_length, latex as sym_latex, text as sym_text
+from .algorithm import Several
+from .options import option_views, options_json, options_latex, options_text
 
 __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
            "params_json", "leading_order", "view", "View", "LineView", "callees", "LATEX_PACKAGES"]

@@ -48,8 +48,8 @@ _MODULES = ("analysis", "message_passing", "patterns", "structure", "layered", "
             "edgelist", "draw", "sums", "command", "schema", "kinds", "specs", "figures", "counts", "building",
             "windows", "sparse", "shapes")
 
-__all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs", "plain",
-           "to_mask", "attention", "mhattention", "attention_flops", "layers_to_coverage", "max_path_length",
+__all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs",
+           "plain", "to_mask", "attention", "mhattention", "attention_flops", "layers_to_coverage", "max_path_length",
            "receptive_field", "receptive_field_sizes", "symbolic_edge_count", "vaswani_table1", "Described",
            "SCHEMAS", "GraphSpec", "spec", "build", "report", "analysis", "message_passing", "patterns", "structure",
            "schema"]

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from ..core.symbols import by_name, ell_x, ell_z
 from ..costs.conventions import check_convention
 from ..errors import ConfigError
-from ..core.symbols import by_name, ell_x, ell_z
 from . import layered
 from .edges import integer
 from .layered import receptive_field, receptive_field_sizes

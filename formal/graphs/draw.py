@@ -15,8 +15,8 @@ import tempfile
 
 import numpy as np
 
-from ..guards import files
 from ..errors import ConfigError
+from ..guards import files
 from . import memory
 from .pattern import as_pattern
 

@@ -34,8 +34,8 @@ import stat
 
 import numpy as np
 
-from ..guards import files, limits
 from ..errors import ConfigError
+from ..guards import files, limits
 from . import memory
 from .edges import integer
 from .pattern import Pattern, from_pairs

@@ -385,5 +385,5 @@ def summary(patterns, layers: int, *, residual: bool = True, coverage: bool = Tr
         # With the residual path, covering every allowed pair at L layers makes L the maximum path length;
         # otherwise the walk went on to the fixed point, after the last change.
         longest = walk.covered if walk.covered is not None else walk.changed
-    return Summary(PerLayer(layers, lambda layer: walk.records[walk.earlier(layer)]), walk.covered if coverage else None, longest,
-                   walk.last if walk.cut else None)
+    return Summary(PerLayer(layers, lambda layer: walk.records[walk.earlier(layer)]),
+                   walk.covered if coverage else None, longest, walk.last if walk.cut else None)

@@ -43,8 +43,8 @@ import math
 import networkx as nx
 import numpy as np
 
-from ..guards.arrays import real_array
 from ..errors import ConfigError, one_of
+from ..guards.arrays import real_array
 from ..ops import check_empty_policy, empty_neighbourhood
 from . import memory
 from .pattern import as_pattern
@@ -254,7 +254,8 @@ def mhattention(pattern, X, Z=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b
     if W_q.ndim != 3 or W_k.ndim != 3 or W_v.ndim != 3 or W_v.shape[0] != n_kv or not n_kv or H % n_kv:
         raise ConfigError(f"W_q, W_k, W_v must be stacked per head with H = {H} divisible by the key/value heads "
                           f"H_kv = {n_kv}; got shapes {W_q.shape}, {W_k.shape}, {W_v.shape}")
-    pick = (lambda b, h: None if b is None else b[h])
+    def pick(b, h):
+        return (None if b is None else b[h])
     propagate = _propagate(executor)
     keys = [_project(W_k[g], Z, pick(b_k, g), "W_k") for g in range(n_kv)]
     values = [_project(W_v[g], Z, pick(b_v, g), "W_v") for g in range(n_kv)]

@@ -33,8 +33,8 @@ import networkx as nx
 import numpy as np
 
 from ..core import masks
-from ..guards.arrays import index_array
 from ..errors import ConfigError
+from ..guards.arrays import index_array
 from . import memory
 from .edges import integer
 
@@ -287,7 +287,7 @@ def from_mask(mask, *, ell_z=None, ell_x=None, self_attention=None, name="mask")
         raise ConfigError(f"a self-attention mask is square, got shape {shape}")
     size = f"{memory.number(shape[0])}×{memory.number(shape[1])}"
     # a name is resolved to a boolean array; an array of numbers is compared with 0 and 1 (two more)
-    memory.require(memory.mask_bytes(*shape, copies=1 if named or getattr(mask, "dtype", None) == bool else 3),
+    memory.require(memory.mask_bytes(*shape, copies=1 if named or getattr(mask, "dtype", None) == np.bool_ else 3),
                    f"the {size} mask {mask!r}" if named else f"checking the {size} mask")
     m = masks.resolve(mask, *shape)
     edges = int(np.count_nonzero(m))

@@ -31,8 +31,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "parse_toml", "destination", "write_text",
-           "json_text"]
+__all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "parse_toml", "destination",
+           "write_text", "json_text"]
 
 #: Largest text file read by default (a configuration or a claims file is a few KiB).
 MAX_TEXT_BYTES = 16 * 2**20

@@ -12,11 +12,11 @@ Examples
 (536870912, 4294967296, 1610612736)
 >>> format_size(7.28 * 2**40)
 '7.28 TiB'
->>> with memory_limit("1K"):
+>>> with memory_limit("1K"):  # doctest: +ELLIPSIS
 ...     require(4096, "a 32×16 float64 array")
 Traceback (most recent call last):
 ...
-formal.errors.ResourceError: a 32×16 float64 array needs about 4 KiB, more than the memory limit of 1 KiB (raise it with --max-memory SIZE, or formal.guards.limits.memory_limit(SIZE) in Python)
+formal.errors.ResourceError: a 32×16 float64 array needs about 4 KiB, more than the memory limit of 1 KiB (raise it ...)
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..costs.conventions import check_convention
-from ..errors import ConfigError, one_of, shown
 from ..costs.polynomials import Polynomial
+from ..errors import ConfigError, one_of, shown
 from .model import MODELS, Model
 from .presets import resolve_sizes
 

@@ -37,7 +37,8 @@ def load_config(path: str):
         raise ConfigError(f"config file {shown(path)} has an unknown key {shown(unknown[0])}; known: {', '.join(KEYS)}")
     algorithm = data.get("algorithm")
     if not isinstance(algorithm, str):
-        raise ConfigError(f"config file {shown(path)} needs algorithm = \"dtransformer\" (or etransformer, edtransformer)")
+        raise ConfigError(f"config file {shown(path)} needs algorithm = \"dtransformer\" "
+                          "(or etransformer, edtransformer)")
     options, sizes = data.get("options", {}), data.get("sizes", {})
     for key, table in (("options", options), ("sizes", sizes)):
         if not isinstance(table, dict):

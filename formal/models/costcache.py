@@ -1,12 +1,12 @@
 """The presets' derived cost formulas, shipped as data so that ``complexity`` needs no sympy.
 
 Deriving a model's costs takes sympy (a third of a second to import) and the derivation itself; the numbers
-``complexity`` prints are polynomials in the sizes evaluated at a configuration.  So the formulas of every
-model the presets use — parameters, FLOPs of a forward pass and of a training step under each convention,
-activation memory, KV cache, and the size constraints with their messages — are derived once, by the
-command below, and shipped with the package as data in ``formal/models/data/cost_formulas.json``: polynomials as term lists
-(:class:`~formal.costs.polynomials.Polynomial`), evaluated exactly with Python ints and Fractions.  Nothing in
-the file is evaluated as code, and nothing is written at run time.
+``complexity`` prints are polynomials in the sizes evaluated at a configuration.  So the formulas of every model the
+presets use — parameters, FLOPs of a forward pass and of a training step under each convention, activation memory,
+KV cache, and the size constraints with their messages — are derived once, by the command below, and shipped with
+the package as data in ``formal/models/data/cost_formulas.json``: polynomials as term lists
+(:class:`~formal.costs.polynomials.Polynomial`), evaluated exactly with Python ints and Fractions.  Nothing in the
+file is evaluated as code, and nothing is written at run time.
 
 An entry is keyed by the model's registry name and its options as canonical JSON; the file records the
 package version it was derived with and is ignored under any other.  A model or option set the file does
@@ -24,8 +24,8 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..errors import condition_failure
 from ..costs.polynomials import Polynomial
+from ..errors import condition_failure
 
 __all__ = ["PATH", "CostFormulas", "SizeCondition", "lookup", "key", "derive_all", "stale", "write", "main"]
 
@@ -103,8 +103,8 @@ class CostFormulas:
     @classmethod
     def derive(cls, model) -> "CostFormulas":
         """The formulas of a :class:`formal.models.model.Model`, from its sympy derivation."""
-        from ..costs.conventions import CONVENTIONS
         from ..core.symbols import ell
+        from ..costs.conventions import CONVENTIONS
         poly = Polynomial.from_sympy
         cache = model.kv_cache_scalars()
         return cls(

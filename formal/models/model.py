@@ -36,9 +36,9 @@ class Model:
     def length_dependent_params(self) -> list:
         """The parameters whose size grows with the sequence length (ViT's position table has one column per
         patch), as ``"W_p (d_e×(ℓ + 1))"``: with them a different sequence length is a different model."""
-        from .presets import LENGTHS
         from ..core.shapes import shape_text
         from ..core.symbols import by_name
+        from .presets import LENGTHS
         lengths = {by_name(n) for n in LENGTHS}
         return [f"{p.name} ({shape_text(p.shape)})" for p in self.algorithm.params
                 if p.size().free_symbols & lengths]
@@ -48,6 +48,7 @@ class Model:
 
     def training_step(self, convention: str):
         import sympy as sp
+
         from ..costs.cost import gradient_step
         work = self.algorithm.derivation.work
         step = gradient_step(work.flops, self.algorithm.param_count())
@@ -58,6 +59,7 @@ class Model:
         if self.name != "dtransformer":
             return None
         import sympy as sp
+
         from ..algorithms.kv_cache import build_kv_dtransformer
         from ..core.shapes import numel
         cached = build_kv_dtransformer(**self.options, step="prefill")

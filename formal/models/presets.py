@@ -26,9 +26,10 @@ __all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "check_size", "get", "res
 class Preset:
     """A named configuration: ``algorithm`` (a registry name) built with ``options``, at ``sizes``.
 
-    ``seq_len`` is the sequence length costs are quoted at by default (the context length; the number of
-    patches for ViT), or None where the model has none (a captioner's caption: then it must be given).  ``doc`` says where the configuration comes from, what implementation its count is
-    checked against, and where the published number differs.
+    ``seq_len`` is the sequence length costs are quoted at by default (the context length; the number of patches for
+    ViT), or None where the model has none (a captioner's caption: then it must be given).  ``doc`` says where the
+    configuration comes from, what implementation its count is checked against, and where the published number
+    differs.
     """
 
     name: str

@@ -61,11 +61,12 @@ class Row:
 def _layers(cell: str):
     """(name, source, FLOPs formula, depth formula, growing variables) for each row, in n and d."""
     import sympy as sp
+
     from ..algorithms import get
     from ..algorithms.convolution import build_conv1d
+    from ..core.symbols import by_name, d_attn, d_h, d_in, d_mid, d_out, d_x, d_z, ell, ell_x, ell_z, k
     from ..graphs import patterns
     from ..graphs.analysis import edge_count_regime, sparse_attention_flops
-    from ..core.symbols import by_name, d_attn, d_h, d_in, d_mid, d_out, d_x, d_z, ell, ell_x, ell_z, k
     s = _symbols()
     n, d, w = s["n"], s["d"], s["w"]
     H = by_name("H")
@@ -98,6 +99,7 @@ def _theta(expr, variables, regime: str = "") -> str:
     negative terms — the window's clipped ends, each at most a positive term's size there — are left out,
     and the regime is said."""
     import sympy as sp
+
     from ..claims.asymptotic import theta_text
     present = [v for v in variables if v in expr.free_symbols]
     if not present:
@@ -111,8 +113,8 @@ def _theta(expr, variables, regime: str = "") -> str:
 def rows(*, cell: str = "lstm", n: tuple = (64, 256), kernel: int = 3, radius: int = 4) -> list:
     """The four rows; path lengths measured at each size in ``n`` with a convolution of ``kernel`` (odd,
     ≥ 3) and a restricted window of ``radius`` keys on each side."""
-    from ..graphs.analysis import vaswani_table1
     from ..core.symbols import text
+    from ..graphs.analysis import vaswani_table1
     measured = {size: vaswani_table1(size, kernel=kernel, radius=radius) for size in n}
     paths = {"self-attention": 0, "recurrent": 1, "convolutional": 2, "self-attention (restricted)": 4}
     out = []
@@ -131,6 +133,7 @@ def parity() -> dict:
     """Cell → the sequence length n (in d) at which one recurrent layer and one self-attention layer cost
     the same FLOPs (``matmul``), or None when the recurrent layer is always cheaper."""
     import sympy as sp
+
     from ..core.symbols import text
     layers = {name: flops for name, _, flops, _, _ in _layers("lstm")}
     n = _symbols()["n"]

@@ -8,47 +8,61 @@ is a tree of :class:`Apply` nodes over :class:`Ref` leaves, so adding an op neve
 Arrays follow the paper's layout: one column per token.  Reductions and softmax run over axis 0.
 """
 
+from .activations import ACTIVATIONS, Activation
 from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, Op, Ref, Rendered, as_node
 from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Standardize, Sub
+from .images import PATCH_ORDERS, GridColumns, Patchify
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
-from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
-from .activations import ACTIVATIONS, Activation
 from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
-from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
-from .images import PATCH_ORDERS, GridColumns, Patchify
-from .windows import (ColumnsGrid, CyclicShift, MergePatches, RelativeBias, ShiftMask, Unwindows, Windows,
-                      relative_index, shift_of, window_regions)
 from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
-from .sequences import (ConstMask, Concat, Drop, FirstColumn, Greedy, LastColumn, Positions, Sample, SpecialToken,
-                        Strip, Truncate, capped, special_token)
+from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
+from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
+from .sequences import (
+    Concat,
+    ConstMask,
+    Drop,
+    FirstColumn,
+    Greedy,
+    LastColumn,
+    Positions,
+    Sample,
+    SpecialToken,
+    Strip,
+    Truncate,
+    capped,
+    special_token,
+)
+from .windows import (
+    ColumnsGrid,
+    CyclicShift,
+    MergePatches,
+    RelativeBias,
+    ShiftMask,
+    Unwindows,
+    Windows,
+    relative_index,
+    shift_of,
+    window_regions,
+)
 
-__all__ = [
-    "Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "check_empty_policy", "empty_neighbourhood", "SINUSOIDS",
-    "matmul", "matmul_t", "weighted_sum", "add", "add_bias", "add_constant", "sub", "mul", "div", "square",
-    "sqrt", "standardize", "div_sqrt", "mean", "softmax", "mask_fill", "gather", "pick", "stack_rows", "sinusoid",
-    # the op classes, and what an op's rendering needs
-    "MatMul", "WeightedSum", "Transposed", "AddBias", "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant",
-    "Square", "Sqrt", "Standardize", "DivSqrt", "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows",
-    "Sinusoid", "as_node", "ATOM", "POSTFIX", "PRODUCT", "SUM",
-    # scores other than the dot product
-    "AdditiveScore", "LeakyReLU", "SCORE_ACTIVATIONS", "additive_score", "check_score_activation",
-    # recurrences
-    "Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "zeros", "one_minus", "column", "sequence",
-    "stack_vertical", "final", "ColumnMean", "Dot", "column_mean", "dot",
-    # images
-    "GridColumns", "grid_columns", "Patchify", "PATCH_ORDERS", "patchify",
-    # Swin's windows
-    "ColumnsGrid", "CyclicShift", "Windows", "Unwindows", "ShiftMask", "RelativeBias", "MergePatches",
-    "relative_index", "shift_of", "window_regions", "columns_grid", "cyclic_shift", "windows", "unwindows",
-    "shift_mask", "relative_bias", "merge_patches",
-    # a key/value cache in blocks
-    # whole-model ops
-    "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask", "concat", "truncate",
-    "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll", "masked_nll", "draw_mask",
-    "replace_masked", "drop", "start_token", "Drop", "SpecialToken", "capped", "special_token", "ConstMask", "Concat", "DrawMask", "FirstColumn", "Greedy",
-    "LastColumn", "MaskedNLL", "NextTokenNLL", "Positions", "Replace", "Sample", "Strip", "Truncate",
-]
+__all__ = ["Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "check_empty_policy",
+           "empty_neighbourhood", "SINUSOIDS", "matmul", "matmul_t", "weighted_sum", "add", "add_bias",
+           "add_constant", "sub", "mul", "div", "square", "sqrt", "standardize", "div_sqrt", "mean", "softmax",
+           "mask_fill", "gather", "pick", "stack_rows", "sinusoid", "MatMul", "WeightedSum", "Transposed", "AddBias",
+           "Elementwise", "Add", "Sub", "Mul", "Div", "AddConstant", "Square", "Sqrt", "Standardize", "DivSqrt",
+           "Mean", "Softmax", "MaskFill", "Gather", "Pick", "StackRows", "Sinusoid", "as_node", "ATOM", "POSTFIX",
+           "PRODUCT", "SUM", "AdditiveScore", "LeakyReLU", "SCORE_ACTIVATIONS", "additive_score",
+           "check_score_activation", "Zeros", "OneMinus", "Column", "Sequence", "StackVertical", "Final", "zeros",
+           "one_minus", "column", "sequence", "stack_vertical", "final", "ColumnMean", "Dot", "column_mean", "dot",
+           "GridColumns", "grid_columns", "Patchify", "PATCH_ORDERS", "patchify", "ColumnsGrid", "CyclicShift",
+           "Windows", "Unwindows", "ShiftMask", "RelativeBias", "MergePatches", "relative_index", "shift_of",
+           "window_regions", "columns_grid", "cyclic_shift", "windows", "unwindows", "shift_mask", "relative_bias",
+           "merge_patches", "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask",
+           "concat", "truncate", "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll",
+           "masked_nll", "draw_mask", "replace_masked", "drop", "start_token", "Drop", "SpecialToken", "capped",
+           "special_token", "ConstMask", "Concat", "DrawMask", "FirstColumn", "Greedy", "LastColumn", "MaskedNLL",
+           "NextTokenNLL", "Positions", "Replace", "Sample", "Strip", "Truncate"]
 
 
 def matmul(a, b, *, role: str = "weight"):

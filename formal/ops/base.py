@@ -6,9 +6,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..costs.cost import CONVENTIONS, Work
 from ..core.shapes import Mismatch, numel
-
+from ..costs.cost import CONVENTIONS, Work
 
 SUM, PRODUCT, POSTFIX, ATOM = 50, 60, 80, 100  # rendering precedence: how tightly each binds
 

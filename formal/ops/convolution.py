@@ -30,11 +30,11 @@ import numpy as np
 import sympy as sp
 
 from ..core.constraints import at_most
-from ..engine.domains import AnyOf, Choice, Integer
-from ..engine.declarations import Option, Options, Requires
-from ..errors import ConfigError, shown
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
+from ..engine.declarations import Option, Options, Requires
+from ..engine.domains import AnyOf, Choice, Integer
+from ..errors import ConfigError, shown
 from .base import POSTFIX, PRODUCT, Op, rank
 
 __all__ = ["NORMS", "GEOMETRY", "window_span", "output_length", "same_padding", "check_geometry", "Unfold", "Offsets",

@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 import sympy as sp
 
-from ..costs.cost import CONVENTIONS, Work
-from ..errors import DomainError
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
+from ..costs.cost import CONVENTIONS, Work
+from ..errors import DomainError
 from .base import ATOM, POSTFIX, PRODUCT, SUM, Op
 
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DomainError
 from ..core.shapes import Mismatch, numel
 from ..core.symbols import latex as sym_latex, text as sym_text
+from ..errors import DomainError
 from .base import POSTFIX, Op, rank
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ..core.shapes import Mismatch, numel, same_dim
 from .base import POSTFIX, PRODUCT, SUM, Op, rank
 
-
 #: What a product computes, which decides how the kaplan and chinchilla conventions count it.
 ROLES = {
     "weight": "a non-embedding weight matrix times activations",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.constraints import at_most
-from ..errors import DomainError
 from ..core.shapes import Mismatch, same_dim
+from ..errors import DomainError
 from .base import POSTFIX, Op, rank
 from .sequences import special_token
 
@@ -120,7 +120,8 @@ class DrawMask(Op):
         return f"∀t: [[rand() < p_mask]], p_mask = {self.p_mask:g}"
 
     def latex(self, args):
-        return rf"\forall t: [\![\mathrm{{rand}}() < p_{{\mathrm{{mask}}}}]\!],\ p_{{\mathrm{{mask}}}} = {self.p_mask:g}"
+        p = r"p_{\mathrm{mask}}"
+        return rf"\forall t: [\![\mathrm{{rand}}() < {p}]\!],\ {p} = {self.p_mask:g}"
 
 
 class Replace(Op):

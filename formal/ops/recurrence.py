@@ -115,7 +115,8 @@ class Sequence(Op):
 
     def latex(self, args):
         n = sym_latex(self.count)
-        ends = (f"{self.tex}_{{{n}}}", f"{self.tex}_{{1}}") if self.reverse else (f"{self.tex}_{{1}}", f"{self.tex}_{{{n}}}")
+        first, last = f"{self.tex}_{{1}}", f"{self.tex}_{{{n}}}"
+        ends = (last, first) if self.reverse else (first, last)
         return rf"[{ends[0]}, \dots, {ends[1]}]"
 
 

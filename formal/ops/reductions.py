@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError, DomainError, shown
 from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
+from ..errors import ConfigError, DomainError, shown
 from .base import POSTFIX, PRODUCT, Op, rank
 
 
@@ -42,7 +42,8 @@ EMPTY_POLICIES = ("zero", "nan", "error")
 
 
 def check_empty_policy(empty: str) -> str:
-    """``empty`` if it names a policy for a query with no admitted key (:ref:`decision-empty-neighbourhood`), else a ConfigError."""
+    """``empty`` if it names a policy for a query with no admitted key (:ref:`decision-empty-neighbourhood`), else
+    a ConfigError."""
     if empty not in EMPTY_POLICIES:
         raise ConfigError(f"unknown empty-neighbourhood policy {shown(empty)}; known: {', '.join(EMPTY_POLICIES)}")
     return empty

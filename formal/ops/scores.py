@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from ..core.shapes import Mismatch, numel, same_dim
 from ..costs.cost import CONVENTIONS, Work
 from ..errors import ConfigError, shown
-from ..core.shapes import Mismatch, numel, same_dim
 from .activations import Activation, Tanh
-from .base import rank, Op
+from .base import Op, rank
 
 __all__ = ["LeakyReLU", "AdditiveScore", "SCORE_ACTIVATIONS", "additive_score", "check_score_activation"]
 

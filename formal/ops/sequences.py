@@ -10,13 +10,13 @@ import numpy as np
 import sympy as sp
 
 from ..core import masks
-from ..errors import ConfigError
 from ..core.shapes import Mismatch, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
+from ..errors import ConfigError
 from .base import ATOM, POSTFIX, Op, rank
 
-__all__ = ["tempered", "capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn", "Sample", "Greedy",
-           "Strip", "Drop", "SpecialToken", "special_token"]
+__all__ = ["tempered", "capped", "Positions", "ConstMask", "Concat", "Truncate", "LastColumn", "FirstColumn",
+           "Sample", "Greedy", "Strip", "Drop", "SpecialToken", "special_token"]
 
 
 def special_token(kind: str, n_vocab: int) -> int:
@@ -305,8 +305,8 @@ class Greedy(Op):
 
 
 class Strip(Op):
-    """``x̂`` without its leading bos and a trailing eos (:ref:`decision-inference-context`).  Its length ``size`` is known
-    only when it runs; execution binds it.  A view."""
+    """``x̂`` without its leading bos and a trailing eos (:ref:`decision-inference-context`).  Its length ``size``
+    is known only when it runs; execution binds it.  A view."""
 
     name = "strip"
     free = view = True

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.constraints import divides, even
-from ..errors import ConfigError
 from ..core.shapes import numel
 from ..core.symbols import latex as sym_latex, text as sym_text
+from ..errors import ConfigError
 from .base import ATOM, POSTFIX, Op, rank
 
 __all__ = ["ColumnsGrid", "CyclicShift", "Windows", "Unwindows", "ShiftMask", "RelativeBias", "MergePatches",

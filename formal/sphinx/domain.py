@@ -57,9 +57,9 @@ class AlgorithmDirective(_Entry):
     def run(self):
         from .. import algorithms
         from ..costs.cost import CONVENTIONS
-        from ..errors import FormalError
         from ..engine.options import parse_options as typed
         from ..engine.render import view
+        from ..errors import FormalError
         name = self.arguments[0]
         try:
             options = typed(name, build.items(self.options.get("options", "")))
@@ -148,10 +148,10 @@ class ModelDirective(_Entry):
     kind = "model"
 
     def run(self):
-        from ..models.complexity import Model, grouped, preset_report
-        from ..errors import FormalError
-        from ..models.presets import get
         from ..core.symbols import latex
+        from ..errors import FormalError
+        from ..models.complexity import Model, grouped, preset_report
+        from ..models.presets import get
         name = self.arguments[0]
         try:
             preset = get(name)
@@ -191,10 +191,10 @@ class PatternDirective(_Entry):
     option_spec = {"args": directives.unchanged, "noindex": directives.flag}
 
     def run(self):
+        from ..core.symbols import latex
         from ..errors import FormalError
         from ..graphs import analysis, as_pattern
         from ..graphs.specs import GraphSpec
-        from ..core.symbols import latex
         name = self.arguments[0]
         try:
             args = build.parse_options(self.options.get("args", ""), f"formal:pattern {name} :args:")
@@ -327,8 +327,9 @@ class SymbolRole(SphinxRole):
     """``:formal:sym:`d_attn``` — a size symbol as the paper writes it (its meaning as the hover text)."""
 
     def run(self):
-        from ..core.symbols import info
         import sympy as sp
+
+        from ..core.symbols import info
         name = self.text.strip()
         symbol = info(sp.Symbol(name)) if name.isidentifier() else None
         if symbol is None or symbol.meaning == name:     # info() of a name the package does not use

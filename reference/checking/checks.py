@@ -14,10 +14,10 @@ from typing import Callable
 import numpy as np
 
 from .. import require_torch
-from . import tolerances
 from ..model import training
 from ..model.convert import params_to_torch, tokens_to_torch
 from ..model.execute import execute
+from . import tolerances
 from .examples import Profile, example, examples
 from .records import chosen, record
 
@@ -93,7 +93,8 @@ class Measure:
         finite_difference = (sides[0] - sides[1]) / (2 * _FD_STEP)
         theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
         stepped = training.sgd_step(theta, example_loss(ex, self.device), _ETA)
-        along = sum(float(torch.sum((theta[p] - stepped[p]).detach() * torch.as_tensor(direction[p], device=self.device)))
+        along = sum(float(torch.sum((theta[p] - stepped[p]).detach()
+                                    * torch.as_tensor(direction[p], device=self.device)))
                     for p in ex.params) / _ETA
         return abs(along - finite_difference) / max(1.0, abs(finite_difference))
 

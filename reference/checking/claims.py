@@ -7,8 +7,8 @@
     ``permutation_invariant`` — permuting the tokens leaves the output as it was; ``causal`` — output
     column t does not move when only tokens after t change.  The tokens are the input the algorithm object
     gives the role ``"tokens"`` (:mod:`reference.checking.records`); an algorithm without one, or with several
-    outputs, has no property claims.  The examples grow from the smallest sizes, so the first counterexample found is the smallest
-    tried; it is reported with its sizes and seed.
+    outputs, has no property claims.  The examples grow from the smallest sizes, so the first counterexample
+    found is the smallest tried; it is reported with its sizes and seed.
 ``implementation``
     ``conform``'s verdict on the user's function (a ``path.py:function`` relative to the claims file).
 
@@ -22,8 +22,8 @@ import os
 import numpy as np
 
 from formal import algorithms
-from formal.core import masks
 from formal.claims.claim import ClaimError
+from formal.core import masks
 from formal.errors import FormalError, shown
 
 from .records import permute, record, records

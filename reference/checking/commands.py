@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 
 from formal.arguments import bounded_int, memory_size, positive_seconds
+from formal.errors import FormalError
 from formal.guards.files import json_text
 from formal.guards.limits import DEFAULT_MAX_MEMORY, format_size
-from formal.errors import FormalError
 
 from .. import require_torch
 
@@ -83,8 +83,9 @@ def _conform(args, out) -> int:
         _need_torch("conform --device cuda")
         from ..model.device import device as resolve_device
         resolve_device(args.device)
-    from .conform import conform, report_text
     from formal.engine.options import parse_options
+
+    from .conform import conform, report_text
     options = parse_options(args.algorithm, args.option) if args.option else {}
     report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
                      n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,

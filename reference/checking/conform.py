@@ -30,9 +30,9 @@ named target), so whatever it does becomes a verdict.  Each example is checked f
     without positions and with the masked-LM head, one output per token).
 
 The last three are properties of the algorithm, as its object declares them (its record,
-:mod:`reference.checking.records`), checked on the function alone (:mod:`reference.checking.properties`); the
-spec comparison already implies them, but a failure of one names the bug better than an error figure does.  An example on which the
-spec itself is undefined (it raises) is skipped and reported; the generator draws sizes that satisfy every
+:mod:`reference.checking.records`), checked on the function alone (:mod:`reference.checking.properties`); the spec
+comparison already implies them, but a failure of one names the bug better than an error figure does.  An example on
+which the spec itself is undefined (it raises) is skipped and reported; the generator draws sizes that satisfy every
 constraint the algorithm states, so that happens only on measure-zero inputs.
 """
 
@@ -43,10 +43,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from formal import algorithms
-from formal.guards import limits
 from formal.core import masks
 from formal.engine.algorithm import Algorithm
 from formal.errors import ConfigError, FormalError, ResourceError
+from formal.guards import limits
 
 from . import tolerances
 from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, checked_int, examples

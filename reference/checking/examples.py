@@ -9,8 +9,8 @@ A list of examples (:func:`examples`) has two parts:
 
 - **boundary cases**, always: every sequence of length 1; the context full (``ℓ = ℓ_max``, the longest
   sequence reaching the table's end); ``ℓ_z ≠ ℓ_x`` both ways; a query that admits no key (where a mask is
-  an input); one head and one layer; several heads and layers; and a length just past every power of two up to ``max_size`` (3, 5, 9, 17, …: a bug that only
-  shows past a chunk of 8 keys shows at 9);
+  an input); one head and one layer; several heads and layers; and a length just past every power of two up to
+  ``max_size`` (3, 5, 9, 17, …: a bug that only shows past a chunk of 8 keys shows at 9);
 - **random examples** whose size bound grows geometrically from 2 to ``max_size`` along the list.
 
 The same arguments always give the same examples; they compare by total size, smallest first, so a failure

@@ -5,7 +5,8 @@ each algorithm's entries read from its record, :mod:`reference.checking.records`
 of every algorithm (the *controls*) and the same implementations with one planted bug each (the *mutants*:
 bugs public implementations have had, bugs an independent review planted, and one per variant option).  This
 module runs ``conform`` on every entry: a control must pass (else ``conform`` raises a false alarm), a mutant
-must fail (else it *survives* — a defect of the example generator, never of the mutant).  The kill rate is the share of mutants that fail.
+must fail (else it *survives* — a defect of the example generator, never of the mutant).  The kill rate is the
+share of mutants that fail.
 
 Examples are shared between entries of one variant, so the spec's output on each is computed once.
 """

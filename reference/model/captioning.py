@@ -3,8 +3,8 @@ torch, batch-first, with the spec's parameter names and orientation."""
 
 from __future__ import annotations
 
-from . import recurrent
 from .. import require_torch
+from . import recurrent
 from .convert import rows_to_columns, single, to_numpy
 from .pooling import attention_pooling
 from .runners import runs

@@ -18,8 +18,18 @@ from .. import require_torch
 from .convert import rows_to_columns, to_numpy
 from .layers import MHA, causal_mask, mhattention_kv
 from .runners import SDPA_PATHS, runs
-from .stacks import (decode, dtransformer, embed, encode, final_norm, layer, mlp_sublayer, probabilities,
-                     stack_options, unembed)
+from .stacks import (
+    decode,
+    dtransformer,
+    embed,
+    encode,
+    final_norm,
+    layer,
+    mlp_sublayer,
+    probabilities,
+    stack_options,
+    unembed,
+)
 
 __all__ = ["kv_dtransformer", "dinference", "edinference", "draw", "run_kv_dtransformer", "run_dinference",
            "run_edinference"]

@@ -29,9 +29,9 @@ import math
 import numpy as np
 
 from formal.errors import ConfigError
-from formal.ops import check_empty_policy, empty_neighbourhood
 from formal.graphs.message_passing import blockwise
 from formal.graphs.pattern import as_pattern
+from formal.ops import check_empty_policy, empty_neighbourhood
 
 from .. import require_torch
 from . import layers

@@ -225,7 +225,8 @@ def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=No
     :func:`attend`, as in :func:`attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`,
     ``B`` a score bias (ℓ_x, ℓ_z)."""
     Z = X if Z is None else Z
-    one = (lambda t: None if t is None else t[None])
+    def one(t):
+        return (None if t is None else t[None])
     Q, K, V = heads(X, one(W_q), one(b_q)), heads(Z, one(W_k), one(b_k)), heads(Z, one(W_v), one(b_v))
     chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
         {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores

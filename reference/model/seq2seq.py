@@ -8,8 +8,8 @@ names them.
 
 from __future__ import annotations
 
-from . import recurrent
 from .. import require_torch
+from . import recurrent
 from .convert import rows_to_columns
 from .runners import runs
 

@@ -45,7 +45,8 @@ def layer(*, cell="lstm", direction="forward", bias="single", nonlinearity="tanh
     def run(X, p):
         parts = []
         for suffix, reverse in _passes[direction]:
-            q = (lambda name, s=suffix: p(name + s))
+            def q(name, s=suffix):
+                return (p(name + s))
             d_h = len(q(first))
             state = tuple(np.zeros(d_h) for _ in range(n_state))
             columns = X[:, ::-1] if reverse else X

@@ -65,7 +65,8 @@ def seq2seq(*, attention="bahdanau", score="additive", cell="gru", encoder="bidi
 
     def seq2seq(z, x, params):
         p = params
-        dec = (lambda name: p["dec_" + name])
+        def dec(name):
+            return (p["dec_" + name])
         H = encode(p["W_src"][:, z], lambda name: p["enc_" + name])            # D×ℓ_z
         d_h = len(p["W_init"])
         start = p["W_init"] @ _final(H, d_h, encoder, init)
