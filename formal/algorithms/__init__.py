@@ -56,7 +56,7 @@ globals().update(ALGORITHMS)   # formal.algorithms.attention is Algorithm 4, as 
 __all__ = ["ALGORITHMS", "FAMILIES", "get", *ALGORITHMS]  # noqa: PLE0604 - the registry's names
 
 
-def get(name: str, **options):
+def get(name: str, /, **options):
     """The algorithm called ``name``, built with ``options`` (``get("mhattention", n_kv_heads=2)``)."""
     try:
         algorithm = ALGORITHMS[name]

@@ -158,7 +158,7 @@ def build_gru_cell(*, bias, reset, update) -> Algorithm:
                  builder=build_gru_cell)
 
 
-def build_cell(cell: str, **options) -> Algorithm:
+def build_cell(cell: str, /, **options) -> Algorithm:
     """The cell ``cell`` (``"rnn"``, ``"gru"``, ``"lstm"``) with ``options`` — those of :data:`LAYER_OPTIONS`
     that apply to it; one that does not must keep its default (it would change nothing)."""
     values = LAYER_OPTIONS.resolve({**options, "cell": cell}, "recurrent cell")

@@ -168,7 +168,7 @@ class Structure(Described):
         return f"Structure({self.name!r}, {size}{params}, {memory.number(self.n_edges)} edges)"
 
 
-def describe(name: str, *args, **kwargs) -> Structure:
+def describe(name: str, /, *args, **kwargs) -> Structure:
     """The structure of the built-in pattern ``name`` with the builder's arguments (checked as the builder
     checks them), e.g. ``describe("sliding_window", 10**6, 4096)``."""
     if name not in STRUCTURED:

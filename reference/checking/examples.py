@@ -86,7 +86,7 @@ class Example:
         return f"{self.algorithm.name}({options}) at {sizes}{masked}{cross}"
 
 
-def resolve(subject, **options) -> tuple:
+def resolve(subject, /, **options) -> tuple:
     """``(name, fixed options)`` of an algorithm object (every option fixed) or of a registry name (the
     options given fixed, the others drawn per example)."""
     if isinstance(subject, Algorithm):
@@ -150,7 +150,7 @@ def _real(rng, spec, shape, params) -> np.ndarray:
     return rng.normal(scale=0.5, size=shape)
 
 
-def example(subject, seed: int, *, small: int = 4, pins=None, case="random", **fixed_options) -> Example:
+def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", **fixed_options) -> Example:
     """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
     (options not in ``fixed_options`` are drawn from their declarations: :func:`.variants.draw_options`); sizes
     are at most ``small`` (widths at most 24), then ``pins`` (see :func:`boundary_cases`) are applied and the
