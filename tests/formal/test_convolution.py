@@ -1,6 +1,6 @@
 """The 1-D convolution and the graph convolution (formal.algorithms.convolution) against independent oracles:
 torch.nn.Conv1d for output lengths, parameter counts and FLOPs (FlopCounterMode counts conv1d on CPU in
-torch 2.13: 2·B·d_out·ℓ_out·d_in·k), the numpy tally of tests/formal/flop_oracle.py, hand-written formulas
+torch 2.13: 2·B·d_out·ℓ_out·d_in·k), the numpy tally of tests/oracles/flops.py, hand-written formulas
 (Kipf & Welling's normalised adjacency), and the symmetries each layer has (translation, permutation).
 
 The strategies below are built constructively (ℓ is drawn at least as long as one window needs) and write
@@ -14,8 +14,6 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED, evaluate
-from convolution_cases import SMALL, CONVOLUTION_STRATEGIES, conv1d_cases, geometries, graph_conv_cases
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,6 +22,8 @@ from formal.algorithms.convolution import (build_conv1d, build_graph_conv, conv1
 from formal.errors import ConfigError
 from formal.engine.render import to_json, to_latex, to_text
 from formal.core.symbols import L, d_in, d_out, ell, k
+from tests.strategies.cases import SEED, evaluate
+from tests.strategies.convolution import CONVOLUTION_STRATEGIES, SMALL, conv1d_cases, geometries, graph_conv_cases
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

@@ -6,15 +6,15 @@ Yang et al. 2016 (eqs. 5–7), Phuong & Hutter (Algorithms 3, 4)."""
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED, evaluate, normal
 from hypothesis import given
 from hypothesis import strategies as st
-from score_cases import SCORE_STRATEGIES, SCORES, pooling_cases, scored_attention_cases
 
 from formal import ConfigError, DomainError, attention, single_query_attention
 from formal.algorithms.pooling import attention_pooling
 from formal.ops import softmax
 from formal.core.symbols import d_attn, d_out, d_x, d_z, ell_x, ell_z
+from tests.strategies.cases import SEED, evaluate, normal
+from tests.strategies.scores import SCORES, SCORE_STRATEGIES, pooling_cases, scored_attention_cases
 
 NAMES = sorted(SCORE_STRATEGIES)
 

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from recurrent_cases import seq2seq_cases
 
 from formal import algorithms
 from formal.algorithms.seq2seq import build_seq2seq
 from formal.errors import ConfigError
 from formal.core.symbols import by_name, ell_x, ell_z
+from tests.strategies.recurrent import seq2seq_cases
 
 
 @given(seq2seq_cases(), st.data())

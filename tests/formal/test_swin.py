@@ -1,12 +1,11 @@
 """Swin as algorithm objects (formal.algorithms.vision, formal.ops.windows): the window ops against index
 arithmetic, the shift mask against the graph pattern of admitted edges, the relative-position bias against
 the relative coordinates, the costs against Liu et al.'s Ω formulas (hand-written here as oracles), and bad
-sizes and options.  Conformance with HF transformers' Swin is in tests/reference/test_swin_hf.py."""
+sizes and options.  Conformance with HF transformers' Swin is in tests/reference/model/test_swin_hf.py."""
 
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +16,7 @@ from formal.graphs import patterns
 from formal.ops import relative_index, shift_of, window_regions
 from formal.models.presets import get as preset
 from formal.core.symbols import H, by_name, d_attn, d_e, d_mid, d_out, d_x, d_z, ell_x, ell_z
+from tests.strategies.cases import SEED
 
 M, n_h, n_w = by_name("swin_window"), by_name("height"), by_name("width")
 rng = np.random.default_rng

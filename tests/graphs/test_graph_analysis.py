@@ -4,12 +4,12 @@ Table 1; attention FLOPs against a count of the products the sparse executor per
 import networkx as nx
 import numpy as np
 import pytest
-from graph_strategies import builtin, digraphs
 from hypothesis import given
 from hypothesis import strategies as st
 
 from formal import ConfigError
 from formal.graphs import analysis, patterns
+from tests.strategies.graphs import builtin, digraphs
 
 
 def layered(patterns_, L, residual):

@@ -16,7 +16,6 @@ import time
 
 import numpy as np
 import pytest
-from graph_strategies import builtin, masks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from formal.guards import limits
 from formal.errors import ResourceError
 from formal.cli import main
 from formal.graphs import analysis, attention, edgelist, from_mask, from_pairs, memory, mhattention, patterns
+from tests.strategies.graphs import builtin, masks
 
 CAP = 3 * 2**30
 REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+(e\+[0-9]+)? [KMGTPE]?i?B, more than the memory "

@@ -4,7 +4,6 @@ equivariance, causality; design decision 7 for empty neighbourhoods)."""
 import networkx as nx
 import numpy as np
 import pytest
-from graph_strategies import SEED, builtin, digraphs, masks
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from formal import attention as alg4
 from formal import mhattention as alg5
 from formal.graphs import from_mask, from_pairs, message_passing, patterns
 from formal.graphs.message_passing import EXECUTORS
+from tests.strategies.graphs import SEED, builtin, digraphs, masks
 
 EXECUTOR = st.sampled_from(EXECUTORS)
 
