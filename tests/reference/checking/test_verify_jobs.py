@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from formal.cli import main
-from reference.checking import checks, workers
 from reference.checking.commands import MAX_JOBS
 from reference.checking.examples import EXAMPLE_ALGORITHMS
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
+from reference.checking import checks, workers  # noqa: E402 - the checks run the torch reference
 
 SUBSET = "attention,layer_norm,dloss"  # a float64, sdpa, float32/bfloat16, FLOPs, params and SGD-step check
 REPO = Path(__file__).resolve().parents[3]
