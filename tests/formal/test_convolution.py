@@ -103,7 +103,8 @@ def test_params_are_torchs(sizes, bias):
 @given(case=conv1d_cases(activation="none"))
 def test_flops_are_flopcountermodes(case):
     """Derived FLOPs (matmul convention) = torch.utils.flop_counter.FlopCounterMode's count of
-    torch.nn.functional.conv1d, 2·d_out·ℓ_out·d_in·k (DESIGN.md: the matmul convention is FlopCounterMode's)."""
+    torch.nn.functional.conv1d, 2·d_out·ℓ_out·d_in·k (the matmul convention is
+    FlopCounterMode's)."""
     from torch.utils.flop_counter import FlopCounterMode
     o = case.algorithm.options
     with FlopCounterMode(display=False) as counter:
@@ -121,8 +122,7 @@ def test_same_padding_flops_at_k3_n1024_d512():
 # ------------------------------------------------------------------------------ derived vs executed
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_executed_shapes_equal_derived_shapes(name):
-    """The output has the derived shape at the binding, and the binding is the sizes the case was built from
-    (DESIGN.md, "The algorithm objects")."""
+    """The output has the derived shape at the binding, and the binding is the sizes the case was built from."""
 
     @given(STRATEGIES[name])
     def check(case):

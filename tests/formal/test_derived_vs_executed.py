@@ -1,4 +1,4 @@
-"""Derivation against execution, for every algorithm and variant (DESIGN.md, "The algorithm objects"):
+"""Derivation against execution, for every algorithm and variant:
 shapes, parameter counts and FLOPs derived symbolically must equal what the numpy execution did."""
 
 import numpy as np

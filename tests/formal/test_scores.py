@@ -27,7 +27,7 @@ def _softmax(s):
 # ------------------------------------------------------------------------------ derived against executed
 @pytest.mark.parametrize("name", NAMES)
 def test_executed_shapes_equal_derived_shapes(name):
-    """DESIGN.md, "The algorithm objects": under every score the output has the derived shape at the binding,
+    """Under every score the output has the derived shape at the binding,
     and the binding is exactly the sizes the case was built from."""
 
     @given(SCORE_STRATEGIES[name])

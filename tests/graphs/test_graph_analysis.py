@@ -1,5 +1,5 @@
 """Receptive fields, coverage and path lengths against networkx on the layered graph; Vaswani et al.'s
-Table 1; attention FLOPs against a count of the products the sparse executor performs (issue 5: analysis)."""
+Table 1; attention FLOPs against a count of the products the sparse executor performs."""
 
 import networkx as nx
 import numpy as np

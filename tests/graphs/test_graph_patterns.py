@@ -1,5 +1,5 @@
 """Patterns: each built-in equals its paper's definition, conversions are exact, counts are right, and bad
-input is refused by name (issue 5: patterns, conversions, symbolic counts, bad input)."""
+input is refused by name."""
 
 import networkx as nx
 import numpy as np

@@ -1,5 +1,5 @@
-"""The message-passing executors are Algorithms 4 and 5 on the pattern's mask (issue 5: executors,
-equivariance, causality; design decision 7 for empty neighbourhoods)."""
+"""The message-passing executors are Algorithms 4 and 5 on the pattern's mask: equal outputs,
+equivariance, causality, and empty neighbourhoods as the ``empty`` option says."""
 
 import networkx as nx
 import numpy as np

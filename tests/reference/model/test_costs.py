@@ -1,7 +1,6 @@
 """Derived costs against what torch counts: the ``matmul`` convention's FLOPs equal
 ``torch.utils.flop_counter.FlopCounterMode`` on the reference's explicit attention path exactly, and the
-derived parameter count equals the sum of ``numel`` of the tensors the reference is given (DESIGN.md,
-"Costs and conventions")."""
+derived parameter count equals the sum of ``numel`` of the tensors the reference is given."""
 
 import pytest
 from torch.utils.flop_counter import FlopCounterMode

@@ -1,5 +1,5 @@
 """The torch graph executor (index/scatter; FlexAttention on CUDA) equals the spec's message passing and
-Algorithm 5 on the pattern's mask (issue 5: executors, torch)."""
+Algorithm 5 on the pattern's mask."""
 
 import math
 
