@@ -5,11 +5,11 @@ adjacencies with isolated nodes — written by hand, never read from the objects
 from __future__ import annotations
 
 import numpy as np
-from tests.strategies.cases import SEED, Case, normal
 from hypothesis import strategies as st
 
 from formal.algorithms import convolution
 from formal.algorithms.convolution import conv1d, graph_conv
+from tests.strategies.cases import SEED, Case, normal
 
 SMALL = st.integers(1, 4)
 ACTIVATION = st.sampled_from(convolution.CONV_ACTIVATIONS)

@@ -2,10 +2,10 @@
 ⌈ℓ_c/B⌉ blocks anywhere in it, new tokens and Algorithm 5's weights, written out by hand."""
 
 import numpy as np
-from tests.strategies.cases import SEED, Case, normal
 from hypothesis import strategies as st
 
 from formal import algorithms
+from tests.strategies.cases import SEED, Case, normal
 
 
 @st.composite

@@ -9,11 +9,11 @@ against this independent table.
 from __future__ import annotations
 
 import numpy as np
-from tests.strategies.cases import SEED, Case, normal
 from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.algorithms import recurrent
+from tests.strategies.cases import SEED, Case, normal
 
 GATES = {"rnn": "h", "gru": "rzn", "lstm": "ifgo"}
 BIAS = st.sampled_from(["single", "double", "none"])

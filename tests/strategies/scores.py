@@ -5,12 +5,12 @@ was built from and parameter shapes written here by hand, never read from the al
 from __future__ import annotations
 
 import numpy as np
-from tests.strategies.attention import masks
-from tests.strategies.cases import SEED, SIZE, Case, normal, projections
 from hypothesis import strategies as st
 
 from formal import algorithms
 from formal.algorithms.pooling import attention_pooling
+from tests.strategies.attention import masks
+from tests.strategies.cases import SEED, SIZE, Case, normal, projections
 
 SCORES = ("scaled_dot", "dot", "additive")
 

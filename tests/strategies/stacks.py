@@ -8,10 +8,10 @@ count is checked against an independent statement of the architecture.
 from __future__ import annotations
 
 import numpy as np
-from tests.strategies.cases import SEED, Case
 from hypothesis import strategies as st
 
 from formal import algorithms
+from tests.strategies.cases import SEED, Case
 
 SMALL = st.integers(1, 3)
 

@@ -3,10 +3,10 @@ shape written out by hand as Liu et al.'s code builds it (qkv and proj of width 
 (2M−1)×(2M−1) bias table per head, an MLP of width d_mlp, a 4C→2C reduction)."""
 
 import numpy as np
-from tests.strategies.cases import SEED, Case, normal
 from hypothesis import strategies as st
 
 from formal import algorithms
+from tests.strategies.cases import SEED, Case, normal
 
 
 def _attention(rng, H, d, lead=()):
