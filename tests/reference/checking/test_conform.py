@@ -127,7 +127,8 @@ def _checker(function, name, **options):
 
 
 def test_masks_property_catches_a_function_that_reads_hidden_keys():
-    """Algorithm 4, line 5: hidden keys have no influence — a function ignoring the mask fails ``masks``."""
+    """Algorithm 4, line 5: hidden keys have no influence — a function ignoring the mask (the catalogue's, which
+    leaves its additive scores unmasked) fails ``masks``."""
     bug = catalogue.entry("attention_additive_ignores_mask")
     checker, algorithm = _checker(bug.function, bug.algorithm, **bug.options)
     for ex in examples("attention", 30, seed=0, **algorithm.options):
@@ -141,7 +142,8 @@ def test_masks_property_catches_a_function_that_reads_hidden_keys():
 
 
 def test_causality_property_catches_a_bidirectional_decoder():
-    """Algorithm 10: column t of P depends on tokens ≤ t only — a decoder without its mask fails."""
+    """Algorithm 10: column t of P depends on tokens ≤ t only — a decoder without its mask (the catalogue's)
+    fails."""
     checker, _ = _checker(catalogue.entry("dtransformer_without_mask").function, "dtransformer")
     ex = next(e for e in examples("dtransformer", 10, seed=0, **algorithms.dtransformer.options)
               if len(e.arguments["x"]) >= 3)
