@@ -2,8 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import DomainError, attention, mhattention, single_query_attention
 from formal.ops import softmax

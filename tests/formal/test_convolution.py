@@ -14,14 +14,19 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from formal.algorithms.convolution import (build_conv1d, build_graph_conv, conv1d, graph_conv, layers_to_cover,
-                                           receptive_field)
-from formal.errors import ConfigError
-from formal.engine.render import to_json, to_latex, to_text
+from formal.algorithms.convolution import (
+    build_conv1d,
+    build_graph_conv,
+    conv1d,
+    graph_conv,
+    layers_to_cover,
+    receptive_field,
+)
 from formal.core.symbols import L, d_in, d_out, ell, k
+from formal.engine.render import to_json, to_latex, to_text
+from formal.errors import ConfigError
 from tests.strategies.cases import SEED, evaluate
 from tests.strategies.convolution import CONVOLUTION_STRATEGIES, SMALL, conv1d_cases, geometries, graph_conv_cases
 

@@ -4,8 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError, DomainError, layer_norm, positional_embedding, token_embedding
 from tests.strategies.cases import SEED

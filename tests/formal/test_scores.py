@@ -6,15 +6,14 @@ Yang et al. 2016 (eqs. 5–7), Phuong & Hutter (Algorithms 3, 4)."""
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError, DomainError, attention, single_query_attention
 from formal.algorithms.pooling import attention_pooling
-from formal.ops import softmax
 from formal.core.symbols import d_attn, d_out, d_x, d_z, ell_x, ell_z
+from formal.ops import softmax
 from tests.strategies.cases import SEED, evaluate, normal
-from tests.strategies.scores import SCORES, SCORE_STRATEGIES, pooling_cases, scored_attention_cases
+from tests.strategies.scores import SCORE_STRATEGIES, SCORES, pooling_cases, scored_attention_cases
 
 NAMES = sorted(SCORE_STRATEGIES)
 

@@ -4,8 +4,7 @@ Table 1; attention FLOPs against a count of the products the sparse executor per
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError
 from formal.graphs import analysis, patterns

@@ -5,8 +5,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError
 from formal.core import masks as spec_masks

@@ -4,12 +4,9 @@ equivariance, causality, and empty neighbourhoods as the ``empty`` option says."
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from formal import ConfigError, DomainError
-from formal import attention as alg4
-from formal import mhattention as alg5
+from formal import ConfigError, DomainError, attention as alg4, mhattention as alg5
 from formal.graphs import from_mask, from_pairs, message_passing, patterns
 from formal.graphs.message_passing import EXECUTORS
 from tests.strategies.graphs import SEED, builtin, digraphs, masks

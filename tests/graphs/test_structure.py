@@ -10,8 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal import ConfigError
 from formal.graphs import analysis, from_mask, from_pairs, layered, patterns, structure

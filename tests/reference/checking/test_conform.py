@@ -252,8 +252,8 @@ def test_required_z_gets_x_and_a_defaulted_z_is_left_out():
 def test_spec_undefined_examples_are_skipped_not_usage_errors(monkeypatch):
     """Where the spec raises on an example (a configuration it does not define), conform skips the example
     and says so; only when it is undefined on every example is that a usage error naming the reason."""
-    from formal.errors import DomainError
     import reference.checking.conform as module
+    from formal.errors import DomainError
     real = module._outputs
     calls = {"n": 0}
 

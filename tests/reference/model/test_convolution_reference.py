@@ -8,12 +8,11 @@ import re
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal.algorithms.convolution import conv1d, graph_conv
-from formal.errors import ConfigError
 from formal.core.symbols import d_in, d_out, k
+from formal.errors import ConfigError
 from reference.model.convolution import from_conv1d, run_conv1d, run_graph_conv
 from reference.model.execute import Call
 from tests.reference.model.torch_modules import randomise

@@ -4,8 +4,7 @@ same on both attention paths (explicit and SDPA)."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal import algorithms
 from reference.checking import tolerances

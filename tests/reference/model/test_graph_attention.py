@@ -6,12 +6,9 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from formal import DomainError
-from formal import attention as alg4
-from formal import mhattention as alg5
+from formal import DomainError, attention as alg4, mhattention as alg5
 from formal.graphs import from_mask, message_passing, patterns
 from reference.model import graph_attention
 from tests.strategies.graphs import SEED, builtin, masks

@@ -4,14 +4,13 @@ empty-neighbourhood policy; and the reference's bad input."""
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 
 from formal.errors import ConfigError
 from reference.model import layers, pooling
 from reference.model.convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy
 from tests.strategies.scores import pooling_cases, scored_attention_cases, scored_single_query_cases
-
-import torch
 
 RELATIVE = 1e-10
 

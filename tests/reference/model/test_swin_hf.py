@@ -7,12 +7,11 @@ Swin's official counter reports (its ``flops()`` methods, written out below as t
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal.algorithms.vision import swin, swin_block
-from formal.ops import shift_of
 from formal.models.presets import get as preset
+from formal.ops import shift_of
 from reference.model import third_party
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
@@ -95,6 +94,7 @@ def test_matmul_flops_equal_flop_counter_mode():
     """torch's FlopCounterMode over HF's forward pass (the convolution, every linear layer, QKᵀ and the
     weighting, as eager attention computes them) counts what the matmul convention derives."""
     from torch.utils.flop_counter import FlopCounterMode
+
     from formal.models.presets import resolve_sizes
     s = _small_swin_sizes()
     config = _config(window=s["swin_window"], patch=s["patch"], grid=s["height"], embed=s["H"] * s["d_attn"],

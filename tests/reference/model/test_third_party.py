@@ -6,8 +6,7 @@ execution in float64 (≤ 1e-10), the variant options explaining every differenc
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import algorithms
 from formal.errors import ConfigError
