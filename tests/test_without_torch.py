@@ -1,6 +1,7 @@
 """The checking commands in an environment without torch: ``conform`` (and ``check``'s property and
 implementation claims) run on numpy alone; where torch is needed — a function that imports it, ``--device cuda``,
-``verify`` — the command says in one line how to install it, exit 2.
+``verify`` — the command says in one line how to install it, exit 2.  The tests of those tools are collected
+there too.
 
 Each command runs in a fresh interpreter in which ``import torch`` fails: a ``sitecustomize`` module, first on
 ``PYTHONPATH``, puts a finder before every other that raises ModuleNotFoundError for torch (and the conform
@@ -117,3 +118,15 @@ def test_property_and_implementation_claims_without_torch(without_torch, tmp_pat
     done = without_torch("check", str(claims))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 claims: 2 hold" in done.stdout
+
+
+def test_the_checking_tests_are_collected_without_torch(without_torch):
+    """The tests of the checking tools run where torch is missing, as the tools do: every module of
+    tests/reference/checking is collected but verify's, which skip (a test that drives torch skips itself)."""
+    done = without_torch(code="import sys, pytest; sys.exit(pytest.main(['--collect-only', '-q', '-p', "
+                              "'no:cacheprovider', 'tests/reference/checking']))")
+    assert done.returncode == 0, done.stdout + done.stderr
+    collected = {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
+    folder = ROOT / "tests" / "reference" / "checking"
+    assert collected == {p.relative_to(ROOT).as_posix() for p in folder.glob("test_*.py")
+                         if not p.name.startswith("test_verify")}, done.stdout

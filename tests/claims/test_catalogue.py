@@ -1,5 +1,5 @@
 """The shipped catalogue (formal/claims/catalogue/*.toml): every claim gets the verdict it expects, and the
-catalogue is what the issue asks of it (sources, expected verdicts, at least 60 claims and 15 failures)."""
+catalogue has what it must (sources, expected verdicts, at least 60 claims and 15 failures)."""
 
 import pytest
 

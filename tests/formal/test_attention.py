@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
-from cases import SEED, attention_cases, mhattention_cases, normal, single_query_attention_cases
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import DomainError, attention, mhattention, single_query_attention
 from formal.ops import softmax
+from tests.strategies.attention import attention_cases, mhattention_cases, single_query_attention_cases
+from tests.strategies.cases import SEED, normal
 
 
 @given(attention_cases(same_width=True))

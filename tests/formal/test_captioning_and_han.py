@@ -3,15 +3,14 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from recurrent_cases import han_cases, locations, show_attend_tell_cases
+from hypothesis import given, strategies as st
 
 from formal import algorithms
 from formal.algorithms import recurrent
 from formal.algorithms.pooling import build_attention_pooling
-from formal.errors import ConfigError
 from formal.core.symbols import ell, ell_x, n_sent
+from formal.errors import ConfigError
+from tests.strategies.recurrent import han_cases, locations, show_attend_tell_cases
 
 
 @given(show_attend_tell_cases())

@@ -1,6 +1,6 @@
 """The 1-D convolution and the graph convolution (formal.algorithms.convolution) against independent oracles:
 torch.nn.Conv1d for output lengths, parameter counts and FLOPs (FlopCounterMode counts conv1d on CPU in
-torch 2.13: 2·B·d_out·ℓ_out·d_in·k), the numpy tally of tests/formal/flop_oracle.py, hand-written formulas
+torch 2.13: 2·B·d_out·ℓ_out·d_in·k), the numpy tally of tests/oracles/flops.py, hand-written formulas
 (Kipf & Welling's normalised adjacency), and the symmetries each layer has (translation, permutation).
 
 The strategies below are built constructively (ℓ is drawn at least as long as one window needs) and write
@@ -14,16 +14,21 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED, evaluate
-from convolution_cases import SMALL, CONVOLUTION_STRATEGIES, conv1d_cases, geometries, graph_conv_cases
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from formal.algorithms.convolution import (build_conv1d, build_graph_conv, conv1d, graph_conv, layers_to_cover,
-                                           receptive_field)
-from formal.errors import ConfigError
-from formal.engine.render import to_json, to_latex, to_text
+from formal.algorithms.convolution import (
+    build_conv1d,
+    build_graph_conv,
+    conv1d,
+    graph_conv,
+    layers_to_cover,
+    receptive_field,
+)
 from formal.core.symbols import L, d_in, d_out, ell, k
+from formal.engine.render import to_json, to_latex, to_text
+from formal.errors import ConfigError
+from tests.strategies.cases import SEED, evaluate
+from tests.strategies.convolution import CONVOLUTION_STRATEGIES, SMALL, conv1d_cases, geometries, graph_conv_cases
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -103,7 +108,8 @@ def test_params_are_torchs(sizes, bias):
 @given(case=conv1d_cases(activation="none"))
 def test_flops_are_flopcountermodes(case):
     """Derived FLOPs (matmul convention) = torch.utils.flop_counter.FlopCounterMode's count of
-    torch.nn.functional.conv1d, 2·d_out·ℓ_out·d_in·k (DESIGN.md: the matmul convention is FlopCounterMode's)."""
+    torch.nn.functional.conv1d, 2·d_out·ℓ_out·d_in·k (the matmul convention is
+    FlopCounterMode's)."""
     from torch.utils.flop_counter import FlopCounterMode
     o = case.algorithm.options
     with FlopCounterMode(display=False) as counter:
@@ -121,8 +127,7 @@ def test_same_padding_flops_at_k3_n1024_d512():
 # ------------------------------------------------------------------------------ derived vs executed
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_executed_shapes_equal_derived_shapes(name):
-    """The output has the derived shape at the binding, and the binding is the sizes the case was built from
-    (DESIGN.md, "The algorithm objects")."""
+    """The output has the derived shape at the binding, and the binding is the sizes the case was built from."""
 
     @given(STRATEGIES[name])
     def check(case):

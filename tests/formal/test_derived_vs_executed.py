@@ -1,20 +1,25 @@
-"""Derivation against execution, for every algorithm and variant (DESIGN.md, "The algorithm objects"):
+"""Derivation against execution, for every algorithm and variant:
 shapes, parameter counts and FLOPs derived symbolically must equal what the numpy execution did."""
 
 import numpy as np
 import pytest
-from cases import STRATEGIES, evaluate
-from flop_oracle import tallied_run
 from hypothesis import given, settings
-from convolution_cases import CONVOLUTION_STRATEGIES
-from paged_cases import PAGED_STRATEGIES
-from recurrent_cases import RECURRENT_STRATEGIES
-from score_cases import SCORE_STRATEGIES
-from stack_cases import STACK_STRATEGIES
-from swin_cases import SWIN_EXAMPLES, SWIN_STRATEGIES
 
-STRATEGIES = {**STRATEGIES, **STACK_STRATEGIES, **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES,
-              **PAGED_STRATEGIES, **SWIN_STRATEGIES}
+from tests.oracles.flops import tallied_run
+from tests.strategies.attention import ATTENTION_STRATEGIES
+from tests.strategies.cases import evaluate
+from tests.strategies.convolution import CONVOLUTION_STRATEGIES
+from tests.strategies.embedding import EMBEDDING_STRATEGIES
+from tests.strategies.normalization import NORMALIZATION_STRATEGIES
+from tests.strategies.paged import PAGED_STRATEGIES
+from tests.strategies.recurrent import RECURRENT_STRATEGIES
+from tests.strategies.scores import SCORE_STRATEGIES
+from tests.strategies.stacks import STACK_STRATEGIES
+from tests.strategies.swin import SWIN_EXAMPLES, SWIN_STRATEGIES
+
+STRATEGIES = {**EMBEDDING_STRATEGIES, **ATTENTION_STRATEGIES, **NORMALIZATION_STRATEGIES, **STACK_STRATEGIES,
+              **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES, **PAGED_STRATEGIES,
+              **SWIN_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
 
 

@@ -4,11 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from cases import SEED, layer_norm_cases, unembedding_cases
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError, DomainError, layer_norm, positional_embedding, token_embedding
+from tests.strategies.cases import SEED
+from tests.strategies.embedding import unembedding_cases
+from tests.strategies.normalization import layer_norm_cases
 
 sizes = st.integers(1, 6)
 

@@ -1,5 +1,5 @@
 """Bad input: ShapeError names the algorithm, line, symbol, what was bound and what was met;
-ConfigError names the constraint and the values (issue "Bad input"; DESIGN.md, "Errors")."""
+ConfigError names the constraint and the values."""
 
 import numpy as np
 import pytest

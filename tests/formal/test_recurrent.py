@@ -4,16 +4,15 @@ spec's numpy execution against an independent statement of the paper's equations
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED, normal
-from hypothesis import given
-from hypothesis import strategies as st
-from recurrent_cases import RECURRENT_STRATEGIES, cell_cases, layer_cases
+from hypothesis import given, strategies as st
 
 from formal import algorithms
 from formal.algorithms import recurrent
+from formal.core.symbols import L, by_name, d_h, d_x, ell
 from formal.costs.asymptotics import big_theta
 from formal.errors import ConfigError
-from formal.core.symbols import L, by_name, d_h, d_x, ell
+from tests.strategies.cases import SEED, normal
+from tests.strategies.recurrent import RECURRENT_STRATEGIES, cell_cases, layer_cases
 
 
 def sigmoid(a):

@@ -45,7 +45,8 @@ def test_masking_is_line_5_of_algorithm_4():
 
 
 def test_formal_imports_none_of_the_other_packages():
-    """DESIGN.md: the arrows point one way; formal needs only numpy, sympy and networkx."""
+    """The arrows point one way: formal imports nothing of reference or proofs, and needs only numpy, sympy
+    and networkx."""
     code = "import sys, formal; print(sorted(m for m in ('torch', 'reference', 'proofs') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

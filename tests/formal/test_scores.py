@@ -6,15 +6,14 @@ Yang et al. 2016 (eqs. 5–7), Phuong & Hutter (Algorithms 3, 4)."""
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED, evaluate, normal
-from hypothesis import given
-from hypothesis import strategies as st
-from score_cases import SCORE_STRATEGIES, SCORES, pooling_cases, scored_attention_cases
+from hypothesis import given, strategies as st
 
 from formal import ConfigError, DomainError, attention, single_query_attention
 from formal.algorithms.pooling import attention_pooling
-from formal.ops import softmax
 from formal.core.symbols import d_attn, d_out, d_x, d_z, ell_x, ell_z
+from formal.ops import softmax
+from tests.strategies.cases import SEED, evaluate, normal
+from tests.strategies.scores import SCORE_STRATEGIES, SCORES, pooling_cases, scored_attention_cases
 
 NAMES = sorted(SCORE_STRATEGIES)
 
@@ -27,7 +26,7 @@ def _softmax(s):
 # ------------------------------------------------------------------------------ derived against executed
 @pytest.mark.parametrize("name", NAMES)
 def test_executed_shapes_equal_derived_shapes(name):
-    """DESIGN.md, "The algorithm objects": under every score the output has the derived shape at the binding,
+    """Under every score the output has the derived shape at the binding,
     and the binding is exactly the sizes the case was built from."""
 
     @given(SCORE_STRATEGIES[name])

@@ -3,14 +3,13 @@ attention and the fixed-context encoder–decoder."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from recurrent_cases import seq2seq_cases
+from hypothesis import given, strategies as st
 
 from formal import algorithms
 from formal.algorithms.seq2seq import build_seq2seq
-from formal.errors import ConfigError
 from formal.core.symbols import by_name, ell_x, ell_z
+from formal.errors import ConfigError
+from tests.strategies.recurrent import seq2seq_cases
 
 
 @given(seq2seq_cases(), st.data())

@@ -5,20 +5,19 @@ import os
 import numpy as np
 import pytest
 import sympy as sp
-from cases import evaluate
-from flop_oracle import tallied_run
-from hypothesis import given
-from hypothesis import strategies as st
-from stack_cases import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
+from hypothesis import given, strategies as st
 
 import formal
 from formal import algorithms
-from formal.models import presets
-from formal.costs.asymptotics import leading_term
 from formal.cli import main
-from formal.models.complexity import Model
 from formal.core.shapes import Binding
 from formal.core.symbols import H, L, by_name, d_attn, d_e, d_mid, d_mlp, n_steps
+from formal.costs.asymptotics import leading_term
+from formal.models import presets
+from formal.models.complexity import Model
+from tests.oracles.flops import tallied_run
+from tests.strategies.cases import evaluate
+from tests.strategies.stacks import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

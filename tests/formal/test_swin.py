@@ -1,22 +1,21 @@
 """Swin as algorithm objects (formal.algorithms.vision, formal.ops.windows): the window ops against index
 arithmetic, the shift mask against the graph pattern of admitted edges, the relative-position bias against
 the relative coordinates, the costs against Liu et al.'s Ω formulas (hand-written here as oracles), and bad
-sizes and options.  Conformance with HF transformers' Swin is in tests/reference/test_swin_hf.py."""
+sizes and options.  Conformance with HF transformers' Swin is in tests/reference/model/test_swin_hf.py."""
 
 import numpy as np
 import pytest
 import sympy as sp
-from cases import SEED
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import algorithms
-from formal.algorithms.vision import C, SWIN_EPS, patch_merging, swin, swin_block, window_mhattention
+from formal.algorithms.vision import SWIN_EPS, C, patch_merging, swin, swin_block, window_mhattention
+from formal.core.symbols import H, by_name, d_attn, d_e, d_mid, d_out, d_x, d_z, ell_x, ell_z
 from formal.errors import ConfigError, FormalError
 from formal.graphs import patterns
-from formal.ops import relative_index, shift_of, window_regions
 from formal.models.presets import get as preset
-from formal.core.symbols import H, by_name, d_attn, d_e, d_mid, d_out, d_x, d_z, ell_x, ell_z
+from formal.ops import relative_index, shift_of, window_regions
+from tests.strategies.cases import SEED
 
 M, n_h, n_w = by_name("swin_window"), by_name("height"), by_name("width")
 rng = np.random.default_rng
@@ -55,8 +54,8 @@ def test_windows_are_the_m_by_m_blocks_row_major(g):
         for t in range(M_ * M_):
             i, j = divmod(t, M_)
             assert np.array_equal(windows[w][:, t], X[a * M_ + i, b * M_ + j])
-    from formal.ops import Unwindows
     from formal.core.shapes import Binding
+    from formal.ops import Unwindows
 
     class Ctx:
         binding = Binding({n_h: g["n_h"], n_w: g["n_w"], M: M_})

@@ -1,15 +1,14 @@
 """Receptive fields, coverage and path lengths against networkx on the layered graph; Vaswani et al.'s
-Table 1; attention FLOPs against a count of the products the sparse executor performs (issue 5: analysis)."""
+Table 1; attention FLOPs against a count of the products the sparse executor performs."""
 
 import networkx as nx
 import numpy as np
 import pytest
-from graph_strategies import builtin, digraphs
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError
 from formal.graphs import analysis, patterns
+from tests.strategies.graphs import builtin, digraphs
 
 
 def layered(patterns_, L, residual):

@@ -1,5 +1,5 @@
 """``formal-transformers graph``: what it prints agrees with the analysis, pictures are written, and bad
-usage is one line with exit status 2 (issue 5: CLI)."""
+usage is one line with exit status 2."""
 
 import json
 

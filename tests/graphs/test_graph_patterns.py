@@ -1,17 +1,16 @@
 """Patterns: each built-in equals its paper's definition, conversions are exact, counts are right, and bad
-input is refused by name (issue 5: patterns, conversions, symbolic counts, bad input)."""
+input is refused by name."""
 
 import networkx as nx
 import numpy as np
 import pytest
 import sympy as sp
-from graph_strategies import builtin, digraphs, masks, randoms
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError
 from formal.core import masks as spec_masks
 from formal.graphs import analysis, from_graph, from_mask, from_pairs, patterns, to_mask
+from tests.strategies.graphs import builtin, digraphs, masks, randoms
 
 
 @given(builtin())

@@ -16,15 +16,14 @@ import time
 
 import numpy as np
 import pytest
-from graph_strategies import builtin, masks
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal import ConfigError
-from formal.guards import limits
-from formal.errors import ResourceError
 from formal.cli import main
+from formal.errors import ResourceError
 from formal.graphs import analysis, attention, edgelist, from_mask, from_pairs, memory, mhattention, patterns
+from formal.guards import limits
+from tests.strategies.graphs import builtin, masks
 
 CAP = 3 * 2**30
 REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+(e\+[0-9]+)? [KMGTPE]?i?B, more than the memory "

@@ -1,18 +1,15 @@
-"""The message-passing executors are Algorithms 4 and 5 on the pattern's mask (issue 5: executors,
-equivariance, causality; design decision 7 for empty neighbourhoods)."""
+"""The message-passing executors are Algorithms 4 and 5 on the pattern's mask: equal outputs,
+equivariance, causality, and empty neighbourhoods as the ``empty`` option says."""
 
 import networkx as nx
 import numpy as np
 import pytest
-from graph_strategies import SEED, builtin, digraphs, masks
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from formal import ConfigError, DomainError
-from formal import attention as alg4
-from formal import mhattention as alg5
+from formal import ConfigError, DomainError, attention as alg4, mhattention as alg5
 from formal.graphs import from_mask, from_pairs, message_passing, patterns
 from formal.graphs.message_passing import EXECUTORS
+from tests.strategies.graphs import SEED, builtin, digraphs, masks
 
 EXECUTOR = st.sampled_from(EXECUTORS)
 

@@ -2,7 +2,7 @@
 
 Oracles: the bit-set analysis (formal.graphs.layered) of the same edges, stripped of their structure so it
 walks them; in-degrees counted by numpy from the edge arrays; the patterns' own definitions, written in
-graph_strategies.py from the papers, for the hypothesis draws.  Every figure the structure derives —
+tests/strategies/graphs.py from the papers, for the hypothesis draws.  Every figure the structure derives —
 edge count, in-degree spread, receptive-field spreads per layer with and without the residual path, layers
 to coverage, maximum path length, causality — must equal them."""
 
@@ -10,13 +10,12 @@ import itertools
 
 import numpy as np
 import pytest
-from graph_strategies import builtin
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal import ConfigError
 from formal.graphs import analysis, from_mask, from_pairs, layered, patterns, structure
 from formal.graphs.pattern import plain as formal_plain
+from tests.strategies.graphs import builtin
 
 LAYERS = 6
 

@@ -1,0 +1,10 @@
+"""Functions for ``formal-transformers conform`` to check, as files it loads by path
+(``path/to/file.py:function``) the way it loads a user's:
+
+- :mod:`.catalogue`: every entry of the shipped mutant catalogue by its name (``catalogue.py:attention_correct``,
+  ``catalogue.py:attention_divides_by_d``);
+- :mod:`.mechanics`: what conform checks before any property of the spec — a wrong shape, text returned, a
+  raise, a wrong signature, a name that is not a function, the biases required;
+- :mod:`.hostile`: functions that hang, exit, crash, print or return what is not an array;
+- ``exits_at_import.py``, ``interrupts_at_import.py``: modules that end their import.
+"""

@@ -1,0 +1,195 @@
+"""`formal-transformers verify --jobs N`: worker processes give the report of one process (rows, order, JSON),
+a planted bug still fails with exit 1, a worker that dies fails the check it held, Ctrl-C ends the workers
+with one line, and bad values of --jobs are one usage line, exit 2.
+
+Bugs are planted in the workers the way ``multiprocessing`` allows: a driver script is the main module, and
+each ``spawn`` worker runs it again as ``__mp_main__`` before it takes any check."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from formal.cli import main
+from reference.checking.commands import MAX_JOBS
+from reference.checking.examples import EXAMPLE_ALGORITHMS
+
+torch = pytest.importorskip("torch")  # verify runs the torch reference
+from reference.checking import checks, workers  # noqa: E402 - the checks run the torch reference
+
+SUBSET = "attention,layer_norm,dloss"  # a float64, sdpa, float32/bfloat16, FLOPs, params and SGD-step check
+REPO = Path(__file__).resolve().parents[3]
+
+UNBIASED = """
+import torch
+from reference.model import layers
+
+def unbiased(e, gamma, beta=None, *, norm="layer", eps=0.0):
+    centred = e - e.mean(-1, keepdim=True)
+    return centred / torch.sqrt(centred.square().sum(-1, keepdim=True) / (e.shape[-1] - 1) + eps) * gamma + beta
+
+layers.layer_norm = unbiased
+"""
+
+DIE = """
+import os, signal
+import torch
+from reference.model import layers
+
+correct = layers.layer_norm
+
+def die(e, *args, **kwargs):
+    if e.dtype == torch.bfloat16:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return correct(e, *args, **kwargs)
+
+if __name__ == "__mp_main__":  # in the workers only
+    layers.layer_norm = die
+"""
+
+
+def _drive(tmp_path, plant, argv, timeout=240):
+    """Run ``python driver.py``: the driver plants ``plant`` (in this process and, run again as
+    ``__mp_main__``, in every worker), then runs the command line ``argv``."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent(plant) + textwrap.dedent(f"""
+        if __name__ == "__main__":
+            import sys
+            from formal.cli import main
+            sys.exit(main({list(argv)!r}))
+        """))
+    return subprocess.run([sys.executable, str(driver)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def _report(capsys, tmp_path, jobs):
+    path = tmp_path / f"jobs{jobs}.json"
+    status = main(["verify", "--only", SUBSET, "--device", "cpu", "--jobs", str(jobs), "--json", str(path)])
+    table = capsys.readouterr().out.splitlines()
+    data = json.loads(path.read_text())
+    data.pop("seconds")
+    return status, table[:-1], table[-1].rsplit(",", 1)[0], data
+
+
+def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
+    """The same rows — names, examples, measured deviations, verdicts — in the same order, the table and the
+    JSON report alike (all but the seconds taken)."""
+    one, two = _report(capsys, tmp_path, 1), _report(capsys, tmp_path, 2)
+    assert one[0] == two[0] == 0
+    assert one == two
+    rows = [(r["algorithm"], r["check"]) for r in one[3]["rows"]]
+    assert rows == [(name, check) for name, check in checks.plan(SUBSET.split(","), torch.device("cpu"))]
+
+
+def test_a_planted_bug_fails_in_the_workers(tmp_path):
+    """The unbiased variance of test_verify, planted in every worker: layer_norm's float64 check fails, exit 1."""
+    done = _drive(tmp_path, UNBIASED, ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("layer_norm")]
+    assert done.returncode == 1, done.stderr
+    assert ["layer_norm", "float64"] == rows[0][:2] and "FAIL" in rows[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
+    """A worker killed in the middle of layer_norm's bfloat16 check: that check fails with one line saying so,
+    the others pass (a new worker takes what is left), exit 1, no traceback."""
+    done = _drive(tmp_path, DIE, ["verify", "--only", "layer_norm,attention", "--device", "cpu", "--jobs", "2"])
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("layer_norm ", "attention "))]
+    failed = [line for line in rows if "FAIL" in line]
+    assert len(rows) == 11 and len(failed) == 1
+    assert failed[0].split()[:2] == ["layer_norm", "bfloat16"]
+    assert failed[0].endswith("FAIL  the worker process running this check died (killed by SIGKILL)")
+
+
+def test_a_worker_that_cannot_start_is_one_line(tmp_path):
+    done = _drive(tmp_path, 'import os\nif __name__ == "__mp_main__":\n    os._exit(3)\n',
+                  ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
+    assert done.returncode == 1
+    assert done.stdout == "" and done.stderr.splitlines() == [
+        "formal-transformers: error: a verify worker process died before it could check anything (exit status "
+        "3); --jobs 1 checks in this process"]
+
+
+def test_an_exception_escaping_a_check_is_an_internal_error_as_in_one_process(tmp_path):
+    plant = """
+        from reference.checking import checks
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("planted")
+
+        checks.examples = broken
+        """
+    for jobs in ("1", "2"):
+        done = _drive(tmp_path, plant, ["verify", "--only", "attention", "--device", "cpu", "--jobs", jobs])
+        assert done.returncode == 1 and done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1 and "internal error: RuntimeError: planted" in done.stderr
+
+
+def _workers(pid) -> list:
+    """The process ids of ``pid``'s multiprocessing workers."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [int(c) for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    except OSError:
+        return []
+
+
+def _running(pid) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+                    reason="reads the process tree from /proc")
+def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):
+    """SIGINT to the whole process group, as a terminal sends it, while the workers check: exit 130, one line
+    on stderr, no traceback, no report, no worker left."""
+    process = subprocess.Popen([sys.executable, "-m", "formal", "verify", "--only", "dloss,eloss,edloss", "--device",
+                                "cpu", "--jobs", "2", "--json", "report.json"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = _workers(process.pid)
+        assert len(workers) == 2, "the workers did not start"
+        time.sleep(3)  # they import torch, then check
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert err.splitlines() == ["formal-transformers: verify interrupted; no report written"], err
+    assert out == "" and not (tmp_path / "report.json").exists()
+    deadline = time.monotonic() + 10
+    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(w) for w in workers)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "two", "", " ", str(MAX_JOBS + 1), "9" * 5000])
+def test_bad_jobs_is_a_usage_error(capsys, value):
+    assert main(["verify", "--device", "cpu", "--only", "attention", "--jobs", value]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "argument --jobs" in err and len(err) < 200
+
+
+def test_jobs_with_mutants_is_refused(capsys):
+    assert main(["verify", "--mutants", "--jobs", "2"]) == 2
+    assert "--jobs applies to the reference's checks" in capsys.readouterr().err
+
+
+def test_the_cost_table_names_algorithms_verify_knows():
+    """The measured order of the workers (longest first) names only algorithms that verify checks."""
+    assert set(workers.SECONDS) <= set(EXAMPLE_ALGORITHMS)
