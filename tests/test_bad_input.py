@@ -116,6 +116,12 @@ def _write(name: str, content):
             target.write_text(content, encoding="utf-8")
     return setup
 
+def _paged_claim(paged: str):
+    """A claims file ``c.toml`` with one paged claim on GPT-2 whose ``paged`` field is the TOML text ``paged``."""
+    return _write("c.toml", f'[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = {paged}\n'
+                            'quantity = "kv_paged.blocks"\nequals = 7\n')
+
+
 
 def _config(**replace):
     """GOOD_CONFIG with lines replaced: ``replace`` maps a line's key (``d_e``) to its new line (``d_e = -1``);
@@ -266,7 +272,8 @@ CASES = [
     C("config-empty", CONFIG, 2, setup=_write("bad.toml", "")),
     C("config-malformed", CONFIG, 2, setup=_write("bad.toml", "algorithm = \n[sizes\n")),
     C("config-algorithm-int", CONFIG, 2, setup=_write("bad.toml", _config(algorithm="algorithm = 5"))),
-    C("config-algorithm-not-a-model", CONFIG, 2, setup=_write("bad.toml", _config(algorithm='algorithm = "attention"'))),
+    C("config-algorithm-not-a-model", CONFIG, 2,
+      setup=_write("bad.toml", _config(algorithm='algorithm = "attention"'))),
     C("config-algorithm-injection", CONFIG, 2, setup=_write("bad.toml", _config(algorithm=f'algorithm = "{INJECT}"'))),
     C("config-unknown-top-key", CONFIG, 2, setup=_write("bad.toml", _config(extra_top="colour = 'red'"))),
     C("config-unknown-size", CONFIG, 2, setup=_write("bad.toml", _config(extra="d_foo = 3"))),
@@ -494,12 +501,18 @@ CASES = [
 
     # ---------------------------------------------------------------- check (claims files)
     C("check-no-file", ("check",), 2, contains=("--catalogue",)),
-    C("check-paged-zero-block", ("check", "c.toml"), 2, stderr="line+report", contains=('block = 0 must be a positive integer',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { block = 0 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
-    C("check-paged-text-block", ("check", "c.toml"), 2, stderr="line+report", contains=("block = 'x' must be a positive integer",), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { block = \"x\" }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
-    C("check-paged-not-a-table", ("check", "c.toml"), 2, stderr="line+report", contains=('paged must be a table',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = 5\nquantity = "kv_paged.blocks"\nequals = 7\n')),
-    C("check-paged-unknown-key", ("check", "c.toml"), 2, stderr="line+report", contains=("paged has no 'pages'",), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { pages = 3 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
-    C("check-paged-block-2**60", ("check", "c.toml"), 2, stderr="line+report", contains=('at most 2**50',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { block = 1152921504606846976 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
-    C("check-paged-negative-samples", ("check", "c.toml"), 2, stderr="line+report", contains=('samples = -1 must be a positive integer',), setup=_write("c.toml", '[[claim]]\nid = "c"\nmodel = "gpt2"\nseq_len = 100\npaged = { samples = -1 }\nquantity = "kv_paged.blocks"\nequals = 7\n')),
+    C("check-paged-zero-block", ("check", "c.toml"), 2, stderr="line+report",
+      contains=("block = 0 must be a positive integer",), setup=_paged_claim("{ block = 0 }")),
+    C("check-paged-text-block", ("check", "c.toml"), 2, stderr="line+report",
+      contains=("block = 'x' must be a positive integer",), setup=_paged_claim('{ block = "x" }')),
+    C("check-paged-not-a-table", ("check", "c.toml"), 2, stderr="line+report", contains=("paged must be a table",),
+      setup=_paged_claim("5")),
+    C("check-paged-unknown-key", ("check", "c.toml"), 2, stderr="line+report", contains=("paged has no 'pages'",),
+      setup=_paged_claim("{ pages = 3 }")),
+    C("check-paged-block-2**60", ("check", "c.toml"), 2, stderr="line+report", contains=("at most 2**50",),
+      setup=_paged_claim("{ block = 1152921504606846976 }")),
+    C("check-paged-negative-samples", ("check", "c.toml"), 2, stderr="line+report",
+      contains=("samples = -1 must be a positive integer",), setup=_paged_claim("{ samples = -1 }")),
     C("check-missing-file", ("check", "missing.toml"), 2),
     C("check-directory", ("check", "."), 2, contains=("not a regular file",)),
     C("check-dev-zero", ("check", "/dev/zero"), 2, max_seconds=10),
@@ -549,8 +562,9 @@ CASES = [
       setup=_write("c.toml", CLAIM.replace('"124M"', '"117M"'))),
     C("check-holds", ("check", "c.toml", "--json"), 0, setup=_write("c.toml", CLAIM), contains=('"holds"',)),
     C("check-noisy-implementation", ("check", "c.toml", "--json"), 1, stderr="report", max_seconds=60,
-      setup=lambda cwd: (_write("impl.py", NOISY_TARGET)(cwd), _write("c.toml", '[[claim]]\nid = "i"\nimplementation = '
-                                                                           '"impl.py:attention"\nalgorithm = "attention"\n')(cwd)),
+      setup=lambda cwd: (_write("impl.py", NOISY_TARGET)(cwd),
+                         _write("c.toml", '[[claim]]\nid = "i"\nimplementation = "impl.py:attention"\n'
+                                          'algorithm = "attention"\n')(cwd)),
       note="what the user's code prints (even 'Traceback', on fd 1 and 2) is captured by conform's worker: the "
            "JSON stays one object"),
     C("check-implementation-missing", ("check", "c.toml", "--json"), 2, stderr="line+report",
@@ -703,7 +717,8 @@ def _is_json(case: Case) -> bool:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input(case, results):
     r = results[case.id]
-    shown = f"exit {r.status}, {r.seconds:.1f} s\n--- stderr (tail)\n{r.stderr[-1500:]}\n--- stdout (head)\n{r.stdout[:600]}"
+    shown = (f"exit {r.status}, {r.seconds:.1f} s\n--- stderr (tail)\n{r.stderr[-1500:]}\n"
+             f"--- stdout (head)\n{r.stdout[:600]}")
     assert not r.timed_out, f"no answer within the timeout\n{shown}"
     assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, shown
     assert r.status == case.status, shown

@@ -25,17 +25,16 @@ import string
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 import formal
 from formal import cli
 from formal.algorithms import ALGORITHMS
-from formal.models.complexity import MODELS
-from formal.models.config import KEYS, load_config
+from formal.engine.options import parse_options
 from formal.errors import ConfigError, FormalError
 from formal.guards.files import read_toml
-from formal.engine.options import parse_options
+from formal.models.complexity import MODELS
+from formal.models.config import KEYS, load_config
 from formal.models.presets import PRESETS
 
 _PROFILE_EXAMPLES = settings.default.max_examples
@@ -434,7 +433,8 @@ _GRAPH_FLAGS = [st.just(["--json"]), st.just(["--causal"]), st.just(["--bidirect
                 _flag("--d-head", st.integers(-1, 10**6).map(str) | _junk),
                 _flag("--align", st.sampled_from(["top-left", "bottom-right"]) | _junk),
                 _flag("--part", st.sampled_from(["both", "1", "2", "a", "b"]) | _junk),
-                _flag("--grid", st.tuples(st.integers(0, 9), st.integers(0, 9)).map(lambda t: f"{t[0]}x{t[1]}") | _junk),
+                _flag("--grid",
+                      st.tuples(st.integers(0, 9), st.integers(0, 9)).map(lambda t: f"{t[0]}x{t[1]}") | _junk),
                 _flag("--file", st.just("/nonexistent/edges.txt") | _junk)]
 _PATTERNS = ["full", "causal", "cross", "sliding-window", "dilated", "global-local", "strided", "fixed", "random",
              "swin", "edgelist"]
@@ -485,7 +485,8 @@ def argvs(draw):
             argv += ["--n", draw(_mostly(st.integers(1, 40).map(str)))]
         if pattern == "edgelist":
             argv += ["--file", draw(st.sampled_from(["/nonexistent/edges.txt", "/dev/null", "/etc/hostname"]))]
-        for flag in draw(st.lists(st.sampled_from(_GRAPH_TAKES[pattern]), unique=True)) if _GRAPH_TAKES[pattern] else []:
+        takes = _GRAPH_TAKES[pattern]
+        for flag in draw(st.lists(st.sampled_from(takes), unique=True)) if takes else []:
             argv += [flag] if flag in ("--causal", "--shifted") else [flag, draw(_mostly(_GRAPH_VALUES[flag]))]
         argv += draw(st.lists(st.sampled_from(["--json", "--layers=2", "--heads=3", "--d-head=8"]), unique=True))
         flags = _GRAPH_FLAGS if draw(st.integers(0, 3)) == 0 else []

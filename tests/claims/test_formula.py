@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from formal.claims.formula import FormulaError, MAX_LENGTH, parse
+from formal.claims.formula import MAX_LENGTH, FormulaError, parse
 from formal.core.symbols import by_name
 
 

@@ -13,7 +13,7 @@ sphinx = pytest.importorskip("sphinx")
 pytest.importorskip("latex2mathml")
 
 from formal import algorithms  # noqa: E402
-from formal.engine.render import view
+from formal.engine.render import view  # noqa: E402
 from formal.sphinx.mathml import mathml  # noqa: E402
 
 
@@ -131,6 +131,7 @@ def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, 
     """The extension imports nothing of ``proofs``: it finds the theorems through the
     ``formal_transformers.theorems`` entry points, and without them says so."""
     import importlib.metadata
+
     from formal.sphinx.domain import THEOREMS
     real = importlib.metadata.entry_points
     monkeypatch.setattr(importlib.metadata, "entry_points",

@@ -1,4 +1,5 @@
-"""Properties of Algorithms 3–5 and grouped-query attention (Phuong & Hutter §5; design decisions 6, 7)."""
+"""Properties of Algorithms 3–5 and grouped-query attention (Phuong & Hutter §5; the decisions
+decision-causal-alignment and decision-empty-neighbourhood)."""
 
 import numpy as np
 import pytest
@@ -125,7 +126,7 @@ def test_bottom_right_causal_ignores_context_after_the_aligned_position(case, se
 @pytest.mark.parametrize("policy", ["zero", "nan", "error"])
 @given(case=mhattention_cases(), column=st.integers(0, 4))
 def test_fully_masked_column_follows_the_policy(policy, case, column):
-    """A query with no admitted key (design decision 7): ``zero`` gives Ṽ's column as if the heads
+    """A query with no admitted key (decision-empty-neighbourhood): ``zero`` gives Ṽ's column as if the heads
     returned 0 (so just b_o), ``nan`` a NaN column, ``error`` a DomainError; other columns are unchanged."""
     ell_z, ell_x = case.sizes["ell_z"], case.sizes["ell_x"]
     column %= ell_x
@@ -167,7 +168,7 @@ def test_huge_logits_give_finite_outputs(mask, case, sign):
 
 @given(attention_cases(self_attention=True))
 def test_z_defaults_to_x(case):
-    """design decision 3: MHAttention(X | W, Mask) means MHAttention(X, X | W, Mask)."""
+    """decision-self-attention: MHAttention(X | W, Mask) means MHAttention(X, X | W, Mask)."""
     kw = dict(case.kwargs)
     np.testing.assert_array_equal(case.algorithm(**kw), case.algorithm(**kw, Z=kw["X"]))
 

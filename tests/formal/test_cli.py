@@ -318,6 +318,7 @@ def test_complexity_of_a_paged_kv_cache(capsys):
     prompt counted on a PagedCache that was given the tokens, the bytes per block as 16 tokens of every
     layer's keys and values (2·L·d_e scalars of 4 bytes), the reservation GPT-2's 1024 positions."""
     import numpy as np
+
     from formal.algorithms.paged import PagedCache
     status, out, _ = run(capsys, "complexity", "gpt2", "--seq-len", "100", "--kv", "paged", "--block", "16",
                          "--samples", "4", "--json")

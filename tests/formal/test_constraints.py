@@ -6,14 +6,13 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError, algorithms, layer_norm
 from formal.core.constraints import Constraint, at_most, divides, even
-from formal.models.presets import resolve_sizes
 from formal.core.shapes import Binding
 from formal.core.symbols import H, by_name, d_e, d_f, ell, ell_gen, ell_max, n_kv_heads
+from formal.models.presets import resolve_sizes
 
 sizes = st.integers(1, 40)
 
@@ -123,7 +122,7 @@ def test_size_constraints_are_unique_and_in_the_algorithms_symbols(name):
 
 # ------------------------------------------------------------------------- layer norm over one feature
 def test_layer_norm_with_eps_0_over_one_feature_is_a_config_error():
-    """Algorithm 6 with eps = 0 (design decision 5): with d_e = 1 every column is constant, v = 0."""
+    """Algorithm 6 with eps = 0 (decision-layer-norm-eps): with d_e = 1 every column is constant, v = 0."""
     with pytest.raises(ConfigError, match=r"layer_norm\): d_e = 1 must be at least 2 \(layer norm with eps = 0"):
         layer_norm(e=np.array([3.0]), gamma=np.ones(1), beta=np.zeros(1))
 

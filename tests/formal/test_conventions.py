@@ -12,9 +12,9 @@ import pytest
 import sympy as sp
 
 from formal import algorithms
-from formal.models.complexity import Model
-from formal.costs.cost import BACKWARD
 from formal.core.symbols import N_V, H, L, d_attn, d_e, d_mid, d_mlp, ell, ell_x, ell_z
+from formal.costs.cost import BACKWARD
+from formal.models.complexity import Model
 
 VARIANTS = [
     {},

@@ -119,7 +119,8 @@ def test_flops_are_flopcountermodes(case):
 
 
 def test_same_padding_flops_at_k3_n1024_d512():
-    """Vaswani et al. Table 1, convolutional row, at the sizes of the comparison: same-padding k = 3, n = 1024, d = 512: 1,610,612,736 FLOPs."""
+    """Vaswani et al. Table 1, convolutional row, at the sizes of the comparison: same-padding k = 3, n = 1024,
+    d = 512: 1,610,612,736 FLOPs."""
     flops = conv1d.variant(padding="same").cost("matmul").flops
     assert flops.xreplace({k: 3, ell: 1024, d_in: 512, d_out: 512}) == 1_610_612_736
 
@@ -212,7 +213,7 @@ def test_gcn_is_kipf_and_wellings_formula(case, symmetric):
 @pytest.mark.parametrize("norm", ["sum", "mean"])
 def test_an_isolated_node_gets_zero_not_nan(norm):
     """A node no edge enters has an empty neighbourhood: its sum, and its mean, is 0, never 0/0 = NaN (design
-    decision 7's convention, PyG's)."""
+    the convention of decision-empty-neighbourhood, PyG's)."""
     rng = np.random.default_rng(0)
     A = rng.random((5, 5)) < 0.7
     A[:, 3] = False

@@ -1,5 +1,6 @@
-"""The shipped cost formulas (formal/models/data/cost_formulas.json, :mod:`formal.models.costcache`): current, complete, and
-giving ``complexity`` exactly the numbers of a fresh sympy derivation; the exact polynomials they are made of."""
+"""The shipped cost formulas (formal/models/data/cost_formulas.json, :mod:`formal.models.costcache`): current,
+complete, and giving ``complexity`` exactly the numbers of a fresh sympy derivation; the exact polynomials they
+are made of."""
 
 import datetime
 import json
@@ -7,17 +8,16 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from formal.models import complexity, costcache
 from formal.cli import main
-from formal.models.complexity import Model
-from formal.costs.conventions import CONVENTIONS
-from formal.errors import ConfigError
-from formal.costs.polynomials import Polynomial
-from formal.models.presets import PRESETS, resolve_sizes
 from formal.core.symbols import by_name, ell
+from formal.costs.conventions import CONVENTIONS
+from formal.costs.polynomials import Polynomial
+from formal.errors import ConfigError
+from formal.models import complexity, costcache
+from formal.models.complexity import Model
+from formal.models.presets import PRESETS, resolve_sizes
 
 HOW = f"the cost formula cache is stale: regenerate it with {costcache.REGENERATE}"
 

@@ -10,6 +10,7 @@ from tests.strategies.attention import ATTENTION_STRATEGIES
 from tests.strategies.cases import evaluate
 from tests.strategies.convolution import CONVOLUTION_STRATEGIES
 from tests.strategies.embedding import EMBEDDING_STRATEGIES
+from tests.strategies.feedforward import FEEDFORWARD_STRATEGIES
 from tests.strategies.normalization import NORMALIZATION_STRATEGIES
 from tests.strategies.paged import PAGED_STRATEGIES
 from tests.strategies.recurrent import RECURRENT_STRATEGIES
@@ -19,8 +20,29 @@ from tests.strategies.swin import SWIN_EXAMPLES, SWIN_STRATEGIES
 
 STRATEGIES = {**EMBEDDING_STRATEGIES, **ATTENTION_STRATEGIES, **NORMALIZATION_STRATEGIES, **STACK_STRATEGIES,
               **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES, **PAGED_STRATEGIES,
-              **SWIN_STRATEGIES}
+              **SWIN_STRATEGIES, **FEEDFORWARD_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
+
+#: The registered algorithms without a strategy here, and where their derivation is checked instead.
+ELSEWHERE = {
+    "edtraining": "a gradient step executes in the torch reference: tests/reference/model/test_training.py",
+    "etraining": "a gradient step executes in the torch reference: tests/reference/model/test_training.py",
+    "dtraining": "a gradient step executes in the torch reference: tests/reference/model/test_training.py",
+    "edinference": "its cost is that of the steps a run took: tests/formal/test_stack.py counts it per run",
+    "kv_mhattention": "its FLOPs against FlopCounterMode and its outputs against recomputation: verify "
+                      "(tests/reference/checking/test_verify.py)",
+    "kv_dtransformer": "its FLOPs against FlopCounterMode and its decoding against recomputation: verify and "
+                       "tests/formal/test_stack.py",
+}
+
+
+def test_every_registered_algorithm_is_derived_against_its_execution_here_or_says_where():
+    """A new algorithm gets a strategy here (its shapes, parameter count and FLOPs checked against what its
+    execution did), or an entry in ``ELSEWHERE`` naming where that is checked."""
+    from formal.algorithms import ALGORITHMS as REGISTERED
+    here = set(STRATEGIES) & set(REGISTERED)          # (other keys draw more variants of a registered one)
+    assert here | set(ELSEWHERE) == set(REGISTERED), sorted(set(REGISTERED) - here - set(ELSEWHERE))
+    assert not here & set(ELSEWHERE) and set(ELSEWHERE) <= set(REGISTERED)
 
 
 def _bounded(name, check):

@@ -55,7 +55,7 @@ def vaswani_sinusoid(d_e, pos):
 
 @given(st.integers(1, 5), st.integers(1, 50), st.data())
 def test_sinusoidal_encodings_match_their_papers(half, ell_max, data):
-    """design decision 10: both sinusoids, each as its paper writes it."""
+    """decision-sinusoids: both sinusoids, each as its paper writes it."""
     d_e = 2 * half
     t = data.draw(st.integers(0, ell_max - 1))
     paper = positional_embedding.variant(encoding="sinusoidal-paper")(t=t, d_e=d_e, ell_max=ell_max)
@@ -112,7 +112,7 @@ def test_layer_norm_with_unit_scale_standardises(case):
 
 @pytest.mark.parametrize("norm", ["layer", "rms"])
 def test_constant_column_under_zero_eps_is_a_domain_error_not_nan(norm):
-    """design decision 5: with eps = 0 a constant (RMSNorm: zero) column is an error."""
+    """decision-layer-norm-eps: with eps = 0 a constant (RMSNorm: zero) column is an error."""
     d_e = 4
     e = np.full(d_e, 3.0) if norm == "layer" else np.zeros(d_e)
     params = {"gamma": np.ones(d_e)} | ({"beta": np.zeros(d_e)} if norm == "layer" else {})

@@ -6,10 +6,10 @@ import pytest
 import sympy as sp
 
 from formal import ConfigError, ShapeError, attention, mhattention, positional_embedding
-from formal.engine.algorithm import Algorithm, Assign
-from formal.ops import matmul
 from formal.core.shapes import Binding, Mismatch, TensorSpec
 from formal.core.symbols import H, d_attn, d_mid, d_x, d_z, ell_z
+from formal.engine.algorithm import Algorithm, Assign
+from formal.ops import matmul
 
 
 def attention_args(d_x=3, ell_x=4, d_z=5, ell_z=2, d_attn=2, d_out=3, seed=0):

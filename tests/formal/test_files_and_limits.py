@@ -5,10 +5,10 @@ import threading
 
 import pytest
 
-from formal.guards import limits
-from formal.errors import ConfigError, ResourceError
-from formal.guards.files import MAX_NESTING, destination, read_text, read_toml, write_text
 from formal.engine.options import parse_options
+from formal.errors import ConfigError, ResourceError
+from formal.guards import limits
+from formal.guards.files import MAX_NESTING, destination, read_text, read_toml, write_text
 
 
 # ------------------------------------------------------------------------------------------- reading

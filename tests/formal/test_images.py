@@ -6,12 +6,11 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import algorithms
-from formal.errors import ConfigError, ShapeError
 from formal.core.symbols import by_name, channels, d_patch, ell, patch
+from formal.errors import ConfigError, ShapeError
 
 ORDERS = st.sampled_from(["channel-first", "channel-last"])
 

@@ -1,9 +1,8 @@
-"""Masks, against their definitions (the conventions and design decision 6)."""
+"""Masks, against their definitions (the conventions and decision-causal-alignment)."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import ConfigError
 from formal.core import masks

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 import formal
-from formal.guards import limits
 from formal.algorithms.normalization import build_layer_norm
 from formal.errors import DomainError, ResourceError
+from formal.guards import limits
 from formal.ops import Softmax
 from formal.ops.sequences import tempered
 

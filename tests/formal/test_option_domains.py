@@ -6,15 +6,14 @@ import inspect
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal import algorithms
 from formal.algorithms import ALGORITHMS
 from formal.engine import render
+from formal.engine.declarations import Option, Options, Requires
 from formal.engine.domains import BOOL, AnyOf, Choice, Integer, Real, written
 from formal.engine.latex_text import GLYPHS, latex_text
-from formal.engine.declarations import Option, Options, Requires
 from formal.engine.options import parse_options
 from formal.errors import ConfigError
 

@@ -5,13 +5,12 @@ Algorithm 5 on the contiguous cache — for any program of appends, forks and fr
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import algorithms
-from formal.errors import ConfigError, DomainError
 from formal.algorithms.paged import PagedCache, PoolFull, memory
 from formal.core.symbols import block, ell_c, ell_max
+from formal.errors import ConfigError, DomainError
 
 HEADS, D_K, D_V = 2, 3, 2
 

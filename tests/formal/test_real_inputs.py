@@ -5,14 +5,13 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from formal import ConfigError, algorithms
 from formal.core import masks
-from formal.guards.arrays import index_array, real_array
 from formal.core.shapes import Binding
+from formal.guards.arrays import index_array, real_array
 
 REAL_DTYPES = st.one_of(hnp.boolean_dtypes(), hnp.integer_dtypes(), hnp.unsigned_integer_dtypes(),
                         hnp.floating_dtypes())

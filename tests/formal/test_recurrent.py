@@ -113,7 +113,7 @@ def test_a_recurrent_layer_reads_only_one_side_of_each_position(case, data):
     d = case.sizes["d_h"]
     direction = case.algorithm.options["direction"]
     forward_rows = slice(0, d) if direction != "backward" else slice(0, 0)
-    backward_rows = slice(d, 2 * d) if direction == "bidirectional" else slice(0, d) if direction == "backward" else slice(0, 0)
+    backward_rows = {"bidirectional": slice(d, 2 * d), "backward": slice(0, d)}.get(direction, slice(0, 0))
     np.testing.assert_array_equal(after[forward_rows, :t], before[forward_rows, :t])
     np.testing.assert_array_equal(after[backward_rows, t + 1:], before[backward_rows, t + 1:])
 
@@ -145,7 +145,8 @@ def test_parameter_counts_of_the_lecture_notes_and_torch():
     GRU 1920, LSTM 2560 at d_x = 10, d_h = 20 with two biases; a 2-layer bidirectional LSTM 15040;
     GRU/LSTM = 3/4 exactly (the notes' "less parameters")."""
     sizes = {d_x: 10, d_h: 20, L: 2}
-    counts = {c: recurrent.build_rnn_layer(cell=c, bias="double").param_count().xreplace(sizes) for c in recurrent.CELLS}
+    counts = {c: recurrent.build_rnn_layer(cell=c, bias="double").param_count().xreplace(sizes)
+              for c in recurrent.CELLS}
     assert counts == {"rnn": 640, "gru": 1920, "lstm": 2560}
     stack = recurrent.build_rnn(cell="lstm", bias="double", direction="bidirectional")
     assert stack.param_count().xreplace(sizes) == 15040

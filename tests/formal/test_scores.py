@@ -161,7 +161,7 @@ def test_a_hidden_key_has_no_influence(case, key, seed):
 @pytest.mark.parametrize("policy", ["zero", "nan", "error"])
 @given(case=scored_attention_cases(masked=False), column=st.integers(0, 4))
 def test_empty_neighbourhood_follows_the_policy_for_every_score(policy, case, column):
-    """Design decision 7 under every score: a query that admits no key returns a zero column, a NaN column
+    """decision-empty-neighbourhood under every score: a query that admits no key returns a zero column, a NaN column
     or a DomainError; the other columns are as without the mask."""
     ell_z, ell_x = case.sizes["ell_z"], case.sizes["ell_x"]
     column %= ell_x

@@ -68,9 +68,12 @@ def test_the_fixed_context_is_the_same_at_every_step():
 
 @pytest.mark.parametrize("options, message", [
     ({"attention": "transformer"}, "attention = 'transformer' must be 'none', 'bahdanau' or 'luong'"),
-    ({"score": "dot"}, "score = 'dot' needs encoder = 'forward', not 'bidirectional' .the dot score needs the encoder's states as wide as the decoder's"),
-    ({"attention": "none", "score": "general"}, "score = 'general' applies to attention = 'bahdanau' or 'luong' only, not 'none'"),
-    ({"init": "backward", "encoder": "forward"}, "init = 'backward' needs encoder = 'bidirectional', not 'forward' .it reads h⃖_1"),
+    ({"score": "dot"}, "score = 'dot' needs encoder = 'forward', not 'bidirectional' .the dot score needs the "
+                       "encoder's states as wide as the decoder's"),
+    ({"attention": "none", "score": "general"},
+     "score = 'general' applies to attention = 'bahdanau' or 'luong' only, not 'none'"),
+    ({"init": "backward", "encoder": "forward"},
+     "init = 'backward' needs encoder = 'bidirectional', not 'forward' .it reads h⃖_1"),
     ({"cell": "rnn"}, "cell = 'rnn' must be 'gru' or 'lstm'"),
     ({"cell": "lstm", "reset": "after"}, "reset = 'after' applies to cell = 'gru' only, not 'lstm'"),
 ])

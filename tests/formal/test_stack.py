@@ -239,7 +239,7 @@ def test_edinference_sampling_is_reproducible_with_a_seed():
 
 
 def test_context_is_truncated_to_ell_max():
-    """DInference keeps at most the last ℓ_max tokens (design decision 9): it runs past ℓ_max."""
+    """DInference keeps at most the last ℓ_max tokens (decision-inference-context): it runs past ℓ_max."""
     a = algorithms.dinference.variant(decoding="greedy", position="sinusoidal-vaswani")
     params = _random_params(a, {"N_V": 5, "d_e": 2, "L": 1, "H": 1, "d_attn": 1, "d_mid": 1, "d_mlp": 1})
     out = a(x=np.array([1, 2, 3]), ell_gen=4, ell_max=3, **params)
@@ -247,10 +247,13 @@ def test_context_is_truncated_to_ell_max():
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda: algorithms.dinference.variant(tau=0), "tau = 0 must be a finite number > 0; for tau → 0 use decoding='greedy'"),
+    (lambda: algorithms.dinference.variant(tau=0),
+     "tau = 0 must be a finite number > 0; for tau → 0 use decoding='greedy'"),
     (lambda: algorithms.dinference.variant(tau=-1.0), "must be a finite number > 0"),
-    (lambda: algorithms.dtransformer.variant(activation="tanh"), "activation = 'tanh' must be 'relu', 'gelu', 'gelu-tanh' or 'swiglu'"),
-    (lambda: algorithms.dtransformer.variant(position="rope"), "position = 'rope' must be 'learned', 'sinusoidal-paper', 'sinusoidal-vaswani' or 'none'"),
+    (lambda: algorithms.dtransformer.variant(activation="tanh"),
+     "activation = 'tanh' must be 'relu', 'gelu', 'gelu-tanh' or 'swiglu'"),
+    (lambda: algorithms.dtransformer.variant(position="rope"),
+     "position = 'rope' must be 'learned', 'sinusoidal-paper', 'sinusoidal-vaswani' or 'none'"),
     (lambda: presets.resolve_sizes(algorithms.dtransformer, {"d_e": 10, "H": 3}), "d_e = 10 is not divisible by H = 3"),
 ])
 def test_bad_configuration_is_a_config_error(build, message):

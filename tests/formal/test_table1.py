@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from formal.models import table1
 from formal.cli import main
+from formal.models import table1
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ def test_every_builtin_pattern_is_its_papers_definition(case):
 
 @given(st.integers(0, 12), st.integers(0, 12), st.sampled_from(["top-left", "bottom-right"]))
 def test_causal_patterns_are_the_specs_causal_masks(ell_z, ell_x, align):
-    """design decision 6: the causal pattern is formal.core.masks.causal in both alignments; a bipartite graph
+    """decision-causal-alignment: the causal pattern is formal.core.masks.causal in both alignments; a bipartite graph
     when ℓ_z ≠ ℓ_x, and an alignment is required then."""
     if ell_z != ell_x:
         with pytest.raises(ConfigError, match="alignment"):

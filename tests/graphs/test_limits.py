@@ -26,8 +26,8 @@ from formal.guards import limits
 from tests.strategies.graphs import builtin, masks
 
 CAP = 3 * 2**30
-REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+(e\+[0-9]+)? [KMGTPE]?i?B, more than the memory "
-                     r"limit of 4 GiB \(raise it with --max-memory SIZE")
+REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+(e\+[0-9]+)? [KMGTPE]?i?B, "
+                     r"more than the memory limit of 4 GiB \(raise it with --max-memory SIZE")
 
 
 def plain(p):

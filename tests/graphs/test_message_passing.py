@@ -70,8 +70,9 @@ def test_empty_neighbourhood_error_policy(m, executor, seed):
     X, Z = rng.normal(size=(2, m.shape[1])), rng.normal(size=(2, m.shape[0]))
     params = _params(rng, 2, 2, 2, 2, False)
     lonely = np.flatnonzero(~m.any(axis=0)).tolist()
-    call = lambda: message_passing.attention(from_mask(m, self_attention=False), X, Z, **params, empty="error",
-                                             executor=executor)
+    def call():
+        return message_passing.attention(from_mask(m, self_attention=False), X, Z, **params, empty="error",
+                                         executor=executor)
     if lonely:
         with pytest.raises(DomainError, match=rf"query column \[{', '.join(map(str, lonely))}\]"):
             call()

@@ -11,8 +11,7 @@ import json
 import keyword
 
 import pytest
-from hypothesis import event, given, settings
-from hypothesis import strategies as st
+from hypothesis import event, given, settings, strategies as st
 
 from formal import graphs
 from formal.cli import build_parser, main
@@ -234,7 +233,8 @@ def test_the_memory_limit_is_the_callers():
 
 _WRONG = {Integer: st.one_of(st.text(max_size=5), st.floats(allow_nan=False), st.booleans()),
           Flag: st.one_of(st.integers(), st.text(max_size=5)),
-          Choice: st.one_of(st.integers(), st.text(max_size=5).filter(lambda t: t not in schema.PARTS + schema.ALIGNMENTS)),
+          Choice: st.one_of(st.integers(),
+                            st.text(max_size=5).filter(lambda t: t not in schema.PARTS + schema.ALIGNMENTS)),
           Grid: st.one_of(st.integers(), st.booleans()),
           File: st.one_of(st.integers(), st.booleans())}
 

@@ -117,6 +117,12 @@ def _layers(algorithm):
         _seam(f"{algorithm}_gates_in_notes_order", algorithm, {},
               "splits the torch-packed LSTM gates in the lecture notes' order (i, f, o, g): o and g swapped",
               "review", _order=NOTES_ORDER),
+        _seam(f"{algorithm}_without_forget_gate", algorithm, {},
+              "its LSTM cells leave out the forget gate: c ← c + i ⊙ g (the 1997 LSTM)", "review",
+              _memory=lambda f, c, i, g: c + i * g),
+        _seam(f"{algorithm}_forward_reads_backwards", algorithm, {},
+              "runs from the last position under the default direction=forward", "variant option direction",
+              _passes={**PASSES, "forward": (("", True),)}),
         _seam(f"{algorithm}_backward_not_rereversed", algorithm, _BACKWARD,
               "returns the backward pass's states in the order computed: column t holds the state of position "
               "ℓ − 1 − t", "review", _unreverse=_unchanged),

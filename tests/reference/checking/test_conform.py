@@ -62,7 +62,7 @@ REVIEWED = [
     ("mhattention_heads_interleaved", "spec"),
     ("attention_scores_transposed", "spec"),
     ("attention_nan_for_empty_rows", "finite"),
-    ("attention_additive_ignores_mask", "spec"),
+    ("attention_ignores_mask", "spec"),
     ("layer_norm_unbiased_variance", "spec"),
     # W_p[:, t + 1] reads past the table where ℓ = ℓ_max, as in the smallest failing configuration
     ("dtransformer_positions_off_by_one", "runs"),
@@ -70,6 +70,7 @@ REVIEWED = [
     # recurrent cells and layers
     ("lstm_cell_gates_in_notes_order", "spec"),
     ("lstm_cell_without_forget_gate", "spec"),
+    ("rnn_layer_without_forget_gate", "spec"),
     ("rnn_layer_gates_in_notes_order", "spec"),
 ]
 
@@ -127,9 +128,9 @@ def _checker(function, name, **options):
 
 
 def test_masks_property_catches_a_function_that_reads_hidden_keys():
-    """Algorithm 4, line 5: hidden keys have no influence — a function ignoring the mask (the catalogue's, which
-    leaves its additive scores unmasked) fails ``masks``."""
-    bug = catalogue.entry("attention_additive_ignores_mask")
+    """Algorithm 4, line 5: hidden keys have no influence — a function ignoring the mask (the catalogue's)
+    fails ``masks``."""
+    bug = catalogue.entry("attention_ignores_mask")
     checker, algorithm = _checker(bug.function, bug.algorithm, **bug.options)
     for ex in examples("attention", 30, seed=0, **algorithm.options):
         args = normalise(ex)
@@ -319,10 +320,9 @@ def test_verify_mutants_bad_usage(capsys, args, message):
 
 def test_causality_property_catches_a_forward_recurrence_that_reads_backwards():
     """A forward recurrent layer's state at t reads X[:, ≤ t]; one that runs from the end fails
-    ``causality`` (and its spec comparison): the catalogue's correct layer with its one pass planted to read
-    the sequence last position first, through the ``_passes`` seam."""
-    runs_backwards = FACTORIES["rnn_layer"](_passes={"forward": (("", True),)})
-    checker, _ = _checker(runs_backwards, "rnn_layer")
+    ``causality`` (and its spec comparison): the catalogue's layer whose one pass reads the sequence last
+    position first."""
+    checker, _ = _checker(catalogue.entry("rnn_layer_forward_reads_backwards").function, "rnn_layer")
     ex = next(e for e in examples("rnn_layer", 10, seed=0, **algorithms.rnn_layer.options) if e.sizes["ell"] >= 3)
     args = normalise(ex)
     with pytest.raises(Failed, match="only inputs after"):

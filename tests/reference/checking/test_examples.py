@@ -3,13 +3,12 @@ the boundary cases are always there, and sizes grow with the budget."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from formal import algorithms
-from formal.errors import ConfigError
 from formal.core.symbols import by_name
 from formal.engine.declarations import same_value
+from formal.errors import ConfigError
 from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
 from reference.checking.variants import draw_options
 

@@ -8,8 +8,8 @@ passes, which fails the suite until its line below is deleted.
 
 import pytest
 
-from reference.checking.conform import conform
 from formal import algorithms
+from reference.checking.conform import conform
 from reference.checking.examples import EXAMPLE_ALGORITHMS
 from reference.checking.mutants.catalogue import CONTROLS, FACTORIES, MUTANTS
 

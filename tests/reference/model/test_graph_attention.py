@@ -27,8 +27,8 @@ def _rows(A):
     return torch.from_numpy(np.ascontiguousarray(A.T))[None]            # (1, ℓ, d): batch-first rows
 
 
-@given(builtin(), st.sampled_from([(1, 1), (2, 2), (4, 2)]), st.booleans(), st.sampled_from(["scatter", "explicit", "auto"]),
-       SEED)
+@given(builtin(), st.sampled_from([(1, 1), (2, 2), (4, 2)]), st.booleans(),
+       st.sampled_from(["scatter", "explicit", "auto"]), SEED)
 def test_scatter_path_equals_the_spec_on_every_builtin_pattern(case, heads, bias, path, seed):
     """Algorithm 5 over a pattern in torch (float64) equals the spec's dense Algorithm 5 on its mask and
     the numpy edge executor, within 1e-10."""
@@ -64,7 +64,7 @@ def test_scatter_path_follows_the_empty_neighbourhood_policy(m, empty, seed):
 
 
 def test_scatter_gradients_are_finite_with_empty_neighbourhoods():
-    """design decision 7: zeros for an empty query, with finite gradients."""
+    """decision-empty-neighbourhood: zeros for an empty query, with finite gradients."""
     pattern = from_mask(np.array([[1, 0], [1, 0]], dtype=bool), self_attention=False)
     rng = np.random.default_rng(0)
     params = {k: torch.from_numpy(v).requires_grad_() for k, v in _mh(rng, 1, 1, 3, 3, True).items()}

@@ -6,12 +6,11 @@ parameter counts equal ``numel``."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from formal import algorithms
-from formal.errors import ConfigError
 from formal.core.symbols import L, d_h, d_x
+from formal.errors import ConfigError
 from reference.model import third_party
 
 MODULES = {"rnn": torch.nn.RNN, "gru": torch.nn.GRU, "lstm": torch.nn.LSTM}

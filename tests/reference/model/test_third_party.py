@@ -40,7 +40,7 @@ def sizes(draw, *, layers=True):
 def test_torch_multihead_attention_is_algorithm_5(s, bias, need_weights, cross, d_z, ell_z):
     """torch.nn.MultiheadAttention = Algorithm 5 with d_attn = d_mid = d_e/H, random masks included; a
     query no key may see gives NaN with need_weights=True and zeros through the fast path — the spec's
-    ``empty="nan"`` and ``empty="zero"`` (design decision 7)."""
+    ``empty="nan"`` and ``empty="zero"`` (decision-empty-neighbourhood)."""
     rng = np.random.default_rng(s["seed"])
     E, ell = s["d_e"], s["ell"]
     kdim = d_z if cross else E
@@ -207,3 +207,46 @@ def test_torch_paged_attention_pages_are_a_block_table(page_size, lengths, new, 
                                                                **weights)
         for g, w in zip(got, want):
             assert np.max(np.abs(g - w), initial=0.0) <= FLOAT64
+
+
+# --------------------------------------------------------------------- the position-wise feed-forward network
+def _feedforward_modules(kind, d_e, d_mlp, seed):
+    """A third-party MLP (float64, random weights), the spec's variant it is, and its weights in the spec's names."""
+    transformers = pytest.importorskip("transformers")
+    if kind == "torch":   # TransformerEncoderLayer's linear1 → ReLU → linear2 (dropout off in eval)
+        layer = torch.nn.TransformerEncoderLayer(d_e, 1, dim_feedforward=d_mlp, dropout=0.0, batch_first=True)
+        module = randomise(torch.nn.Sequential(layer.linear1, torch.nn.ReLU(), layer.linear2), seed)
+        names = {"W_mlp1": module[0].weight, "b_mlp1": module[0].bias, "W_mlp2": module[2].weight,
+                 "b_mlp2": module[2].bias}
+        return module, {"activation": "relu", "bias": True}, names
+    if kind == "gpt2":    # GPT2MLP: Conv1D weights stored (in, out), GELU's tanh approximation
+        from transformers.models.gpt2.modeling_gpt2 import GPT2MLP
+        module = randomise(GPT2MLP(d_mlp, transformers.GPT2Config(n_embd=d_e, resid_pdrop=0.0)), seed)
+        names = {"W_mlp1": module.c_fc.weight.T, "b_mlp1": module.c_fc.bias, "W_mlp2": module.c_proj.weight.T,
+                 "b_mlp2": module.c_proj.bias}
+        return module, {"activation": "gelu-tanh", "bias": True}, names
+    from transformers.models.llama.modeling_llama import LlamaMLP  # SwiGLU, down(SiLU(gate x) ⊙ up x), no biases
+    config = transformers.LlamaConfig(hidden_size=d_e, intermediate_size=d_mlp, num_attention_heads=1,
+                                      num_key_value_heads=1, head_dim=2)   # (the attention's, unused here)
+    module = randomise(LlamaMLP(config), seed)
+    names = {"W_mlp1": module.up_proj.weight, "W_gate": module.gate_proj.weight, "W_mlp2": module.down_proj.weight}
+    return module, {"activation": "swiglu", "bias": False}, names
+
+
+@pytest.mark.parametrize("kind", ["torch", "gpt2", "llama"])
+@given(st.integers(1, 6), st.integers(1, 7), st.integers(1, 5), SEED)
+def test_third_party_feedforward_networks_are_the_spec_mlp(kind, d_e, d_mlp, ell, seed):
+    """Vaswani et al.'s eq. (2) as torch's TransformerEncoderLayer computes it (ReLU), GPT-2's MLP (GELU-tanh)
+    and Llama's (SwiGLU, Shazeer 2020): each, its weights read into the spec's names, equals ``mlp`` of that
+    variant in float64, with the parameter count ``numel`` gives."""
+    module, variant, names = _feedforward_modules(kind, d_e, d_mlp, seed)
+    X = torch.as_tensor(np.random.default_rng(seed).normal(size=(1, ell, d_e)))
+    with torch.no_grad():
+        want = _columns(module(X))
+    params = {name: t.detach().numpy() for name, t in names.items()}
+    spec = algorithms.mlp.variant(**variant)
+    got = spec(X=X[0].numpy().T, **params)
+    assert np.max(np.abs(got - want)) <= FLOAT64 * max(1.0, np.max(np.abs(want)))
+    sizes = {"d_e": d_e, "d_mlp": d_mlp}
+    counted = sum(p.numel() for p in module.parameters())
+    assert int(spec.param_count().xreplace({s: sizes[str(s)] for s in spec.param_count().free_symbols})) == counted

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from reference.model import training
-from reference.model.convert import params_to_torch, tokens_to_torch
 from reference.checking.examples import example
 from reference.checking.verify import example_loss
+from reference.model import training
+from reference.model.convert import params_to_torch, tokens_to_torch
 
 H_FD = 1e-6
 
@@ -69,7 +69,7 @@ def test_training_is_epochs_of_per_sequence_steps():
 
 
 def test_minibatch_step_follows_the_mean_gradient():
-    """Minibatches (design decision 11, a variant): one step over a batch moves θ by −η × the mean of the
+    """Minibatches (decision-training: a variant): one step over a batch moves θ by −η × the mean of the
     sequences' gradients, each taken alone with the paper's step."""
     theta, data, loss = _decoder_setup(6, 3)
     trained = training.train(theta, loss, (data,), eta=1.0, batch_size=3)
