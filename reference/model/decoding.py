@@ -99,7 +99,7 @@ def dinference(x, p, options, *, ell_gen: int, rng=None, ell_max=None, path="exp
 
 def edinference(z, p, options, *, ell_gen: int, rng=None, ell_max=None, path="explicit"):
     """Algorithm 15: from ``[bos]`` draw tokens until eos or ``ell_gen`` tokens; returned without bos/eos."""
-    opts = stack_options(options)
+    opts = stack_options(options, "edtransformer")
     tau, decoding = options.get("tau", 1.0), options.get("decoding", "sample")
     n_vocab = p["W_e"].shape[1]
     bos, eos = special_token("bos", n_vocab), special_token("eos", n_vocab)

@@ -28,11 +28,14 @@ _ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o")
 _MLP = ("W_mlp1", "W_mlp2", "b_mlp1", "b_mlp2", "W_gate")
 
 
-def stack_options(options) -> StackOptions:
-    """The options a stack's layers read (:class:`formal.algorithms.blocks.StackOptions`) of an algorithm's
-    options."""
-    fields = StackOptions.__dataclass_fields__
-    return StackOptions(**{k: v for k, v in options.items() if k in fields})
+def stack_options(options, algorithm: str = "dtransformer") -> StackOptions:
+    """The options a stack's layers read (:class:`formal.algorithms.blocks.StackOptions`) of ``algorithm``'s
+    ``options``: those not given take the algorithm's declared defaults (a third-party reader names only what
+    differs, ``from_gpt2``'s ``{"activation": "gelu-tanh", …}``), and each is checked against its domain."""
+    from formal.algorithms import get
+    declared = get(algorithm).option_specs
+    values = {**declared.defaults(), **options}
+    return StackOptions(**{k: declared[k].check(values[k]) for k in StackOptions.__dataclass_fields__})
 
 
 def probabilities(logits):
@@ -123,7 +126,7 @@ def image_patches(images, P: int, order: str):
 def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, path="explicit", ell_max=None):
     """Algorithm 9 (BERT; ViT with ``inputs="patches", head="classifier"``, or from ``X_img`` with patches
     of side ``P`` under ``inputs="image"``): logits (B, ℓ, N_V), or (B, N_C) class logits for ViT."""
-    opts = stack_options(options)
+    opts = stack_options(options, "etransformer")
     if options.get("inputs", "tokens") == "image":
         X_p = image_patches(X_img, P, options["patch_order"])
     if options.get("inputs", "tokens") in ("patches", "image"):
@@ -174,7 +177,7 @@ def decode(x, Z, p, opts: StackOptions, path="explicit", ell_max=None):
 def edtransformer(z, x, p, options, *, path="explicit", ell_max=None):
     """Algorithm 8: context z (B, ℓ_z) and primary x (B, ℓ_x) → logits (B, ℓ_x, N_V); self- and
     cross-attention have their own weights (``dec_``, ``cross_``)."""
-    opts = stack_options(options)
+    opts = stack_options(options, "edtransformer")
     return decode(x, encode(z, p, opts, path, ell_max), p, opts, path, ell_max)
 
 

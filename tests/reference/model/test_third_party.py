@@ -250,3 +250,23 @@ def test_third_party_feedforward_networks_are_the_spec_mlp(kind, d_e, d_mlp, ell
     sizes = {"d_e": d_e, "d_mlp": d_mlp}
     counted = sum(p.numel() for p in module.parameters())
     assert int(spec.param_count().xreplace({s: sizes[str(s)] for s in spec.param_count().free_symbols})) == counted
+
+
+@pytest.mark.parametrize("path", ["explicit", "sdpa"])
+def test_hf_gpt2_through_the_reference_stack_with_the_readers_options(path):
+    """HF GPT-2 through the torch reference (the CPU twin of the GPU check): ``from_gpt2``'s options name only
+    what differs from Algorithm 10's declared defaults, and the reference's stack takes the others from those
+    declarations — equal to HF's logits in float64."""
+    transformers = pytest.importorskip("transformers")
+    from reference.model import stacks
+    from reference.model.convert import params_to_torch
+    config = transformers.GPT2Config(vocab_size=50, n_positions=16, n_embd=32, n_layer=2, n_head=4,
+                                     bos_token_id=None, eos_token_id=None)
+    model = randomise(transformers.GPT2LMHeadModel(config), 0)
+    params, options = third_party.from_gpt2(model)
+    assert set(options) < set(algorithms.dtransformer.options)          # the reader names only some options
+    x = torch.tensor(np.arange(10) % 50)[None]
+    with torch.no_grad():
+        want = model(x).logits
+        got = stacks.dtransformer(x, params_to_torch(params), options, path=path)
+    assert torch.max(torch.abs(want - got)).item() <= FLOAT64 * max(1.0, torch.max(torch.abs(want)).item())
