@@ -49,7 +49,7 @@ def _table(rows, repeats):
 
 def _core():
     from formal.algorithms import ALGORITHMS
-    return [a for a in ALGORITHMS.values() if a.number <= 7]
+    return [a for a in ALGORITHMS.values() if a.number is not None and a.number <= 7]
 
 
 def _derive_all():
@@ -70,7 +70,7 @@ def main(argv=None):
     show = _process([py, "-m", "formal", "show", "attention", "--json"], args.repeats)
     cold_code = ("import time, formal; from formal.algorithms import ALGORITHMS; t = time.perf_counter(); "
                  "[(a.output_shape, a.cost('matmul'), a.cost('full')) for a in ALGORITHMS.values() "
-                 "if a.number <= 7]; "
+                 "if a.number is not None and a.number <= 7]; "
                  "print(time.perf_counter() - t)")
     cold = statistics.median(float(subprocess.run([py, "-c", cold_code], check=True, capture_output=True,
                                                   text=True).stdout) for _ in range(args.repeats))
