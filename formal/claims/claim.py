@@ -19,7 +19,7 @@ __all__ = ["Claim", "ClaimError", "load", "parse_claims", "ASSERTIONS", "SUBJECT
            "VERDICTS"]
 
 #: What a claim may assert, exactly one each (``property`` is both a subject's question and its assertion).
-ASSERTIONS = ("equals", "approx", "at_most", "at_least", "theta", "big_o", "leading", "property")
+ASSERTIONS = ("equals", "approx", "rounds_to", "at_most", "at_least", "theta", "big_o", "leading", "property")
 #: What a claim may be about (``implementation`` goes with ``algorithm``).
 SUBJECTS = ("model", "algorithm", "op", "graph", "implementation")
 #: Properties a ``property`` claim may name.
@@ -31,7 +31,7 @@ _ABOUT = ("id", "says", "source", "note", "expect")
 _SUBJECT_FIELDS = ("options", "sizes", "seq_len", "batch", "dtype", "convention", "args", "inputs", "mask", "seed",
                    "paged")
 KEYS = _ABOUT + SUBJECTS + _SUBJECT_FIELDS + ("quantity",) + ASSERTIONS + ("rel_tol", "abs_tol", "in", "ratio_to")
-_RATIO_KEYS = ("model", "algorithm", "graph") + _SUBJECT_FIELDS
+_RATIO_KEYS = ("model", "algorithm", "graph") + _SUBJECT_FIELDS + ("quantity",)
 ROWS = re.compile(r"(\d{1,9}):(\d{1,9})")  # rows START:STOP of an executed output
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]{0,99}")
 MAX_CLAIMS = 10_000
@@ -237,8 +237,14 @@ def _modifiers(claim: Claim, table: dict) -> None:
         if bad:
             raise ClaimError(f"ratio_to has an unknown field {shown(bad[0])}; known: {', '.join(_RATIO_KEYS)}")
         kinds = [k for k in ("model", "algorithm", "graph") if k in ratio]
-        if len(kinds) != 1:
-            raise ClaimError("ratio_to names exactly one subject: model, algorithm or graph")
+        if len(kinds) > 1:
+            raise ClaimError(f"ratio_to names one subject (model, algorithm or graph), not {', '.join(kinds)}")
+        if not ratio:
+            raise ClaimError("ratio_to is empty: name another subject, e.g. ratio_to = { model = \"gpt2\" }, or "
+                             "another quantity of this one, e.g. ratio_to = { quantity = \"flops.forward\" }")
         if name == "property" or claim.kind in ("implementation", "op") or "inputs" in table:
-            raise ClaimError("ratio_to compares a quantity of two subjects: it does not apply here")
+            raise ClaimError("ratio_to compares two quantities: it does not apply here")
+        if "quantity" in ratio and not (isinstance(ratio["quantity"], str) and ratio["quantity"]):
+            raise ClaimError(f"ratio_to's quantity = {shown(ratio['quantity'])} must name a quantity, e.g. "
+                             "\"flops.forward\"")
         claim.ratio_to = dict(ratio)

@@ -1,4 +1,5 @@
-"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout S] [--verbose] [--json]``.
+"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout S] [--time-budget S]
+[--verbose] [--json]``.
 
 Exit 0 when every claim holds or matches its ``expect``; 1 when one does not; 2 when a file cannot be read
 or a claim is invalid (one line on stderr names the first such claim and its field; the report is still
@@ -29,15 +30,22 @@ def register(sub):
     p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                    help="the longest one claim may take to decide, before it is reported invalid (default 30; an "
                         "implementation claim has conform's limit per call instead)")
+    p.add_argument("--time-budget", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="the longest the whole run may take: claims not reached by then are reported undecided, "
+                        "not reached (default: no limit)")
     p.add_argument("--verbose", action="store_true", help="give every claim's reason, those that hold too")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)
 
 
-def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeout: float | None = 30.0) -> list:
-    """The verdicts of every claim in ``paths`` (and the catalogue), in order."""
+def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeout: float | None = 30.0,
+              budget: float | None = None) -> list:
+    """The verdicts of every claim in ``paths`` (and the catalogue), in order; ``timeout`` bounds each claim,
+    ``budget`` the whole run (seconds; the claims not reached in it are undecided, not reached)."""
+    import time
+
     from .claim import load
-    from .decide import decide
+    from .decide import decide, not_reached
     claims = []
     if catalogue:
         from .catalogue import files
@@ -50,11 +58,17 @@ def run_files(paths, *, catalogue: bool = False, only=None, progress=None, timeo
         if missing:
             raise ConfigError(f"--only names {shown(missing[0])}, which no claim has")
         claims = [c for c in claims if c.id in only]
-    verdicts = []
+    verdicts, deadline = [], None if budget is None else time.monotonic() + budget
     for i, claim in enumerate(claims):
         if progress is not None:
             progress(i, len(claims), claim.id)
-        verdicts.append(decide(claim, timeout=timeout))
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            verdicts.append(not_reached(claim))
+        elif left is not None and (timeout is None or left < timeout):
+            verdicts.append(decide(claim, timeout=left, budget=True))
+        else:
+            verdicts.append(decide(claim, timeout=timeout))
     return verdicts
 
 
@@ -70,7 +84,8 @@ def _run(args, out):
         if not only:
             raise FormalError(f"--only {shown(args.only)} names no claim: give comma-separated ids")
     verdicts = run_files(args.files, catalogue=args.catalogue, only=only,
-                         progress=progress_line(sys.stderr, "checking"), timeout=args.timeout)
+                         progress=progress_line(sys.stderr, "checking"), timeout=args.timeout,
+                         budget=args.time_budget)
     out.write(json_text(as_json(verdicts)) if args.json else as_text(verdicts, verbose=args.verbose))
     invalid = [v for v in verdicts if v.verdict == "invalid"]
     if invalid:

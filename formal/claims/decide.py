@@ -18,13 +18,13 @@ from fractions import Fraction
 from ..costs.inequalities import counterexample, nonnegative
 from ..errors import FormalError, shown
 from .claim import Claim, ClaimError
-from .figures import figure, is_figure
-from .formula import parse
+from .figures import figure
+from .numbers import claimed_number, number_claim
 from .subjects import value_of
 from .values import Value, formula_value
 from .verdict import Verdict, claimed_formula, show_number
 
-__all__ = ["Verdict", "decide", "show_number"]
+__all__ = ["Verdict", "decide", "not_reached", "ratio_subject", "show_number"]
 
 
 #: Seconds one claim may take to decide (its formulas could be made to expand without end); an
@@ -32,9 +32,10 @@ __all__ = ["Verdict", "decide", "show_number"]
 TIMEOUT = 30.0
 
 
-def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
+def decide(claim: Claim, *, timeout: float | None = TIMEOUT, budget: bool = False) -> Verdict:
     """Judge one claim; never raises for a claim's content (an invalid claim is a verdict).  A claim that
-    takes more than ``timeout`` seconds (main thread of Unix; None: no limit) is invalid."""
+    takes more than ``timeout`` seconds (main thread of Unix; None: no limit) is invalid — or, with ``budget``
+    (the limit is what is left of a run's time budget, not the claim's own), undecided: not reached."""
     from ..guards.limits import TimeLimit, time_limit
     if claim.error is not None:
         return Verdict(claim, "invalid", reason=claim.error)
@@ -46,6 +47,8 @@ def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
                 return _checked_elsewhere(claim)
             return _decide(claim)
     except TimeLimit:
+        if budget:
+            return not_reached(claim, "the run's time budget ran out while deciding it")
         return Verdict(claim, "invalid", _claimed(claim),
                        reason=f"the claim took more than {timeout:g} s to decide (raise the limit with --timeout)")
     except FormalError as exc:  # a ClaimError, or the spec refusing what the claim describes
@@ -56,6 +59,20 @@ def decide(claim: Claim, *, timeout: float | None = TIMEOUT) -> Verdict:
         return Verdict(claim, "invalid", _claimed(claim),
                        reason=f"the claim cannot be evaluated: {type(exc).__name__} "
                               f"({' '.join(str(exc).split())[:200]})")
+    except MemoryError:
+        return Verdict(claim, "undecided", _claimed(claim),
+                       reason="deciding the claim ran out of memory: it was not decided")
+    except Exception as exc:  # noqa: BLE001 — one claim's bug must not lose the other claims' verdicts
+        return Verdict(claim, "undecided", _claimed(claim),
+                       reason=f"not decided: an internal error ({type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:200]}) — a bug in formal-transformers; please report it "
+                              "with the claim")
+
+
+def not_reached(claim: Claim, why: str = "the run's time budget ran out before it") -> Verdict:
+    """The verdict of a claim a time budget left undecided."""
+    return Verdict(claim, "undecided", _claimed(claim), reason=f"not reached: {why} (--time-budget)",
+                   reached=False)
 
 
 def _claimed(claim) -> str:
@@ -88,7 +105,8 @@ def _decide(claim: Claim) -> Verdict:
     value = value_of(claim.subject, claim.quantity, formula=asymptotic and "graph" not in claim.subject,
                      growing=claim.growing, base_dir=claim.base_dir)
     if claim.ratio_to is not None:
-        other = value_of(claim.ratio_to, claim.quantity, formula=value.kind == "formula", growing=claim.growing,
+        subject, quantity = ratio_subject(claim)
+        other = value_of(subject, quantity, formula=value.kind == "formula", growing=claim.growing,
                          base_dir=claim.base_dir)
         value = _ratio(value, other)
     claimed = _claimed(claim)
@@ -109,7 +127,18 @@ def _decide(claim: Claim) -> Verdict:
         return asymptotic(claim, value, claimed)
     if value.kind == "formula":
         return _formula_claim(claim, value, claimed)
-    return _number_claim(claim, value, claimed)
+    return number_claim(claim, value, claimed)
+
+
+def ratio_subject(claim: Claim) -> tuple:
+    """What ``ratio_to`` divides by: ``(subject, quantity)``.  A ratio_to naming a subject (model, algorithm,
+    graph) is that subject with its own fields; one naming none is the claim's own subject with the fields it
+    gives changed (its ``quantity`` above all: "a training step costs 3× the forward pass")."""
+    ratio = dict(claim.ratio_to)
+    quantity = ratio.pop("quantity", claim.quantity)
+    if any(k in ratio for k in ("model", "algorithm", "graph")):
+        return ratio, quantity
+    return {**claim.subject, **ratio}, quantity
 
 
 def _ratio(a: Value, b: Value) -> Value:
@@ -133,106 +162,36 @@ def _sym(v: Value):
     return sp.Rational(f.numerator, f.denominator)
 
 
-# ----------------------------------------------------------------------------------------------- numbers
-def _json_number(x):
-    if isinstance(x, Fraction):
-        return x.numerator if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-    return x
-
-
-def _claimed_number(raw, sizes, what):
-    """A claimed number: an int or float, a figure ("117M") at its value, or a formula at the sizes."""
-    if isinstance(raw, bool):
-        raise ClaimError(f"{what} = {raw} is not a number")
-    if isinstance(raw, int):
-        return Fraction(raw)
-    if isinstance(raw, float):
-        if not math.isfinite(raw):
-            raise ClaimError(f"{what} = {raw} is not a finite number")
-        return Fraction(repr(raw))
-    if is_figure(raw):
-        return figure(raw, what).value
-    formula = parse(raw, names=set(sizes), what=what)
-    exact = formula.value({k: v for k, v in sizes.items() if isinstance(v, (int, Fraction))})
-    if exact is None:
-        import sympy as sp
-        number = formula.sympy({k: sp.Integer(v) if isinstance(v, int) else v for k, v in sizes.items()})
-        if not (number.is_number and number.is_real):
-            raise ClaimError(f"{what} {shown(raw)} is not a real number here")
-        return float(number)
-    return Fraction(exact)
-
-
-def _relative(derived, claimed) -> str:
-    if claimed == 0:
-        return f"differs by {show_number(derived - claimed)}"
-    error = (Fraction(derived) - Fraction(claimed)) / abs(Fraction(claimed))
-    return f"{float(error) * 100:+.3g} % from the claim"
-
-
-def _number_claim(claim, value: Value, claimed) -> Verdict:
-    name, raw = claim.assertion
-    derived = value.value
-    shown_derived = _json_number(derived)
-    if name == "approx":
-        if isinstance(raw, str) and is_figure(raw) and claim.rel_tol is None and claim.abs_tol is None:
-            fig = figure(raw, "approx")
-            ok = fig.holds(derived)
-            reason = (f"{show_number(derived)} is {'within' if ok else 'outside'} {fig.describe()}, the precision "
-                      f"{raw!r} states; {_relative(derived, fig.value)}")
-            return Verdict(claim, "holds" if ok else "fails", claimed, shown_derived, reason)
-        if claim.rel_tol is None and claim.abs_tol is None:
-            raise ClaimError(f"approx = {shown(raw)} states no precision: write a figure such as \"117M\", or give "
-                             "rel_tol or abs_tol")
-        target = _claimed_number(raw, value.sizes, "approx")
-        d = Fraction(derived)
-        allowed = max(Fraction(repr(claim.rel_tol or 0.0)) * abs(Fraction(target)),
-                      Fraction(repr(claim.abs_tol or 0.0)))
-        ok = abs(d - Fraction(target)) <= allowed
-        tol = f"rel_tol {claim.rel_tol}" if claim.rel_tol is not None else f"abs_tol {claim.abs_tol}"
-        return Verdict(claim, "holds" if ok else "fails", claimed, shown_derived,
-                       f"{show_number(derived)}: {_relative(derived, target)} ({tol})")
-    if name not in ("equals", "at_most", "at_least"):
-        raise ClaimError(f"{name} does not apply to a number")
-    target = _claimed_number(raw, value.sizes, name)
-    d = Fraction(derived) if not isinstance(derived, float) else Fraction(repr(derived))
-    t = Fraction(target) if not isinstance(target, float) else None
-    if t is None:  # an irrational claim: never exactly a derived rational
-        ok = {"equals": False, "at_most": float(d) <= target, "at_least": float(d) >= target}[name]
-    else:
-        ok = {"equals": d == t, "at_most": d <= t, "at_least": d >= t}[name]
-    reason = "" if ok else f"derived {show_number(derived)}: {_relative(d, t if t is not None else Fraction(target))}"
-    if ok and name != "equals":
-        reason = f"derived {show_number(derived)}"
-    return Verdict(claim, "holds" if ok else "fails", claimed, shown_derived, reason)
-
-
+# ------------------------------------------------------------------------------------------------ arrays
 def _arrays(claim, value: Value, claimed) -> Verdict:
     import numpy as np
     name, raw = claim.assertion
-    if name not in ("equals", "approx"):
-        raise ClaimError(f"{name} does not apply to an array output (use equals or approx)")
+    if name not in ("equals", "approx", "rounds_to"):
+        raise ClaimError(f"{name} does not apply to an array output (use equals, approx or rounds_to)")
     got = value.value
     figures = np.vectorize(lambda x: x, otypes=[object])(np.array(raw, dtype=object)) if raw is not None else None
     if np.shape(figures) != got.shape:
         raise ClaimError(f"{name} gives an array of shape {np.shape(figures)}, the output's is {got.shape}")
     flat_claim, flat_got = list(np.ravel(figures)), list(np.ravel(got))
-    worst, first_bad = 0.0, None
+    first_bad = None
     for i, (c, g) in enumerate(zip(flat_claim, flat_got)):
-        if name == "approx" and isinstance(c, str) and claim.rel_tol is None and claim.abs_tol is None:
-            fig = figure(c, "approx")
-            ok = fig.holds(Fraction(repr(float(g))))
+        if name == "rounds_to" or (name == "approx" and isinstance(c, str) and claim.rel_tol is None
+                                   and claim.abs_tol is None):
+            fig = figure(str(c) if isinstance(c, int) and not isinstance(c, bool) else c, name)
+            if not math.isfinite(float(g)):
+                ok = False
+            else:
+                ok = (fig.holds if name == "approx" else fig.rounds)(Fraction(repr(float(g))))
         else:
             if name == "approx" and claim.rel_tol is None and claim.abs_tol is None:
                 raise ClaimError("approx with bare numbers states no precision: write each as a string figure "
                                  "(\"0.09\") or give rel_tol or abs_tol")
-            target = _claimed_number(c, {}, name)
+            target = claimed_number(c, {}, name)
             if name == "equals":
                 ok = float(g) == float(target)
             else:
                 ok = abs(float(g) - float(target)) <= max((claim.rel_tol or 0) * abs(float(target)),
                                                          claim.abs_tol or 0)
-            worst = max(worst, abs(float(g) - float(target)))
         if not ok and first_bad is None:
             first_bad = (i, c, g)
     derived = [float(x) for x in flat_got] if got.ndim <= 1 else got.tolist()
@@ -248,8 +207,8 @@ def _formula_claim(claim, value: Value, claimed) -> Verdict:
 
     from ..core.symbols import text
     name, raw = claim.assertion
-    if name == "approx":
-        raise ClaimError(f"approx compares numbers, and {value.what} is the formula {text(value.value)}: bind its "
+    if name in ("approx", "rounds_to"):
+        raise ClaimError(f"{name} compares numbers, and {value.what} is the formula {text(value.value)}: bind its "
                          "sizes to numbers, or use equals, leading or theta")
     target = claimed_formula(raw, value, name)
     derived = value.value

@@ -23,7 +23,7 @@ from fractions import Fraction
 from ..errors import shown
 from .formula import FormulaError
 
-__all__ = ["Figure", "figure", "is_figure", "UNITS"]
+__all__ = ["Figure", "figure", "is_figure", "decimal_text", "UNITS"]
 
 UNITS = {"": 1, "K": 10**3, "k": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12,
          "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
@@ -50,10 +50,19 @@ class Figure:
         return self.value + self.step
 
     def holds(self, derived) -> bool:
+        """``derived`` lies within one unit of the last digit (``approx``)."""
         return self.low <= Fraction(derived) <= self.high
+
+    def rounds(self, derived) -> bool:
+        """``derived`` rounds to this figure at its last digit: within half a unit, ties either way
+        (``rounds_to``)."""
+        return abs(Fraction(derived) - self.value) <= self.step / 2
 
     def describe(self) -> str:
         return f"{_short(self.low)}–{_short(self.high)}"
+
+    def describe_rounding(self) -> str:
+        return f"{_short(self.value - self.step / 2)}–{_short(self.value + self.step / 2)}"
 
 
 def is_figure(text) -> bool:
@@ -87,7 +96,20 @@ def figure(text, what: str = "figure") -> Figure:
 
 
 def _short(value: Fraction) -> str:
-    """A bound in the figure's own style: 116,000,000 → "116M"-like grouping is left to the reader; exact."""
+    """A bound as a figure shows it: an integer in full (116,000,000), else six significant digits."""
     if value.denominator == 1:
         return f"{value.numerator:,}"
-    return f"{float(value):,.6g}"
+    return decimal_text(value)
+
+
+def decimal_text(value, digits: int = 6) -> str:
+    """``value`` (an int, a Fraction or a float) to ``digits`` significant digits, at any magnitude: no float
+    overflow or underflow for a Fraction such as 10**-400."""
+    from decimal import Context, Decimal
+    if isinstance(value, float):
+        return f"{value:,.{digits}g}"
+    value = Fraction(value)
+    if value == 0 or Fraction(1, 10**300) < abs(value) < 10**300:   # a float holds it: Python's own format
+        return f"{float(value):,.{digits}g}"
+    context = Context(prec=digits + 2, Emin=-10**9, Emax=10**9)
+    return format(context.divide(Decimal(value.numerator), Decimal(value.denominator)), f",.{digits}g")

@@ -36,6 +36,10 @@ def asymptotic(claim, value: Value, claimed) -> Verdict:
         return Verdict(claim, "undecided", claimed, text(derived), str(exc))
     ok = upper and (lower or name == "big_o")
     reason = f"{what} is {derived_theta} in {', '.join(map(text, growing))}"
+    constant = sorted(target.free_symbols - set(growing), key=str)
+    if constant:
+        reason += (f" ({', '.join(map(text, constant))} held constant: the claim's "
+                   f"{'size' if len(constant) == 1 else 'sizes'} outside in)")
     if not ok:
         reason += f"; it is {'not O' if not upper else 'O but not Ω'} of the claim"
     return Verdict(claim, "holds" if ok else "fails", claimed, derived_theta, reason)

@@ -13,7 +13,7 @@ def summary(verdicts) -> dict:
     return {"claims": len(verdicts), "holds": counts["holds"], "fails": counts["fails"],
             "undecided": counts["undecided"], "invalid": counts["invalid"],
             "expected": len(expected), "as_expected": sum(bool(v.as_expected) for v in expected),
-            "ok": all(v.ok for v in verdicts)}
+            "not_reached": sum(not v.reached for v in verdicts), "ok": all(v.ok for v in verdicts)}
 
 
 def as_json(verdicts) -> dict:
@@ -55,4 +55,6 @@ def as_text(verdicts, *, verbose: bool = False) -> str:
             f"{s['invalid']} invalid")
     if s["expected"]:
         tail += f"; {s['as_expected']} of {s['expected']} as expected"
+    if s["not_reached"]:
+        tail += f"; {s['not_reached']} not reached in the time budget"
     return "\n".join(lines + ["", tail]) + "\n"

@@ -20,7 +20,7 @@ from ..costs.conventions import check_convention
 from ..errors import FormalError, shown
 from .claim import ClaimError
 from .models import model_value
-from .values import Value, check_expansion, formula_value, only, size_value
+from .values import Value, check_expansion, check_growing, formula_value, only, size_value
 
 __all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
 
@@ -71,10 +71,12 @@ def _algorithm(subject, quantity, growing) -> Value:
     unknown = sorted(set(sizes) - known)
     if unknown:
         raise ClaimError(f"{algorithm.label} has no size {shown(unknown[0])}; its sizes: {', '.join(sorted(known))}")
-    bound, numbers, formulas = {}, {}, {}
+    check_growing(growing, known, sizes, algorithm.label)
+    bound, numbers, formulas, named = {}, {}, {}, {}
     for k, v in sizes.items():
         v = size_value(k, v)
         bound[by_name(k)] = sp.Integer(v) if isinstance(v, int) else v.sympy()
+        named[k] = v if isinstance(v, int) else bound[by_name(k)]
         if isinstance(v, int):
             numbers[by_name(k)] = v
         else:
@@ -84,7 +86,7 @@ def _algorithm(subject, quantity, growing) -> Value:
         symbols = set().union(*(sp.sympify(a).free_symbols for a in c.args))
         if symbols <= set(numbers) and not c.holds(numbers):
             raise ClaimError(f"{algorithm.label}: {c.explain(numbers)}")
-    return formula_value(sp.sympify(expr).xreplace(bound), f"{algorithm.name} {quantity}")
+    return formula_value(sp.sympify(expr).xreplace(bound), f"{algorithm.name} {quantity}", bound=named)
 
 
 def _executed(subject, rows=None) -> Value:

@@ -9,7 +9,7 @@ from ..errors import shown
 from .claim import ClaimError
 from .formula import parse
 
-__all__ = ["Value", "only", "size_value", "check_expansion", "formula_value", "MAX_EXPANSION"]
+__all__ = ["Value", "only", "size_value", "check_expansion", "check_growing", "formula_value", "MAX_EXPANSION"]
 
 #: The most terms a quantity may expand to once its sizes are replaced by formulas.
 MAX_EXPANSION = 100_000
@@ -26,6 +26,13 @@ class Value:
     sizes: dict = field(default_factory=dict)
     what: str = ""
     measure: tuple | None = None
+    bound: dict = field(default_factory=dict)
+
+    @property
+    def names(self) -> dict:
+        """What a claimed formula's names stand for: the sizes the claim bound (``d_mid = "d_attn"``: the
+        binding holds on both sides of the claim), then the derived value's own sizes."""
+        return {**self.bound, **self.sizes}
 
 
 def only(subject, allowed, what):
@@ -33,6 +40,21 @@ def only(subject, allowed, what):
     extra = sorted(set(subject) - set(allowed))
     if extra:
         raise ClaimError(f"{extra[0]} does not apply to {what}")
+
+
+def check_growing(growing, known, sizes, label) -> None:
+    """Refuse a growing size (``in``) that is neither a size of the subject nor a name its ``sizes`` introduce
+    (``ell_x = "n"`` introduces ``n``), or that ``sizes`` binds: a claim about growth in a name the formula
+    does not have would be judged on a constant."""
+    introduced = set().union(*(size_value(k, v).names for k, v in sizes.items() if isinstance(v, str)))
+    names = (set(known) - set(sizes)) | introduced
+    for name in growing:
+        if name in sizes and name not in introduced:
+            raise ClaimError(f"in names {name!r}, which sizes binds to {shown(sizes[name])}: a size that grows "
+                             "cannot also be fixed")
+        if name not in names:
+            raise ClaimError(f"in names {shown(name)}, which is not a size of {label} here; its sizes: "
+                             f"{', '.join(sorted(names))}")
 
 
 def check_expansion(expr, formulas: dict) -> None:
@@ -73,15 +95,17 @@ def size_value(name, value):
     raise ClaimError(f"size {name} = {shown(value)} must be a positive integer or a formula (a string)")
 
 
-def formula_value(expr, what) -> Value:
+def formula_value(expr, what, *, bound=None) -> Value:
     """A sympy expression as a :class:`Value`: a number (int or Fraction) when it has no symbol left, else a
-    formula with its symbols as the sizes a claim may name."""
+    formula with its symbols as the sizes a claim may name; ``bound``: the sizes the claim bound (name → an
+    int or a sympy expression), which a claimed formula may name too."""
     import sympy as sp
     expr = sp.expand(expr)
+    bound = dict(bound or {})
     if not expr.free_symbols:
         number = sp.nsimplify(expr) if not expr.is_Rational else expr
         if number.is_Rational:
             from fractions import Fraction
             value = Fraction(int(number.p), int(number.q))
-            return Value("number", value.numerator if value.denominator == 1 else value, {}, what)
-    return Value("formula", expr, {str(s): s for s in expr.free_symbols}, what)
+            return Value("number", value.numerator if value.denominator == 1 else value, {}, what, bound=bound)
+    return Value("formula", expr, {str(s): s for s in expr.free_symbols}, what, bound=bound)

@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from ..errors import shown
 from .claim import Claim, ClaimError
+from .figures import decimal_text
 from .formula import parse
 from .values import Value
 
@@ -24,6 +25,7 @@ class Verdict:
     claimed: str = ""
     derived: object = None
     reason: str = ""
+    reached: bool = True
 
     @property
     def as_expected(self) -> bool | None:
@@ -39,7 +41,8 @@ class Verdict:
     def as_json(self) -> dict:
         return {"id": self.claim.id, "file": self.claim.file, "verdict": self.verdict, "claimed": self.claimed,
                 "derived": self.derived, "reason": self.reason, "expect": self.claim.expect,
-                "as_expected": self.as_expected, "says": self.claim.says, "source": self.claim.source}
+                "as_expected": self.as_expected, "says": self.claim.says, "source": self.claim.source,
+                "reached": self.reached}
 
 
 def show_number(x) -> str:
@@ -49,9 +52,9 @@ def show_number(x) -> str:
     if isinstance(x, int):
         return f"{x:,}"
     if isinstance(x, Fraction):
-        return f"{x.numerator}/{x.denominator} (≈{float(x):,.6g})"
+        return f"{x.numerator}/{x.denominator} (≈{decimal_text(x)})"
     if isinstance(x, float):
-        return f"{x:,.6g}"
+        return decimal_text(x)
     return str(x)
 
 
@@ -61,5 +64,7 @@ def claimed_formula(raw, value: Value, what: str, growing=()):
     import sympy as sp
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         raise ClaimError(f"{what} = {shown(raw)} must be a formula (a string) or a number")
-    formula = parse(raw, names=set(value.sizes) | set(growing), what=what)
-    return sp.sympify(formula.sympy({k: v for k, v in value.sizes.items()}))
+    names = value.names
+    formula = parse(raw, names=set(names) | set(growing), what=what)
+    return sp.sympify(formula.sympy({k: sp.Integer(v) if isinstance(v, int) else v for k, v in names.items()
+                                     if k not in growing}))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import secrets
 import stat
@@ -32,7 +33,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["MAX_TEXT_BYTES", "MAX_NESTING", "read_bytes", "read_text", "read_toml", "parse_toml", "destination",
-           "write_text", "json_text"]
+           "write_text", "json_text", "finite_json", "NON_FINITE"]
 
 #: Largest text file read by default (a configuration or a claims file is a few KiB).
 MAX_TEXT_BYTES = 16 * 2**20
@@ -186,11 +187,28 @@ def _unlink(path):
         pass
 
 
+#: How a non-finite float is written in JSON, which has no number for it: as these strings.
+NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def finite_json(obj):
+    """``obj`` with every non-finite float replaced by its name in :data:`NON_FINITE` (strict JSON has no
+    NaN or Infinity, and parsers other than Python's refuse them)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else NON_FINITE[repr(obj)]
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    return obj
+
+
 def json_text(obj) -> str:
-    """``obj`` as indented JSON text (non-ASCII kept) that is always valid UTF-8: a string holding bytes that
+    """``obj`` as indented, strict JSON text (non-ASCII kept; a non-finite float written as the string
+    ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``) that is always valid UTF-8: a string holding bytes that
     were not UTF-8 (a file name, read with Python's surrogate escapes) has them written as ``\\udcXX``
     escapes instead of raw bytes."""
-    text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(finite_json(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if any("\ud800" <= c <= "\udfff" for c in text):
         text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text

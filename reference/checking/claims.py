@@ -53,7 +53,38 @@ def _masked() -> str:
     return " and ".join(names) if len(names) <= 2 else ", ".join(names)
 
 
-def _examples(claim, subject):
+#: The largest size a property claim may pin (its examples run in float64 on this machine).
+MAX_PINNED = 64
+
+
+def _pins(claim, subject) -> dict:
+    """The sizes the claim fixes (``sizes = {ell_x = 1}``): positive integers up to :data:`MAX_PINNED`, each a
+    size of the algorithm; the examples draw the others."""
+    sizes = claim.subject.get("sizes", {})
+    known = {str(s) for s in subject.algorithm.symbols}
+    pins = {}
+    for name, value in sizes.items():
+        if name not in known:
+            raise ClaimError(f"{subject.name} has no size {shown(name)}; its sizes: {', '.join(sorted(known))}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PINNED:
+            raise ClaimError(f"size {name} = {shown(value)}: a property claim runs examples, so it binds sizes to "
+                             f"integers from 1 to {MAX_PINNED}")
+        pins[name] = value
+    return pins
+
+
+def _self_attention(algorithm, pins) -> bool:
+    """Whether the examples feed the tokens as their own context (Z = X): unless the claim pins a size of the
+    context (ℓ_z, d_z) that its source (ℓ_x, d_x) is not pinned to as well; then the context is an input of its
+    own, which the property leaves in place while the tokens move."""
+    for default, source in algorithm.defaults.items():
+        for d, s in zip(algorithm.spec(default).shape, algorithm.spec(source).shape):
+            if str(d) in pins and pins[str(d)] != pins.get(str(s)):
+                return False
+    return True
+
+
+def _examples(claim, subject, pins):
     from .examples import example
     name, token = subject.name, subject.tokens
     mask = claim.subject.get("mask", "full")
@@ -65,12 +96,15 @@ def _examples(claim, subject):
     seed = claim.subject.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ClaimError(f"seed = {shown(seed)} must be an integer from 0 to 2**32 - 1")
+    self_attention = _self_attention(subject.algorithm, pins)
     for small in SIZES:
         for s in range(seed, seed + SEEDS):
-            ex = example(subject.algorithm, s, small=small)
+            ex = example(subject.algorithm, s, small=small, pins={**pins, "cross": not self_attention})
+            if any(ex.sizes.get(k) != v for k, v in pins.items()):
+                continue        # the algorithm's constraints moved a pinned size: not an example of the claim
             arguments = dict(ex.arguments)
             for default, source in ex.algorithm.defaults.items():  # self-attention: the context is the tokens
-                if default in arguments:
+                if default in arguments and self_attention:
                     del arguments[default]
                     ex.sizes.update({str(d): ex.sizes[str(e)] for d, e in zip(ex.algorithm.spec(default).shape,
                                                                               ex.algorithm.spec(source).shape)})
@@ -78,6 +112,27 @@ def _examples(claim, subject):
                 arguments[name_of_mask] = None if mask in ("full", "bidirectional") else mask
             if arguments[token].shape[-1] >= 2:
                 yield ex, arguments, s
+
+
+def _token_count(subject, pins):
+    """The number of tokens the pinned sizes fix, or None where they leave it free."""
+    axis = subject.algorithm.spec(subject.tokens).shape[-1]
+    names = {str(f) for f in getattr(axis, "free_symbols", ())}
+    if not names <= set(pins):
+        return None
+    return int(axis.subs({f: pins[str(f)] for f in axis.free_symbols})) if names else int(axis)
+
+
+def _token_axis(subject, prop) -> None:
+    """A property that compares the output token by token needs an output whose last axis runs over the tokens."""
+    if prop == "permutation_invariant":
+        return
+    out = subject.algorithm.outputs[0].shape
+    axis = subject.algorithm.spec(subject.tokens).shape[-1]
+    if not out or out[-1] != axis:
+        shape = "a scalar" if not out else f"of shape ({', '.join(map(str, out))})"
+        raise ClaimError(f"{prop} compares the output token by token, and {subject.name}'s output is {shape}, with "
+                         f"no axis over its tokens {subject.tokens}: only permutation_invariant applies to it")
 
 
 def _subject(claim):
@@ -102,9 +157,15 @@ def _tolerance(out) -> float:
 def check_property(claim):
     prop = claim.assertion[1]
     subject = _subject(claim)
+    _token_axis(subject, prop)
+    pins = _pins(claim, subject)
     name, token = subject.name, subject.tokens
+    if _token_count(subject, pins) == 1:
+        return (True, "holds vacuously",
+                f"the sizes give {name} a single token: a permutation of one token is the identity, and no token "
+                "comes after it")
     tried = 0
-    for ex, arguments, seed in _examples(claim, subject):
+    for ex, arguments, seed in _examples(claim, subject, pins):
         try:
             base = np.asarray(ex.algorithm(**arguments), dtype=np.float64)
         except FormalError:
@@ -139,9 +200,11 @@ def check_property(claim):
                         f"output columns 0…{t} moved by {gap:.3g} when only tokens after {t} changed: the smallest "
                         f"counterexample tried, at {sizes}, example seed {seed}")
     if not tried:
-        raise ClaimError(f"no example of {name} could be run for the property")
+        raise ClaimError(f"no example of {name} could be run for the property"
+                         + (f" at {', '.join(f'{k} = {v}' for k, v in sorted(pins.items()))}" if pins else ""))
+    at = f"at {', '.join(f'{k} = {v}' for k, v in sorted(pins.items()))}, the other sizes" if pins else "with sizes"
     return (True, f"held on {tried} examples",
-            f"held on {tried} seeded examples with sizes up to {SIZES[-1]} (float64, tolerance 1e-9 × max |output|); "
+            f"held on {tried} seeded examples {at} up to {SIZES[-1]} (float64, tolerance 1e-9 × max |output|); "
             "a check on examples, not a proof")
 
 
