@@ -44,7 +44,7 @@ def asymptotic(claim, value: Value, claimed) -> Verdict:
 def measured(claim, value: Value, claimed) -> Verdict:
     """A graph's growth, measured: f(x)/g(x) at x = 2^10 … 2^50; Θ holds when the ratio stays within a
     factor of 2 (a log factor moves it 5×), O when it does not grow past twice its first value."""
-    from .subjects import GROWTH_POINTS
+    from .graph_subjects import GROWTH_POINTS
     name, raw = claim.assertion
     if name == "leading":
         raise ClaimError("a graph's leading term is not derived (its growth is measured): use theta or big_o")
