@@ -94,7 +94,7 @@ def _args(subject, base_dir) -> dict:
 
 def _formulas(pattern, args, growing) -> dict:
     """The args given as formulas (a string where the pattern takes an integer), parsed: each may name the
-    growing argument only, and only a growth claim has one."""
+    growing argument only.  Only a growth claim has them: elsewhere the schema refuses a string."""
     from ..graphs.kinds import Integer
     from ..graphs.schema import schema_of
     try:
@@ -104,12 +104,8 @@ def _formulas(pattern, args, growing) -> dict:
     formulas = {}
     for key, raw in args.items():
         parameter = next((p for p in schema.parameters if key == p.name or key in p.aliases), None)
-        if not isinstance(raw, str) or parameter is None or not isinstance(parameter.kind, Integer):
-            continue
-        if not growing:
-            raise ClaimError(f"args {key} = {shown(raw)}: a formula arg goes with a growth claim (in = [\"n\"]), "
-                             "where it may name the growing argument; give a number here")
-        formulas[key] = parse(raw, names={growing[0]}, what=f"args {key}")
+        if growing and isinstance(raw, str) and parameter is not None and isinstance(parameter.kind, Integer):
+            formulas[key] = parse(raw, names={growing[0]}, what=f"args {key}")
     return formulas
 
 
