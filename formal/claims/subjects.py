@@ -19,6 +19,7 @@ from ..errors import FormalError, shown
 from .claim import ClaimError
 from .graph_subjects import GROWTH_POINTS, graph_value
 from .models import model_value
+from .stack_subjects import STACK_QUANTITIES, stack_value
 from .values import Value, check_expansion, formula_value, only, size_value
 
 __all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
@@ -42,6 +43,8 @@ def value_of(subject: dict, quantity: str | None, *, formula: bool = False, grow
             return graph_value(subject, quantity, growing, base_dir)
         if "inputs" in subject or "op" in subject:
             return _executed(subject, quantity)
+        if quantity in STACK_QUANTITIES:
+            return stack_value(subject, quantity)
         return _algorithm(subject, quantity, growing)
     except ClaimError:
         raise
