@@ -42,8 +42,9 @@ UNBOUNDED = 2**128
 #: What a random pattern's growth may ask: the quantities its exact edge count gives, the same at every seed.
 DRAW_FREE = ("edges", "density", "in_degree.mean")
 #: The per-layer receptive-field keys, by ``layers.receptive_field.KEY``: which entry of a structure's
-#: ``spread(L)`` (min, mean, max) gives it, and whether with the residual path.
-FIELD_KEYS = {"min": (0, True), "mean": (1, True), "max": (2, True), "min_without_residual": (0, False)}
+#: ``spread(L)`` (min, mean, max) gives it, and whether with the residual path; ``max_span`` is its ``span(L)``.
+FIELD_KEYS = {"min": (0, True), "mean": (1, True), "max": (2, True), "min_without_residual": (0, False),
+              "max_span": None}
 
 
 class Growth(NamedTuple):
@@ -174,10 +175,12 @@ def _in_layers(pattern, quantity, point, given) -> Growth:
                              f"{', '.join(FIELD_KEYS)}")
         constant = dotted(given.report(), quantity, "graph --json")
         return Growth("layers", lambda x: constant, "it does not depend on the layers")
-    index, residual = FIELD_KEYS[parts[2]]
     structure, note = _field_structure(pattern, point, given)
 
     def at(x):
+        if FIELD_KEYS[parts[2]] is None:
+            return structure.span(x)
+        index, residual = FIELD_KEYS[parts[2]]
         return structure.spread(x, residual=residual)[index]
     return Growth("layers", at, note)
 
