@@ -66,6 +66,7 @@ def graph_value(subject, quantity, growing=(), base_dir=".") -> Value:
     if not growing:
         return Value("number", dotted(graph_spec(pattern, args).report(), quantity, "graph --json"), dict(args), what)
     arg = growing[0]
+    args = {**_defaults(pattern, arg), **args}
     if len(growing) != 1 or arg not in args:
         raise ClaimError(f"in = {list(growing)}: a graph's growth is measured in one of its args "
                          f"({', '.join(sorted(args))})")
@@ -91,6 +92,13 @@ def _args(subject, base_dir) -> dict:
     if isinstance(args.get("file"), str):
         args["file"] = os.path.join(base_dir, args["file"])
     return args
+
+
+def _defaults(pattern, arg) -> dict:
+    """``{arg: its default}`` where the pattern gives the growing ``arg`` a number by default (``layers``)."""
+    from ..graphs.schema import schema_of
+    default = next((p.default for p in schema_of(pattern).parameters if p.name == arg), None)
+    return {arg: default} if isinstance(default, int) and not isinstance(default, bool) else {}
 
 
 def _formulas(pattern, args, growing) -> dict:
