@@ -3,6 +3,8 @@ growth measured on its structure at 2^10 … 2^50 (:func:`formal.claims.decide.d
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from .asymptotic import Undecided
 from .claim import ClaimError
 from .formula import parse
@@ -46,16 +48,18 @@ def asymptotic(claim, value: Value, claimed) -> Verdict:
 
 
 def measured(claim, value: Value, claimed) -> Verdict:
-    """A graph's growth, measured: f(x)/g(x) at x = 2^10 … 2^50; Θ holds when the ratio stays within a
-    factor of 2 (a log factor moves it 5×), O when it does not grow past twice its first value."""
-    from .subjects import GROWTH_POINTS
+    """A graph's growth, measured (``value.measure``, a :class:`~formal.claims.graph_subjects.Growth`):
+    f(x)/g(x) at x = 2^10 … 2^50; Θ holds when the ratio stays within a factor of 2 (a log factor moves it
+    5×), O when it does not grow past twice its first value.  The reason names the range and how the
+    quantity was measured (the growth's note)."""
+    from .graph_subjects import GROWTH_POINTS
     name, raw = claim.assertion
     if name == "leading":
         raise ClaimError("a graph's leading term is not derived (its growth is measured): use theta or big_o")
     import math as m
 
     import sympy as sp
-    arg, f = value.measure
+    arg, f, note = value.measure
     formula = parse(raw, names={arg} | set(value.sizes), what=name)
     ratios, measured = [], []
     for x in GROWTH_POINTS:
@@ -63,8 +67,9 @@ def measured(claim, value: Value, claimed) -> Verdict:
         gx = sp.sympify(formula.sympy({**value.sizes, arg: x})).evalf(30)
         if not (gx.is_real and gx.is_finite and gx > 0):
             raise ClaimError(f"{name} {raw!r} is not a positive number at {arg} = {x} (it is {gx})")
-        measured.append(fx)
-        ratios.append(float(sp.Float(fx, 30) / gx) if fx else 0.0)
+        exact = sp.Rational(fx.numerator, fx.denominator) if isinstance(fx, Fraction) else fx
+        measured.append(float(exact))
+        ratios.append(float(sp.Float(exact, 30) / gx) if fx else 0.0)
     if min(ratios) <= 0 or not all(m.isfinite(r) for r in ratios):
         spread = float("inf")
     else:
@@ -73,6 +78,7 @@ def measured(claim, value: Value, claimed) -> Verdict:
         GROWTH_POINTS[-1] / GROWTH_POINTS[-2])
     ok = spread <= 2 if name == "theta" else (ratios[0] > 0 and max(ratios) <= 2 * ratios[0]) or max(ratios) == 0
     derived = f"≈ {arg}^{slope:.2f} (measured)"
-    reason = (f"measured at {arg} = 2^10 … 2^50: {value.what} / claim from {min(ratios):.3g} to {max(ratios):.3g}"
+    reason = (f"measured at {arg} = 2^10 … 2^50{f' ({note})' if note else ''}: {value.what} / claim from "
+              f"{min(ratios):.3g} to {max(ratios):.3g}"
               f"{'' if ok else (', not bounded' if name == 'big_o' else ', not within a factor of 2')}")
     return Verdict(claim, "holds" if ok else "fails", claimed, derived, reason)

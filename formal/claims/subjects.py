@@ -6,9 +6,7 @@
 - ``algorithm``: any algorithm of ``list`` with ``options``; the quantity ``params``, ``flops``, ``memory``
   or ``depth`` is its derived cost, a formula in its sizes, those ``sizes`` binds replaced.
 - ``algorithm`` or ``op`` with ``inputs``: the spec executed on the given arrays.
-- ``graph``: a pattern of the ``graph`` command with its parameters as ``args``
-  (:mod:`formal.graphs.schema`), reported by :func:`formal.graphs.report`; the quantity is a dotted key of
-  ``graph --json`` (the last layer's, where a key holds a list).
+- ``graph``: a pattern of the ``graph`` command with its parameters as ``args``: :mod:`formal.claims.graph_subjects`.
 
 A value is a :class:`~formal.claims.values.Value`: a number (int, Fraction or float), a sympy formula, or an
 array, with the sizes a claimed formula may name.
@@ -19,7 +17,9 @@ from __future__ import annotations
 from ..costs.conventions import check_convention
 from ..errors import FormalError, shown
 from .claim import ClaimError
+from .graph_subjects import GROWTH_POINTS, graph_value
 from .models import model_value
+from .stack_subjects import STACK_QUANTITIES, stack_value
 from .values import Value, check_expansion, check_growing, formula_value, only, size_value
 
 __all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
@@ -33,10 +33,6 @@ def costs() -> tuple:
     return tuple(f.name for f in dataclasses.fields(Cost) if f.name != "convention")
 
 
-#: Where a graph quantity's growth is measured: the growing argument at 2^10 … 2^50.
-GROWTH_POINTS = tuple(2**k for k in (10, 20, 30, 40, 50))
-
-
 def value_of(subject: dict, quantity: str | None, *, formula: bool = False, growing=(), base_dir: str = ".") -> Value:
     """The value of ``quantity`` for ``subject`` (a claim's subject fields); ``formula`` asks for a formula
     even where the sizes are numbers (the sizes in ``growing`` are then left free)."""
@@ -44,9 +40,11 @@ def value_of(subject: dict, quantity: str | None, *, formula: bool = False, grow
         if "model" in subject:
             return model_value(subject, quantity, formula or bool(growing), growing)
         if "graph" in subject:
-            return _graph(subject, quantity, growing, base_dir)
+            return graph_value(subject, quantity, growing, base_dir)
         if "inputs" in subject or "op" in subject:
             return _executed(subject, quantity)
+        if quantity in STACK_QUANTITIES:
+            return stack_value(subject, quantity)
         return _algorithm(subject, quantity, growing)
     except ClaimError:
         raise
@@ -124,55 +122,3 @@ def _array(name, raw, integer):
     if array.size > 1_000_000:
         raise ClaimError(f"input {name} holds {array.size:,} numbers, more than 1,000,000")
     return array
-
-
-# ------------------------------------------------------------------------------------------------ graphs
-def _graph(subject, quantity, growing, base_dir) -> Value:
-    import os
-    only(subject, ("graph", "args"), "a graph")
-    args = subject.get("args", {})
-    if not isinstance(args, dict):
-        raise ClaimError(f"args = {shown(args)} must be a table of the pattern's parameters")
-    args = dict(args)
-    if isinstance(args.get("file"), str):
-        args["file"] = os.path.join(base_dir, args["file"])
-    spec = _spec(subject["graph"], args)
-    value = _dotted(spec.report(), quantity, "graph --json")
-    if growing:
-        if len(growing) != 1 or growing[0] not in args:
-            raise ClaimError(f"in = {list(growing)}: a graph's growth is measured in one of its args "
-                             f"({', '.join(sorted(args))})")
-        if not spec.structured:
-            raise ClaimError(f"the growth of a {subject['graph']} pattern is not measured: it has no structure to "
-                             "answer large sizes from (only the built-in patterns but random)")
-        fixed = {k: v for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool) and k != growing[0]}
-        return Value("number", value, fixed, f"{subject['graph']} {quantity}",
-                     measure=(growing[0], lambda x: _dotted(_spec(subject["graph"], {**args, growing[0]: x}).report(),
-                                                            quantity, "graph --json")))
-    return Value("number", value, dict(args), f"{subject['graph']} {quantity}")
-
-
-def _spec(pattern, args):
-    """The pattern ``pattern`` with the claim's ``args``, checked against its schema; a wrong parameter is
-    invalid ("graph args: …")."""
-    from ..graphs.specs import spec
-    try:
-        return spec(pattern, **args)
-    except FormalError as exc:
-        raise ClaimError(f"graph args: {exc}") from None
-
-
-def _dotted(data, key, what):
-    node = data
-    for part in (key or "").split("."):
-        if isinstance(node, list):
-            node = node[-1] if node else None
-        if not isinstance(node, dict) or part not in node:
-            known = ", ".join(sorted(node)) if isinstance(node, dict) else "nothing further"
-            raise ClaimError(f"quantity {shown(key)} is not a key of {what}: at {part!r}, known: {known}")
-        node = node[part]
-    if isinstance(node, list):
-        node = node[-1] if node else None
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise ClaimError(f"quantity {shown(key)} of {what} is not a number (it is {shown(node)})")
-    return node

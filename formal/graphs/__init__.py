@@ -45,7 +45,7 @@ _HOME = {
     "spec": "specs", "build": "specs", "report": "specs",
 }
 _MODULES = ("analysis", "message_passing", "patterns", "structure", "layered", "pattern", "edges", "memory",
-            "edgelist", "draw", "sums", "command", "schema", "kinds", "specs", "figures", "counts", "building",
+            "edgelist", "draw", "sums", "command", "schema", "kinds", "specs", "figures", "counts", "building", "spans",
             "windows", "sparse", "shapes")
 
 __all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs",

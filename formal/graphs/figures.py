@@ -52,8 +52,9 @@ def _layered(p, layers, stream=None):
     # point where the receptive fields settle (the rows after it repeat).  A structure needs no walk.
     grown = analysis.summary(p, layers, progress=tracker("full coverage"))
     plain = analysis.summary(p, layers, residual=False, progress=tracker("without the residual path"))
-    per_layer = [{"layer": l + 1, "min": least, "mean": mean, "max": most, "min_without_residual": alone[0]}
-                 for l, ((least, mean, most), alone) in enumerate(zip(grown.spread, plain.spread))]
+    per_layer = [{"layer": l + 1, "min": least, "mean": mean, "max": most, "min_without_residual": alone[0],
+                  "max_span": span}
+                 for l, ((least, mean, most), alone, span) in enumerate(zip(grown.spread, plain.spread, grown.span))]
     covered, plain_covered, longest = grown.coverage, plain.coverage, grown.max_path_length
     if live:
         stream.write("\r\033[K")

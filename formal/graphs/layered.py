@@ -56,6 +56,7 @@ from ..errors import ConfigError, DomainError
 from . import memory
 from .edges import integer
 from .pattern import Pattern, as_pattern
+from .spans import span
 
 __all__ = ["receptive_field", "receptive_field_sizes", "receptive_field_spread", "layers_to_coverage",
            "max_path_length", "summary", "Summary"]
@@ -272,6 +273,10 @@ def _spread(bits) -> tuple:
     return (int(sizes.min()), float(sizes.mean()), int(sizes.max())) if sizes.size else (0, 0.0, 0)
 
 
+def _record(bits) -> tuple:
+    return _spread(bits), span(bits)
+
+
 class PerLayer(Sequence):
     """Per-layer values for layers 1..L, each computed when asked by ``value(layer)`` — a walk's record of the
     layer it repeats, or a structure's closed form — so ``L`` may be any number."""
@@ -365,12 +370,16 @@ class Summary:
         :func:`layers_to_coverage` (None also when ``coverage=False`` was asked).
     max_path_length : int or None
         With the residual path and coverage asked, :func:`max_path_length`; otherwise None.
+    span : Sequence or None
+        With the residual path, the largest span of a field after each of layers 1..L: the last input
+        position it holds minus the first, plus one (the positions between its ends, reached or not).
     """
 
     spread: Sequence
     coverage: int | None
     max_path_length: int | None
     undetermined: int | None = None   # the layers walked when coverage was left undetermined (see settle_limit)
+    span: Sequence | None = None      # the largest span of a field after each layer (with the residual path)
 
 
 def summary(patterns, layers: int, *, residual: bool = True, coverage: bool = True, progress=None) -> Summary:
@@ -379,11 +388,12 @@ def summary(patterns, layers: int, *, residual: bool = True, coverage: bool = Tr
     layers = integer("layers", layers, 0)
     stack = _Stack(patterns)
     target = _pack(_target(stack.patterns)) if coverage else None
-    walk = _walk(stack, layers, residual, keep=_spread, target=target, settle=coverage, progress=progress)
+    walk = _walk(stack, layers, residual, keep=_record, target=target, settle=coverage, progress=progress)
     longest = None
     if coverage and residual:
         # With the residual path, covering every allowed pair at L layers makes L the maximum path length;
         # otherwise the walk went on to the fixed point, after the last change.
         longest = walk.covered if walk.covered is not None else walk.changed
-    return Summary(PerLayer(layers, lambda layer: walk.records[walk.earlier(layer)]),
-                   walk.covered if coverage else None, longest, walk.last if walk.cut else None)
+    return Summary(PerLayer(layers, lambda layer: walk.records[walk.earlier(layer)][0]),
+                   walk.covered if coverage else None, longest, walk.last if walk.cut else None,
+                   PerLayer(layers, lambda layer: walk.records[walk.earlier(layer)][1]) if residual else None)

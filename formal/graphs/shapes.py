@@ -6,8 +6,9 @@ positions (:class:`Band`: windows, dilated and strided windows, causal, full), a
 (:class:`Blocks`: the fixed pattern's, Swin's windows), a causal window with global positions
 (:class:`CausalHub`), patterns whose second layer reaches everything through a hub (:class:`FirstLayer`),
 the fixed pattern's summary keys (:class:`Summaries`) — and each gives, with Python integers, the minimum,
-total and maximum of the receptive-field sizes after any number of layers, the layers to full coverage and
-the maximum path length.  :func:`shape_of` picks a pattern's shape from its checked arguments.
+total and maximum of the receptive-field sizes after any number of layers, the largest span of a field
+(:meth:`Shape.span`), the layers to full coverage and the maximum path length.  :func:`shape_of` picks a
+pattern's shape from its checked arguments.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ class Shape:
     causal: bool
 
     def spread(self, layers: int, residual: bool) -> tuple:
+        raise NotImplementedError
+
+    def span(self, layers: int) -> int:
+        """The largest span of a receptive field after ``layers`` layers with the residual path: over the
+        positions, the last input position the field holds minus the first, plus one — the positions between
+        its ends, reached or not (a dilated window's field reaches every δ-th of its span)."""
         raise NotImplementedError
 
     def empty(self) -> int:
@@ -78,6 +85,11 @@ class Band(Shape):
         most = max(min(n - 1, a + b) + 1 for n, _ in self.groups)
         total = sum(c * (sum_min(n, a) + sum_min(n, b) + n) for n, c in self.groups)
         return least, total, most
+
+    def span(self, layers):
+        if not self.ell:
+            return 0
+        return min(self.largest - 1, layers * (self.left + self.right)) * self.classes + 1
 
     def coverage(self, residual):
         if self.ell <= 1:
@@ -130,6 +142,18 @@ class Blocks(Shape):
             total *= sum(c * n * n for n, c in axis)
         return self._product(min), total, self.largest
 
+    def span(self, layers):
+        """A group's first to last member, positions numbered row-major along the axes."""
+        if not self.ell:
+            return 0
+        if layers == 0:
+            return 1
+        span = 1
+        for axis in self.axes:
+            width = sum(n * c for n, c in axis)
+            span = (span - 1) * width + max((n for n, _ in axis), default=0)
+        return span
+
     def coverage(self, residual):
         if self.ell <= 1:
             return 0
@@ -161,6 +185,10 @@ class CausalHub(Shape):
         last = min(n - 1, r) + 1 + max(0, min(g, n - 1 - r))              # the sizes grow with q
         return 1, sum_min(n, r) + n + hub, last
 
+    def span(self, layers):
+        """Position 0 is global: every field after a layer runs from it to the query."""
+        return min(self.ell, 1) if layers == 0 else self.ell
+
     def coverage(self, residual):
         if self.ell <= 1:
             return 0
@@ -185,8 +213,8 @@ class FirstLayer(Shape):
     ``q − js`` each bring their local window; the fixed pattern's summaries include the last position of every
     block, whose local window is the whole block)."""
 
-    def __init__(self, ell, causal, first):
-        self.ell, self.causal, self.first = ell, causal, first
+    def __init__(self, ell, causal, first, first_span):
+        self.ell, self.causal, self.first, self.first_span = ell, causal, first, first_span
 
     def spread(self, layers, residual):
         if not self.ell:
@@ -194,6 +222,11 @@ class FirstLayer(Shape):
         if layers == 0:
             return 1, self.ell, 1
         return self._target() if layers >= 2 else self.first()
+
+    def span(self, layers):
+        if not self.ell or layers == 0:
+            return min(self.ell, 1)
+        return self.ell if layers >= 2 else self.first_span
 
     def coverage(self, residual):
         if self.ell <= 1:
@@ -243,6 +276,18 @@ def _fixed_first(ell, s, c):
     return lambda: (1, _residues(ell, s) + ell + c * _floors(ell, s), max(f(q) for q in ends))
 
 
+def _strided_span(ell, s):
+    """The first layer's largest span: query q < s sees 0 … q; q ≥ s reaches down to q mod s (its strided
+    keys), largest at the last multiple of s."""
+    return max(min(s, ell), s * ((ell - 1) // s) + 1) if ell else 0
+
+
+def _fixed_span(ell, s, c):
+    """The first layer's largest span: a query of the first block sees 0 … q; a later one reaches down to the
+    first summary, s − c, largest at the last position."""
+    return max(min(s, ell), ell - s + c if ell > s else 0) if ell else 0
+
+
 def _global_first(ell, a, g):
     """A global query sees all ℓ keys; another its window (``a`` keys a side) and the g global positions left
     of it: a piecewise-linear size, whose extremes are at its corners."""
@@ -289,6 +334,13 @@ class Summaries(Shape):
             return 1, total + n - last, last + ((n - 1) % s < th)
         return self._count(0), total, last
 
+    def span(self, layers):
+        """A field holds the summaries at or before the query and (the residual path) the query itself."""
+        n = self.ell
+        if not n or layers == 0:
+            return min(n, 1)
+        return n - self.threshold if n - 1 >= self.threshold else 1
+
     def empty(self):
         return self.threshold                                              # the first block before its summaries
 
@@ -325,12 +377,12 @@ def shape_of(name, a) -> Shape | None:
         w = min(a["window"], max(ell, 1)) - 1                             # keys on each side, the query aside
         g = a.get("n_global", 0)
         if g:
-            return CausalHub(ell, w, g) if a["causal"] else FirstLayer(ell, ell <= 1, _global_first(ell, w, g))
+            return CausalHub(ell, w, g) if a["causal"] else FirstLayer(ell, ell <= 1, _global_first(ell, w, g), ell)
         return Band(ell, w, 0 if a["causal"] else w, a.get("dilation", 1))
     if name == "strided":
         s = min(a["stride"], max(ell, 1))
         return {"local": lambda: Band(ell, s, 0), "stride": lambda: Band(ell, ell, 0, s),
-                "both": lambda: FirstLayer(ell, True, _strided_first(ell, s))}[a["part"]]()
+                "both": lambda: FirstLayer(ell, True, _strided_first(ell, s), _strided_span(ell, s))}[a["part"]]()
     if name == "fixed":
         s, c = a["stride"], a["summary"]
         if a["part"] == "local":
@@ -338,5 +390,5 @@ def shape_of(name, a) -> Shape | None:
             return Blocks([[(s, blocks), (rest, 1)]], causal_inside=True)
         if a["part"] == "summary":
             return Summaries(ell, s, c)
-        return FirstLayer(ell, True, _fixed_first(ell, min(s, ell + 1), c))
+        return FirstLayer(ell, True, _fixed_first(ell, min(s, ell + 1), c), _fixed_span(ell, min(s, ell + 1), c))
     raise ConfigError(f"the {name!r} pattern has no structure to analyse; build it (formal.graphs.patterns)")

@@ -22,7 +22,7 @@ from .pattern import Pattern
 from .schema import option
 from .windows import checked_n_global, global_edges, global_local
 
-__all__ = ["strided", "fixed", "random"]
+__all__ = ["strided", "fixed", "random", "check_room"]
 
 
 # ---------------------------------------------------------------------------- Sparse Transformer
@@ -94,10 +94,11 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
     window and the global positions do not already give it.  Seeded: the same ``seed`` gives the same graph.
 
     ``|E| = |global_local| + r·(ℓ − g)``; a query with fewer than ``r`` keys left to draw is a ConfigError.
+    The drawn keys never repeat a fixed one, so every seed gives this count: it is the expected count too.
     """
     ell, n_random, window, n_global, seed = _random_args(ell, n_random, window=window, n_global=n_global,
                                                          seed=seed).values()
-    _room(ell, n_random, window, n_global)
+    check_room(ell, n_random, window, n_global)
     afford("random", ell, ell=ell, n_random=n_random, window=window, n_global=n_global)
     w = min(window, ell)                                                   # a window ≥ ℓ is the same as ℓ
     q = np.arange(n_global, ell, dtype=np.int64)                           # the non-global queries
@@ -114,7 +115,7 @@ def random(ell, n_random, *, window=0, n_global=0, seed=0) -> Pattern:
                         {"n_random": n_random, "window": window, "n_global": n_global, "seed": seed})
 
 
-def _room(ell, n_random, window, n_global):
+def check_room(ell, n_random, window, n_global):
     """Check, with integers only, that every non-global query has ``n_random`` keys left to draw: query q
     has ``ℓ − g`` keys less its window clipped to ``g..ℓ−1``, whose widest is ``min(2w − 1, ℓ − g)``,
     first reached at ``q = g + w − 1`` (or ``max(ℓ − w, g)`` when the window spans them all)."""

@@ -49,6 +49,23 @@ class GraphSpec:
         from .structure import STRUCTURED
         return self.schema.builder in STRUCTURED
 
+    def edge_count(self) -> int:
+        """``|E|`` from the pattern's exact formula (:mod:`formal.graphs.counts`), without an edge made, at any
+        size.  For BigBird's random keys it is the count of every draw — the ``r`` keys of a non-global query
+        are drawn from those its window and the global positions do not already give it, so no drawn edge
+        repeats a fixed one — and so also the expected count over the seeds.  An edge list is counted by
+        reading it."""
+        if self.structured or self.schema.builder == "edgelist":
+            return self.build().n_edges
+        from .counts import exact_count
+        from .patterns import PATTERNS
+        from .sparse import check_room
+        v = self.values
+        a = PATTERNS["random"].args(v["n"], **{p.name: v[p.name] for p in self.schema.parameters
+                                                if p.role == "option"})
+        check_room(a["ell"], a["n_random"], a["window"], a["n_global"])
+        return exact_count("random", **a)
+
     def build(self):
         """The :class:`~formal.graphs.structure.Structure` of a built-in pattern (no edge is made), or the
         :class:`~formal.graphs.pattern.Pattern` of BigBird's random keys or an edge list (refused beyond the

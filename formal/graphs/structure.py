@@ -140,6 +140,11 @@ class Structure(Described):
         least, total, most = self._layered().spread(layers, residual)
         return least, (total / self.ell_x if self.ell_x else 0.0), most
 
+    def span(self, layers: int) -> int:
+        """The largest span of a receptive field after ``layers`` layers (:meth:`formal.graphs.shapes.Shape.span`):
+        the last input position minus the first, plus one."""
+        return self._layered().span(layers)
+
     def layers_to_coverage(self, *, residual: bool = True):
         """As :func:`formal.graphs.layered.layers_to_coverage` of the built pattern: None when no depth covers."""
         return self._layered().coverage(residual)
@@ -152,10 +157,11 @@ class Structure(Described):
         """As :func:`formal.graphs.layered.summary` of the built pattern, without edges."""
         shape = self._layered()
         spreads = PerLayer(layers, lambda layer: self.spread(layer, residual=residual))
+        spans = PerLayer(layers, self.span) if residual else None
         if not coverage:
-            return Summary(spreads, None, None)
+            return Summary(spreads, None, None, span=spans)
         covered = shape.coverage(residual)
-        return Summary(spreads, covered, shape.changed() if residual else None)
+        return Summary(spreads, covered, shape.changed() if residual else None, span=spans)
 
     # ------------------------------------------------------------------------------------------- edges
     def build(self):
