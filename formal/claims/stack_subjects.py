@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import shown
 from .claim import ClaimError
-from .values import Value, formula_value, only, size_value
+from .values import Value, check_growing, formula_value, only, size_value
 
 __all__ = ["STACK_QUANTITIES", "stack_value"]
 
@@ -22,7 +22,7 @@ STACK_QUANTITIES = {"receptive_field": "the options' dilation", "receptive_field
 _SIZES = ("L", "k")
 
 
-def stack_value(subject, quantity) -> Value:
+def stack_value(subject, quantity, growing=()) -> Value:
     """The receptive field of ``L`` stacked conv1d layers of kernel ``k`` (:data:`STACK_QUANTITIES`)."""
     import sympy as sp
 
@@ -42,11 +42,14 @@ def stack_value(subject, quantity) -> Value:
     if unknown:
         raise ClaimError(f"the receptive field of stacked convolutions has no size {shown(unknown[0])}; its sizes: "
                          "L (layers), k (the kernel)")
-    bound = {}
+    check_growing(growing, _SIZES, sizes, "the receptive field of stacked convolutions")
+    bound, named = {}, {}
     for name in _SIZES:
         value = size_value(name, sizes[name]) if name in sizes else None
         bound[name] = (by_name(name) if value is None else sp.Integer(value) if isinstance(value, int)
                        else value.sympy())
+        if value is not None:
+            named[name] = value if isinstance(value, int) else bound[name]
     dilation = "exponential" if quantity == "receptive_field_exponential" else conv.options["dilation"]
     field = receptive_field(bound["L"], bound["k"], dilation)
-    return formula_value(sp.sympify(field), f"conv1d {quantity} ({STACK_QUANTITIES[quantity]})")
+    return formula_value(sp.sympify(field), f"conv1d {quantity} ({STACK_QUANTITIES[quantity]})", bound=named)

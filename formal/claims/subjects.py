@@ -44,7 +44,7 @@ def value_of(subject: dict, quantity: str | None, *, formula: bool = False, grow
         if "inputs" in subject or "op" in subject:
             return _executed(subject, quantity)
         if quantity in STACK_QUANTITIES:
-            return stack_value(subject, quantity)
+            return stack_value(subject, quantity, growing)
         return _algorithm(subject, quantity, growing)
     except ClaimError:
         raise

@@ -124,6 +124,23 @@ def test_a_growing_name_that_is_no_size_is_always_invalid(name):
         assert v.verdict == "invalid" and repr(name) in v.reason
 
 
+@settings(max_examples=25, deadline=None)
+@given(name=st.from_regex(r"[a-zA-Z][a-zA-Z0-9_]{0,8}", fullmatch=True))
+def test_a_growing_name_is_checked_for_every_kind_of_subject(name):
+    """Property: the same rule for every subject: a model, an algorithm's cost, a stack of convolutions and a
+    graph each refuse to grow in a name that is not theirs."""
+    subjects = [(dict(model="gpt2", quantity="flops.forward"), {"L", "H", "N_V", "d_e", "d_mlp", "ell", "seq_len",
+                                                                 "d_attn", "d_mid", "ell_max", "batch"}),
+                (dict(algorithm="conv1d", sizes={"k": 3}, quantity="receptive_field"), {"L"}),
+                (dict(algorithm="layer_norm", quantity="params"), {"d_e"}),
+                (dict(graph="sliding-window", args={"n": 64, "window": 4}, quantity="edges"), {"n", "window"})]
+    for fields, names in subjects:
+        if name in names:
+            continue
+        [v] = check_text(claim(**fields, theta="1", **{"in": [name]}))
+        assert v.verdict == "invalid", (fields, name, v.reason)
+
+
 def test_names_introduced_by_size_formulas_may_grow():
     [v] = check_text(claim(algorithm="attention", sizes={"ell_x": "n", "ell_z": "n"}, quantity="flops",
                            big_o="n**2", **{"in": ["n"]}))
