@@ -78,7 +78,7 @@ def test_transformer_base_preset_is_vaswanis_table_3():
     """The base Transformer (Vaswani et al. 2017): Table 3's sizes; §3.1's post-LN sublayers
     LayerNorm(x + Sublayer(x)); §3.3's ReLU MLP with biases; §3.4's one embedding matrix shared by both
     stacks and the pre-softmax projection; §3.5's sinusoids from position 0.  The paper gives no layer-norm
-    ε: the preset's 1e-6 is its authors' tensor2tensor's, and stated as such nowhere else."""
+    ε: the preset's 1e-6 is the default of its authors' tensor2tensor."""
     t = published.TRANSFORMER_BASE
     p = presets.get("transformer-base")
     assert p.algorithm == "edtransformer"
