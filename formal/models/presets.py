@@ -3,7 +3,9 @@
 Each :class:`Preset` names a registry algorithm, the options that make it that architecture, and the sizes
 it was published with.  Nothing here states a parameter count: counts are derived from the algorithm
 objects; the tests check them against the public implementations (HF transformers models built from a
-configuration, a tied matrix counted once) or, where there is none, against an independent formula.
+configuration, a tied matrix counted once) or, where there is none, against an independent formula.  The
+tests also compare every option and size with the checkpoint's published HF configuration (or the paper's
+table where there is no HF model), and run each preset's options against the HF model at tiny sizes.
 
 Examples
 --------
@@ -183,7 +185,8 @@ PRESETS = {p.name: p for p in [
                   d_mlp=d_mlp), (224 // patch) ** 2,
              f"ViT-{size}/{patch} (Dosovitskiy et al. 2021) on 224×224 images with 1000 classes: "
              f"{(224 // patch) ** 2} patches of 3·{patch}² values, a class token, L = {layers}, d_e = {d_e}, "
-             f"H = {heads}, MLP width {d_mlp}, pre-LN.  Checked against HF transformers' "
+             f"H = {heads}, MLP width {d_mlp}, pre-LN, layer-norm ε = 1e-12 as HF's published configs have it "
+             "(the authors' JAX code uses Flax's default 1e-6).  Checked against HF transformers' "
              f"ViTForImageClassification (no pooler); the paper reports {paper}.")
       for name, size, patch, d_e, layers, heads, d_mlp, paper in [
           ("vit-b16", "B", 16, 768, 12, 12, 3072, "86M"), ("vit-l16", "L", 16, 1024, 24, 16, 4096, "307M"),

@@ -10,4 +10,6 @@
   :mod:`.execute` runs any spec algorithm here with the spec's arguments, through the runner its module marks
   (:mod:`.runners`).
 - :mod:`.third_party` reads torch's and HF transformers' modules into the spec's names.
+- :mod:`.hf_configs` reads an HF config as the preset it is (algorithm, options, sizes); the HF readers take
+  their options from it.
 """

@@ -3,7 +3,8 @@
 Each reader takes a built module (random weights are fine: nothing is downloaded) and returns
 ``(params, options)``: the module's weights as numpy float64 arrays under the spec's canonical names, in the
 spec's orientation, and the options of the spec's algorithm that say where the module departs from the
-paper.  ``algorithm.variant(**options)(**inputs, **params)`` must then equal what the module computes —
+paper (the HF readers take them from :mod:`.hf_configs`, the mapping of a config to a preset).
+``algorithm.variant(**options)(**inputs, **params)`` must then equal what the module computes —
 ``tests/reference/test_third_party.py`` and ``formal-transformers verify`` check that it does.
 
 - :func:`from_multihead_attention` — ``torch.nn.MultiheadAttention`` is Algorithm 5 (``mhattention``) with
@@ -16,6 +17,8 @@ paper.  ``algorithm.variant(**options)(**inputs, **params)`` must then equal wha
   unembedding tied to ``W_e`` and ``eps = layer_norm_epsilon``.
 - :func:`from_bert` — HF ``BertForMaskedLM`` is Algorithm 9 with token types, a layer norm after the
   embedding, the MLM head's output bias, the unembedding tied to ``W_e`` and ``eps = layer_norm_eps``.
+- :func:`from_hf_llama` — HF ``LlamaForCausalLM`` is Algorithm 10 with RMSNorm, SwiGLU, no biases and
+  ``eps = rms_norm_eps``, where its rotary position embedding is the identity (the spec has none).
 - :func:`from_hf_vit` — HF ``ViTForImageClassification`` is Algorithm 9 as ViT from the image
   (``inputs="image"``, pre-LN, the classifier head): its patch embedding is a Conv2d of kernel and stride P,
   whose weight (d_e, C, P, P) flattened is ``W_patch`` in the ``channel-first`` patch order.
@@ -37,10 +40,11 @@ import numpy as np
 from formal.errors import ConfigError
 
 from .. import require_torch
+from . import hf_configs
 from .convert import to_numpy
 
-__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert", "from_hf_vit",
-           "from_torch_paged", "from_torch_rnn"]
+__all__ = ["from_multihead_attention", "from_transformer_encoder", "from_gpt2", "from_bert", "from_hf_llama",
+           "from_hf_vit", "from_hf_swin_block", "from_hf_swin", "from_torch_paged", "from_torch_rnn"]
 
 torch = require_torch()
 
@@ -122,8 +126,7 @@ def from_gpt2(model) -> tuple[dict, dict]:
     """HF ``GPT2LMHeadModel`` ↦ (Algorithm 10's parameters, options).  GPT-2's ``Conv1D`` stores its
     weights as (in, out); the spec's are (out, in)."""
     config, t = model.config, model.transformer
-    if config.activation_function != "gelu_new":
-        raise ConfigError(f"GPT-2 activation {config.activation_function!r}: only gelu_new (GELU-tanh) is mapped")
+    options = hf_configs.gpt2(config).options
     H, E = config.n_head, config.n_embd
     per_layer = []
     for block in t.h:
@@ -140,16 +143,13 @@ def from_gpt2(model) -> tuple[dict, dict]:
     tied = model.lm_head.weight is t.wte.weight
     if not tied:
         params["W_u"] = to_numpy(model.lm_head.weight)
-    options = {"activation": "gelu-tanh", "tied": tied, "eps": float(config.layer_norm_epsilon),
-               "norm_position": "pre", "position": "learned", "bias": True}
-    return params, options
+    return params, {**options, "tied": tied}
 
 
 def from_bert(model) -> tuple[dict, dict]:
     """HF ``BertForMaskedLM`` ↦ (Algorithm 9's parameters, options)."""
     config, bert, head = model.config, model.bert, model.cls.predictions
-    if config.hidden_act != "gelu":
-        raise ConfigError(f"BERT activation {config.hidden_act!r}: only gelu (exact) is mapped")
+    options = hf_configs.bert(config).options
     H, emb = config.num_attention_heads, bert.embeddings
     per_layer = []
     for block in bert.encoder.layer:
@@ -172,10 +172,30 @@ def from_bert(model) -> tuple[dict, dict]:
     tied = head.decoder.weight is emb.word_embeddings.weight
     if not tied:
         params["W_u"] = to_numpy(head.decoder.weight)
-    options = {"activation": "gelu", "tied": tied, "eps": float(config.layer_norm_eps), "norm_position": "post",
-               "position": "learned", "bias": True, "token_types": True, "embedding_norm": True,
-               "unembedding_bias": True}
-    return params, options
+    return params, {**options, "tied": tied}
+
+
+def from_hf_llama(model) -> tuple[dict, dict]:
+    """HF ``LlamaForCausalLM`` ↦ (Algorithm 10's parameters, options): RMSNorm (γ only), SwiGLU
+    (``down(SiLU(gate x) ⊙ up x)``: ``W_gate``, ``W_mlp1``, ``W_mlp2``), no biases, ``position="none"`` —
+    the module's rotary embeddings have no parameters and no counterpart in the spec, so its output equals
+    the spec's only where the rotation is the identity."""
+    config, inner = model.config, model.model
+    options = hf_configs.llama(config).options
+    H, kv = config.num_attention_heads, options.get("n_kv_heads", config.num_attention_heads)
+    per_layer = []
+    for block in inner.layers:
+        a, m = block.self_attn, block.mlp
+        per_layer.append({"W_q": _heads(to_numpy(a.q_proj.weight), H), "W_k": _heads(to_numpy(a.k_proj.weight), kv),
+                          "W_v": _heads(to_numpy(a.v_proj.weight), kv), "W_o": to_numpy(a.o_proj.weight),
+                          "W_mlp1": to_numpy(m.up_proj.weight), "W_gate": to_numpy(m.gate_proj.weight),
+                          "W_mlp2": to_numpy(m.down_proj.weight), "gamma1": to_numpy(block.input_layernorm.weight),
+                          "gamma2": to_numpy(block.post_attention_layernorm.weight)})
+    params = {"W_e": to_numpy(inner.embed_tokens.weight).T, **_stack(per_layer), "gamma": to_numpy(inner.norm.weight)}
+    tied = model.lm_head.weight is inner.embed_tokens.weight
+    if not tied:
+        params["W_u"] = to_numpy(model.lm_head.weight)
+    return params, {**options, "tied": tied}
 
 
 def _norm(name, ln) -> dict:
@@ -187,10 +207,7 @@ def from_hf_vit(model) -> tuple[dict, dict]:
     ``mlp.fc1``/``fc2``) ↦ (Algorithm 9's parameters as ViT from the image, options).  Its input is
     ``pixel_values`` (B, C, H, W); the spec's image is one of them channel-last, (H, W, C)."""
     config, vit = model.config, model.vit
-    if config.hidden_act != "gelu":
-        raise ConfigError(f"ViT activation {config.hidden_act!r}: only gelu (exact) is mapped")
-    if not config.qkv_bias:
-        raise ConfigError("ViT with qkv_bias=False keeps biases on W_o and the MLP, which no variant of the spec has")
+    options = {**hf_configs.vit(config).options, "inputs": "image", "patch_order": "channel-first"}
     H, emb, per_layer = config.num_attention_heads, vit.embeddings, []
     for block in vit.layers:
         a = block.attention
@@ -205,9 +222,6 @@ def from_hf_vit(model) -> tuple[dict, dict]:
               "x_class": to_numpy(emb.cls_token)[0].T, "W_p": to_numpy(emb.position_embeddings)[0].T,
               **_stack(per_layer), **_norm("", vit.layernorm),
               "W_head": to_numpy(model.classifier.weight), "b_head": to_numpy(model.classifier.bias)}
-    options = {"activation": "gelu", "eps": float(config.layer_norm_eps), "norm_position": "pre",
-               "position": "learned", "bias": True, "tied": False, "inputs": "image", "head": "classifier",
-               "patch_order": "channel-first"}
     return params, options
 
 
@@ -237,15 +251,7 @@ def from_hf_swin(model) -> tuple[dict, dict]:
     (B, C, H, W); the spec's image is one of them channel-last, (H, W, C).  Stage i's blocks alternate
     regular and shifted (HF's ``shift_size`` of a block whose grid is one window is 0, as the spec's σ)."""
     config, swin = model.config, model.swin
-    if config.hidden_act != "gelu":
-        raise ConfigError(f"Swin activation {config.hidden_act!r}: only gelu (exact) is mapped")
-    if not config.qkv_bias:
-        raise ConfigError("Swin with qkv_bias=False has no variant in the spec")
-    if len(config.depths) != 4 or any(d % 2 for d in config.depths):
-        raise ConfigError(f"depths {list(config.depths)}: the spec's Swin has four stages of pairs of blocks")
-    mlp_ratio = config.mlp_ratio
-    if mlp_ratio != int(mlp_ratio):
-        raise ConfigError(f"mlp_ratio = {mlp_ratio}: the spec takes a whole number")
+    options = hf_configs.swin(config).options
     conv, emb = swin.embeddings.patch_embeddings.projection, swin.embeddings
     params = {"W_patch": to_numpy(conv.weight).reshape(conv.weight.shape[0], -1), "b_patch": to_numpy(conv.bias),
               "gamma_e": to_numpy(emb.norm.weight), "beta_e": to_numpy(emb.norm.bias)}
@@ -259,7 +265,7 @@ def from_hf_swin(model) -> tuple[dict, dict]:
                            f"s{i}_beta_m": to_numpy(merge.norm.bias)})
     params.update(**_norm("", swin.layernorm), W_head=to_numpy(model.classifier.weight),
                   b_head=to_numpy(model.classifier.bias))
-    return params, {"eps": float(config.layer_norm_eps), "mlp_ratio": int(mlp_ratio)}
+    return params, options
 
 
 def from_torch_paged(paged, k_cache, v_cache, batch_idx: int, length: int) -> dict:
