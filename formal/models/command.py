@@ -125,6 +125,8 @@ def text(r, symbolic) -> str:
                     f"{r['dtype']}",
              f"parameters          {grouped(p['total'])}  (embedding {grouped(p['embedding'])}, "
              f"non-embedding {grouped(p['non_embedding'])})",
+             f"weights             {grouped(r['weights']['bytes'])} bytes ({r['weights']['bytes'] / 2**30:.2f} GiB) "
+             f"in {r['dtype']}",
              f"FLOPs forward       {grouped(f['forward'])} per batch, {grouped(f['forward_per_sequence'])} per "
              f"sequence, {grouped(f['forward_per_token'])} per token",
              f"FLOPs training step {grouped(f['training_step'])} per batch, "
