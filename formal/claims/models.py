@@ -54,7 +54,7 @@ def model_value(subject, quantity, formula, growing) -> Value:
     polynomial, in_bytes, per = figures[section][key]
     bound, formulas = _bindings(models, given, seq_len, growing, preset.name, _free_names(subject))
     check_expansion(polynomial.to_sympy(), formulas)
-    at = bound if window is None or "ell" not in bound else {**bound, "ell": _min(bound["ell"], window)}
+    at = bound if window is None or "ell" not in bound else {**bound, "ell": _cached(bound["ell"], window, growing)}
     expr = polynomial.to_sympy(at) * (_width(complexity.DTYPES[dtype]) if in_bytes else 1)
     if per == "batch":
         expr *= _batch(batch, growing)
@@ -165,9 +165,11 @@ def _batch(batch, growing):
     return sp.Integer(batch)
 
 
-def _min(length, window):
+def _cached(length, window, growing):
+    """The tokens a rolling cache of ``window`` holds of a sequence of ``length``: min(ℓ, W); W itself where the
+    length grows (past W the cache stops growing: its growth in ℓ is that of the constant)."""
     import sympy as sp
-    return sp.Min(length, window)
+    return sp.Integer(window) if {"ell", "seq_len"} & set(growing) else sp.Min(length, window)
 
 
 def _width(width):
