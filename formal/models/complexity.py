@@ -84,7 +84,9 @@ def figure_formulas(formulas, convention: str) -> dict:
     that the dtype turns into bytes, and how it scales (:data:`PER`).  :func:`report` evaluates these, and
     the claims checker (:mod:`formal.claims`) reads them as formulas: one table for both."""
     flops = formulas.flops[convention]
-    out = {"params": {k: (v, False, "model") for k, v in formulas.params.items()}, "flops": {}}
+    out = {"params": {k: (v, False, "model") for k, v in formulas.params.items()},
+           "weights": {"bytes": (formulas.params["total"], True, "model")},      # the parameters at the dtype
+           "flops": {}}
     for name in ("forward", "training_step"):
         out["flops"].update({name: (flops[name], False, "batch"),
                              f"{name}_per_sequence": (flops[name], False, "sequence"),
@@ -101,7 +103,6 @@ def figure_formulas(formulas, convention: str) -> dict:
         "bytes_per_token": (cache["scalars_per_token"], True, "model"),
         "bytes_per_sequence": (cache["scalars_per_sequence"], True, "sequence"),
         "bytes": (cache["scalars_per_sequence"], True, "batch")}
-    out["weights"] = {"bytes": (formulas.params["total"], True, "model")}   # the parameters at the dtype
     return out
 
 
