@@ -208,13 +208,14 @@ def _paged(subject, quantity, formula) -> Value:
     unknown = sorted(set(paged) - {"block", "samples", "reservation"})
     if unknown:
         raise ClaimError(f"paged has no {shown(unknown[0])}; it takes block, samples and reservation")
+    only(subject, tuple(f for f in FIELDS if f not in ("tokens", "kv_window")), "a paged cache's figures")
     preset = presets.get(subject["model"])
-    sizes = {**preset.sizes, **subject.get("sizes", {})}
-    if any(isinstance(v, str) for v in sizes.values()) or isinstance(subject.get("seq_len"), str):
-        raise ClaimError("paged figures take numbers for every size, not formulas")
     models = complexity.model_formulas(preset.algorithm, {**preset.options, **subject.get("options", {})})
-    report = complexity.numeric_report(preset.name, models, sizes, seq_len=subject.get("seq_len", preset.seq_len),
-                                       default_len=preset.seq_len, dtype=subject.get("dtype", "fp32"))
+    sizes, seq_len = _variant(preset, models, subject, ())
+    if any(isinstance(v, str) for v in sizes.values()) or isinstance(seq_len, str):
+        raise ClaimError("paged figures take numbers for every size, not formulas")
+    report = complexity.numeric_report(preset.name, models, sizes, seq_len=seq_len, default_len=seq_len,
+                                       dtype=subject.get("dtype", "fp32"))
     try:
         figures = complexity.paged_report(report, **paged, exact=True)
     except Exception as error:          # a ConfigError (no cache, a bad block) or a TypeError (a bad value)

@@ -332,3 +332,14 @@ def test_a_config_length_given_as_a_size_is_its_default(tmp_path, capsys):
     path.write_text("seq_len = 196\n" + path.read_text())
     assert main(["complexity", "--config", str(path)]) == 2
     assert "ell = 576 and seq_len = 196 disagree" in capsys.readouterr().err
+
+
+def test_a_paged_cache_takes_the_variant_and_no_window(tmp_path, capsys):
+    """Paged figures read the variant too: GPT-2 with a 2048-token context caches 2048 tokens by default, in
+    2048/16 blocks; a rolling window is not a paged cache's."""
+    row = verdict(tmp_path, capsys, model="gpt2", sizes={"ell_max": 2048}, paged={"block": 16},
+                  quantity="kv_paged.blocks", equals="128")
+    assert row["verdict"] == "holds", row["reason"]
+    row = verdict(tmp_path, capsys, model="gpt2", kv_window=64, paged={"block": 16}, quantity="kv_paged.blocks",
+                  equals="4")
+    assert row["verdict"] == "invalid" and "kv_window does not apply" in row["reason"], row["reason"]
