@@ -30,34 +30,41 @@ def model_value(subject, quantity, formula, growing) -> Value:
     preset = presets.get(subject["model"])
     if "paged" in subject:
         return _paged(subject, quantity, formula or bool(growing))
-    options = {**preset.options, **subject.get("options", {})}
     convention = subject.get("convention", "matmul")
-    dtype, batch = subject.get("dtype", "fp32"), subject.get("batch", 1)
-    one_of("dtype", dtype, tuple(complexity.DTYPES))
-    models = complexity.model_formulas(preset.algorithm, options)
+    one_of("dtype", subject.get("dtype", "fp32"), tuple(complexity.DTYPES))
+    models = complexity.model_formulas(preset.algorithm, {**preset.options, **subject.get("options", {})})
     figures = complexity.figure_formulas(models, check_convention(convention))
     section, key = _figure(quantity, figures, preset, subject)
     given, seq_len = _variant(preset, models, subject, growing)
     window = _window(subject, section)
-    symbolic = (formula or any(isinstance(v, str) for v in given.values()) or isinstance(seq_len, str)
-                or isinstance(batch, str) or isinstance(subject.get("tokens"), str))
-    what = f"{preset.name} {quantity}"
-    if section == "training":
+    if section == "training":       # the compute of D tokens: a training step per token, times D
         section, key = "flops", "training_step_per_token"
-    if not symbolic:
-        _check_batch(batch)
-        report = complexity.numeric_report(preset.name, models, given, seq_len=seq_len, default_len=seq_len,
-                                           batch=batch, convention=convention, dtype=dtype, exact=True,
-                                           kv_window=window)
-        value = report[section][key] * (_tokens(subject) if "tokens" in subject else 1)
-        return Value("number", _whole(value), dict(report["sizes"]), what)
-    polynomial, in_bytes, per = figures[section][key]
-    bound, formulas = _bindings(models, given, seq_len, growing, preset.name, _free_names(subject))
+    what = f"{preset.name} {quantity}"
+    tokens = subject.get("tokens")
+    if formula or isinstance(seq_len, str) or isinstance(subject.get("batch"), str) or any(
+            isinstance(v, str) for v in given.values()) or (isinstance(tokens, str) and not _is_count(tokens)):
+        bound, formulas = _bindings(models, given, seq_len, growing, preset.name, _free_names(subject))
+        return _formula(figures[section][key], bound, formulas, subject, window, growing, models, what)
+    batch = subject.get("batch", 1)
+    _check_batch(batch)
+    report = complexity.numeric_report(preset.name, models, given, seq_len=seq_len, default_len=seq_len,
+                                       batch=batch, convention=convention, dtype=subject.get("dtype", "fp32"),
+                                       exact=True, kv_window=window)
+    value = report[section][key] * (_tokens(subject) if "tokens" in subject else 1)
+    return Value("number", _whole(value), dict(report["sizes"]), what)
+
+
+def _formula(figure, bound, formulas, subject, window, growing, models, what) -> Value:
+    """A figure (``(polynomial, in_bytes, per)`` of :func:`~formal.models.complexity.figure_formulas`) at the
+    bound sizes, as sympy: bytes at the dtype (int4's half byte exactly, not rounded to a whole byte), times
+    the batch, per token, times the tokens; a windowed cache at min(ℓ, W) tokens."""
+    from ..models.complexity import DTYPES
+    polynomial, in_bytes, per = figure
     check_expansion(polynomial.to_sympy(), formulas)
     at = bound if window is None or "ell" not in bound else {**bound, "ell": _cached(bound["ell"], window, growing)}
-    expr = polynomial.to_sympy(at) * (_width(complexity.DTYPES[dtype]) if in_bytes else 1)
+    expr = polynomial.to_sympy(at) * (_width(DTYPES[subject.get("dtype", "fp32")]) if in_bytes else 1)
     if per == "batch":
-        expr *= _batch(batch, growing)
+        expr *= _batch(subject.get("batch", 1), growing)
     elif per == "token":
         expr /= bound["ell"] if "ell" in bound else _length(models, bound)
     if "tokens" in subject:
