@@ -155,7 +155,7 @@ def _sizes(drawn):
     sizes = {k: v for k, v in drawn.items() if k != "heads"}
     if "heads" in drawn:
         heads, width = drawn["heads"]
-        sizes.update(H=heads, d_e=heads * width)
+        sizes.update(H=heads, d_e=2 * heads * width)        # even: a sinusoidal encoding pairs its rows
     return sizes
 
 
