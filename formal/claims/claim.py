@@ -29,7 +29,7 @@ VERDICTS = ("holds", "fails", "undecided", "invalid")
 
 _ABOUT = ("id", "says", "source", "note", "expect")
 _SUBJECT_FIELDS = ("options", "sizes", "seq_len", "batch", "dtype", "convention", "args", "inputs", "mask", "seed",
-                   "paged")
+                   "paged", "tokens", "kv_window")
 KEYS = _ABOUT + SUBJECTS + _SUBJECT_FIELDS + ("quantity",) + ASSERTIONS + ("rel_tol", "abs_tol", "in", "ratio_to")
 _RATIO_KEYS = ("model", "algorithm", "graph") + _SUBJECT_FIELDS + ("quantity",)
 ROWS = re.compile(r"(\d{1,9}):(\d{1,9})")  # rows START:STOP of an executed output

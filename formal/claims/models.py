@@ -1,8 +1,11 @@
 """Claims about a model (``model = "PRESET"``): a figure of ``complexity --json`` for the preset with the claim's
-``options``, ``sizes`` (numbers or formulas), ``seq_len``, ``batch``, ``dtype`` and ``convention``, from the same
-cost formulas (:func:`formal.models.complexity.figure_formulas`), evaluated exactly; and with ``paged``, a
-figure of its KV cache in blocks.  No model is instantiated and, for a preset's own options, sympy is not
-even imported."""
+``options``, ``sizes`` (numbers or formulas), ``seq_len``, ``batch`` (a number, a formula, or a growing size),
+``dtype`` and ``convention``, from the same cost formulas (:func:`formal.models.complexity.figure_formulas`),
+evaluated exactly; with ``tokens``, the compute of training on that many tokens (``training.flops``); with
+``kv_window``, a KV cache that holds the last W tokens (a rolling buffer); and with ``paged``, a figure of its KV
+cache in blocks.  The preset is overridden as if the variant were built from scratch
+(:meth:`formal.models.presets.Preset.variant`).  No model is instantiated and, for a preset's own options,
+sympy is not even imported."""
 
 from __future__ import annotations
 
@@ -12,49 +15,180 @@ from .claim import ClaimError
 from .formula import parse
 from .values import Value, check_expansion, formula_value, only, size_value
 
-__all__ = ["model_value", "PAGED_FIGURES"]
+__all__ = ["model_value", "PAGED_FIGURES", "TRAINING_FIGURES", "FIELDS"]
+
+#: The fields a model claim takes.
+FIELDS = ("model", "options", "sizes", "seq_len", "batch", "dtype", "convention", "paged", "tokens", "kv_window")
+#: What ``tokens = D`` adds: the FLOPs of training on D tokens, ``flops.training_step_per_token × D`` — the
+#: per-token cost of a training step on sequences of the claim's length (the preset's context by default).
+TRAINING_FIGURES = ("flops",)
 
 
 def model_value(subject, quantity, formula, growing) -> Value:
     from ..models import complexity, presets
-    only(subject, ("model", "options", "sizes", "seq_len", "batch", "dtype", "convention", "paged"), "a model")
+    only(subject, FIELDS, "a model")
     preset = presets.get(subject["model"])
     if "paged" in subject:
         return _paged(subject, quantity, formula or bool(growing))
-    options = {**preset.options, **subject.get("options", {})}
     convention = subject.get("convention", "matmul")
-    dtype, batch = subject.get("dtype", "fp32"), subject.get("batch", 1)
-    one_of("dtype", dtype, tuple(complexity.DTYPES))
-    models = complexity.model_formulas(preset.algorithm, options)
+    one_of("dtype", subject.get("dtype", "fp32"), tuple(complexity.DTYPES))
+    models = complexity.model_formulas(preset.algorithm, {**preset.options, **subject.get("options", {})})
     figures = complexity.figure_formulas(models, check_convention(convention))
+    section, key = _figure(quantity, figures, preset, subject)
+    given, seq_len = _variant(preset, models, subject, growing)
+    window = _window(subject, section)
+    if section == "training":       # the compute of D tokens: a training step per token, times D
+        section, key = "flops", "training_step_per_token"
+    what = f"{preset.name} {quantity}"
+    tokens = subject.get("tokens")
+    if formula or isinstance(seq_len, str) or isinstance(subject.get("batch"), str) or any(
+            isinstance(v, str) for v in given.values()) or (isinstance(tokens, str) and not _is_count(tokens)):
+        bound, formulas = _bindings(models, given, seq_len, growing, preset.name, _free_names(subject))
+        return _formula(figures[section][key], bound, formulas, subject, window, growing, models, what)
+    batch = subject.get("batch", 1)
+    _check_batch(batch)
+    report = complexity.numeric_report(preset.name, models, given, seq_len=seq_len, default_len=seq_len,
+                                       batch=batch, convention=convention, dtype=subject.get("dtype", "fp32"),
+                                       exact=True, kv_window=window)
+    value = report[section][key] * (_tokens(subject) if "tokens" in subject else 1)
+    return Value("number", _whole(value), dict(report["sizes"]), what)
+
+
+def _formula(figure, bound, formulas, subject, window, growing, models, what) -> Value:
+    """A figure (``(polynomial, in_bytes, per)`` of :func:`~formal.models.complexity.figure_formulas`) at the
+    bound sizes, as sympy: bytes at the dtype (int4's half byte exactly, not rounded to a whole byte), times
+    the batch, per token, times the tokens; a windowed cache at min(ℓ, W) tokens."""
+    from ..models.complexity import DTYPES
+    polynomial, in_bytes, per = figure
+    check_expansion(polynomial.to_sympy(), formulas)
+    at = bound if window is None or "ell" not in bound else {**bound, "ell": _cached(bound["ell"], window, growing)}
+    expr = polynomial.to_sympy(at) * (_width(DTYPES[subject.get("dtype", "fp32")]) if in_bytes else 1)
+    if per == "batch":
+        expr *= _batch(subject.get("batch", 1), growing)
+    elif per == "token":
+        expr /= bound["ell"] if "ell" in bound else _length(models, bound)
+    if "tokens" in subject:
+        expr *= _tokens(subject)
+    return formula_value(expr, what)
+
+
+def _figure(quantity, figures, preset, subject) -> tuple:
+    """``(section, key)`` of the quantity: a figure of ``complexity --json``, or ``training.flops`` (which needs
+    ``tokens``, as ``tokens`` needs it); ``kv_window`` goes with the KV cache's figures only."""
     section, _, key = (quantity or "").partition(".")
+    known = [f"{s}.{k}" for s, keys in figures.items() if keys for k in keys]
+    if section == "training" and key in TRAINING_FIGURES:
+        if "tokens" not in subject:
+            raise ClaimError(f"{quantity} is the compute of training on a number of tokens: give tokens = "
+                             "\"300B\" (or an integer)")
+        if "batch" in subject:
+            raise ClaimError(f"batch does not apply to {quantity}: tokens counts every token trained on")
+        return section, key
+    if "tokens" in subject:
+        training = ", ".join(f"training.{k}" for k in TRAINING_FIGURES)
+        raise ClaimError(f"tokens goes with the training figures ({training}), not with {shown(quantity)}")
     if section not in figures or "." in key:
         raise ClaimError(f"quantity {shown(quantity)} is not a figure of a model; known: "
-                         + ", ".join(f"{s}.{k}" for s, keys in figures.items() if keys for k in keys))
+                         + ", ".join(known + [f"training.{k}" for k in TRAINING_FIGURES]))
     if figures[section] is None:
         raise ClaimError(f"{preset.name} ({preset.algorithm}) has no {section}: only decoder-only models decode "
                          "with a cache here")
     if key not in figures[section]:
         raise ClaimError(f"quantity {shown(quantity)}: {section} has {', '.join(figures[section])}")
-    given = {**preset.sizes, **subject.get("sizes", {})}
-    seq_len = subject.get("seq_len", preset.seq_len)
-    symbolic = formula or any(isinstance(v, str) for v in given.values()) or isinstance(seq_len, str)
-    what = f"{preset.name} {quantity}"
-    if not symbolic:
-        report = complexity.numeric_report(preset.name, models, given, seq_len=seq_len, default_len=preset.seq_len,
-                                           batch=batch, convention=convention, dtype=dtype, exact=True)
-        return Value("number", report[section][key], dict(report["sizes"]), what)
+    return section, key
+
+
+def _variant(preset, models, subject, growing) -> tuple:
+    """The claim's sizes and sequence length: the preset overridden as if built from scratch (its sizes the
+    variant has, the claim's, the preset's derived sizes recomputed: :meth:`Preset.variant`).  A growing size
+    is its own name, so that a size derived from it grows with it (GPT-2's d_mlp = 4·d_e as d_e grows)."""
+    sizes = subject.get("sizes", {})
+    for name, value in sizes.items():
+        size_value(name, value)                      # a clear error before any arithmetic on it
+    from ..models.presets import LENGTHS
+    sizes = {**sizes, **{g: g for g in growing if g in models.symbols and g not in LENGTHS}}
+    return preset.variant(models.symbols, sizes, subject.get("seq_len"))
+
+
+def _window(subject, section):
+    """``kv_window`` (W): the cache keeps each layer's last W tokens; only the KV cache's figures take it."""
+    if "kv_window" not in subject:
+        return None
+    window = subject["kv_window"]
+    if section != "kv_cache":
+        raise ClaimError(f"kv_window goes with the KV cache's figures (kv_cache.*), not with {section}: a sliding "
+                         "window's attention FLOPs are not derived here")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ClaimError(f"kv_window = {shown(window)} must be a positive integer (tokens the cache keeps)")
+    return size_value("kv_window", window)
+
+
+def _tokens(subject):
+    """``tokens``: an integer, a count such as ``"300B"`` or ``"1.4T"`` (a whole number of tokens: ``B`` is a
+    billion here, never bytes), or a formula (``"D"``, for growth in it)."""
+    import re
+
+    from .figures import figure, is_figure
+    raw = subject["tokens"]
+    if isinstance(raw, str) and is_figure(raw):
+        value = figure(raw, "tokens").value
+        if value.denominator != 1 or value < 1 or re.search(r"(?:[KMGT]i?B|kB)\s*$", raw):
+            raise ClaimError(f"tokens = {shown(raw)} must be a whole number of tokens (e.g. \"300B\", \"1.4T\")")
+        raw = int(value)
+    value = size_value("tokens", raw)
+    return value if isinstance(value, int) else value.sympy()
+
+
+def _free_names(subject) -> set:
+    """The names the claim's batch and tokens formulas use: sizes ``in`` may grow besides the model's."""
+    names = set()
+    for field in ("batch", "tokens"):
+        raw = subject.get(field)
+        if isinstance(raw, str) and not (field == "tokens" and _is_count(raw)):
+            names |= set(parse(raw, what=field).names)
+    return names
+
+
+def _is_count(text) -> bool:
+    from .figures import is_figure
+    return is_figure(text)
+
+
+def _check_batch(batch):
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ClaimError(f"batch = {shown(batch)} must be a positive integer")
-    polynomial, in_bytes, per = figures[section][key]
-    bound, formulas = _bindings(models, given, seq_len, growing, preset.name)
-    check_expansion(polynomial.to_sympy(), formulas)
-    expr = polynomial.to_sympy(bound) * (complexity.DTYPES[dtype] if in_bytes else 1)
-    if per == "batch":
-        expr *= batch
-    elif per == "token":
-        expr /= bound["ell"] if "ell" in bound else _length(models, bound)
-    return formula_value(expr, what)
+        raise ClaimError(f"batch = {shown(batch)} must be a positive integer or a formula (\"b\")")
+
+
+def _batch(batch, growing):
+    """The batch as a sympy value: a number, a formula (``"b"``), or the size ``batch`` where it grows."""
+    import sympy as sp
+
+    from ..core.symbols import by_name
+    if "batch" in growing:
+        return by_name("batch")
+    if isinstance(batch, str):
+        return parse(batch, what="batch").sympy()
+    _check_batch(batch)
+    return sp.Integer(batch)
+
+
+def _cached(length, window, growing):
+    """The tokens a rolling cache of ``window`` holds of a sequence of ``length``: min(ℓ, W); W itself where the
+    length grows (past W the cache stops growing: its growth in ℓ is that of the constant)."""
+    import sympy as sp
+    return sp.Integer(window) if {"ell", "seq_len"} & set(growing) else sp.Min(length, window)
+
+
+def _width(width):
+    """Bytes per scalar as sympy: an int, or a Fraction (int4's half byte)."""
+    import sympy as sp
+    return sp.Rational(width.numerator, width.denominator) if hasattr(width, "denominator") else width
+
+
+def _whole(value):
+    """A Fraction that is whole as an int."""
+    from fractions import Fraction
+    return value.numerator if isinstance(value, Fraction) and value.denominator == 1 else value
 
 
 #: What ``paged = { block = B, samples = n, reservation = ℓ_max }`` adds to a decoder's figures: the cache
@@ -81,13 +215,14 @@ def _paged(subject, quantity, formula) -> Value:
     unknown = sorted(set(paged) - {"block", "samples", "reservation"})
     if unknown:
         raise ClaimError(f"paged has no {shown(unknown[0])}; it takes block, samples and reservation")
+    only(subject, tuple(f for f in FIELDS if f not in ("tokens", "kv_window")), "a paged cache's figures")
     preset = presets.get(subject["model"])
-    sizes = {**preset.sizes, **subject.get("sizes", {})}
-    if any(isinstance(v, str) for v in sizes.values()) or isinstance(subject.get("seq_len"), str):
-        raise ClaimError("paged figures take numbers for every size, not formulas")
     models = complexity.model_formulas(preset.algorithm, {**preset.options, **subject.get("options", {})})
-    report = complexity.numeric_report(preset.name, models, sizes, seq_len=subject.get("seq_len", preset.seq_len),
-                                       default_len=preset.seq_len, dtype=subject.get("dtype", "fp32"))
+    sizes, seq_len = _variant(preset, models, subject, ())
+    if any(isinstance(v, str) for v in sizes.values()) or isinstance(seq_len, str):
+        raise ClaimError("paged figures take numbers for every size, not formulas")
+    report = complexity.numeric_report(preset.name, models, sizes, seq_len=seq_len, default_len=seq_len,
+                                       dtype=subject.get("dtype", "fp32"))
     try:
         figures = complexity.paged_report(report, **paged, exact=True)
     except Exception as error:          # a ConfigError (no cache, a bad block) or a TypeError (a bad value)
@@ -105,7 +240,7 @@ def _length(models, bound):
     raise ClaimError(f"{models.label} has no sequence length to divide by")
 
 
-def _bindings(models, given, seq_len, growing, name) -> dict:
+def _bindings(models, given, seq_len, growing, name, extra=frozenset()) -> dict:
     """The model's size names → sympy values: numbers, formulas, the growing sizes as themselves, and the
     defaults ``complexity`` applies (d_attn = d_mid = d_e/H, d_f = d_e, every length = seq_len); and the
     sizes given as formulas (name → Formula)."""
@@ -114,7 +249,7 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
     from ..core.symbols import by_name
     from ..models.presets import LENGTHS
     known = set(models.symbols)
-    unknown = sorted((set(given) | set(growing)) - known - {"seq_len"})
+    unknown = sorted((set(given) | set(growing)) - known - {"seq_len", "batch"} - set(extra))
     if unknown:
         raise ClaimError(f"{models.label} has no size {shown(unknown[0])}; its sizes: {', '.join(sorted(known))}")
     bound, formulas = {}, {}
@@ -134,7 +269,7 @@ def _bindings(models, given, seq_len, growing, name) -> dict:
             if length_formula is not None:
                 formulas[k] = length_formula
     for k in growing:
-        if k != "seq_len":
+        if k in known:
             bound[k] = by_name(k)
     for head in ("d_attn", "d_mid"):
         if head in known and head not in bound:

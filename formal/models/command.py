@@ -1,5 +1,6 @@
 """``formal-transformers complexity PRESET|--config FILE.toml [--seq-len T] [--batch B] [--convention C]
-[--dtype D] [--symbolic] [--kv contiguous|paged [--block B] [--samples N]] [--json]``: what a model costs.
+[--dtype D] [--symbolic] [--kv contiguous|paged [--block B] [--samples N]] [--kv-window W] [--json]``: what a
+model costs.
 
 Parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache of a preset or a
 configuration file, from the shipped cost formulas (:mod:`formal.models.costcache`, no sympy) or, with
@@ -38,6 +39,9 @@ def register(sub):
                    help="with --kv paged: tokens per block (default 16, vLLM's)")
     p.add_argument("--samples", type=bounded_int(1, MAX_SIZE), metavar="N",
                    help="with --kv paged: samples forked from the sequence as a shared prompt (default 1)")
+    p.add_argument("--kv-window", type=bounded_int(1, MAX_SIZE), metavar="W",
+                   help="a KV cache that keeps each layer's last W tokens (a rolling buffer, as a sliding-window "
+                        "decoder's): the per-sequence cache is min(T, W) tokens")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)
 
@@ -47,7 +51,7 @@ def _run(args, out):
     from . import complexity, presets
     from .config import load_config
     if args.list:
-        _inapplicable(args, "--list", ("preset", "config", "seq_len", "batch", "dtype", "symbolic"))
+        _inapplicable(args, "--list", ("preset", "config", "seq_len", "batch", "dtype", "symbolic", "kv_window"))
         if args.json:
             rows = [{"name": p.name, "algorithm": p.algorithm, "seq_len": p.seq_len, "doc": p.doc}
                     for p in presets.PRESETS.values()]
@@ -72,7 +76,7 @@ def _run(args, out):
         raise UsageError("--kv paged prints numbers: it has no effect with --symbolic")
     if args.symbolic:  # the formulas as text: sympy
         model = complexity.Model(algorithm, options)
-        _inapplicable(args, "--symbolic", ("seq_len", "batch", "dtype"))
+        _inapplicable(args, "--symbolic", ("seq_len", "batch", "dtype", "kv_window"))
         result = {"name": name, "algorithm": algorithm, "options": options, "convention": args.convention,
                   **complexity.formulas(model, args.convention)}
     else:  # numbers: from the formulas shipped with the package when it holds the model's (no sympy)
@@ -81,8 +85,13 @@ def _run(args, out):
             raise UsageError(f"{name} has no default sequence length: give --seq-len T")
         result = complexity.numeric_report(name, model, sizes, seq_len=args.seq_len, default_len=default_len,
                                            batch=args.batch or 1, convention=args.convention,
-                                           dtype=args.dtype or "fp32")
+                                           dtype=args.dtype or "fp32", kv_window=args.kv_window)
+        if args.kv_window is not None and not result["kv_cache"]:
+            raise UsageError(f"--kv-window: {name} ({algorithm}) has no KV cache here; only decoder-only models "
+                             "decode with one")
         if args.kv == "paged":
+            if args.kv_window is not None:
+                raise UsageError("--kv-window has no effect with --kv paged: paging keeps every token's blocks")
             if not result["kv_cache"]:
                 raise UsageError(f"--kv paged: {name} ({algorithm}) has no KV cache here; only decoder-only "
                                   "models decode with one")
@@ -95,7 +104,8 @@ def _run(args, out):
 
 
 _FLAGS = {"preset": "a preset name", "config": "--config", "seq_len": "--seq-len", "batch": "--batch",
-          "dtype": "--dtype", "symbolic": "--symbolic", "block": "--block", "samples": "--samples"}
+          "dtype": "--dtype", "symbolic": "--symbolic", "block": "--block", "samples": "--samples",
+          "kv_window": "--kv-window"}
 
 
 def _inapplicable(args, flag, dests):
@@ -125,6 +135,8 @@ def text(r, symbolic) -> str:
                     f"{r['dtype']}",
              f"parameters          {grouped(p['total'])}  (embedding {grouped(p['embedding'])}, "
              f"non-embedding {grouped(p['non_embedding'])})",
+             f"weights             {grouped(r['weights']['bytes'])} bytes ({r['weights']['bytes'] / 2**30:.2f} GiB) "
+             f"in {r['dtype']}",
              f"FLOPs forward       {grouped(f['forward'])} per batch, {grouped(f['forward_per_sequence'])} per "
              f"sequence, {grouped(f['forward_per_token'])} per token",
              f"FLOPs training step {grouped(f['training_step'])} per batch, "
@@ -138,7 +150,8 @@ def text(r, symbolic) -> str:
     if r["kv_cache"]:
         k = r["kv_cache"]
         lines.append(f"KV cache            {grouped(k['bytes_per_token'])} bytes per token, "
-                     f"{grouped(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)")
+                     f"{grouped(k['bytes_per_sequence'])} per sequence ({k['bytes_per_sequence'] / 2**20:.1f} MiB)"
+                     + (f", a rolling window of {grouped(k['window'])} tokens" if "window" in k else ""))
         if k.get("paged"):
             g = k["paged"]
             lines.append(f"KV paged, B = {g['block']:<4} {grouped(g['blocks'])} blocks per sequence, "

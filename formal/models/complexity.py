@@ -27,8 +27,8 @@ from .presets import resolve_sizes
 __all__ = ["DTYPES", "MODELS", "Model", "model_formulas", "cost_formulas", "report", "numeric_report",
            "preset_report", "formulas", "paged_report", "grouped", "figure_formulas", "PER"]
 
-#: Bytes per scalar.
-DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
+#: Bytes per scalar: int4 packs two scalars in a byte (a count of bytes is rounded up to whole bytes).
+DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "int8": 1, "int4": Fraction(1, 2)}
 
 
 @lru_cache(maxsize=64)
@@ -57,6 +57,13 @@ def _number(polynomial, values) -> int:
     return value if isinstance(value, int) else -(-value.numerator // value.denominator)
 
 
+def _bytes(scalars: int, width) -> int:
+    """The bytes ``scalars`` take at ``width`` bytes each, whole bytes (an odd number of int4 values needs the
+    last byte)."""
+    total = scalars * width
+    return total if isinstance(total, int) else -(-total.numerator // total.denominator)
+
+
 def _per_token(total: int, tokens: int, exact: bool = False) -> int | float:
     """``total / tokens``: an integer when it divides evenly, else a float (rounded: the text marks it ≈), or
     with ``exact`` a Fraction."""
@@ -77,7 +84,9 @@ def figure_formulas(formulas, convention: str) -> dict:
     that the dtype turns into bytes, and how it scales (:data:`PER`).  :func:`report` evaluates these, and
     the claims checker (:mod:`formal.claims`) reads them as formulas: one table for both."""
     flops = formulas.flops[convention]
-    out = {"params": {k: (v, False, "model") for k, v in formulas.params.items()}, "flops": {}}
+    out = {"params": {k: (v, False, "model") for k, v in formulas.params.items()},
+           "weights": {"bytes": (formulas.params["total"], True, "model")},      # the parameters at the dtype
+           "flops": {}}
     for name in ("forward", "training_step"):
         out["flops"].update({name: (flops[name], False, "batch"),
                              f"{name}_per_sequence": (flops[name], False, "sequence"),
@@ -98,10 +107,12 @@ def figure_formulas(formulas, convention: str) -> dict:
 
 
 def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str = "matmul",
-           dtype: str = "fp32", exact: bool = False) -> dict:
-    """Every figure of ``complexity`` (bytes for memory): integers, except a per-token figure that does not
-    divide evenly, a float (with ``exact``: a Fraction).  ``model`` is a :class:`Model` or the
-    :class:`~formal.models.costcache.CostFormulas` of one (:func:`model_formulas`); the figures are the same."""
+           dtype: str = "fp32", exact: bool = False, kv_window: int | None = None) -> dict:
+    """Every figure of ``complexity`` (bytes for memory and weights): integers, except a per-token figure that
+    does not divide evenly, a float (with ``exact``: a Fraction).  ``model`` is a :class:`Model` or the
+    :class:`~formal.models.costcache.CostFormulas` of one (:func:`model_formulas`); the figures are the same.
+    With ``kv_window`` W the KV cache is a rolling buffer of each layer's last W tokens (Mistral's sliding
+    window): its per-sequence figures are the cache's formula at min(ℓ, W) tokens."""
     check_convention(convention)
     one_of("dtype", dtype, tuple(DTYPES))
     if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
@@ -109,9 +120,11 @@ def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str 
     formulas = cost_formulas(model)
     resolved = resolve_sizes(formulas, sizes, seq_len)
     width = DTYPES[dtype]
+    cached = _windowed(resolved, kv_window)
 
-    def figure(polynomial, in_bytes, per):
-        value = _number(polynomial, resolved) * (width if in_bytes else 1)
+    def figure(polynomial, in_bytes, per, at=resolved):
+        value = _number(polynomial, at)
+        value = _bytes(value, width) if in_bytes else value
         if per == "batch":
             return value * batch
         return _per_token(value, seq_len, exact) if per == "token" else value
@@ -119,24 +132,38 @@ def report(model, sizes: dict, *, seq_len: int, batch: int = 1, convention: str 
     out = {"algorithm": formulas.algorithm, "options": formulas.options, "sizes": resolved, "seq_len": seq_len,
            "batch": batch, "convention": convention, "dtype": dtype}
     for section, figures in figure_formulas(formulas, convention).items():
-        out[section] = None if figures is None else {k: figure(*v) for k, v in figures.items()}
+        at = cached if section == "kv_cache" else resolved
+        out[section] = None if figures is None else {k: figure(*v, at=at) for k, v in figures.items()}
+    if kv_window is not None and out["kv_cache"] is not None:
+        out["kv_cache"]["window"] = kv_window
     return out
 
 
+def _windowed(resolved: dict, window: int | None) -> dict:
+    """The sizes the KV cache is evaluated at: a window of W tokens keeps min(ℓ, W) of a sequence's ℓ."""
+    if window is None:
+        return resolved
+    from .presets import check_size
+    check_size("kv_window", window)
+    return {**resolved, "ell": min(resolved["ell"], window)} if "ell" in resolved else resolved
+
+
 def numeric_report(name: str, model, sizes: dict, *, seq_len: int | None = None, default_len: int | None = None,
-                   batch: int = 1, convention: str = "matmul", dtype: str = "fp32", exact: bool = False) -> dict:
+                   batch: int = 1, convention: str = "matmul", dtype: str = "fp32", exact: bool = False,
+                   kv_window: int | None = None) -> dict:
     """What ``complexity`` prints of the configuration ``name`` (``--json``): :func:`report` at ``seq_len``
     (default ``default_len``, the configuration's own), under ``name``, with a ``note`` when the parameters
     grow with the sequence length and ``seq_len`` is not the configuration's.  ``model`` is a :class:`Model`
     or :class:`~formal.models.costcache.CostFormulas` (:func:`model_formulas`: then no sympy for a cached model);
-    ``exact``: per-token figures as Fractions where they do not divide evenly."""
+    ``exact``: per-token figures as Fractions where they do not divide evenly; ``kv_window``: a rolling KV
+    cache (:func:`report`)."""
     formulas = cost_formulas(model)
     seq_len = _grid_tokens(name, formulas, sizes, seq_len, default_len)
     seq_len = default_len if seq_len is None else seq_len
     if seq_len is None:
         raise ConfigError(f"{name} has no default sequence length: give seq_len")
     result = {"name": name, **report(formulas, sizes, seq_len=seq_len, batch=batch, convention=convention,
-                                     dtype=dtype, exact=exact)}
+                                     dtype=dtype, exact=exact, kv_window=kv_window)}
     grows = formulas.length_dependent_params
     if grows and default_len is not None and seq_len != default_len:
         base = report(formulas, sizes, seq_len=default_len)["params"]["total"]

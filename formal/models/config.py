@@ -4,7 +4,7 @@ A configuration is data, read with a TOML parser; nothing in it is executed::
 
     name = "my-gpt"             # optional
     algorithm = "dtransformer"  # edtransformer, etransformer or dtransformer
-    seq_len = 1024              # optional: the default sequence length
+    seq_len = 1024              # optional: the default sequence length (else a length given in [sizes])
     [options]                   # the algorithm's options, e.g. norm = "rms"
     tied = true
     [sizes]                     # the size symbols by their ASCII names
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError, shown
 from ..guards.files import read_toml
-from .presets import check_size
+from .presets import LENGTHS, check_size
 
 __all__ = ["load_config", "KEYS"]
 
@@ -48,5 +48,17 @@ def load_config(path: str):
     seq_len = data.get("seq_len")
     if seq_len is not None:
         check_size(f"config file {path!r}: seq_len", seq_len)
+    seq_len = _length(path, sizes, seq_len)
     name = data.get("name", path)
     return str(name), algorithm, dict(options), dict(sizes), seq_len
+
+
+def _length(path, sizes: dict, seq_len):
+    """The default sequence length: ``seq_len``, else a sequence length the sizes give (a ViT's ``ell``), which
+    would otherwise be replaced by another; the two must agree."""
+    lengths = {k: sizes[k] for k in LENGTHS if k in sizes}
+    if len(set(lengths.values()) | ({seq_len} if seq_len is not None and lengths else set())) > 1:
+        given = ", ".join(f"{k} = {v}" for k, v in lengths.items())
+        raise ConfigError(f"config file {shown(path)}: {given}{'' if seq_len is None else f' and seq_len = {seq_len}'}"
+                          " disagree: a model's sequence lengths are one length")
+    return seq_len if seq_len is not None or not lengths else next(iter(lengths.values()))

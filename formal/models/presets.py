@@ -21,7 +21,40 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError, shown
 from ..guards.limits import MAX_SIZE
 
-__all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "check_size", "get", "resolve_sizes"]
+__all__ = ["Preset", "PRESETS", "LENGTHS", "MAX_SIZE", "Rule", "check_size", "get", "resolve_sizes"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A preset size that the architecture defines from other sizes: ``factor`` times the product of the sizes
+    named in ``of``, divided by the size ``over`` (exactly: a size that does not divide is an error).
+    ``d_mlp = 4·d_e`` is ``Rule(("d_e",), 4)``; the default sequence length of a grid, ``height·width``, is
+    ``Rule(("height", "width"))``; a head width ``d_e/H`` is ``Rule(("d_e",), over="H")``."""
+
+    of: tuple
+    factor: int = 1
+    over: str | None = None
+
+    def __str__(self) -> str:
+        text = "·".join(([str(self.factor)] if self.factor != 1 else []) + list(self.of))
+        return text + (f"/{self.over}" if self.over else "")
+
+    def value(self, name: str, sizes: dict):
+        """The size ``name`` at ``sizes``: an int when the sizes it reads are ints, else a formula (a string:
+        the claims checker's sizes may be formulas)."""
+        values = [sizes[k] for k in self.of] + ([sizes[self.over]] if self.over else [])
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            product = self.factor
+            for k in self.of:
+                product *= sizes[k]
+            if self.over is None:
+                return product
+            if product % sizes[self.over]:
+                raise ConfigError(f"{name} = {self} needs {' · '.join(f'{k} = {sizes[k]}' for k in self.of)} "
+                                  f"divisible by {self.over} = {sizes[self.over]} (or give {name})")
+            return product // sizes[self.over]
+        text = "*".join([str(self.factor)] + [f"({sizes[k]})" for k in self.of])
+        return text + (f"/({sizes[self.over]})" if self.over else "")
 
 
 @dataclass(frozen=True)
@@ -29,9 +62,11 @@ class Preset:
     """A named configuration: ``algorithm`` (a registry name) built with ``options``, at ``sizes``.
 
     ``seq_len`` is the sequence length costs are quoted at by default (the context length; the number of patches for
-    ViT), or None where the model has none (a captioner's caption: then it must be given).  ``doc`` says where the
-    configuration comes from, what implementation its count is checked against, and where the published number
-    differs.
+    ViT), or None where the model has none (a captioner's caption: then it must be given).  ``derived`` names the
+    sizes — and ``seq_len`` — that the architecture defines from others (:class:`Rule`: GPT-2's ``d_mlp = 4·d_e``,
+    its context ``ℓ_max``); ``sizes`` and ``seq_len`` hold their values at the published sizes, and
+    :meth:`variant` recomputes them when a size they read is overridden.  ``doc`` says where the configuration
+    comes from, what implementation its count is checked against, and where the published number differs.
     """
 
     name: str
@@ -40,6 +75,7 @@ class Preset:
     sizes: dict
     seq_len: int | None
     doc: str = field(default="", compare=False)
+    derived: dict = field(default_factory=dict, compare=False)
 
     def build(self):
         from ..algorithms import get as get_algorithm
@@ -56,6 +92,34 @@ class Preset:
     def evaluate(self, convention: str = "matmul", seq_len: int | None = None) -> dict:
         """The algorithm's cost at this configuration, as numbers."""
         return self.build().cost(convention).evaluate(self.binding(seq_len))
+
+    def variant(self, symbols, sizes: dict | None = None, seq_len=None) -> tuple:
+        """``(sizes, seq_len)`` of this preset with ``sizes`` overridden, as if built from scratch: the published
+        sizes the variant's model has (``symbols``: its size names; a size another option set removed, such
+        as ℓ_max without a position table, is not imposed), the user's, and every :attr:`derived` size the
+        user did not give recomputed from them.  The default sequence length is ``seq_len`` if given, else a
+        sequence length the user gave as a size (``ell = 576`` for a ViT on a larger image), else the
+        preset's own or its rule's.  A user's size the model does not have is left in for
+        :func:`resolve_sizes` to refuse; a sequence length given twice, differently, is a ConfigError."""
+        sizes = dict(sizes or {})
+        known = set(symbols)
+        merged = {k: v for k, v in self.sizes.items() if k in known and k not in self.derived}
+        merged.update(sizes)
+        for name, rule in self.derived.items():
+            if name != "seq_len" and name in known and name not in sizes and all(k in merged for k in rule.of):
+                merged[name] = rule.value(name, merged)
+        lengths = {sizes[k] for k in LENGTHS if k in sizes}
+        if len(lengths) > 1 or (lengths and seq_len is not None and lengths != {seq_len}):
+            given = ", ".join(f"{k} = {sizes[k]!r}" for k in LENGTHS if k in sizes)
+            raise ConfigError(f"{given}{'' if seq_len is None else f' and seq_len = {seq_len!r}'} disagree: a "
+                              "model's sequence lengths are one length")
+        if seq_len is None and lengths:
+            seq_len = lengths.pop()
+        if seq_len is None:
+            rule = self.derived.get("seq_len")
+            seq_len = (rule.value("seq_len", merged) if rule is not None and all(k in merged for k in rule.of)
+                       else self.seq_len)
+        return merged, seq_len
 
 
 LENGTHS = ("ell", "ell_x", "ell_z")
@@ -118,13 +182,29 @@ def _by_symbol(values: dict) -> dict:
     return {by_name(k): v for k, v in values.items()}
 
 
+def _preset(name, algorithm, options, sizes, seq_len, doc) -> Preset:
+    """A :class:`Preset` whose ``sizes`` (and ``seq_len``) may hold :class:`Rule` s: their values at the published
+    sizes are computed here, in the sizes' order, and the rules kept as :attr:`Preset.derived`."""
+    stated = {k: v for k, v in sizes.items() if not isinstance(v, Rule)}
+    rules = {k: v for k, v in sizes.items() if isinstance(v, Rule)}
+    if isinstance(seq_len, Rule):
+        rules["seq_len"] = seq_len
+        seq_len = seq_len.value("seq_len", stated)
+    values = {k: v.value(k, stated) if isinstance(v, Rule) else v for k, v in sizes.items()}
+    return Preset(name, algorithm, options, values, seq_len, doc, rules)
+
+
+#: The rules the presets share: an MLP four times as wide as the embedding, a head width of d_e/H (where the
+#: paper's table gives d_head = d_model/n_heads), and a context length that is the position table's.
+_MLP4, _HEAD, _CONTEXT = Rule(("d_e",), 4), Rule(("d_e",), over="H"), Rule(("ell_max",))
+
 # ------------------------------------------------------------------------------------------------ GPT-2/3
 _GPT2 = dict(position="learned", activation="gelu-tanh", tied=True, eps=1e-5, norm_position="pre")
 
 
 def _gpt2(name, d_e, layers, heads, paper):
-    return Preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=1024, d_e=d_e, L=layers, H=heads,
-                                                    d_mlp=4 * d_e), 1024,
+    return _preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=1024, d_e=d_e, L=layers, H=heads,
+                                                     d_mlp=_MLP4), _CONTEXT,
                   f"GPT-2 (Radford et al. 2019): L = {layers}, d_e = {d_e}, H = {heads}, context 1024, "
                   f"vocabulary 50257, tied unembedding, GELU-tanh.  Checked against HF transformers' "
                   f"GPT2LMHeadModel; the paper reports {paper} (it left out the position embeddings and "
@@ -136,8 +216,9 @@ def _gpt3(name, layers, d_e, heads, d_head, paper):
     if heads * d_head != d_e:
         note = (f"  Table 2.1 lists H·d_head = {heads * d_head} ≠ d_model = {d_e}; the preset follows the table "
                 f"(d_attn = d_mid = {d_head}), so its count differs from the paper's {paper}.")
-    return Preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=2048, d_e=d_e, L=layers, H=heads,
-                                                    d_attn=d_head, d_mid=d_head, d_mlp=4 * d_e), 2048,
+    head = _HEAD if heads * d_head == d_e else d_head    # the table's d_head, where it is not d_model/n_heads
+    return _preset(name, "dtransformer", _GPT2, dict(N_V=50257, ell_max=2048, d_e=d_e, L=layers, H=heads,
+                                                     d_attn=head, d_mid=head, d_mlp=_MLP4), _CONTEXT,
                   f"GPT-3 (Brown et al. 2020, Table 2.1): L = {layers}, d_model = {d_e}, H = {heads}, "
                   f"d_head = {d_head}, context 2048, the GPT-2 architecture (tied, GELU-tanh).  The paper "
                   f"reports {paper}.  No public implementation exists; the test counts it with an independent "
@@ -150,10 +231,10 @@ PRESETS = {p.name: p for p in [
     _gpt2("gpt2-medium", 1024, 24, 16, "345M"),
     _gpt2("gpt2-large", 1280, 36, 20, "762M"),
     _gpt2("gpt2-xl", 1600, 48, 25, "1542M"),
-    *(Preset(name, "etransformer",
-             dict(position="learned", activation="gelu", tied=True, eps=1e-12, norm_position="post",
-                  token_types=True, embedding_norm=True, unembedding_bias=True),
-             dict(N_V=30522, ell_max=512, n_types=2, d_e=d_e, L=layers, H=heads, d_mlp=4 * d_e), 512,
+    *(_preset(name, "etransformer",
+              dict(position="learned", activation="gelu", tied=True, eps=1e-12, norm_position="post",
+                   token_types=True, embedding_norm=True, unembedding_bias=True),
+              dict(N_V=30522, ell_max=512, n_types=2, d_e=d_e, L=layers, H=heads, d_mlp=_MLP4), _CONTEXT,
              f"BERT-{size} (Devlin et al. 2019) as a masked-LM model: L = {layers}, d_e = {d_e}, H = {heads}, "
              "WordPiece vocabulary 30522, 512 positions, two token types, embedding layer norm, MLM head "
              "(W_f, GELU, LN) with the unembedding tied to W_e and an output bias.  Checked against HF "
@@ -178,11 +259,11 @@ PRESETS = {p.name: p for p in [
            "4096.  Checked against HF transformers' LlamaForCausalLM.  Rotary position embeddings have no "
            "parameters and are not modelled (position='none'): their few FLOPs per query and key are not "
            "counted.  The paper reports 7B."),
-    *(Preset(name, "etransformer",
-             dict(position="learned", activation="gelu", eps=1e-12, norm_position="pre", inputs="patches",
-                  head="classifier"),
-             dict(d_patch=3 * patch * patch, ell=(224 // patch) ** 2, n_classes=1000, d_e=d_e, L=layers, H=heads,
-                  d_mlp=d_mlp), (224 // patch) ** 2,
+    *(_preset(name, "etransformer",
+              dict(position="learned", activation="gelu", eps=1e-12, norm_position="pre", inputs="patches",
+                   head="classifier"),
+              dict(d_patch=3 * patch * patch, ell=(224 // patch) ** 2, n_classes=1000, d_e=d_e, L=layers, H=heads,
+                   d_mlp=_MLP4), Rule(("ell",)),
              f"ViT-{size}/{patch} (Dosovitskiy et al. 2021) on 224×224 images with 1000 classes: "
              f"{(224 // patch) ** 2} patches of 3·{patch}² values, a class token, L = {layers}, d_e = {d_e}, "
              f"H = {heads}, MLP width {d_mlp}, pre-LN, layer-norm ε = 1e-12 as HF's published configs have it "
@@ -191,9 +272,9 @@ PRESETS = {p.name: p for p in [
       for name, size, patch, d_e, layers, heads, d_mlp, paper in [
           ("vit-b16", "B", 16, 768, 12, 12, 3072, "86M"), ("vit-l16", "L", 16, 1024, 24, 16, 4096, "307M"),
           ("vit-h14", "H", 14, 1280, 32, 16, 5120, "632M")]),
-    *(Preset(name, "swin", dict(eps=1e-5, mlp_ratio=4),
-             dict(patch=4, channels=3, height=56, width=56, swin_window=7, n_classes=1000, H=heads, d_attn=32,
-                  L_1=depths[0], L_2=depths[1], L_3=depths[2], L_4=depths[3]), 56 * 56,
+    *(_preset(name, "swin", dict(eps=1e-5, mlp_ratio=4),
+              dict(patch=4, channels=3, height=56, width=56, swin_window=7, n_classes=1000, H=heads, d_attn=32,
+                   L_1=depths[0], L_2=depths[1], L_3=depths[2], L_4=depths[3]), Rule(("height", "width")),
              f"Swin-{size} (Liu et al. 2021, Table 1 and §3.3) on 224×224 images with 1000 classes: 4×4 patches "
              f"(a 56×56 grid), C = {32 * heads} (H = {heads} heads of 32 in stage 1, doubling), depths "
              f"{'/'.join(map(str, depths))}, windows of 7×7, MLP ratio 4.  Checked against HF transformers' "
@@ -204,9 +285,9 @@ PRESETS = {p.name: p for p in [
           ("swin-s", "S", 3, (2, 2, 18, 2), "50M parameters and 8.7G FLOPs"),
           ("swin-b", "B", 4, (2, 2, 18, 2), "88M parameters and 15.4G FLOPs"),
           ("swin-l", "L", 6, (2, 2, 18, 2), "197M parameters and 34.5G FLOPs")]),
-    Preset("transformer-base", "edtransformer",
-           dict(position="sinusoidal-vaswani", activation="relu", tied=True, eps=1e-6, norm_position="post"),
-           dict(N_V=37000, ell_max=512, d_e=512, L_enc=6, L_dec=6, H=8, d_mlp=2048), 512,
+    _preset("transformer-base", "edtransformer",
+            dict(position="sinusoidal-vaswani", activation="relu", tied=True, eps=1e-6, norm_position="post"),
+            dict(N_V=37000, ell_max=512, d_e=512, L_enc=6, L_dec=6, H=8, d_mlp=_MLP4), _CONTEXT,
            "The base Transformer (Vaswani et al. 2017, Table 3): 6 + 6 layers, d_model = 512, H = 8, "
            "d_ff = 2048, sinusoidal positions, a shared source–target vocabulary of about 37000 tokens with "
            "one embedding matrix for both stacks and the pre-softmax projection.  No single public "
