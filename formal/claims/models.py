@@ -28,6 +28,11 @@ def model_value(subject, quantity, formula, growing) -> Value:
     from ..models import complexity, presets
     only(subject, FIELDS, "a model")
     preset = presets.get(subject["model"])
+    fixed = {**subject.get("sizes", {}), **{k: subject[k] for k in ("seq_len", "batch") if k in subject}}
+    for name in growing:        # the claim's own sizes are fixed (but L = "L" keeps L free); the preset's may grow
+        if name in fixed and not (isinstance(fixed[name], str) and name in size_value(name, fixed[name]).names):
+            raise ClaimError(f"in names {name!r}, which the claim binds to {shown(fixed[name])}: a size that grows "
+                             "cannot also be fixed")
     if "paged" in subject:
         return _paged(subject, quantity, formula or bool(growing))
     convention = subject.get("convention", "matmul")
