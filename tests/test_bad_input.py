@@ -312,6 +312,13 @@ CASES = [
     C("complexity-seq-len-10**30", ("complexity", "gpt2", "--seq-len", str(10**30)), 2),
     C("complexity-seq-len-5000-digits", ("complexity", "gpt2", "--seq-len", "9" * 5000), 2),
     C("complexity-seq-len-float", ("complexity", "gpt2", "--seq-len", "1.5"), 2),
+    C("complexity-kv-window-0", ("complexity", "gpt2", "--kv-window", "0"), 2),
+    C("complexity-kv-window-negative", ("complexity", "gpt2", "--kv-window", "-4096", "--json"), 2),
+    C("complexity-kv-window-text", ("complexity", "gpt2", "--kv-window", "wide"), 2),
+    C("complexity-kv-window-2**60", ("complexity", "gpt2", "--kv-window", str(2**60)), 2),
+    C("complexity-kv-window-encoder", ("complexity", "bert-base", "--kv-window", "16", "--json"), 2,
+      note="an encoder has no KV cache to window"),
+    C("complexity-dtype-int3", ("complexity", "gpt2", "--dtype", "int3"), 2),
     C("complexity-seq-len-text", ("complexity", "gpt2", "--seq-len", "abc"), 2),
     C("complexity-bert-seq-len-513", ("complexity", "bert-base", "--seq-len", "513"), 2,
       note="exceeds bert-base's 512-position table"),
@@ -551,6 +558,29 @@ CASES = [
                              'quantity = "edges"\nequals = 64\n'), note="a claim never writes a file"),
     C("check-timeout-0", ("check", "c.toml", "--timeout", "0"), 2, setup=_write("c.toml", CLAIM)),
     C("check-timeout-text", ("check", "c.toml", "--timeout", "soon"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-time-budget-0", ("check", "c.toml", "--time-budget", "0"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-time-budget-nan", ("check", "c.toml", "--time-budget", "nan", "--json"), 2,
+      setup=_write("c.toml", CLAIM)),
+    C("check-time-budget-negative", ("check", "c.toml", "--time-budget", "-5"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-time-budget-text", ("check", "c.toml", "--time-budget", "later"), 2, setup=_write("c.toml", CLAIM)),
+    C("check-tokens-in-bytes", ("check", "c.toml", "--json"), 2, stderr="line+report",
+      setup=_write("c.toml", '[[claim]]\nid = "t"\nmodel = "gpt2"\ntokens = "300 GB"\n'
+                             'quantity = "training.flops"\napprox = "1e21"\n'), contains=("whole number of tokens",)),
+    C("check-kv-window-0", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", '[[claim]]\nid = "w"\nmodel = "gpt2"\nkv_window = 0\n'
+                             'quantity = "kv_cache.bytes"\nequals = 1\n'), contains=("kv_window = 0",)),
+    C("check-rounds-to-a-formula", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"', 'rounds_to = "sqrt(2)"')),
+      contains=("rounds_to",)),
+    C("check-empty-ratio", ("check", "c.toml"), 2, stderr="line+report",
+      setup=_write("c.toml", CLAIM.replace('approx = "124M"', 'equals = 1\nratio_to = {}')),
+      contains=("ratio_to is empty",)),
+    C("check-property-huge-size", ("check", "c.toml"), 2, stderr="line+report", max_seconds=15,
+      setup=_write("c.toml", '[[claim]]\nid = "p"\nalgorithm = "attention"\nproperty = "causal"\n'
+                             'sizes = { ell_x = 1000000000 }\n'), contains=("from 1 to 64",)),
+    C("check-non-finite-output-json", ("check", "c.toml", "--json"), 1, stderr="report",
+      setup=_write("c.toml", '[[claim]]\nid = "s"\nop = "softmax"\ninputs = { x = [inf, nan] }\n'
+                             'equals = [1, 0]\n'), note="NaN in the output: still strict JSON on stdout"),
     C("check-expanding-sizes", ("check", "c.toml"), 2, stderr="line+report", max_seconds=20,
       setup=_write("c.toml", '[[claim]]\nid = "x"\nalgorithm = "attention"\nsizes = { d_x = "(a+b+c)**12", '
                              'd_z = "(a+b+c+e)**10", d_attn = "(a+b+c+e+f)**7" }\nquantity = "flops"\n'
@@ -710,6 +740,11 @@ def results(request, tmp_path_factory):
     return by_id
 
 
+def _refuse_constant(name):
+    """Strict JSON: NaN, Infinity and -Infinity are not JSON (Python's parser accepts them; others do not)."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def _is_json(case: Case) -> bool:
     return "--json" in case.argv and case.argv[0] != "verify"  # verify's --json names a file
 
@@ -738,7 +773,7 @@ def test_bad_input(case, results):
     if _is_json(case):
         if r.stdout.strip():
             try:  # JSON text is UTF-8 (RFC 8259): a byte that is not is not JSON
-                value = json.loads(r.raw_stdout.decode("utf-8"))
+                value = json.loads(r.raw_stdout.decode("utf-8"), parse_constant=_refuse_constant)
             except ValueError as exc:
                 pytest.fail(f"--json printed something that is not one JSON object ({exc})\n{shown}")
             assert isinstance(value, dict), shown

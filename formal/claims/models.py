@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..costs.conventions import check_convention
 from ..errors import one_of, shown
 from .claim import ClaimError
+from .figures import figure, is_figure
 from .formula import parse
 from .values import Value, check_expansion, formula_value, only, size_value
 
@@ -47,7 +48,7 @@ def model_value(subject, quantity, formula, growing) -> Value:
     what = f"{preset.name} {quantity}"
     tokens = subject.get("tokens")
     if formula or isinstance(seq_len, str) or isinstance(subject.get("batch"), str) or any(
-            isinstance(v, str) for v in given.values()) or (isinstance(tokens, str) and not _is_count(tokens)):
+            isinstance(v, str) for v in given.values()) or (isinstance(tokens, str) and not is_figure(tokens)):
         bound, formulas = _bindings(models, given, seq_len, growing, preset.name, _free_names(subject))
         return _formula(figures[section][key], bound, formulas, subject, window, growing, models, what)
     batch = subject.get("batch", 1)
@@ -74,7 +75,7 @@ def _formula(figure, bound, formulas, subject, window, growing, models, what) ->
         expr /= bound["ell"] if "ell" in bound else _length(models, bound)
     if "tokens" in subject:
         expr *= _tokens(subject)
-    return formula_value(expr, what)
+    return formula_value(expr, what, bound=dict(bound))   # the claimed formula may name any size it binds
 
 
 def _figure(quantity, figures, preset, subject) -> tuple:
@@ -133,7 +134,6 @@ def _tokens(subject):
     billion here, never bytes), or a formula (``"D"``, for growth in it)."""
     import re
 
-    from .figures import figure, is_figure
     raw = subject["tokens"]
     if isinstance(raw, str) and is_figure(raw):
         value = figure(raw, "tokens").value
@@ -145,18 +145,15 @@ def _tokens(subject):
 
 
 def _free_names(subject) -> set:
-    """The names the claim's batch and tokens formulas use: sizes ``in`` may grow besides the model's."""
+    """The names the claim's formulas introduce — in its sizes (``d_e = "D"``), seq_len, batch and tokens: sizes
+    ``in`` may grow besides the model's."""
     names = set()
-    for field in ("batch", "tokens"):
-        raw = subject.get(field)
-        if isinstance(raw, str) and not (field == "tokens" and _is_count(raw)):
-            names |= set(parse(raw, what=field).names)
+    raws = [(f"size {k}", v) for k, v in subject.get("sizes", {}).items()]
+    raws += [(field, subject.get(field)) for field in ("seq_len", "batch", "tokens")]
+    for what, raw in raws:
+        if isinstance(raw, str) and not (what == "tokens" and is_figure(raw)):
+            names |= set(parse(raw, what=what).names)
     return names
-
-
-def _is_count(text) -> bool:
-    from .figures import is_figure
-    return is_figure(text)
 
 
 def _check_batch(batch):

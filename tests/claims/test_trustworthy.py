@@ -150,6 +150,16 @@ def test_names_introduced_by_size_formulas_may_grow():
     assert v.verdict == "invalid" and "cannot also be fixed" in v.reason
 
 
+def test_a_model_claims_sizes_reach_the_claimed_formula_and_its_names_may_grow():
+    """The same rule for a model as for an algorithm: ``d_e = "D"`` introduces D, which may grow, and the claimed
+    formula may name any size the claim or the preset binds (L = 12 here, d_mlp = 4·D)."""
+    fields = dict(model="gpt2", sizes={"d_e": "D", "d_mlp": "4*D"}, quantity="params.non_embedding", **{"in": ["D"]})
+    [v] = check_text(claim(**fields, leading="L*(4*D**2 + 2*d_mlp*D)"))
+    assert v.verdict == "holds", v.reason
+    [v] = check_text(claim(**fields, leading="L*(4*D**2 + 2*d_mlp*D + 1)"))
+    assert v.verdict == "fails"
+
+
 def test_sizes_held_constant_are_named():
     [v] = check_text(claim(algorithm="attention", quantity="flops", theta="ell_z*d_x", **{"in": ["ell_z"]}))
     assert v.verdict == "holds" and "d_x held constant" in v.reason
