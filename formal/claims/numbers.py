@@ -100,11 +100,9 @@ def _tolerance_claim(claim, raw, value, derived, claimed) -> Verdict:
     gap = compare(derived, target)
     if sign_t is None or gap is None:
         return _undecided(claim, claimed, derived, target)
-    # |d − t| ≤ max(rel·|t|, abs): both sides exact
-    distance = as_sympy(Fraction(derived)) - as_sympy(target) if gap >= 0 else as_sympy(target) - as_sympy(
-        Fraction(derived))
-    allowed_rel = as_sympy(rel) * sign_t * as_sympy(target)
-    within = [compare(as_sympy(bound), distance) for bound in (allowed_rel, as_sympy(tol))]
+    # |d − t| ≤ max(rel·|t|, abs), both sides exact: the signs found above take the absolute values
+    distance = gap * (as_sympy(Fraction(derived)) - as_sympy(target))
+    within = [compare(bound, distance) for bound in (as_sympy(rel) * sign_t * as_sympy(target), as_sympy(tol))]
     if any(w is not None and w >= 0 for w in within):
         ok = True
     elif all(w is not None for w in within):
