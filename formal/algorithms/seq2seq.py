@@ -146,29 +146,9 @@ def _params(layer, step, *, attention, score, bias, rows, dec_in, out_width, sta
     return params
 
 
-@SEQ2SEQ_OPTIONS.builds
-def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update) -> Algorithm:
-    """A recurrent encoder–decoder: source tokens z, target tokens x ↦ P (N_V×ℓ_x); see the module docstring."""
-    extra = {"reset": reset, "update": update} if cell == "gru" else {}
-    layer = build_rnn_layer(cell=cell, direction=encoder, bias=bias, **extra)
-    step = build_cell(cell, bias=bias, **extra)
-    lstm = cell == "lstm"
-    both = encoder == "bidirectional"
-    D = 2 * d_h if both else d_h                                     # rows of H, width of a context
-    dec_in = d_e if attention == "luong" else d_e + D
-    out_width = d_h if attention == "luong" else d_h + D
-    start_width = d_h if init == "backward" else D
-
-    t = LoopIndex("t")
-    state = {"h": "s", **({"c": "m"} if lstm else {})}
-    targets = ("s", "m") if lstm else "s"
-    dec_params = {p.name: f"dec_{p.name}" for p in step.params}
-    unembedding = build_unembedding(bias=bias != "none")
-    out_args = {"W_u": "W_u", **({"b_u": "b_u"} if bias != "none" else {})}
-
-    def decoder_step(x_in):
-        return Assign(targets, call(step, label=("θ_dec", r"\theta_{\mathrm{dec}}"), x=x_in, **state, **dec_params))
-
+def _encode(layer, *, attention, score, encoder, init, bias, lstm) -> list:
+    """The lines before the decoder's loop: both embeddings, the annotations H, the decoder's start (and its
+    memory cell), and what attention computes once (the fixed context, or the keys U_a·H)."""
     lines = [
         Assign("Z", call_columns(token_embedding, label=("W_src", r"W_{\mathrm{src}}"), v="z", W_e="W_src"),
                forall="t", note="Source embeddings"),
@@ -186,17 +166,46 @@ def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update)
         lines.append(Assign("c", final("H", d_h, encoder, "final"), note="Fixed context"))
     elif score == "additive":
         lines.append(Assign("K", matmul("U_a", "H"), note="Keys, computed once"))
+    return lines
 
-    x_t = column("X", t, ell_x)
+
+def _decode(step, *, attention, score, bias, lstm) -> list:
+    """One step of the decoder's loop over t: Luong attends after the recurrent step and reads the attentional
+    state; Bahdanau (and no attention) feeds the context into the step and reads [s; c]."""
+    state = {"h": "s", **({"c": "m"} if lstm else {})}
+    targets = ("s", "m") if lstm else "s"
+    dec_params = {p.name: f"dec_{p.name}" for p in step.params}
+    unembedding = build_unembedding(bias=bias != "none")
+    out_args = {"W_u": "W_u", **({"b_u": "b_u"} if bias != "none" else {})}
+
+    def decoder_step(x_in):
+        return Assign(targets, call(step, label=("θ_dec", r"\theta_{\mathrm{dec}}"), x=x_in, **state, **dec_params))
+
+    x_t = column("X", LoopIndex("t"), ell_x)
     if attention == "luong":
-        body = [decoder_step(x_t), *_attend(score, "s", "Scores"),
+        return [decoder_step(x_t), *_attend(score, "s", "Scores"),
                 Assign("h_tilde", activation("tanh", matmul("W_c", stack_vertical("c", "s"))),
                        note="Attentional state"),
                 Assign("p", call(unembedding, label=("W_u", "W_u"), e="h_tilde", **out_args))]
-    else:
-        attend = [] if attention == "none" else _attend(score, "s", "Scores")
-        body = [*attend, decoder_step(stack_vertical(x_t, "c")),
-                Assign("p", call(unembedding, label=("W_u", "W_u"), e=stack_vertical("s", "c"), **out_args))]
+    attend = [] if attention == "none" else _attend(score, "s", "Scores")
+    return [*attend, decoder_step(stack_vertical(x_t, "c")),
+            Assign("p", call(unembedding, label=("W_u", "W_u"), e=stack_vertical("s", "c"), **out_args))]
+
+
+@SEQ2SEQ_OPTIONS.builds
+def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update) -> Algorithm:
+    """A recurrent encoder–decoder: source tokens z, target tokens x ↦ P (N_V×ℓ_x); see the module docstring."""
+    extra = {"reset": reset, "update": update} if cell == "gru" else {}
+    layer = build_rnn_layer(cell=cell, direction=encoder, bias=bias, **extra)
+    step = build_cell(cell, bias=bias, **extra)
+    lstm = cell == "lstm"
+    D = 2 * d_h if encoder == "bidirectional" else d_h               # rows of H, width of a context
+    dec_in = d_e if attention == "luong" else d_e + D
+    out_width = d_h if attention == "luong" else d_h + D
+    start_width = d_h if init == "backward" else D
+
+    lines = _encode(layer, attention=attention, score=score, encoder=encoder, init=init, bias=bias, lstm=lstm)
+    body = _decode(step, attention=attention, score=score, bias=bias, lstm=lstm)
     lines += [Loop("t", ell_x, tuple(body), stack=(("p", "P_steps"),), sequential=True),
               Assign("P", sequence("P_steps", ell_x, "p", "p"), returns=True)]
 
