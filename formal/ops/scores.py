@@ -18,7 +18,7 @@ import sympy as sp
 from ..core.shapes import Mismatch, numel, same_dim
 from ..costs.cost import CONVENTIONS, Work
 from ..errors import ConfigError, shown
-from .activations import Activation, Tanh
+from .activations import Activation, ReLU, Tanh
 from .base import Op, rank
 
 __all__ = ["LeakyReLU", "AdditiveScore", "SCORE_ACTIVATIONS", "additive_score", "check_score_activation"]
@@ -37,8 +37,9 @@ class LeakyReLU(Activation):
         return np.maximum(a, np.multiply(a, self.slope))
 
 
-#: The nonlinearities an additive score takes, by option name: Bahdanau's tanh, GAT's leaky ReLU (0.2).
-SCORE_ACTIVATIONS = {"tanh": Tanh, "leaky_relu": LeakyReLU}
+#: The nonlinearities an additive score takes, by option name: Bahdanau's tanh, GAT's leaky ReLU (0.2), and the
+#: ReLU of the image-captioning code most implementations of Show, Attend and Tell copy.
+SCORE_ACTIVATIONS = {"tanh": Tanh, "leaky_relu": LeakyReLU, "relu": ReLU}
 
 
 def check_score_activation(activation) -> str:
