@@ -16,6 +16,13 @@ Lines (Xu et al. eqs. 1–7, 13–14): ``h_0, c_0 = tanh(W_init,· ā + b)``, ā
 sampled attention is trained by a variational bound and is not an executable algorithm here.  The
 initialisations are one tanh layer each (the paper's f_init are MLPs of unstated depth).
 
+The options name what implementations do instead (the defaults are Xu et al.'s): f_att's nonlinearity
+(``activation``, ReLU in the widely copied PyTorch tutorial) and the biases of its two linear maps
+(``score_bias``: b_a added to W_a h, b_k to the keys, both inside the nonlinearity — a bias after v_a is the
+same at every location and cancels in the softmax, so there is none); the gate (``gate``: Xu et al.'s scalar,
+none, or ``vector``, σ(W_β h + b_β) ∈ ℝ^D elementwise); the initial states without the tanh (``init``); the
+word distribution from the state alone, softmax(W_out h_t + b_out) (``output="state"``).
+
 References
 ----------
 - K. Xu et al., "Show, attend and tell: neural image caption generation with visual attention",
