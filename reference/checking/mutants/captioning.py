@@ -255,6 +255,9 @@ MUTANTS = (
              "initialises the states without the tanh under the default init=tanh"),
     _variant("show_attend_tell_ignores_score_bias", "show_attend_tell", _TUTORIAL, {"score_bias": False},
              "leaves f_att's biases b_a and b_k out under score_bias=true"),
+    _variant("show_attend_tell_deep_output_under_state", "show_attend_tell", _TUTORIAL, {"output": "deep"},
+             "computes Xu et al.'s deep output, reading L_h, L_z and L_o, under output=state (whose parameters are "
+             "W_out and b_out)"),
     _seam("show_attend_tell_output_without_bias", "show_attend_tell", _TUTORIAL,
           "computes the word scores W_out h without b_out under output=state", "review",
           _logits=lambda x, h, z, p: p["W_out"] @ h),
