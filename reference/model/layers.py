@@ -102,7 +102,7 @@ def score_activation(name: str):
 
 def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
     """Line 4 of Algorithm 4 per head, as rows: Q (…, ℓ_x, d_attn), K (…, ℓ_z, d_attn) → S (…, ℓ_x, ℓ_z):
-    ``QKᵀ/√d_attn``, ``QKᵀ``, or ``v_aᵀ φ(q_{t_x} + k_{t_z})`` (φ tanh or a leaky ReLU of slope 0.2)."""
+    ``QKᵀ/√d_attn``, ``QKᵀ``, or ``v_aᵀ φ(q_{t_x} + k_{t_z})`` (φ :func:`score_activation`)."""
     if score == "additive":
         summed = Q[..., :, None, :] + K[..., None, :, :]                  # (…, ℓ_x, ℓ_z, d_attn)
         hidden = score_activation(activation)(summed)
