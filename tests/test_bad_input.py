@@ -653,6 +653,17 @@ CASES = [
            "the JSON stays one object"),
     C("conform-unknown-option", ("conform", "impl.py:attention", "--algorithm", "attention", "-o", "nosuch=1"), 2,
       setup=_write("impl.py", ATTENTION_TARGET)),
+    # Show, Attend and Tell's variants: the gate, f_att's nonlinearity and biases, the initial states, the output.
+    C("show-sat-gate-word", ("show", "show_attend_tell", "-o", "gate=matrix"), 2, contains=("gate", "matrix")),
+    C("show-sat-gate-true", ("show", "show_attend_tell", "-o", "gate=true"), 0, contains=("w_β",)),
+    C("show-sat-activation-gelu", ("show", "show_attend_tell", "-o", "activation=gelu"), 2, contains=("gelu",)),
+    C("show-sat-score-bias-word", ("show", "show_attend_tell_loss", "-o", "score_bias=yes"), 2,
+      contains=("score_bias", "yes")),
+    C("show-sat-init-mlp", ("show", "show_attend_tell", "-o", "init=mlp"), 2, contains=("init", "mlp")),
+    C("show-sat-output-logits", ("show", "show_attend_tell_loss", "-o", "output=logits"), 2,
+      contains=("output", "logits")),
+    C("show-attention-relu-without-additive", ("show", "attention", "-o", "activation=relu"), 2,
+      contains=("activation",)),
 ]
 
 

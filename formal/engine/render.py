@@ -27,7 +27,8 @@ _GLYPHS = {  # ASCII name → (text, LaTeX)
     "Z_final": ("Z", "Z"), "theta": ("θ", r"\theta"), "theta_hat": ("θ̂", r"\hat{\theta}"),
     "x_hat": ("x̂", r"\hat{x}"), "x_class": ("x_class", r"x_{\mathrm{class}}"),
     "h_tilde": ("h̃", r"\tilde{h}"), "z_hat": ("ẑ", r"\hat{z}"), "a_bar": ("ā", r"\bar{a}"),
-    "w_beta": ("w_β", r"w_{\beta}"), "b_beta": ("b_β", r"b_{\beta}"), "alpha_map": ("α", r"\alpha"),
+    "w_beta": ("w_β", r"w_{\beta}"), "W_beta": ("W_β", r"W_{\beta}"), "b_beta": ("b_β", r"b_{\beta}"),
+    "alpha_map": ("α", r"\alpha"),
 }
 
 

@@ -18,7 +18,7 @@ import sympy as sp
 from ..core.shapes import Mismatch, numel, same_dim
 from ..costs.cost import CONVENTIONS, Work
 from ..errors import ConfigError, shown
-from .activations import Activation, Tanh
+from .activations import Activation, ReLU, Tanh
 from .base import Op, rank
 
 __all__ = ["LeakyReLU", "AdditiveScore", "SCORE_ACTIVATIONS", "additive_score", "check_score_activation"]
@@ -37,8 +37,9 @@ class LeakyReLU(Activation):
         return np.maximum(a, np.multiply(a, self.slope))
 
 
-#: The nonlinearities an additive score takes, by option name: Bahdanau's tanh, GAT's leaky ReLU (0.2).
-SCORE_ACTIVATIONS = {"tanh": Tanh, "leaky_relu": LeakyReLU}
+#: The nonlinearities an additive score takes, by option name: Bahdanau's tanh, GAT's leaky ReLU (0.2), and the
+#: ReLU of the image-captioning code most implementations of Show, Attend and Tell copy.
+SCORE_ACTIVATIONS = {"tanh": Tanh, "leaky_relu": LeakyReLU, "relu": ReLU}
 
 
 def check_score_activation(activation) -> str:
@@ -52,13 +53,13 @@ class AdditiveScore(Op):
     """``S[t_z, t_x] = vᵀ φ(Q[:, t_x] + K[:, t_z])``: the additive score of every key against every query.
 
     Q is d×ℓ_x (or one query, a d-vector: the result is then an ℓ_z-vector, as ``KᵀQ`` would be), K is
-    d×ℓ_z, v a d-vector, φ tanh (Bahdanau et al.) or a leaky ReLU (GAT).  The numpy semantics materialise
+    d×ℓ_z, v a d-vector, φ tanh (Bahdanau et al.), a leaky ReLU (GAT) or a ReLU.  The numpy semantics materialise
     the d×ℓ_z×ℓ_x tensor of sums by broadcasting, apply φ to it, and contract it with v in one matrix
     product (``v (d×ℓ_zℓ_x)``), which is how it is counted:
 
     - FLOPs under ``matmul``, ``chinchilla`` and ``kaplan`` (a score product): 2·d·ℓ_z·ℓ_x, the product
       with v;
-    - under ``full`` additionally d·ℓ_z·ℓ_x additions and φ's count per entry (tanh 1, leaky ReLU 2);
+    - under ``full`` additionally d·ℓ_z·ℓ_x additions and φ's count per entry (tanh 1, leaky ReLU 2, ReLU 1);
     - memory: the sums and their images under φ (d·ℓ_z·ℓ_x each, as the separate ops would store them),
       and the ℓ_z·ℓ_x scores.
     """

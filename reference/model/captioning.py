@@ -3,9 +3,12 @@ torch, batch-first, with the spec's parameter names and orientation."""
 
 from __future__ import annotations
 
+import re
+
 from .. import require_torch
 from . import recurrent
 from .convert import rows_to_columns, single, to_numpy
+from .layers import score_activation
 from .pooling import attention_pooling
 from .runners import runs
 
@@ -14,6 +17,8 @@ __all__ = ["grid_rows", "show_attend_tell", "doubly_stochastic", "han", "run_sho
 
 torch = require_torch()
 
+#: The LSTM's parameters among the model's: W_xg, W_hg and b_g, b_xg, b_hg for the gates g = i, f, g, o.
+_LSTM_PARAM = re.compile(r"W_[xh][ifgo]|b_[xh]?[ifgo]")
 _LSTM = {"cell": "lstm", "direction": "forward", "nonlinearity": "tanh", "reset": "before", "update": "cho"}
 
 
@@ -24,26 +29,47 @@ def grid_rows(F):
     return F.reshape(B, n_h * n_w, D)
 
 
+def _initial(a_bar, p, name, init):
+    """f_init of the state ``name`` from the mean annotations ā (B, D): tanh of the affine map, or the map."""
+    affine = a_bar @ p[f"W_init_{name}"].T + p[f"b_init_{name}"]
+    return torch.tanh(affine) if init == "tanh" else affine
+
+
+def _gated(z, h, p, gate):
+    """The context z (B, D) under the gate: ``σ(w_βᵀ h + b_β) z``, ``σ(W_β h + b_β) ⊙ z`` or z."""
+    if gate == "vector":
+        return torch.sigmoid(h @ p["W_beta"].T + p["b_beta"]) * z
+    if gate:
+        return torch.sigmoid((h @ p["w_beta"][:, None])[..., 0] + p["b_beta"])[:, None] * z
+    return z
+
+
+def _words(x_t, h, z, p, output):
+    """The word distribution (B, N_V): the deep output or ``softmax(W_out h + b_out)``."""
+    if output == "state":
+        return torch.softmax(h @ p["W_out"].T + p["b_out"], dim=-1)
+    return torch.softmax((x_t + h @ p["L_h"].T + z @ p["L_z"].T) @ p["L_o"].T, dim=-1)
+
+
 def show_attend_tell(A, x, p, options):
     """Annotations A (B, L, D) and words x (B, ℓ) ↦ (P (B, ℓ, N_V), α (B, ℓ, L))."""
     cell_options = {**_LSTM, "bias": options["bias"]}
+    phi = score_activation(options["activation"])
     X = p["E"].T[x]                                                     # (B, ℓ, d_e)
     a_bar = A.mean(dim=1)                                               # (B, D)
-    h = torch.tanh(a_bar @ p["W_init_h"].T + p["b_init_h"])
-    c = torch.tanh(a_bar @ p["W_init_c"].T + p["b_init_c"])
+    h, c = (_initial(a_bar, p, name, options["init"]) for name in ("h", "c"))
     K = A @ p["U_a"].T                                                  # (B, L, d_a), computed once
-    lstm = {k: v for k, v in p.items() if k[:3] in ("W_x", "W_h", "b_i", "b_f", "b_g", "b_o", "b_x", "b_h")
-            and not k.startswith("b_init") and not k.startswith("b_beta")}
+    if options["score_bias"]:
+        K = K + p["b_k"]
+    lstm = {k: v for k, v in p.items() if _LSTM_PARAM.fullmatch(k)}
     P, alphas = [], []
     for t in range(X.shape[1]):
-        e = (torch.tanh((h @ p["W_a"].T)[:, None, :] + K) @ p["v_a"][:, None])[..., 0]   # (B, L)
+        query = h @ p["W_a"].T + (p["b_a"] if options["score_bias"] else 0)
+        e = (phi(query[:, None, :] + K) @ p["v_a"][:, None])[..., 0]    # (B, L)
         alpha = torch.softmax(e, dim=-1)
-        z = (alpha[:, None, :] @ A)[:, 0]                               # Σ_i α_i a_i, (B, D)
-        if options["gate"]:
-            z = torch.sigmoid((h @ p["w_beta"][:, None])[..., 0] + p["b_beta"])[:, None] * z
+        z = _gated((alpha[:, None, :] @ A)[:, 0], h, p, options["gate"])   # β Σ_i α_i a_i, (B, D)
         h, c = recurrent.cell(torch.cat([X[:, t], z], dim=-1), h, c, lstm, cell_options)
-        o = X[:, t] + h @ p["L_h"].T + z @ p["L_z"].T
-        P.append(torch.softmax(o @ p["L_o"].T, dim=-1))
+        P.append(_words(X[:, t], h, z, p, options["output"]))
         alphas.append(alpha)
     return torch.stack(P, dim=1), torch.stack(alphas, dim=1)
 

@@ -22,9 +22,10 @@ from .runners import SDPA_PATHS, runs
 
 __all__ = ["token_embedding", "positional_embedding", "sinusoid_table", "attend", "attention", "mhattention",
            "mhattention_kv", "single_query_attention", "layer_norm", "activation", "mlp", "unembedding", "causal_mask",
-           "scores", "heads", "attend_heads", "attention_paths", "ATTENTION_PATHS", "EMPTY_POLICIES", "SCORES",
-           "QKV", "MHA", "run_token_embedding", "run_positional_embedding", "run_single_query_attention",
-           "run_attention", "run_mhattention", "run_kv_mhattention", "run_layer_norm", "run_unembedding", "run_mlp"]
+           "scores", "score_activation", "heads", "attend_heads", "attention_paths", "ATTENTION_PATHS",
+           "EMPTY_POLICIES", "SCORES", "QKV", "MHA", "run_token_embedding", "run_positional_embedding",
+           "run_single_query_attention", "run_attention", "run_mhattention", "run_kv_mhattention", "run_layer_norm",
+           "run_unembedding", "run_mlp"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -94,12 +95,17 @@ def _check_score(score, v_a, activation, path):
             raise ConfigError(f"activation = {shown(activation)} applies to score = 'additive' only, not {score!r}")
 
 
+def score_activation(name: str):
+    """The additive score's nonlinearity φ by the spec's option name (tanh, a leaky ReLU of slope 0.2, ReLU)."""
+    return {"tanh": torch.tanh, "leaky_relu": lambda a: F.leaky_relu(a, 0.2), "relu": torch.relu}[name]
+
+
 def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
     """Line 4 of Algorithm 4 per head, as rows: Q (…, ℓ_x, d_attn), K (…, ℓ_z, d_attn) → S (…, ℓ_x, ℓ_z):
-    ``QKᵀ/√d_attn``, ``QKᵀ``, or ``v_aᵀ φ(q_{t_x} + k_{t_z})`` (φ tanh or a leaky ReLU of slope 0.2)."""
+    ``QKᵀ/√d_attn``, ``QKᵀ``, or ``v_aᵀ φ(q_{t_x} + k_{t_z})`` (φ :func:`score_activation`)."""
     if score == "additive":
         summed = Q[..., :, None, :] + K[..., None, :, :]                  # (…, ℓ_x, ℓ_z, d_attn)
-        hidden = torch.tanh(summed) if activation == "tanh" else F.leaky_relu(summed, 0.2)
+        hidden = score_activation(activation)(summed)
         return (hidden @ v_a[:, None])[..., 0]                             # (…, ℓ_x, ℓ_z); a counted product
     S = Q @ K.transpose(-1, -2)                                            # (…, ℓ_x, ℓ_z)
     return S / math.sqrt(Q.shape[-1]) if score == "scaled_dot" else S

@@ -128,7 +128,10 @@ def test_han_encodes_its_sentences_in_parallel():
 
 
 @pytest.mark.parametrize("name, options, message", [
-    ("show_attend_tell", {"gate": 1}, "gate = 1 must be True or False"),
+    ("show_attend_tell", {"gate": 1}, "gate = 1 must be True, False or 'vector'"),
+    ("show_attend_tell", {"activation": "gelu"}, "activation = 'gelu' must be 'tanh', 'leaky_relu' or 'relu'"),
+    ("show_attend_tell_loss", {"output": "logits"}, "output = 'logits' must be 'deep' or 'state'"),
+    ("show_attend_tell", {"init": "mlp"}, "init = 'mlp' must be 'tanh' or 'linear'"),
     ("show_attend_tell_loss", {"penalty": -1.0}, "penalty = -1.0 must be a finite number ≥ 0"),
     ("show_attend_tell", {"inputs": "pixels"}, "inputs = 'pixels' must be 'annotations' or 'grid'"),
     ("han", {"cell": "rnn"}, "cell = 'rnn' must be 'gru' or 'lstm'"),

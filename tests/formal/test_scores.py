@@ -243,7 +243,7 @@ def test_attention_pooling_is_algorithm_3_with_a_learned_query(case):
 @pytest.mark.parametrize("build, options, words", [
     (attention, {"score": "cosine"}, ["score", "'cosine'"]),
     (single_query_attention, {"score": "general"}, ["score", "'general'"]),
-    (attention, {"score": "additive", "activation": "relu"}, ["activation", "'relu'"]),
+    (attention, {"score": "additive", "activation": "gelu"}, ["activation", "'gelu'"]),
     (attention, {"score": "dot", "activation": "leaky_relu"}, ["activation", "'leaky_relu'", "additive"]),
     (attention, {"score": None}, ["score", "None"]),
     (attention_pooling, {"score": "additive"}, ["score", "'additive'"]),

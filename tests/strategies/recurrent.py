@@ -133,19 +133,25 @@ def seq2seq_cases(draw):
 RECURRENT_STRATEGIES["seq2seq"] = seq2seq_cases()
 
 
-def _sat_shapes(s, gate, bias):
+def _sat_shapes(s, o):
     """Show, Attend and Tell's parameters by hand (Xu et al. §3.1.2): E d_e×N_V; the initial MLPs d_h×D;
-    f_att W_a d_a×d_h, U_a d_a×D, v_a d_a; the gate w_β d_h and b_β (a scalar); the LSTM's gates reading
-    [E y; ẑ] (d_e + D); the deep output L_h d_e×d_h, L_z d_e×D, L_o N_V×d_e."""
+    f_att W_a d_a×d_h, U_a d_a×D, v_a d_a (and its biases b_a, b_k, d_a each); the gate w_β d_h and b_β (a
+    scalar) or, vector, W_β D×d_h and b_β D; the LSTM's gates reading [E y; ẑ] (d_e + D); the deep output
+    L_h d_e×d_h, L_z d_e×D, L_o N_V×d_e or the state's W_out N_V×d_h and b_out N_V."""
     D = s["d_z"]
     shapes = {"E": (s["d_e"], s["N_V"]), "W_init_h": (s["d_h"], D), "b_init_h": (s["d_h"],),
               "W_init_c": (s["d_h"], D), "b_init_c": (s["d_h"],), "W_a": (s["d_a"], s["d_h"]),
               "U_a": (s["d_a"], D), "v_a": (s["d_a"],)}
-    if gate:
+    if o["score_bias"]:
+        shapes.update(b_a=(s["d_a"],), b_k=(s["d_a"],))
+    if o["gate"] == "vector":
+        shapes.update(W_beta=(D, s["d_h"]), b_beta=(D,))
+    elif o["gate"]:
         shapes.update(w_beta=(s["d_h"],), b_beta=())
-    shapes.update(gate_shapes("lstm", bias, s["d_h"], s["d_e"] + D))
-    shapes.update(L_h=(s["d_e"], s["d_h"]), L_z=(s["d_e"], D), L_o=(s["N_V"], s["d_e"]))
-    return shapes
+    shapes.update(gate_shapes("lstm", o["bias"], s["d_h"], s["d_e"] + D))
+    if o["output"] == "state":
+        return {**shapes, "W_out": (s["N_V"], s["d_h"]), "b_out": (s["N_V"],)}
+    return {**shapes, "L_h": (s["d_e"], s["d_h"]), "L_z": (s["d_e"], D), "L_o": (s["N_V"], s["d_e"])}
 
 
 def locations(sizes: dict) -> int:
@@ -156,7 +162,10 @@ def locations(sizes: dict) -> int:
 @st.composite
 def show_attend_tell_cases(draw, loss=False, inputs=st.sampled_from(["annotations", "grid"])):
     """Show-Attend-Tell with its annotations A (d_z×ℓ_z) given, or a feature grid F (n_h×n_w×d_z)."""
-    gate, bias, kind = draw(st.booleans()), draw(BIAS), draw(inputs)
+    kind = draw(inputs)
+    o = {"gate": draw(st.sampled_from([True, False, "vector"])), "bias": draw(BIAS),
+         "activation": draw(st.sampled_from(["tanh", "leaky_relu", "relu"])), "score_bias": draw(st.booleans()),
+         "init": draw(st.sampled_from(["tanh", "linear"])), "output": draw(st.sampled_from(["deep", "state"]))}
     s = {k: draw(st.integers(1, 4)) for k in ("d_e", "d_h", "d_a", "d_z")}
     if kind == "grid":
         s["height"], s["width"] = draw(st.integers(1, 3)), draw(st.integers(1, 3))
@@ -164,15 +173,15 @@ def show_attend_tell_cases(draw, loss=False, inputs=st.sampled_from(["annotation
         s["ell_z"] = draw(st.integers(1, 4))
     s["N_V"], s["ell_x"] = draw(st.integers(2, 6)), draw(st.integers(2 if loss else 1, 4))
     rng = np.random.default_rng(draw(SEED))
-    params = {n: normal(rng, *shape) for n, shape in _sat_shapes(s, gate, bias).items()}
+    params = {n: normal(rng, *shape) for n, shape in _sat_shapes(s, o).items()}
     image = {"F": normal(rng, s["height"], s["width"], s["d_z"])} if kind == "grid" else \
         {"A": normal(rng, s["d_z"], s["ell_z"])}
     inputs = {**image, "x": rng.integers(0, s["N_V"], s["ell_x"])}
     if loss:
-        algorithm = algorithms.get("show_attend_tell_loss", gate=gate, bias=bias, inputs=kind,
+        algorithm = algorithms.get("show_attend_tell_loss", **o, inputs=kind,
                                    penalty=draw(st.sampled_from([0.0, 1.0, 2.5])))
     else:
-        algorithm = algorithms.get("show_attend_tell", gate=gate, bias=bias, inputs=kind)
+        algorithm = algorithms.get("show_attend_tell", **o, inputs=kind)
     return Case(algorithm, {**inputs, **params}, s, tuple(params))
 
 

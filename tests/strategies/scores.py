@@ -19,7 +19,7 @@ SCORES = ("scaled_dot", "dot", "additive")
 def score_options(draw, score=None):
     """``score`` (drawn unless given) and, for the additive score, its activation."""
     score = draw(st.sampled_from(SCORES)) if score is None else score
-    activation = draw(st.sampled_from(["tanh", "leaky_relu"])) if score == "additive" else "tanh"
+    activation = draw(st.sampled_from(["tanh", "leaky_relu", "relu"])) if score == "additive" else "tanh"
     return {"score": score, "activation": activation}
 
 

@@ -94,7 +94,7 @@ def _qkv(rng, d=3, ell=4):
     ({"score": "cosine"}, ["score", "'cosine'"]),
     ({"score": "additive"}, ["v_a"]),
     ({"score": "dot", "v_a": torch.ones(3, dtype=torch.float64)}, ["v_a", "'dot'"]),
-    ({"score": "additive", "v_a": torch.ones(3, dtype=torch.float64), "activation": "relu"}, ["activation", "'relu'"]),
+    ({"score": "additive", "v_a": torch.ones(3, dtype=torch.float64), "activation": "gelu"}, ["activation", "'gelu'"]),
     ({"score": "dot", "activation": "leaky_relu"}, ["activation", "'leaky_relu'"]),
     ({"score": "additive", "v_a": torch.ones(3, dtype=torch.float64), "path": "sdpa"}, ["path", "'sdpa'", "additive"]),
 ])
