@@ -56,6 +56,20 @@ def test_gpt2_text_names_only_the_options_that_differ(capsys):
     assert "identify: prune stage" in err  # 128 variants: progress on stderr
 
 
+def test_readme_identify_example_prints_what_the_readme_shows(capsys, monkeypatch):
+    """The README's `--identify` command, copied as written, prints the lines the README shows."""
+    import re
+    import shlex
+    monkeypatch.chdir(ROOT)
+    block = re.search(r"^\$ formal-transformers (conform --identify .+?)\n```", (ROOT / "README.md").read_text(),
+                      re.M | re.S).group(1)
+    command, *shown = block.split("\n")
+    command = command.rstrip("\\") + shown.pop(0)
+    status, out, _ = run(capsys, *shlex.split(command)[1:])
+    assert status == 0
+    assert out.splitlines() == shown
+
+
 def test_gru_cell_written_like_torch():
     """torch.nn.GRUCell in the spec's terms: two biases per gate (bias='double'), the reset gate after the
     recurrent product (reset='after'), h' = (1 − z) ⊙ n + z ⊙ h (update='cho', the default)."""
