@@ -37,17 +37,19 @@ from formal.errors import ConfigError
 
 from .conform import Settings, check
 from .examples import EXAMPLE_ALGORITHMS, checked_int, examples
-from .identified import NEAREST, Identification, Trial, identify_text, options_text
+from .identified import Identification, Trial, identify_text, options_text
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed
 
-__all__ = ["identify", "identify_text", "Identification", "Trial", "variants", "DEFAULT_BUDGET", "MAX_BUDGET",
-           "PRUNE_EXAMPLES", "PRUNE_SIZE", "NEAREST"]
+__all__ = ["identify", "variants", "Shared", "DEFAULT_BUDGET", "MAX_BUDGET", "PRUNE_EXAMPLES", "PRUNE_SIZE",
+           "identify_text", "Identification", "Trial"]   # the last three: the report's (.identified)
 
 #: The most variants a search tries unless told (``--budget``): every variant of a decoder-only transformer
 #: (3,072) fits; an encoder's (with its inputs and heads) does not, and the fewest changes are tried first.
 DEFAULT_BUDGET = 4096
 MAX_BUDGET = 1_000_000
+#: A search of more variants than this is long: it says how far it got every this many variants.
+LONG = 100
 #: The prune stage: this many random examples, sizes at most this (the smallest that tell variants apart).
 PRUNE_EXAMPLES, PRUNE_SIZE = 2, 4
 
@@ -169,7 +171,7 @@ def identify(target, algorithm, *, options=None, sizes=None, budget=DEFAULT_BUDG
     those ``target`` conforms to (the module docstring).  ``options`` are fixed; ``sizes`` (fixed and tied
     sizes) are passed to the examples when given; ``budget`` bounds the variants tried; the other arguments
     are :func:`reference.checking.conform.conform`'s and apply to the confirm stage.  ``progress``, a
-    callable, receives a line of text now and then."""
+    callable, receives a line of text every :data:`LONG` variants of a long search and at each variant confirmed."""
     family = _name(algorithm)
     specs = algorithms.get(family).option_specs
     fixed = _fixed(specs, options, family)
@@ -196,11 +198,11 @@ def identify(target, algorithm, *, options=None, sizes=None, budget=DEFAULT_BUDG
         {"profile": settings.profile, "examples": settings.n_examples, "max_size": settings.max_size,
          "boundary": True},
         unsearched=sorted({k for v in space[budget:] for k in _changes(specs, v)}, key=list(specs).index))
-    say = progress or (lambda text: None)
+    say = progress if progress is not None and len(todo) > LONG else (lambda text: None)
     run = Shared(settings.runner(target, isolate=isolate))
     try:
         for i, values in enumerate(todo):
-            if i % 100 == 0 and len(todo) > 100:
+            if i % LONG == 0:
                 say(f"identify: prune stage, variant {i + 1} of {len(todo)}")
             result.trials.append(_prune(run, result.target, family, specs, values, small, given))
         survivors = result.survivors
