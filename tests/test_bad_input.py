@@ -664,6 +664,18 @@ CASES = [
       contains=("output", "logits")),
     C("show-attention-relu-without-additive", ("show", "attention", "-o", "activation=relu"), 2,
       contains=("activation",)),
+    # conform --identify: the search refuses what it cannot search before starting the function
+    C("identify-budget-0", ("conform", "impl.py:attention", "--algorithm", "attention", "--identify",
+                            "--budget", "0"), 2, contains=("--budget",), max_seconds=30),
+    C("identify-budget-alone", ("conform", "impl.py:attention", "--algorithm", "attention", "--budget", "5"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET), contains=("--identify",)),
+    C("identify-all-fixed", ("conform", "impl.py:attention", "--algorithm", "layer_norm", "--identify",
+                             "-o", "norm=rms", "-o", "eps=0"), 2, setup=_write("impl.py", ATTENTION_TARGET),
+      contains=("fixed by -o",), max_seconds=30),
+    C("identify-wrong-output", ("conform", "impl.py:attention", "--algorithm", "attention", "--identify",
+                                "-o", "score=dot", "-o", "empty=zero", "--budget", "3", "--examples", "1",
+                                "--json"), 1, setup=_write("impl.py", WRONG_TARGET), stderr="report",
+      note="no variant conforms: exit 1, the search (JSON, one object) on stdout, no progress under --json"),
 ]
 
 

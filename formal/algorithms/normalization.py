@@ -16,7 +16,8 @@ NORMS = ("layer", "rms")
 #: Which norm: Algorithm 6, or RMSNorm.
 NORM = Option("norm", "layer", Choice(*NORMS), "layer (Algorithm 6) or rms (RMSNorm: m = β = 0, Zhang & Sennrich)")
 #: ε under the root (:ref:`decision-layer-norm-eps`: 0, the paper's, by default).
-EPS = Option("eps", 0.0, Real(0), "added to the variance under the root (0: the paper's)", examples=(0.0, 1e-5))
+EPS = Option("eps", 0.0, Real(0), "added to the variance under the root (0: the paper's)", examples=(0.0, 1e-5),
+             searched=(0.0, 1e-12, 1e-6, 1e-5))   # the paper's, BERT's, T5's and LLaMA's, GPT-2's and torch's
 
 
 @Options(NORM, EPS).builds

@@ -79,6 +79,9 @@ class Option:
         (``empty="error"`` raises by design: there is no output to compare).
     hint : str
         Said after the error for a value outside the domain (``for tau → 0 use decoding='greedy'``).
+    searched : tuple
+        The values ``conform --identify`` tries when it searches for the variant an implementation is: the
+        values real code uses (``eps``: 0, 1e-12, 1e-6, 1e-5); by default the default and the ``examples``.
     """
 
     name: str
@@ -89,6 +92,7 @@ class Option:
     examples: tuple = ()
     unexampled: tuple = ()
     hint: str = ""
+    searched: tuple = ()
 
     def __post_init__(self):
         if not self.domain.admits(self.default):
@@ -99,8 +103,13 @@ class Option:
             if not drawn:
                 raise ValueError(f"option {self.name}: a range states the values examples draw")
             object.__setattr__(self, "examples", drawn)
-        if not all(self.domain.admits(v) for v in (*self.examples, *skipped)):
-            raise ValueError(f"option {self.name}: an example or unexampled value is outside {self.domain.text()}")
+        if not self.searched:
+            known = (*self.examples, *skipped)        # an unexampled default cannot be compared either
+            extra = () if any(same_value(self.default, v) for v in known) else (self.default,)
+            object.__setattr__(self, "searched", extra + tuple(self.examples))
+        if not all(self.domain.admits(v) for v in (*self.examples, *skipped, *self.searched)):
+            raise ValueError(f"option {self.name}: an example, unexampled or searched value is outside "
+                             f"{self.domain.text()}")
 
     def check(self, value):
         """``value`` in normal form if the domain has it, else a ConfigError naming the option, the value and
@@ -130,9 +139,9 @@ class Option:
 
     def but(self, **changes) -> "Option":
         """This option with other fields (another default, meaning or examples); another domain drops the
-        examples and unexampled values of the old one unless it gives its own."""
+        examples, unexampled and searched values of the old one unless it gives its own."""
         if "domain" in changes:
-            changes = {"examples": (), "unexampled": (), **changes}
+            changes = {"examples": (), "unexampled": (), "searched": (), **changes}
         return replace(self, **changes)
 
     def meaning(self) -> str:

@@ -75,7 +75,18 @@ def register_conform(sub):
     p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64",
                    help="the precision the function computes in: its calibrated tolerance applies (default float64)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _register_identify(p)
     p.set_defaults(run=_conform)
+
+
+def _register_identify(p):
+    from .identify import DEFAULT_BUDGET, MAX_BUDGET
+    p.add_argument("--identify", action="store_true",
+                   help="search the algorithm's variants (its options not given with -o) for those the function "
+                        "conforms to; exit 0 when one does, 1 with the nearest when none does")
+    p.add_argument("--budget", type=bounded_int(1, MAX_BUDGET), metavar="N",
+                   help=f"with --identify: the most variants tried, fewest changes from the defaults first "
+                        f"(default {DEFAULT_BUDGET})")
 
 
 def _conform(args, out) -> int:
@@ -87,6 +98,10 @@ def _conform(args, out) -> int:
 
     from .conform import conform, report_text
     options = parse_options(args.algorithm, args.option) if args.option else {}
+    if args.identify:
+        return _identify(args, options, out)
+    if args.budget is not None:
+        raise FormalError("--budget bounds the search of --identify; give --identify too")
     report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
                      n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
                      precision=args.precision, timeout=args.timeout, isolate=not args.in_process,
@@ -96,6 +111,22 @@ def _conform(args, out) -> int:
     else:
         out.write(report_text(report))
     return 0 if report.ok else 1
+
+
+def _identify(args, options, out) -> int:
+    import sys
+
+    from .identify import DEFAULT_BUDGET, identify, identify_text
+    sizes = getattr(args, "size", None)
+    given = {"sizes": sizes} if sizes else {}
+    progress = None if args.json else (lambda text: sys.stderr.write(text + "\n"))
+    result = identify(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
+                      n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
+                      precision=args.precision, timeout=args.timeout, isolate=not args.in_process,
+                      max_memory=args.max_memory, progress=progress,
+                      budget=DEFAULT_BUDGET if args.budget is None else args.budget, **given)
+    out.write(json_text(result.as_json()) if args.json else identify_text(result))
+    return 0 if result.ok else 1
 
 
 def register_verify(sub):

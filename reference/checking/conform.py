@@ -54,7 +54,7 @@ from .properties import Checker
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
 
-__all__ = ["PROPERTIES", "Check", "Checker", "Report", "conform", "report_text", "normalise"]
+__all__ = ["PROPERTIES", "Check", "Checker", "Report", "Settings", "check", "conform", "report_text", "normalise"]
 
 PROPERTIES = {
     "signature": "takes the spec's keyword arguments",
@@ -132,6 +132,45 @@ def _algorithm(algorithm, options) -> Algorithm:
     return algorithm.variant(**options) if options else algorithm
 
 
+@dataclass(frozen=True)
+class Settings:
+    """How one run checks: the examples' profile, count, largest size and seed, and how the target is called
+    (layout, device, precision, time limit, memory cap) — validated once, shared by every variant checked."""
+
+    layout: str = "columns"
+    profile: str = "quick"
+    n_examples: int = PROFILES["quick"].examples
+    max_size: int = PROFILES["quick"].max_size
+    seed: int = 0
+    device: str = "cpu"
+    precision: str = "float64"
+    timeout: float | None = DEFAULT_TIMEOUT
+    max_memory: int = 0
+
+    @classmethod
+    def checked(cls, *, layout="columns", profile="quick", n_examples=None, max_size=None, seed=0, device="cpu",
+                precision="float64", timeout=DEFAULT_TIMEOUT, max_memory=None) -> "Settings":
+        """The settings with the profile's defaults filled in, each checked (a ConfigError names a bad one)."""
+        if profile not in PROFILES:
+            raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+        n_examples = checked_int(PROFILES[profile].examples if n_examples is None else n_examples, "--examples",
+                                 1, MAX_EXAMPLES)
+        max_size = checked_int(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2,
+                               MAX_SIZE)
+        max_memory = limits.parse_size(limits.DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
+        return cls(layout, profile, n_examples, max_size, checked_int(seed, "--seed", 0), device, precision,
+                   timeout, max_memory)
+
+    def runner(self, target, *, isolate=None):
+        """The runner of ``target`` (:func:`reference.checking.targets.runner`) under these settings."""
+        return runner(target, timeout=self.timeout, isolate=isolate,
+                      max_memory=self.max_memory if self.device == "cpu" else 0)
+
+    def examples(self, algorithm, **given) -> list:
+        """The profile's examples of ``algorithm`` (``given`` passes on ``sizes=`` when a caller has them)."""
+        return examples(algorithm, self.n_examples, seed=self.seed, max_size=self.max_size, **given)
+
+
 def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
             max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
             isolate=None, cache=None, max_memory=None) -> Report:
@@ -149,27 +188,31 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     process) and the spec's own arrays (:mod:`formal.guards.limits`).
     """
     algorithm = _algorithm(algorithm, options)
-    if profile not in PROFILES:
-        raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
-    n_examples = checked_int(PROFILES[profile].examples if n_examples is None else n_examples, "--examples", 1,
-                             MAX_EXAMPLES)
-    max_size = checked_int(PROFILES[profile].max_size if max_size is None else max_size, "--max-size", 2,
-                           MAX_SIZE)
-    seed = checked_int(seed, "--seed", 0)
-    relative = tolerances.relative(precision, algorithm)
-    max_memory = limits.parse_size(limits.DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
-    cases = examples(algorithm, n_examples, seed=seed, max_size=max_size)
-    run = runner(target, timeout=timeout, isolate=isolate, max_memory=max_memory if device == "cpu" else 0)
+    settings = Settings.checked(layout=layout, profile=profile, n_examples=n_examples, max_size=max_size, seed=seed,
+                                device=device, precision=precision, timeout=timeout, max_memory=max_memory)
+    cases = settings.examples(algorithm)
+    run = settings.runner(target, isolate=isolate)
     name = name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target)))
-    report = Report(name, algorithm.label, dict(algorithm.options), layout, seed, n_examples, relative, profile,
-                    max_size, sum(e.case != "random" for e in cases), timeout, {p: Check(p) for p in PROPERTIES})
     try:
-        checked = Target(run, name, algorithm, layout=layout, device=device)
-        with limits.memory_limit(max_memory):
-            _run(checked, cases, Checker(checked, relative, seed), report, {} if cache is None else cache)
+        return check(run, name, algorithm, cases, settings, cache=cache)
+    finally:
+        run.close()
+
+
+def check(run, name: str, algorithm: Algorithm, cases: list, settings: Settings, *, cache=None) -> Report:
+    """Every property of ``algorithm`` (one variant) on ``cases``, calling the target through ``run`` (a runner
+    of :mod:`reference.checking.targets`, left open: several variants may share one worker)."""
+    relative = tolerances.relative(settings.precision, algorithm)
+    s = settings
+    report = Report(name, algorithm.label, dict(algorithm.options), s.layout, s.seed, s.n_examples, relative,
+                    s.profile, s.max_size, sum(e.case != "random" for e in cases), s.timeout,
+                    {p: Check(p) for p in PROPERTIES})
+    try:
+        checked = Target(run, name, algorithm, layout=s.layout, device=s.device)
+        with limits.memory_limit(s.max_memory):
+            _run(checked, cases, Checker(checked, relative, s.seed), report, {} if cache is None else cache)
     finally:
         report.printed = run.printed
-        run.close()
     return report
 
 
@@ -186,6 +229,17 @@ def _spec(example, arguments, cache: dict):
     return cache[key]
 
 
+def _deviation(want: tuple, got) -> float | None:
+    """The largest difference from the spec relative to max(1, max |spec|), where the shapes agree: how far a
+    failing implementation is from this variant (``identify`` ranks the nearest by it)."""
+    if len(want) != len(got) or any(w.shape != g.shape for w, g in zip(want, got)):
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        worst = max((float(np.max(np.where(np.isnan(w) | np.isnan(g), 0.0, np.abs(w - g)))) / tolerances.scale(w)
+                     for w, g in zip(want, got) if w.size), default=0.0)
+    return worst if np.isfinite(worst) else None
+
+
 def _run(target, cases, checker, report, cache):
     algorithm = target.algorithm
     for example in cases:
@@ -194,6 +248,7 @@ def _run(target, cases, checker, report, cache):
         if isinstance(want, FormalError):  # a configuration the spec does not define: no verdict on it
             report.undefined.append(f"{example.describe()}: {want}")
             continue
+        got = None
         try:
             target.check_signature(arguments)
             report.checks["signature"].examples += 1
@@ -215,14 +270,15 @@ def _run(target, cases, checker, report, cache):
             report.checks[failed.property].examples += 1
             report.checks[failed.property].verdict = "FAIL"
             report.failure = {"property": failed.property, "message": str(failed), "example": example.describe(),
-                              "case": example.case, "example_seed": example.seed}
+                              "case": example.case, "example_seed": example.seed,
+                              "deviation": None if got is None else _deviation(want, got)}
             break
     if len(report.undefined) == len(cases):
         raise ConfigError(f"the spec is undefined on every example of {algorithm.label} with these options: "
                           f"{report.undefined[0]}")
-    for check in report.checks.values():
-        if check.examples == 0 and check.verdict == "pass":
-            check.verdict = "n/a" if report.ok else "not run"
+    for c in report.checks.values():
+        if c.examples == 0 and c.verdict == "pass":
+            c.verdict = "n/a" if report.ok else "not run"
 
 
 def report_text(report: Report) -> str:
