@@ -22,9 +22,17 @@ torch = require_torch()
 
 
 def _transform(X, W, b=None):
-    """``W^h x + b^h`` for every head and node: X (B, ℓ, d_in), W (H, d_out, d_in) ↦ (B, H, ℓ, d_out)."""
-    Z = torch.einsum("bnd,hod->bhno", X, W)
+    """``W^h x + b^h`` for every head and node: X (B, ℓ, d_in), W (H, d_out, d_in) ↦ (B, H, ℓ, d_out); a
+    product FlopCounterMode counts at every size (an einsum over an axis of length 1 becomes a product it
+    does not count)."""
+    Z = X[:, None] @ W.transpose(-1, -2)
     return Z if b is None else Z + b[None, :, None, :]
+
+
+def _contract(Z, a):
+    """``a^hᵀ z`` for every head: Z (..., H, n, d_out) or (B, H, ℓ_z, ℓ_x, d_out) against a (H, d_out)."""
+    shape = (a.shape[0],) + (1,) * (Z.dim() - 4) + (a.shape[1], 1)
+    return (Z @ a.reshape(shape))[..., 0]
 
 
 def scores(X, params, *, version=1, slope=0.2):
@@ -34,13 +42,12 @@ def scores(X, params, *, version=1, slope=0.2):
     leaky = torch.nn.functional.leaky_relu
     if version == 1:
         Z = _transform(X, params["W"])
-        target = torch.einsum("bhno,ho->bhn", Z, params["a_l"])
-        source = torch.einsum("bhno,ho->bhn", Z, params["a_r"])
+        target, source = _contract(Z, params["a_l"]), _contract(Z, params["a_r"])     # (B, H, ℓ)
         return leaky(source[..., :, None] + target[..., None, :], slope), Z
     sources = _transform(X, params["W_s"], params.get("b_s"))
     targets = _transform(X, params["W_t"], params.get("b_t"))
-    sums = sources[:, :, :, None, :] + targets[:, :, None, :, :]            # (B, H, ℓ_z, ℓ_x, d_out)
-    return torch.einsum("bhzxo,ho->bhzx", leaky(sums, slope), params["a"]), sources
+    sums = sources[:, :, :, None, :] + targets[:, :, None, :, :]                    # (B, H, ℓ_z, ℓ_x, d_out)
+    return _contract(leaky(sums, slope), params["a"]), sources
 
 
 def gat(X, A, params, *, version=1, heads="concat", self_loops=True, slope=0.2, **_):
@@ -53,7 +60,7 @@ def gat(X, A, params, *, version=1, heads="concat", self_loops=True, slope=0.2, 
     S, values = scores(X, params, version=version, slope=slope)
     S = S.masked_fill(~A, float("-inf"))
     alpha = torch.where(A.any(dim=0), torch.softmax(S, dim=-2), torch.zeros((), dtype=S.dtype, device=S.device))
-    Y = torch.einsum("bhzx,bhzo->bxho", alpha, values)                      # (B, ℓ, H, d_out)
+    Y = (alpha.transpose(-1, -2) @ values).transpose(1, 2)                          # (B, ℓ, H, d_out)
     Y = Y.reshape(*Y.shape[:2], -1) if heads == "concat" else Y.mean(dim=2)
     b = params.get("b")
     return Y if b is None else Y + b
