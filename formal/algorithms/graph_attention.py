@@ -78,6 +78,9 @@ class Versions(Integer):
     def notation(self) -> str:
         return " | ".join(str(n) for n in self.numbers)
 
+    def words(self) -> str:
+        return self.text()
+
     def latex(self) -> str:
         return r" $\mid$ ".join(str(n) for n in self.numbers)
 
@@ -87,8 +90,8 @@ class Versions(Integer):
 
 GAT_OPTIONS = Options(
     Option("version", 1, Versions(1, 2),
-           "1: GAT's score LeakyReLU(a_lᵀ z_i + a_rᵀ z_j) with one W for scores and values (Veličković et al.; "
-           "PyG GATConv); 2: GATv2's aᵀ LeakyReLU(W_t x_i + W_s x_j), the values W_s x_j (Brody et al.; PyG "
+           "1: GAT's score LeakyReLU(a_lᵀ z_i + a_rᵀ z_j) with one W for scores and values (PyG GATConv); "
+           "2: GATv2's aᵀ LeakyReLU(W_t x_i + W_s x_j), the values W_s x_j (Brody et al.; PyG "
            "GATv2Conv(share_weights=False))"),
     Option("heads", "concat", Choice(*HEADS),
            "how the H heads are combined: concat (H·d_out rows, eq. 5) or mean (d_out rows, eq. 6)"),
@@ -182,7 +185,7 @@ def build_gat(*, version, heads, self_loops, bias, slope) -> Algorithm:
                else [Assign("Y", combined, returns=True)])]
     options = {"version": version, "heads": heads, "self_loops": self_loops, "bias": bias, "slope": slope}
     return Algorithm(
-        number=None, source="Veličković et al. 2018" if version == 1 else "Brody et al. 2022",
+        number=None, source="Velickovic et al. 2018" if version == 1 else "Brody et al. 2022",
         name="gat", display="GAT" if version == 1 else "GATv2",
         summary="A graph attention layer: every node attends to its in-neighbours, in H heads.",
         inputs=[TensorSpec("X", (d_in, ell), doc="the node features, one column per node", role="tokens"),
