@@ -95,7 +95,8 @@ GAT_OPTIONS = Options(
            "GATv2Conv(share_weights=False))"),
     Option("heads", "concat", Choice(*HEADS),
            "how the H heads are combined: concat (H·d_out rows, eq. 5) or mean (d_out rows, eq. 6)"),
-    Option("self_loops", True, BOOL, "whether every node is its own neighbour, A ∨ I (PyG's add_self_loops=True)"),
+    Option("self_loops", True, BOOL,
+           "whether every node is its own neighbour, an edge i → i added (PyG's add_self_loops=True)"),
     Option("bias", True, BOOL, "whether the output bias b is added (and, under version 2, the biases b_s, b_t of "
                                "the two transforms, as GATv2Conv's lin_l and lin_r have them)"),
     Option("slope", 0.2, Real(0, 1, open_high=True),

@@ -91,6 +91,8 @@ def test_pyg_gat_layers_equal_the_spec(version, concat, self_loops, seed):
     params, options = from_pyg(layer)
     got = gat.variant(**options)(X=X, A=A.astype(float), **{k: v.numpy() for k, v in params.items()})
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * max(1.0, np.abs(want).max()))
+    derived = gat.variant(**options).param_count().subs({H_: H, d_in_: d_in, d_out_: d_out})
+    assert derived == sum(p.numel() for p in layer.parameters())        # the spec's count is PyG's numel
 
 
 def test_from_pyg_reads_the_options_pyg_was_built_with():
