@@ -4,12 +4,14 @@ names by ``reference.model.gat.from_pyg``: equal in float64 for both versions, c
 with and without self-loops, and a node without neighbours."""
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from formal.algorithms.graph_attention import gat
+from formal.cli import main
 from formal.core.symbols import H as H_, d_in as d_in_, d_out as d_out_, ell as ell_
 from formal.errors import ConfigError
 from reference.model.execute import Call
@@ -117,3 +119,20 @@ def test_from_pyg_refuses_what_the_spec_cannot_express(build):
     pyg = pytest.importorskip("torch_geometric.nn")
     with pytest.raises(ConfigError, match="GAT|residual|edge_dim|bipartite"):
         from_pyg(build(pyg))
+
+
+PYG_LIKE = Path(__file__).parents[1] / "checking" / "targets" / "pyg_gat.py"
+
+
+@pytest.mark.parametrize("function, status", [("gat", 0), ("gat_softmax_by_source", 1)])
+def test_a_pyg_style_layer_conforms_and_its_planted_bug_does_not(capsys, function, status):
+    """A GAT layer written as PyG writes GATConv (rows, an edge_index, lin/att_src/att_dst storage, self-loops
+    removed and added again, a softmax grouped by target, heads concatenated), behind an adapter that only
+    renames, passes ``conform --algorithm gat --layout rows``; the same layer with its softmax grouped by source
+    fails the spec property."""
+    code = main(["conform", f"{PYG_LIKE}:{function}", "--algorithm", "gat", "-o", "version=1", "-o", "heads=concat",
+                 "--layout", "rows"])
+    out = capsys.readouterr().out
+    assert code == status, out
+    if status:
+        assert "FAIL spec" in out
