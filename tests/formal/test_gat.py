@@ -178,3 +178,28 @@ def test_the_lines_show_the_slope_and_the_neighbourhood():
     """The rendering names the slope the option sets and the self-loops added to A."""
     shown = render.to_text(gat.variant(slope=0.01))
     assert "LeakyReLU_0.01" in shown and "A ∨ I" in shown
+
+
+def _attention_weights(algorithm, n, rng, **params):
+    """α itself, read off the output: with X = I (d_in = ℓ) and the value transform I, Y = I·α = α."""
+    return algorithm(X=np.eye(n), A=np.ones((n, n)), **params)
+
+
+def test_gat_attention_is_static_and_gatv2s_is_not():
+    """Brody et al. 2022, Theorem 1: GAT's attention is static — LeakyReLU is monotone, so every target ranks
+    its neighbours alike, by a_rᵀ z_j — while GATv2's ranking can depend on the target (their Theorem 2).  Read
+    off the spec's own output on a complete graph: the columns of α (one per target) sort the sources in one
+    order under version 1, for every draw; under version 2 some seeded draw gives two targets different
+    favourites."""
+    n, rng = 4, np.random.default_rng(0)
+    identity = np.eye(n)[None]
+    for _ in range(20):
+        alpha = _attention_weights(build_gat(version=1, bias=False), n, rng, W=identity,
+                                   a_l=rng.normal(size=(1, n)), a_r=rng.normal(size=(1, n)))
+        np.testing.assert_allclose(alpha.sum(axis=0), 1.0, rtol=1e-12)
+        orders = {tuple(np.argsort(alpha[:, i])) for i in range(n)}
+        assert len(orders) == 1, alpha
+    favourites = [set(np.argmax(_attention_weights(build_gat(version=2, bias=False), n, rng, W_s=identity,
+                                                   W_t=rng.normal(size=(1, n, n)), a=rng.normal(size=(1, n))),
+                                axis=0)) for _ in range(20)]
+    assert any(len(f) > 1 for f in favourites)
