@@ -676,6 +676,16 @@ CASES = [
                                 "-o", "score=dot", "-o", "empty=zero", "--budget", "3", "--examples", "1",
                                 "--json"), 1, setup=_write("impl.py", WRONG_TARGET), stderr="report",
       note="no variant conforms: exit 1, the search (JSON, one object) on stdout, no progress under --json"),
+
+    # ---------------------------------------------------------------- gat: its options
+    C("gat-version-3", ("show", "gat", "-o", "version=3"), 2, contains=("version",)),
+    C("gat-version-word", ("show", "gat", "-o", "version=two"), 2, contains=("version",)),
+    C("gat-version-bool", ("show", "gat", "-o", "version=true"), 2, contains=("version",)),
+    C("gat-heads-sum", ("show", "gat", "-o", "heads=sum"), 2, contains=("heads",)),
+    C("gat-slope-1", ("show", "gat", "-o", "slope=1"), 2, contains=("slope",),
+      note="max(x, s·x) is the leaky ReLU only for s < 1"),
+    C("gat-slope-negative", ("show", "gat", "-o", "slope=-0.2"), 2, contains=("slope",)),
+    C("gat-slope-nan", ("show", "gat", "-o", "slope=nan"), 2, contains=("slope",)),
 ]
 
 
