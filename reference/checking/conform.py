@@ -172,8 +172,8 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
             _run(checked, cases, Checker(checked, relative, seed), report, {} if cache is None else cache,
                  exact=precision == "float64")
     finally:
+        run.close()   # first: what the worker prints as it ends (an atexit handler) belongs in the report
         report.printed = run.printed
-        run.close()
     return report
 
 
@@ -200,6 +200,7 @@ def _run(target, cases, checker, report, cache, *, exact=True):
         if isinstance(want, FormalError):  # a configuration the spec does not define: no verdict on it
             report.undefined.append(f"{example.describe()}: {want}")
             continue
+        target.expect(want)
         try:
             target.check_signature(arguments)
             report.checks["signature"].examples += 1
