@@ -267,7 +267,7 @@ _ATTENTION = [
           "gives NaN (a plain softmax of −∞) for a query with no admitted key under the default empty=zero",
           "review", _attend=_attend(_weights=_softmax_without_empty_rows)),
     _seam("attention_softmax_without_max", "attention", {},
-          "takes exp(S)/Σexp(S) without subtracting the maximum: NaN once a score passes 709", "README",
+          "takes exp(S)/Σexp(S) without subtracting the maximum: NaN once a score passes 709", "review",
           _attend=_attend(_weights=unstable_weights)),
     _seam("attention_large_negative_fill", "attention", {},
           "fills hidden scores with −1e9: a query with no admitted key averages every value", "variant option empty",

@@ -31,6 +31,6 @@ MUTANTS = (
     _seam("unembedding_without_softmax", "unembedding", {},
           "returns the logits W_u e, not their softmax", "review", _unembed=affine),
     _seam("unembedding_softmax_without_max", "unembedding", {},
-          "takes exp(W_u e)/Σexp(W_u e) without subtracting the maximum: NaN once a logit passes 709", "README",
+          "takes exp(W_u e)/Σexp(W_u e) without subtracting the maximum: NaN once a logit passes 709", "review",
           _unembed=lambda W_u, X, b_u=None: unstable_softmax(affine(W_u, X, b_u))),
 )
