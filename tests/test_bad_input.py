@@ -653,6 +653,19 @@ CASES = [
            "the JSON stays one object"),
     C("conform-unknown-option", ("conform", "impl.py:attention", "--algorithm", "attention", "-o", "nosuch=1"), 2,
       setup=_write("impl.py", ATTENTION_TARGET)),
+
+    # ---------------------------------------------------------------- conform: hostile outputs, late printing
+    C("conform-huge-view-output", ("conform", "impl.py:f", "--algorithm", "attention", "--examples", "1", "--json"),
+      1, stderr="report", max_seconds=60,
+      setup=_write("impl.py", "import numpy as np\ndef f(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):\n"
+                              "    return np.broadcast_to(0.5, (10**6, 10**6))\n"),
+      note="a 10¹²-entry view fails shape before it is copied: one FAIL, no MemoryError traceback"),
+    C("conform-prints-at-exit", ("conform", "impl.py:f", "--algorithm", "attention", "--examples", "1", "--json"),
+      1, stderr="report", max_seconds=60,
+      setup=_write("impl.py", "import atexit, os\ndef f(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):\n"
+                              "    atexit.register(lambda: os.write(1, b'{ late }\\n'))\n    return X * 0\n"),
+      note="the worker's streams are captured for its whole life: an atexit handler's output stays in the "
+           "report, and the JSON stays one object"),
 ]
 
 

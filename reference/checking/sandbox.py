@@ -248,10 +248,11 @@ class Isolated:
 
     def _collect(self):
         """Add what the worker printed outside calls since the last look to :attr:`printed`."""
-        size = self._streams.seek(0, os.SEEK_END)
+        fd = self._streams.fileno()   # read by position: the worker shares the file's offset, which must not move
+        size = os.fstat(fd).st_size
         if size > self._read:
-            self._streams.seek(max(self._read, size - 4 * _PRINTED))
-            text = self._streams.read().decode(errors="replace")
+            start = max(self._read, size - 4 * _PRINTED)
+            text = os.pread(fd, size - start, start).decode(errors="replace")
             self.printed = (self.printed + text)[-_PRINTED:]
             self._read = size
 
