@@ -1,6 +1,8 @@
 """A function's result as the spec's outputs: numpy float64 arrays, one per output, or a :class:`Failed`
-``type`` naming what it returned instead (None, text, a ragged nesting, complex numbers, objects).  numpy
-only: a worker process converts its function's result before sending it back.
+``type`` naming what it returned instead (None, text, a ragged nesting, complex numbers, objects, something
+whose conversion raises), or ``shape`` for an output whose shape, read before any copy, is not the spec's (a
+broadcast view of 10¹² entries).  numpy only: a worker process converts its function's result before sending
+it back.
 """
 
 from __future__ import annotations

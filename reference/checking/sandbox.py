@@ -14,7 +14,11 @@ outputs)`` (its outputs converted to numpy, or :class:`Failed`):
     of every kind is caught; the time limit is an interval timer, on the main thread of Unix only.
 
 Both capture what the function writes to the standard streams at the file-descriptor level (so a C
-extension's output is caught too): a report on stdout, JSON included, is never corrupted by it.
+extension's output is caught too): a report on stdout, JSON included, is never corrupted by it.  A worker's
+streams are a file of the runner's for the worker's whole life, so that what it prints between and after calls
+(a thread left running, an ``atexit`` handler) is kept too; in this process only what is printed during a call
+is.  The output is converted under the same guard and time limit (:mod:`.outputs`): an ``__array__`` is the
+function's code too.
 
 This module and the two it uses (:mod:`.loading`, :mod:`.outputs`) import only the standard library and
 numpy, so that a worker starts quickly.
