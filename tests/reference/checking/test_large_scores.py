@@ -84,3 +84,21 @@ def test_a_loss_keeps_its_logits_small():
     case = next(e for e in examples("dloss", 0, tied=False) if e.case == LARGE_SCORES)
     assert np.isfinite(case.algorithm(**case.arguments))
     assert np.abs(case.arguments["W_u"]).max() < 10 < 100 < np.abs(case.arguments["W_q"]).max()
+
+
+def test_verify_checks_the_large_case_for_finiteness_below_float64(monkeypatch):
+    """verify's bfloat16 check measures the reference's error on every example but the large-score case, which
+    it passes (0) when the outputs are finite where the spec's are and fails (∞) otherwise."""
+    pytest.importorskip("torch")
+    import torch
+
+    from reference.checking import checks
+    measure = checks.Measure(torch.device("cpu"))
+    cases = examples("attention", 2)
+    large = next(e for e in cases if e.case == LARGE_SCORES)
+    ordinary = next(e for e in cases if e.case == "random")
+    assert measure.lower(large, "bfloat16") == 0.0
+    assert 0.0 < measure.lower(ordinary, "bfloat16") < checks.allowed("attention", "bfloat16")
+    overflowing = checks.execute   # a reference whose softmax overflowed: NaN where the spec is finite
+    monkeypatch.setattr(checks, "execute", lambda *args, **kw: overflowing(*args, **kw) * np.nan)
+    assert measure.lower(large, "bfloat16") == float("inf")
