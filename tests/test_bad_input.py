@@ -686,6 +686,19 @@ CASES = [
       note="max(x, s·x) is the leaky ReLU only for s < 1"),
     C("gat-slope-negative", ("show", "gat", "-o", "slope=-0.2"), 2, contains=("slope",)),
     C("gat-slope-nan", ("show", "gat", "-o", "slope=nan"), 2, contains=("slope",)),
+
+    # ---------------------------------------------------------------- conform: hostile outputs, late printing
+    C("conform-huge-view-output", ("conform", "impl.py:f", "--algorithm", "attention", "--examples", "1", "--json"),
+      1, stderr="report", max_seconds=60,
+      setup=_write("impl.py", "import numpy as np\ndef f(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):\n"
+                              "    return np.broadcast_to(0.5, (10**6, 10**6))\n"),
+      note="a 10¹²-entry view fails shape before it is copied: one FAIL, no MemoryError traceback"),
+    C("conform-prints-at-exit", ("conform", "impl.py:f", "--algorithm", "attention", "--examples", "1", "--json"),
+      1, stderr="report", max_seconds=60,
+      setup=_write("impl.py", "import atexit, os\ndef f(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):\n"
+                              "    atexit.register(lambda: os.write(1, b'{ late }\\n'))\n    return X * 0\n"),
+      note="the worker's streams are captured for its whole life: an atexit handler's output stays in the "
+           "report, and the JSON stays one object"),
 ]
 
 

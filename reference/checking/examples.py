@@ -9,7 +9,9 @@ A list of examples (:func:`examples`) has two parts:
 
 - **boundary cases**, always: every sequence of length 1; the context full (``ℓ = ℓ_max``, the longest
   sequence reaching the table's end); ``ℓ_z ≠ ℓ_x`` both ways; a query that admits no key (where a mask is
-  an input); one head and one layer; several heads and layers; and a length just past every power of two up to
+  an input); one head and one layer; several heads and layers; scores past exp's range (where a softmax
+  takes them: its scores' or logits' parameters scaled by :data:`LARGE`, so that a softmax that does not
+  subtract the maximum overflows); and a length just past every power of two up to
   ``max_size`` (3, 5, 9, 17, …: a bug that only shows past a chunk of 8 keys shows at 9);
 - **random examples** whose size bound grows geometrically from 2 to ``max_size`` along the list.
 
@@ -150,6 +152,19 @@ def _real(rng, spec, shape, params) -> np.ndarray:
     return rng.normal(scale=0.5, size=shape)
 
 
+#: The factor the large-score case multiplies a softmax's parameters by: a product of two (q·k) reaches
+#: ~10⁸, one (the logits, a pooling query) ~10³–10⁴, all far past the 709 where exp overflows in float64.
+LARGE = 1e4
+
+
+def _scale_scores(algorithm, arguments):
+    """The large-score case: the parameters that make a softmax's input (its scores or logits) scaled by
+    :data:`LARGE`.  Weights, not inputs: a layer norm in a stack would undo a scaled input."""
+    from .softmaxes import scaled_params
+    for name in scaled_params(algorithm):
+        arguments[name] = arguments[name] * LARGE
+
+
 def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", **fixed_options) -> Example:
     """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
     (options not in ``fixed_options`` are drawn from their declarations: :func:`.variants.draw_options`); sizes
@@ -167,6 +182,7 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     full = pins.pop("ell_max", None) == "full"
     cross = pins.pop("cross", False)
     empty = pins.pop("empty", False)
+    large = pins.pop("large", False)
     sizes.update({k: v for k, v in pins.items() if k in sizes})
     if full and "ell_max" in sizes:  # the longest sequence fills the table, or more if a constraint says so
         sizes["ell_max"] = max([sizes[k] for k in LENGTHS if k in sizes] + [1])
@@ -192,6 +208,8 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
             arguments[spec.name] = _real(rng, spec, shape, param_specs)
     for k in sorted(symbols - determined):
         arguments[k] = sizes[k]
+    if large:
+        _scale_scores(algorithm, arguments)
     if algorithm.random:
         arguments["seed"] = int(rng.integers(2**32))
     params = tuple(p.name for p in algorithm.params)

@@ -37,8 +37,10 @@ class Checker:
     def allowed(self, reference) -> float:
         return self.relative * max(tolerances.scale(r) for r in reference)
 
-    def compare_spec(self, want: tuple, got: tuple) -> float:
-        """``shape``, ``finite`` and ``spec`` on one example."""
+    def compare_spec(self, want: tuple, got: tuple, *, values: bool = True) -> float:
+        """``shape``, ``finite`` and ``spec`` on one example; ``values=False`` checks only shape and finiteness
+        (the large-score case in a precision below float64: there a near tie of scores ~10⁸ may go either way
+        after rounding, so no tolerance bounds a correct implementation's values)."""
         t = self.target
         for w, g, spec in zip(want, got, t.algorithm.outputs):
             if w.shape != g.shape:
@@ -53,6 +55,8 @@ class Checker:
                 where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]), spec.name)
                 raise Failed("spec", f"output {spec.name} at {list(where)} is a number where the spec gives NaN "
                                      f"(an empty neighbourhood under empty='nan')")
+        if not values:
+            return 0.0
         worst, allowed = 0.0, self.allowed(want)
         for w, g, spec in zip(want, got, t.algorithm.outputs):
             if not w.size:

@@ -14,7 +14,11 @@ outputs)`` (its outputs converted to numpy, or :class:`Failed`):
     of every kind is caught; the time limit is an interval timer, on the main thread of Unix only.
 
 Both capture what the function writes to the standard streams at the file-descriptor level (so a C
-extension's output is caught too): a report on stdout, JSON included, is never corrupted by it.
+extension's output is caught too): a report on stdout, JSON included, is never corrupted by it.  A worker's
+streams are a file of the runner's for the worker's whole life, so that what it prints between and after calls
+(a thread left running, an ``atexit`` handler) is kept too; in this process only what is printed during a call
+is.  The output is converted under the same guard and time limit (:mod:`.outputs`): an ``__array__`` is the
+function's code too.
 
 This module and the two it uses (:mod:`.loading`, :mod:`.outputs`) import only the standard library and
 numpy, so that a worker starts quickly.
@@ -76,17 +80,27 @@ def _tail(sink) -> str:
     return sink.read().decode(errors="replace")[-_PRINTED:]
 
 
-def _guarded(function, kwargs, outputs, timeout):
-    """Call ``function(**kwargs)``: its converted outputs, or :class:`Failed` for anything it did."""
+def _guarded(function, kwargs, outputs, timeout, shapes=None):
+    """Call ``function(**kwargs)``: its converted outputs, or :class:`Failed` for anything it did.  The
+    conversion runs under the same time limit and guard: an output's ``__array__`` is the function's code too."""
+    converting = False
     try:
         with _time_limit(timeout), warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             result = function(**kwargs)
+            converting = True
+            return as_arrays(result, outputs, shapes)
+    except Failed:
+        raise
     except _Timeout:
-        raise Failed("runs", f"it did not return within {timeout:g} s (--timeout)") from None
+        doing = "converting its output" if converting else "it"
+        raise Failed("type" if converting else "runs",
+                     f"{doing} did not {'finish' if converting else 'return'} within {timeout:g} s (--timeout)") \
+            from None
     except BaseException as exc:  # noqa: B036 - its sys.exit, Ctrl-C and errors are the function's failure
+        if converting:
+            raise Failed("type", f"converting its output {verb(exc)}") from None
         raise Failed("runs", f"it {verb(exc)}", missing=missing_module(exc)) from None
-    return as_arrays(result, outputs)
 
 
 # -------------------------------------------------------------------------------------------- runners
@@ -98,11 +112,11 @@ class InProcess:
         self.signature = signature(parameters(function))
         self.printed = ""
 
-    def call(self, kwargs: dict, outputs) -> tuple:
+    def call(self, kwargs: dict, outputs, shapes=None) -> tuple:
         with tempfile.TemporaryFile("w+b") as sink:
             try:
                 with _captured(sink):
-                    return _guarded(self.function, kwargs, outputs, self.timeout)
+                    return _guarded(self.function, kwargs, outputs, self.timeout, shapes)
             finally:
                 self.printed = (self.printed + _tail(sink))[-_PRINTED:]
 
@@ -169,12 +183,12 @@ def _serve(conn, text):
             return
         if message[0] == "stop":
             return
-        _, kwargs, outputs = message
+        _, kwargs, outputs, shapes = message
         sink.seek(0)
         sink.truncate()
         try:
             with _captured(sink):
-                answer = ("ok", _guarded(function, kwargs, outputs, None))
+                answer = ("ok", _guarded(function, kwargs, outputs, None, shapes))
         except Failed as failed:
             answer = ("failed", failed.property, str(failed), failed.missing)
         try:
@@ -194,6 +208,11 @@ class Isolated:
         self.text, self.timeout, self.max_memory = text, timeout, int(max_memory)
         self.printed = ""
         self._process = self._conn = None
+        # the worker's standard output and error for its whole life, at the descriptor level: what it prints
+        # between calls (a thread it left running, an atexit handler, the interpreter's own last words) is
+        # kept for the report, never written to this process's streams
+        self._streams = tempfile.TemporaryFile("w+b")
+        self._read = 0
         self.signature = signature(self._start())
 
     def _start(self):
@@ -203,7 +222,8 @@ class Isolated:
         self._process = subprocess.Popen(
             [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(from_parent), str(to_parent), self.text,
              str(self.max_memory)],
-            stdin=subprocess.DEVNULL, pass_fds=(from_parent, to_parent), start_new_session=True)
+            stdin=subprocess.DEVNULL, stdout=self._streams, stderr=self._streams, pass_fds=(from_parent, to_parent),
+            start_new_session=True)
         os.close(from_parent)
         os.close(to_parent)
         self._conn = _Duplex(Connection(from_child, writable=False), Connection(to_child, readable=False))
@@ -230,17 +250,28 @@ class Isolated:
             raise _Ended(f"it ended the process (exit status {code})" if doing == "call"
                          else f"{doing} ended the process (exit status {code})") from None
 
-    def call(self, kwargs: dict, outputs) -> tuple:
+    def _collect(self):
+        """Add what the worker printed outside calls since the last look to :attr:`printed`."""
+        fd = self._streams.fileno()   # read by position: the worker shares the file's offset, which must not move
+        size = os.fstat(fd).st_size
+        if size > self._read:
+            start = max(self._read, size - 4 * _PRINTED)
+            text = os.pread(fd, size - start, start).decode(errors="replace")
+            self.printed = (self.printed + text)[-_PRINTED:]
+            self._read = size
+
+    def call(self, kwargs: dict, outputs, shapes=None) -> tuple:
         if self._process is None:
             self._start()
         try:
-            self._conn.send(("call", kwargs, tuple(outputs)))
+            self._conn.send(("call", kwargs, tuple(outputs), None if shapes is None else tuple(shapes)))
             answer = self._receive(self.timeout, "call")
         except _Ended as ended:
             raise Failed("runs", str(ended)) from None
         except (BrokenPipeError, OSError) as exc:  # the worker is gone already
             self.close()
             raise Failed("runs", f"it ended the process ({describe(exc)})") from None
+        self._collect()
         self.printed = (self.printed + answer[-1])[-_PRINTED:]
         if answer[0] == "failed":
             raise Failed(answer[1], answer[2], missing=answer[3])
@@ -259,6 +290,8 @@ class Isolated:
         with contextlib.suppress(Exception):
             self._conn.close()
         self._process = self._conn = None
+        with contextlib.suppress(Exception):  # its last words: an atexit handler, a thread still printing
+            self._collect()
 
     def __del__(self):
         with contextlib.suppress(Exception):

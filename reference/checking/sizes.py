@@ -12,10 +12,13 @@ import sympy as sp
 
 from formal.errors import ConfigError
 
-__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "LENGTHS", "LAYERS"]
+__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "LENGTHS", "LAYERS",
+           "LARGE_SCORES"]
 
 LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
 _WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
+#: The boundary case whose softmax inputs reach far past 709, where exp overflows in float64.
+LARGE_SCORES = "scores past exp's range (|s| ≫ 709)"
 LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
 _WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
 _MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
@@ -125,8 +128,9 @@ def mend_sizes(algorithm, sizes: dict, pinned=frozenset()) -> dict:
 def boundary_cases(algorithm, max_size: int) -> list:
     """The boundary cases of ``algorithm``'s sizes, as ``(label, pins)``: ``pins`` maps symbol names to
     values (``"full"`` for ``ell_max``: the longest sequence's length, or as much more as the constraints
-    ask, so that the context is full); ``"cross"`` in pins asks for a context Z of its own, ``"empty"`` for a
-    mask with a query column that admits no key."""
+    ask, so that the context is full); ``"large"`` scales the parameters that make a softmax's input
+    (:func:`reference.checking.softmaxes.scaled_params`); ``"cross"`` in pins asks for a context Z of its
+    own, ``"empty"`` for a mask with a query column that admits no key."""
     have = {str(s) for s in algorithm.symbols}
     lengths = [k for k in LENGTHS if k in have and k != "ell_c"]
     layers = [k for k in LAYERS if k in have]
@@ -143,6 +147,9 @@ def boundary_cases(algorithm, max_size: int) -> list:
     if "H" in have or layers:
         cases.append(("one head, one layer", {**({"H": 1} if "H" in have else {}), **{k: 1 for k in layers}}))
         cases.append(("several heads and layers", {**({"H": 3} if "H" in have else {}), **{k: 2 for k in layers}}))
+    from .softmaxes import scaled_params
+    if scaled_params(algorithm):   # a softmax that does not subtract the maximum overflows here
+        cases.append((LARGE_SCORES, {"large": True, **{k: 4 for k in lengths}}))
     power = 2
     while lengths and power + 1 <= max_size:
         full = {"ell_max": "full"} if "ell_max" in have else {}

@@ -110,6 +110,7 @@ class Target:
         self.grid_outputs = {s.name for s in algorithm.outputs if s.grid}
         self.params = {s.name for s in algorithm.params}
         self.outputs = tuple((o.name, o.kind) for o in algorithm.outputs)
+        self.expected = None     # the spec's output shapes on the example at hand, as the function lays them out
         self.signature = run.signature
         accepted = {} if self.signature is None else self.signature.parameters
         variadic = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
@@ -161,9 +162,15 @@ class Target:
             raise Failed("signature", f"{self.name} cannot be called with the spec's arguments "
                                       f"({', '.join(kwargs)}): {exc}") from None
 
+    def expect(self, want):
+        """The spec's outputs ``want`` on the example about to be checked (None: unknown): an output of
+        another shape fails ``shape`` before it is copied (a broadcast view of 10¹² entries)."""
+        self.expected = None if want is None else tuple(
+            self.shape(np.shape(w), name) for w, (name, _) in zip(want, self.outputs))
+
     def __call__(self, arguments: dict) -> tuple:
         try:
-            arrays = self.run.call(self.arguments(arguments), self.outputs)
+            arrays = self.run.call(self.arguments(arguments), self.outputs, self.expected)
         except Failed as failed:  # the sandbox says "it …": name the function
             if failed.missing == "torch":   # it imports torch when called: the environment lacks it
                 raise ConfigError(needs_torch(self.name)) from None

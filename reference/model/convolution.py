@@ -31,8 +31,9 @@ def conv1d(X, W, b=None, *, stride=1, padding=0, dilation=1, activation="none", 
     Takes the algorithm's options as keywords (``bias`` is read from whether b is given).  The zeros are padded
     here, before an unpadded convolution: ``padding="same"`` pads δ(k − 1), the odd one on the right (torch's
     rule for "same", without the copy torch warns it may make for an even kernel), and an integer p pads p on
-    each side — torch 2.13's CPU kernel for bfloat16, padding itself, crashes the process on one thread
-    (stride 2, padding 1, dilation 2 over one token, say)."""
+    each side — torch 2.13's CPU kernel for bfloat16, padding itself, crashes the process on one thread of a
+    CPU with AMX when every output position reads only padding (stride 2, padding 1, dilation 2 over one token
+    with one tap, say), contiguous operands or not; unpadded, it runs every configuration."""
     weight = W.permute(1, 2, 0)                                          # (d_out, d_in, k), torch's layout
     X = X.transpose(1, 2)                                                # (B, d_in, ℓ)
     total = dilation * (W.shape[0] - 1) if padding == "same" else 2 * padding

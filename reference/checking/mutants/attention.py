@@ -20,7 +20,8 @@ from .entry import Entry, Implementation, makers
 from .numerics import softmax
 
 __all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "bias_or_zeros",
-           "single_query_attention", "attention", "chunked_attention", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS",
+           "single_query_attention", "attention", "chunked_attention", "unstable_softmax", "unstable_weights",
+           "IMPLEMENTATIONS", "MUTANTS", "CONTROLS",
            "EQUIVALENT"]
 
 
@@ -189,6 +190,21 @@ def _z_required_attention(X, Z, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=Non
     return attention()(X=X, Z=Z, mask=mask, W_q=W_q, W_k=W_k, W_v=W_v, b_q=b_q, b_k=b_k, b_v=b_v)
 
 
+def unstable_softmax(S, axis=0):
+    """``exp(S)/Σexp(S)`` without subtracting the maximum first: exp overflows to ∞ past 709 in float64
+    (sooner in float16/bfloat16), and ∞/∞ is NaN."""
+    E = np.exp(S)
+    return E / E.sum(axis=axis, keepdims=True)
+
+
+def unstable_weights(S, empty="zero"):
+    """:func:`weights` with :func:`unstable_softmax`: right on small scores, NaN once one passes 709."""
+    blank = np.all(S == -np.inf, axis=0)
+    A = unstable_softmax(np.where(blank, 0.0, S))
+    A[:, blank] = np.nan if empty == "nan" else 0.0
+    return A
+
+
 def _bias_before_scaling(Q, K, V, mask, *, empty="zero", bias=None):
     """The score bias added to KᵀQ before the 1/√d_attn scaling: ``softmax((KᵀQ + B)/√d_attn)``."""
     return V @ weights(fill((K.T @ Q + bias) / math.sqrt(Q.shape[0]), mask), empty)
@@ -250,6 +266,9 @@ _ATTENTION = [
     _seam("attention_nan_for_empty_rows", "attention", {},
           "gives NaN (a plain softmax of −∞) for a query with no admitted key under the default empty=zero",
           "review", _attend=_attend(_weights=_softmax_without_empty_rows)),
+    _seam("attention_softmax_without_max", "attention", {},
+          "takes exp(S)/Σexp(S) without subtracting the maximum: NaN once a score passes 709", "review",
+          _attend=_attend(_weights=unstable_weights)),
     _seam("attention_large_negative_fill", "attention", {},
           "fills hidden scores with −1e9: a query with no admitted key averages every value", "variant option empty",
           _attend=_attend(_fill=_large_negative_fill)),

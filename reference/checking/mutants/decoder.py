@@ -7,7 +7,7 @@ from functools import partial
 
 import numpy as np
 
-from .attention import attend, chunked_attention
+from .attention import attend, chunked_attention, unstable_softmax, unstable_weights
 from .blocks import ATTENTION, Stack, overwriting_pre_ln, whole_tensor_norm
 from .embedding import TABLES, tables_with
 from .entry import Implementation, makers
@@ -121,6 +121,12 @@ _DECODER = [
     _seam("dtransformer_softmax_over_positions", "dtransformer", {},
           "takes the output softmax over positions (axis 1) instead of the vocabulary", "README",
           _unembed=lambda W_u, X, b_u: softmax(affine(W_u, X, b_u), axis=1)),
+    _seam("dtransformer_attention_softmax_without_max", "dtransformer", {},
+          "takes the attention softmax without subtracting the maximum: NaN once a score passes 709", "review",
+          _attention=mhattention(_attend=partial(attend, _weights=unstable_weights))),
+    _seam("dtransformer_output_softmax_without_max", "dtransformer", {},
+          "takes the output softmax without subtracting the maximum: NaN once a logit passes 709", "review",
+          _unembed=lambda W_u, X, b_u: unstable_softmax(affine(W_u, X, b_u))),
     _seam("dtransformer_causal_mask_only_at_ell_max", "dtransformer", {},
           "slices its causal mask from an ℓ_max×ℓ_max one aligned bottom-right: causal only at ℓ = ℓ_max",
           "README", _mask=_mask_right_only_at_ell_max),

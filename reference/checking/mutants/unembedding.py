@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .attention import unstable_softmax
 from .entry import Implementation, makers
 from .numerics import affine, softmax
 
@@ -29,4 +30,7 @@ MUTANTS = (
              "drops the bias b_u of the logits"),
     _seam("unembedding_without_softmax", "unembedding", {},
           "returns the logits W_u e, not their softmax", "review", _unembed=affine),
+    _seam("unembedding_softmax_without_max", "unembedding", {},
+          "takes exp(W_u e)/Σexp(W_u e) without subtracting the maximum: NaN once a logit passes 709", "review",
+          _unembed=lambda W_u, X, b_u=None: unstable_softmax(affine(W_u, X, b_u))),
 )
