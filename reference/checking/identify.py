@@ -130,15 +130,17 @@ class Shared:
     def printed(self) -> str:
         return self.run.printed
 
-    def call(self, kwargs: dict, outputs) -> tuple:
+    def call(self, kwargs: dict, outputs, shapes=None) -> tuple:
+        """The function's outputs on ``kwargs``, converted against the spec's ``shapes`` (part of the key: the
+        same output may fit one variant's shapes and not another's)."""
         h = hashlib.sha256()
-        _digest((kwargs, list(outputs)), h)
+        _digest((kwargs, list(outputs), None if shapes is None else [list(s) for s in shapes]), h)
         key = h.hexdigest()
         self.asked += 1
         if key not in self._answers:
             self.calls += 1
             try:
-                self._answers[key] = self.run.call(kwargs, outputs)
+                self._answers[key] = self.run.call(kwargs, outputs, shapes)
             except Failed as failed:
                 self._answers[key] = failed
         answer = self._answers[key]
