@@ -200,7 +200,7 @@ def _run(target, cases, checker, report, cache):
             got = target(arguments)
             for p in ("runs", "type"):
                 report.checks[p].examples += 1
-            error = checker.compare_spec(want, got)
+            error = checker.compare_spec(want, got, arguments)
             for p in ("shape", "finite", "spec"):
                 report.checks[p].examples += 1
             report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
