@@ -111,3 +111,62 @@ def test_planted_bugs_in_large_negative_fill_attention_fail(capsys, function):
     status, out = _conform(capsys, function, "-o", "empty=uniform")
     assert status == 1, out
     assert "FAIL spec" in out
+
+
+# ------------------------------------------------------------------------------------------------ seq2seq
+SEQ2SEQ_SIZES = {"N_V": 6, "d_e": 3, "d_h": 2, "d_a": 3, "ell_z": 4, "ell_x": 3}
+
+
+def _seq2seq_arguments(model, seed):
+    from formal.core.symbols import by_name
+    rng = np.random.default_rng(seed)
+    params = {p.name: rng.normal(size=tuple(int(d.xreplace({by_name(k): v for k, v in SEQ2SEQ_SIZES.items()}))
+                                            for d in p.shape)) for p in model.params}
+    return rng.integers(0, 6, 4), rng.integers(0, 6, 3), params
+
+
+@pytest.mark.parametrize("options", [
+    {"align_bias": True},
+    {"attention": "luong", "align_bias": True},
+    {"output": "state_context_embedding"},
+    {"attention": "none", "output": "embedding_state_context", "cell": "lstm"},
+    {"bias": "double", "reset": "after", "align_bias": True, "output": "state_context_embedding"},
+])
+def test_seq2seq_reference_equals_spec_under_the_new_options(options):
+    """The torch reference (reference.model.seq2seq) equals the spec in float64 under align_bias and output."""
+    from reference.model.seq2seq import seq2seq
+    model = algorithms.get("seq2seq", **options)
+    z, x, params = _seq2seq_arguments(model, 4)
+    got = seq2seq(torch.as_tensor(z)[None], torch.as_tensor(x)[None], params_to_torch(params, device="cpu"),
+                  model.options)[0]
+    np.testing.assert_allclose(got.numpy().T, model(z=z, x=x, **params), rtol=1e-10, atol=1e-12)
+
+
+def _conform_seq2seq(capsys, name, options):
+    args = [arg for key, value in options.items() for arg in ("-o", f"{key}={value}")]
+    status = main(["conform", f"{TARGETS}/catalogue.py:{name}", "--algorithm", "seq2seq", *args])
+    return status, capsys.readouterr().out
+
+
+def test_torch_style_seq2seq_conforms_under_its_options_only(capsys):
+    """The seq2seq-with-attention code as widely copied (rows, nn.Linear weights, torch's GRU, attn over
+    cat(hidden, encoder_outputs), fc_out over cat(output, weighted, embedded)) passes under the options that
+    name what it computes, and fails when align_bias or output is left at its default."""
+    from reference.checking.mutants.seq2seq import TORCH_STYLE
+    status, out = _conform_seq2seq(capsys, "seq2seq_correct_torch_style", TORCH_STYLE)
+    assert status == 0, out
+    for left_out in ("align_bias", "output"):
+        status, out = _conform_seq2seq(capsys, "seq2seq_correct_torch_style",
+                                       {k: v for k, v in TORCH_STYLE.items() if k != left_out})
+        assert status == 1, (left_out, out)
+
+
+@pytest.mark.parametrize("name", ["seq2seq_torch_style_attn_without_bias", "seq2seq_torch_style_cat_order_mismatch",
+                                  "seq2seq_torch_style_readout_order"])
+def test_torch_style_seq2seq_with_a_planted_bug_fails(capsys, name):
+    """Copies of that code with one bug planted — attn without its bias, attn's weight laid out for the other
+    cat order, fc_out's parts in another order — fail the spec under the same options."""
+    from reference.checking.mutants.seq2seq import TORCH_STYLE
+    status, out = _conform_seq2seq(capsys, name, TORCH_STYLE)
+    assert status == 1, out
+    assert "FAIL spec" in out
