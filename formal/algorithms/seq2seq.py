@@ -22,9 +22,17 @@ loop, so the depth is Θ(ℓ_z + ℓ_x) (the notes' "T_x + T_y sequential steps"
 ``hᵀ W_a s``.  No score is scaled by √d.  The decoder starts from ``s_0 = tanh(W_init h_n + b_init)``, h_n
 the encoder's final state ([h⃗_ℓ; h⃖_1] both ways; Bahdanau et al. use h⃖_1 alone: ``init="backward"``).
 
-Simplified against the papers, and said so: Bahdanau's deep output with maxout and Cho's output reading
-y_{t−1} are a single softmax layer over ``[s_t; c_t]``; Luong's input feeding and local attention are not
-modelled; one vocabulary size N_V for both languages (separate embeddings ``W_src`` and ``W_e``).
+``align_bias``: the additive score with a bias inside its tanh, ``v_aᵀ tanh(W_a s + U_a h + b_a)`` — what
+PyTorch code's ``v(tanh(attn(cat[s, h])))`` computes with ``nn.Linear``'s bias; b_a joins the query's side.
+``output`` (attention none and bahdanau): what the output layer reads, ``[s_t; c_t]`` (the default),
+``[s_t; c_t; E x_t]`` (the widely copied PyTorch tutorial's ``fc_out(cat(output, weighted, embedded))``) or
+``[E x_t; s_t; c_t]`` (its fixed-context model's, Cho et al.'s readout of y_{t−1}, s_t and c), E x_t the
+embedding of the token fed at step t, i.e. y_{t−1}.
+
+Simplified against the papers, and said so: Bahdanau's deep output with maxout and Cho's output are a single
+softmax layer (over ``[s_t; c_t]``, or with y_{t−1}'s embedding by ``output``); Luong's input feeding and local
+attention are not modelled; one vocabulary size N_V for both languages (separate embeddings ``W_src`` and
+``W_e``).
 
 References
 ----------
