@@ -110,13 +110,13 @@ SEQ2SEQ_OPTIONS = Options(
            "E x_t], fc_out(cat(output, weighted, embedded))) or embedding_state_context (W_u [E x_t; s_t; c_t], "
            "Cho et al.'s readout of y_{t−1}, s_t and c); E x_t embeds the token fed at step t, y_{t−1}"
            ).when("attention", "none", "bahdanau"),
-    rules=(Requires("align_bias", (True,), "attention", ("bahdanau", "luong"),
-                    "without attention there is no score to bias", move="option"),
-           Requires("score", ("dot",), "encoder", ("forward",),
+    rules=(Requires("score", ("dot",), "encoder", ("forward",),
                     "the dot score needs the encoder's states as wide as the decoder's; a bidirectional encoder's "
                     "are 2·d_h"),
            Requires("init", ("backward",), "encoder", ("bidirectional",),
-                    "it reads h⃖_1, the first state of a bidirectional encoder's backward direction", move="option")))
+                    "it reads h⃖_1, the first state of a bidirectional encoder's backward direction", move="option"),
+           Requires("align_bias", (True,), "attention", ("bahdanau", "luong"),
+                    "without attention there is no score to bias", move="option")))
 
 
 def _renamed(specs, prefix, width=None, doc=""):
