@@ -699,6 +699,17 @@ CASES = [
                               "    atexit.register(lambda: os.write(1, b'{ late }\\n'))\n    return X * 0\n"),
       note="the worker's streams are captured for its whole life: an atexit handler's output stays in the "
            "report, and the JSON stays one object"),
+
+    # ---------------------------------------------------------------- empty=uniform, align_bias, output
+    C("show-attention-empty-unknown", ("show", "attention", "-o", "empty=mean"), 2, contains=("empty", "'mean'")),
+    C("show-seq2seq-align-bias-without-attention", ("show", "seq2seq", "-o", "attention=none",
+                                                    "-o", "align_bias=true"), 2, contains=("align_bias",)),
+    C("show-seq2seq-align-bias-under-general", ("show", "seq2seq", "-o", "score=general", "-o", "encoder=forward",
+                                            "-o", "align_bias=true"), 2, contains=("align_bias", "'general'")),
+    C("show-seq2seq-output-under-luong", ("show", "seq2seq", "-o", "attention=luong",
+                                          "-o", "output=state_context_embedding"), 2, contains=("output", "'luong'")),
+    C("show-seq2seq-output-unknown", ("show", "seq2seq", "-o", "output=embedding"), 2,
+      contains=("output", "'embedding'")),
 ]
 
 

@@ -72,8 +72,9 @@ BIAS = Option("bias", True, BOOL, "whether the query, key and value projections 
 #: :ref:`decision-empty-neighbourhood`: what a query with no admitted key gets.
 EMPTY = Option(
     "empty", "zero", Choice(*EMPTY_POLICIES),
-    "policy for a query with no admitted key: zero (its column is 0, the package's default), nan, or error "
-    "(a DomainError)",
+    "policy for a query with no admitted key: zero (its column is 0, the package's default), nan, error "
+    "(a DomainError), or uniform (the mean of every value: what masking with a large negative fill, -1e9 for "
+    "-∞, gives)",
     unexampled=(("error", "it raises by design on an example whose mask leaves a query no key: there is no "
                           "output to compare"),))
 SCORE = Option("score", "scaled_dot", Choice(*SCORES),

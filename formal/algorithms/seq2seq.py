@@ -22,9 +22,17 @@ loop, so the depth is Θ(ℓ_z + ℓ_x) (the notes' "T_x + T_y sequential steps"
 ``hᵀ W_a s``.  No score is scaled by √d.  The decoder starts from ``s_0 = tanh(W_init h_n + b_init)``, h_n
 the encoder's final state ([h⃗_ℓ; h⃖_1] both ways; Bahdanau et al. use h⃖_1 alone: ``init="backward"``).
 
-Simplified against the papers, and said so: Bahdanau's deep output with maxout and Cho's output reading
-y_{t−1} are a single softmax layer over ``[s_t; c_t]``; Luong's input feeding and local attention are not
-modelled; one vocabulary size N_V for both languages (separate embeddings ``W_src`` and ``W_e``).
+``align_bias``: the additive score with a bias inside its tanh, ``v_aᵀ tanh(W_a s + U_a h + b_a)`` — what
+PyTorch code's ``v(tanh(attn(cat[s, h])))`` computes with ``nn.Linear``'s bias; b_a joins the query's side.
+``output`` (attention none and bahdanau): what the output layer reads, ``[s_t; c_t]`` (the default),
+``[s_t; c_t; E x_t]`` (the widely copied PyTorch tutorial's ``fc_out(cat(output, weighted, embedded))``) or
+``[E x_t; s_t; c_t]`` (its fixed-context model's, Cho et al.'s readout of y_{t−1}, s_t and c), E x_t the
+embedding of the token fed at step t, i.e. y_{t−1}.
+
+Simplified against the papers, and said so: Bahdanau's deep output with maxout and Cho's output are a single
+softmax layer (over ``[s_t; c_t]``, or with y_{t−1}'s embedding by ``output``); Luong's input feeding and local
+attention are not modelled; one vocabulary size N_V for both languages (separate embeddings ``W_src`` and
+``W_e``).
 
 References
 ----------
@@ -43,7 +51,7 @@ from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, d_a, d_e, d_h, d_x, ell_x, ell_z
 from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns
 from ..engine.declarations import Option, Options, Requires
-from ..engine.domains import Choice
+from ..engine.domains import BOOL, Choice
 from ..ops import (
     LoopIndex,
     activation,
@@ -63,12 +71,16 @@ from .embedding import token_embedding
 from .recurrent import CELL, CELL_BIAS, RESET, UPDATE, build_cell, build_rnn_layer
 from .unembedding import build_unembedding
 
-__all__ = ["ALGORITHMS", "ATTENTIONS", "SCORES", "ENCODERS", "INITS", "SEQ2SEQ_OPTIONS", "build_seq2seq", "seq2seq"]
+__all__ = ["ALGORITHMS", "ATTENTIONS", "SCORES", "ENCODERS", "INITS", "OUTPUTS", "SEQ2SEQ_OPTIONS", "build_seq2seq",
+           "seq2seq"]
 
 ATTENTIONS = ("none", "bahdanau", "luong")
 SCORES = ("additive", "dot", "general")
 ENCODERS = ("bidirectional", "forward")
 INITS = ("final", "backward")
+#: What the output layer W_u reads (the attention none and bahdanau; Luong's reads h̃): the spec's [s; c], or
+#: with the embedding E x_t of the token fed at step t (y_{t−1}, Bahdanau's and Cho's readout) after or before.
+OUTPUTS = ("state_context", "state_context_embedding", "embedding_state_context")
 
 _SOURCES = {"none": "Cho et al. 2014; Sutskever et al. 2014", "bahdanau": "Bahdanau et al. 2015",
             "luong": "Luong et al. 2015"}
@@ -89,11 +101,22 @@ SEQ2SEQ_OPTIONS = Options(
            "h⃖_1 alone (backward, Bahdanau et al.)"),
     CELL_BIAS.but(doc="the cells' bias convention: single, double or none (none also drops b_init and b_u)"),
     RESET.when("cell", "gru"), UPDATE.when("cell", "gru"),
+    Option("align_bias", False, BOOL,
+           "whether the additive score has a bias b_a (d_a) inside its tanh, v_aᵀ tanh(W_a s + U_a h + b_a): what "
+           "v(tanh(attn(cat[s, h]))) computes with nn.Linear's bias; b_a joins the query's side W_a s + b_a"
+           ).when("score", "additive"),
+    Option("output", "state_context", Choice(*OUTPUTS),
+           "what the output layer reads: state_context (W_u [s_t; c_t]), state_context_embedding (W_u [s_t; c_t; "
+           "E x_t], fc_out(cat(output, weighted, embedded))) or embedding_state_context (W_u [E x_t; s_t; c_t], "
+           "Cho et al.'s readout of y_{t−1}, s_t and c); E x_t embeds the token fed at step t, y_{t−1}"
+           ).when("attention", "none", "bahdanau"),
     rules=(Requires("score", ("dot",), "encoder", ("forward",),
                     "the dot score needs the encoder's states as wide as the decoder's; a bidirectional encoder's "
                     "are 2·d_h"),
            Requires("init", ("backward",), "encoder", ("bidirectional",),
-                    "it reads h⃖_1, the first state of a bidirectional encoder's backward direction", move="option")))
+                    "it reads h⃖_1, the first state of a bidirectional encoder's backward direction", move="option"),
+           Requires("align_bias", (True,), "attention", ("bahdanau", "luong"),
+                    "without attention there is no score to bias", move="option")))
 
 
 def _renamed(specs, prefix, width=None, doc=""):
@@ -105,22 +128,23 @@ def _renamed(specs, prefix, width=None, doc=""):
     return out
 
 
-def _score(score, query, keys):
-    """The scores of every source position for one query state."""
+def _score(score, query, keys, align_bias=False):
+    """The scores of every source position for one query state (``align_bias``: b_a joins ``W_a s``)."""
     if score == "additive":
-        return additive_score(matmul("W_a", query), keys, "v_a", single=True)
+        side = matmul("W_a", query)
+        return additive_score(add(side, "b_a") if align_bias else side, keys, "v_a", single=True)
     if score == "dot":
         return matmul_t("H", query)
     return matmul_t("H", matmul("W_a", query))
 
 
-def _attend(score, query, note):
-    return [Assign("e", _score(score, query, "K" if score == "additive" else "H"), note=note),
+def _attend(score, query, note, align_bias=False):
+    return [Assign("e", _score(score, query, "K" if score == "additive" else "H", align_bias), note=note),
             Assign("alpha", softmax("e")),
             Assign("c", weighted_sum("H", "alpha"), note="Context")]
 
 
-def _params(layer, step, *, attention, score, bias, rows, dec_in, out_width, start_width) -> list:
+def _params(layer, step, *, attention, score, bias, align_bias, rows, dec_in, out_width, start_width) -> list:
     """The model's parameters: the embeddings, the encoder layer's (``enc_``), the decoder's start, the
     score's, the decoder cell's (``dec_``, reading ``dec_in`` rows), Luong's W_c and the output layer;
     ``rows`` is D, the annotations' width."""
@@ -135,6 +159,8 @@ def _params(layer, step, *, attention, score, bias, rows, dec_in, out_width, sta
         params += [TensorSpec("W_a", (d_a, d_h), doc="alignment: the decoder state's side"),
                    TensorSpec("U_a", (d_a, D), doc="alignment: the annotations' side"),
                    TensorSpec("v_a", (d_a,), doc="alignment: the output vector")]
+        if align_bias:
+            params.append(TensorSpec("b_a", (d_a,), doc="alignment: the bias inside the tanh"))
     elif attention != "none" and score == "general":
         params.append(TensorSpec("W_a", (D, d_h), doc="the general score's matrix"))
     params += _renamed(step.params, "dec_", width=dec_in, doc="decoder: ")
@@ -169,9 +195,20 @@ def _encode(layer, *, attention, score, encoder, init, bias, lstm) -> list:
     return lines
 
 
-def _decode(step, *, attention, score, bias, lstm) -> list:
+def _readout(output, x_t):
+    """What the output layer reads under Bahdanau (and no attention): ``[s; c]``, ``[s; c; E x_t]`` or
+    ``[E x_t; s; c]``."""
+    if output == "state_context":
+        return stack_vertical("s", "c")
+    if output == "state_context_embedding":
+        return stack_vertical("s", "c", x_t)
+    return stack_vertical(x_t, "s", "c")
+
+
+def _decode(step, *, attention, score, bias, lstm, align_bias, output) -> list:
     """One step of the decoder's loop over t: Luong attends after the recurrent step and reads the attentional
-    state; Bahdanau (and no attention) feeds the context into the step and reads [s; c]."""
+    state; Bahdanau (and no attention) feeds the context into the step and reads [s; c] (``output``: and the
+    token's embedding)."""
     state = {"h": "s", **({"c": "m"} if lstm else {})}
     targets = ("s", "m") if lstm else "s"
     dec_params = {p.name: f"dec_{p.name}" for p in step.params}
@@ -183,17 +220,17 @@ def _decode(step, *, attention, score, bias, lstm) -> list:
 
     x_t = column("X", LoopIndex("t"), ell_x)
     if attention == "luong":
-        return [decoder_step(x_t), *_attend(score, "s", "Scores"),
+        return [decoder_step(x_t), *_attend(score, "s", "Scores", align_bias),
                 Assign("h_tilde", activation("tanh", matmul("W_c", stack_vertical("c", "s"))),
                        note="Attentional state"),
                 Assign("p", call(unembedding, label=("W_u", "W_u"), e="h_tilde", **out_args))]
-    attend = [] if attention == "none" else _attend(score, "s", "Scores")
+    attend = [] if attention == "none" else _attend(score, "s", "Scores", align_bias)
     return [*attend, decoder_step(stack_vertical(x_t, "c")),
-            Assign("p", call(unembedding, label=("W_u", "W_u"), e=stack_vertical("s", "c"), **out_args))]
+            Assign("p", call(unembedding, label=("W_u", "W_u"), e=_readout(output, x_t), **out_args))]
 
 
 @SEQ2SEQ_OPTIONS.builds
-def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update) -> Algorithm:
+def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update, align_bias, output) -> Algorithm:
     """A recurrent encoder–decoder: source tokens z, target tokens x ↦ P (N_V×ℓ_x); see the module docstring."""
     extra = {"reset": reset, "update": update} if cell == "gru" else {}
     layer = build_rnn_layer(cell=cell, direction=encoder, bias=bias, **extra)
@@ -201,18 +238,19 @@ def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update)
     lstm = cell == "lstm"
     D = 2 * d_h if encoder == "bidirectional" else d_h               # rows of H, width of a context
     dec_in = d_e if attention == "luong" else d_e + D
-    out_width = d_h if attention == "luong" else d_h + D
+    out_width = d_h if attention == "luong" else d_h + D + (0 if output == "state_context" else d_e)
     start_width = d_h if init == "backward" else D
 
     lines = _encode(layer, attention=attention, score=score, encoder=encoder, init=init, bias=bias, lstm=lstm)
-    body = _decode(step, attention=attention, score=score, bias=bias, lstm=lstm)
+    body = _decode(step, attention=attention, score=score, bias=bias, lstm=lstm, align_bias=align_bias,
+                   output=output)
     lines += [Loop("t", ell_x, tuple(body), stack=(("p", "P_steps"),), sequential=True),
               Assign("P", sequence("P_steps", ell_x, "p", "p"), returns=True)]
 
-    params = _params(layer, step, attention=attention, score=score, bias=bias, rows=D, dec_in=dec_in,
-                     out_width=out_width, start_width=start_width)
+    params = _params(layer, step, attention=attention, score=score, bias=bias, align_bias=align_bias, rows=D,
+                     dec_in=dec_in, out_width=out_width, start_width=start_width)
     options = {"attention": attention, "score": score, "cell": cell, "encoder": encoder, "init": init, "bias": bias,
-               "reset": reset, "update": update}
+               "reset": reset, "update": update, "align_bias": align_bias, "output": output}
     return Algorithm(
         number=None, source=_SOURCES[attention], name="seq2seq", display="Seq2Seq",
         summary={"none": "A recurrent encoder–decoder with a fixed context vector.",

@@ -76,7 +76,7 @@ def _project(W, A, b, name):
 
 
 def _empty_check(pattern, empty):
-    check_empty_policy(empty)
+    check_empty_policy(empty, edges=True)
     lonely = np.flatnonzero(pattern.in_degree == 0)
     if lonely.size and empty == "error":
         raise empty_neighbourhood(lonely.tolist())

@@ -233,8 +233,8 @@ def sequence(states, count, glyph: str = "h", tex: str = "h", *, reverse: bool =
     return Sequence(count, glyph, tex, reverse)(states)
 
 
-def stack_vertical(a, b):
-    return StackVertical()(a, b)
+def stack_vertical(*parts):
+    return StackVertical()(*parts)
 
 
 def final(states, width, direction: str, which: str = "final"):

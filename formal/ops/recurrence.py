@@ -121,32 +121,33 @@ class Sequence(Op):
 
 
 class StackVertical(Op):
-    """``[A; B]``: B's rows below A's (vectors or matrices with the same columns).  No FLOPs; the result is
-    materialised."""
+    """``[A; B; …]``: each value's rows below the one before's (vectors or matrices with the same columns).  No
+    FLOPs; the result is materialised."""
 
     name = "stack_vertical"
     free = True
 
     def shape(self, shapes):
-        a, b = shapes
-        if len(a) != len(b) or not a:
-            raise Mismatch("rank of stacked values", len(a), len(b))
-        for x, y in zip(a[1:], b[1:]):
-            if not same_dim(x, y):
-                raise Mismatch(str(x), x, y, "columns of values stacked one above the other")
-        return (a[0] + b[0],) + tuple(a[1:])
+        a = shapes[0]
+        for b in shapes[1:]:
+            if len(a) != len(b) or not a:
+                raise Mismatch("rank of stacked values", len(a), len(b))
+            for x, y in zip(a[1:], b[1:]):
+                if not same_dim(x, y):
+                    raise Mismatch(str(x), x, y, "columns of values stacked one above the other")
+        return (sum((b[0] for b in shapes[1:]), a[0]),) + tuple(a[1:])
 
     def memory(self, out):
         return numel(out)
 
-    def numpy(self, ctx, a, b):
-        return np.concatenate([a, b], axis=0)
+    def numpy(self, ctx, *parts):
+        return np.concatenate(parts, axis=0)
 
     def text(self, args):
-        return f"[{args[0].text}; {args[1].text}]"
+        return "[" + "; ".join(a.text for a in args) + "]"
 
     def latex(self, args):
-        return rf"\begin{{bmatrix}} {args[0].text} \\ {args[1].text} \end{{bmatrix}}"
+        return r"\begin{bmatrix} " + r" \\ ".join(a.text for a in args) + r" \end{bmatrix}"
 
 
 class Final(Op):

@@ -38,14 +38,22 @@ class Mean(Op):
         return rf"\sum_{{i=1}}^{{{n}}} {args[0].at(POSTFIX, True)}[i] / {n}"
 
 
-EMPTY_POLICIES = ("zero", "nan", "error")
+#: What a query with no admitted key gets (:ref:`decision-empty-neighbourhood`): a zero column, NaN, a DomainError,
+#: or the uniform average of every value — what masking with a large negative fill (−10⁹ for −∞) gives, every
+#: score of such a query then being the same number.
+EMPTY_POLICIES = ("zero", "nan", "error", "uniform")
+#: The policies an executor along a graph's edges has: no dense row of scores to fill, so no ``uniform``.
+EDGE_EMPTY_POLICIES = ("zero", "nan", "error")
 
 
-def check_empty_policy(empty: str) -> str:
+def check_empty_policy(empty: str, *, edges: bool = False) -> str:
     """``empty`` if it names a policy for a query with no admitted key (:ref:`decision-empty-neighbourhood`), else
-    a ConfigError."""
+    a ConfigError; ``edges``: for an executor along a graph's edges, which refuses ``uniform``."""
     if empty not in EMPTY_POLICIES:
         raise ConfigError(f"unknown empty-neighbourhood policy {shown(empty)}; known: {', '.join(EMPTY_POLICIES)}")
+    if edges and empty not in EDGE_EMPTY_POLICIES:
+        raise ConfigError(f"empty = {shown(empty)} (a large negative fill of a dense row of scores) has no meaning "
+                          f"along a graph's edges; known there: {', '.join(EDGE_EMPTY_POLICIES)}")
     return empty
 
 
@@ -62,7 +70,8 @@ class Softmax(Op):
     """Softmax of each column (over axis 0).
 
     A column whose entries are all −∞ (an empty neighbourhood: no admitted key) follows ``empty``:
-    ``"zero"`` returns a zero column, ``"nan"`` a NaN column, ``"error"`` raises :class:`DomainError`.
+    ``"zero"`` returns a zero column, ``"nan"`` a NaN column, ``"error"`` raises :class:`DomainError`,
+    ``"uniform"`` the column 1/n everywhere (what a fill of −10⁹ instead of −∞ gives: n equal scores).
 
     FLOPs (full) for an n×m input: per column n−1 comparisons for the maximum, n subtractions of it,
     n exponentials, n−1 additions and n divisions: 5nm − 2m.  Under ``chinchilla``: 3 per entry of a
@@ -98,6 +107,8 @@ class Softmax(Op):
         e = np.exp(s - np.where(empty, 0.0, top))
         total = np.sum(e, axis=0, keepdims=True)
         p = e / np.where(empty, 1.0, total)  # an empty column is exp(−∞) = 0 everywhere
+        if self.empty == "uniform":
+            return np.where(empty, 1.0 / s.shape[0], p)
         return np.where(empty, np.nan, p) if self.empty == "nan" else p
 
 

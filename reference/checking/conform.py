@@ -266,7 +266,7 @@ def _run(target, cases, checker, report, cache, *, exact=True):
             for p in ("runs", "type"):
                 report.checks[p].examples += 1
             values = exact or example.case != LARGE_SCORES
-            error = checker.compare_spec(want, got, values=values)
+            error = checker.compare_spec(want, got, arguments, values=values)
             for p in ("shape", "finite", "spec") if values else ("shape", "finite"):
                 report.checks[p].examples += 1
             report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)

@@ -37,10 +37,11 @@ class Checker:
     def allowed(self, reference) -> float:
         return self.relative * max(tolerances.scale(r) for r in reference)
 
-    def compare_spec(self, want: tuple, got: tuple, *, values: bool = True) -> float:
-        """``shape``, ``finite`` and ``spec`` on one example; ``values=False`` checks only shape and finiteness
-        (the large-score case in a precision below float64: there a near tie of scores ~10⁸ may go either way
-        after rounding, so no tolerance bounds a correct implementation's values)."""
+    def compare_spec(self, want: tuple, got: tuple, arguments: dict | None = None, *, values: bool = True) -> float:
+        """``shape``, ``finite`` and ``spec`` on one example (``arguments``: its inputs, to say when a failing
+        column is a query that admits no key); ``values=False`` checks only shape and finiteness (the
+        large-score case in a precision below float64: there a near tie of scores ~10⁸ may go either way after
+        rounding, so no tolerance bounds a correct implementation's values)."""
         t = self.target
         for w, g, spec in zip(want, got, t.algorithm.outputs):
             if w.shape != g.shape:
@@ -67,9 +68,20 @@ class Checker:
                 where = list(t.index(tuple(int(i) for i in at), spec.name))
                 raise Failed("spec", f"output {spec.name} at {where} is "
                                      f"{g[at]:.6g}, the spec's is {w[at]:.6g} (|Δ| = {diff[at]:.3g} > allowed "
-                                     f"{allowed:.3g})")
+                                     f"{allowed:.3g}){self._empty_query(arguments, at)}")
             worst = max(worst, float(diff[at]))
         return worst
+
+    def _empty_query(self, arguments, at) -> str:
+        """``"; query t admits no key …"`` when the failing column ``at[-1]`` is a query whose mask column is all 0
+        (:ref:`decision-empty-neighbourhood`), else ``""``."""
+        for mask in self.record.hidden if arguments else ():
+            M = arguments.get(mask)
+            if M is not None and M.ndim == 2 and at and at[-1] < M.shape[1] and not M[:, at[-1]].any():
+                policy = self.target.algorithm.options.get("empty")
+                return (f"; query {at[-1]} admits no key, and its column follows empty={policy!r} (code that masks "
+                        "with a large negative fill such as -1e9 averages every value there: -o empty=uniform)")
+        return ""
 
     def _moved(self, prop, before, after, columns, what) -> float:
         """Fail ``prop`` when output columns ``columns`` moved between two runs of the function."""
@@ -82,13 +94,16 @@ class Checker:
 
     def masks(self, arguments, got) -> float | None:
         """Perturb the context columns hidden from the query that hides the most; its column must stay
-        (Algorithm 4, line 5)."""
+        (Algorithm 4, line 5).  Under ``empty="uniform"`` a query that admits no key averages every value by
+        design, so it is not the one chosen."""
         worst = None
         for mask, context in self.record.hidden.items():
             if arguments.get(context) is None:  # self-attention: the hidden keys are queries too
                 continue
             M = arguments[mask]
             hidden = (M == 0).sum(axis=0)
+            if self.target.algorithm.options.get("empty") == "uniform":  # a query with no key reads every one
+                hidden = np.where(hidden == M.shape[0], 0, hidden)
             if not hidden.any():
                 continue
             t = int(np.argmax(hidden))

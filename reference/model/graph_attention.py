@@ -56,7 +56,7 @@ def attend_edges(Q, K, V, keys, queries, *, empty="zero"):
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_v) → (B, H, ℓ_x, d_v).  A query with no
     edge gets zeros, NaN or a DomainError by ``empty`` (:ref:`decision-empty-neighbourhood`).
     """
-    check_empty_policy(empty)
+    check_empty_policy(empty, edges=True)
     B, H, ell_x, _ = Q.shape
     degree = torch.bincount(queries, minlength=ell_x)
     lonely = degree == 0
@@ -84,7 +84,7 @@ def attend_pattern(Q, K, V, pattern, *, empty="zero", max_edges: int = MAX_EDGES
     edges (:func:`attend_edges`), as :func:`formal.graphs.message_passing.blockwise` decides.  Memory: the
     outputs and one chunk's B·H·``max_edges``·d.
     """
-    check_empty_policy(empty)
+    check_empty_policy(empty, edges=True)
     if isinstance(max_edges, bool) or not isinstance(max_edges, int) or max_edges < 1:
         raise ConfigError(f"max_edges = {max_edges!r} must be a positive integer")
     B, H, ell_x, d = Q.shape

@@ -117,7 +117,8 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
     (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
-    NaN, or a DomainError, by ``empty`` (:ref:`decision-empty-neighbourhood`).  ``score`` (with ``v_a`` (d_attn,) and
+    NaN, a DomainError, or the mean of every value (``uniform``: a fill of −10⁹ for −∞), by ``empty``
+    (:ref:`decision-empty-neighbourhood`).  ``score`` (with ``v_a`` (d_attn,) and
     ``activation`` when additive) is the spec's option of that name (:func:`scores`); the sdpa and flex
     paths compute the dot scores only (``"dot"`` with scale 1).  ``bias`` (``score_bias``: (…, ℓ_x, ℓ_z),
     per head (H, ℓ_x, ℓ_z)) is added to the scaled scores before the mask.
@@ -140,8 +141,8 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
             S = S + bias
         if mask is not None:
             S = S.masked_fill(~mask, -math.inf).masked_fill(empty_rows, 0.0)  # 0: a finite softmax to discard
-        A = torch.softmax(S, dim=-1)
-        if mask is not None:
+        A = torch.softmax(S, dim=-1)                                        # an empty row: uniform, 1/ℓ_z
+        if mask is not None and empty != "uniform":
             A = A.masked_fill(empty_rows, 0.0)
         Y = A @ V                                                           # (B, H, ℓ_x, d_mid)
     elif path == "sdpa" and bias is not None:   # a float mask: the bias, −∞ where hidden (0 on an empty row)
@@ -158,6 +159,8 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
         raise ConfigError(f"unknown attention path {path!r}; known: {', '.join(ATTENTION_PATHS)}")
     if empty_rows is not None and empty == "nan":
         Y = Y.masked_fill(empty_rows, math.nan)
+    if empty_rows is not None and empty == "uniform" and path != "explicit":   # the fused paths gave zeros there
+        Y = torch.where(empty_rows, V.mean(-2, keepdim=True), Y)
     return Y
 
 

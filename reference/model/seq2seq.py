@@ -34,10 +34,16 @@ def _final(H, d_h: int, encoder: str, which: str):
 def _scores(p, options, s, H, K):
     """(B, ℓ_z): one score per source position for the query states s (B, d_h)."""
     if options["score"] == "additive":
-        q = s @ p["W_a"].T                                               # (B, d_a)
+        q = s @ p["W_a"].T + p["b_a"] if options["align_bias"] else s @ p["W_a"].T   # (B, d_a); b_a in the tanh
         return (torch.tanh(q[:, None, :] + K) @ p["v_a"][:, None])[..., 0]  # (B, ℓ_z); a product FlopCounterMode counts
     query = s if options["score"] == "dot" else s @ p["W_a"].T
     return (H @ query[..., None])[..., 0]                                 # (B, ℓ_z, D)(B, D, 1): a counted bmm
+
+
+def _readout(output, s, c, e):
+    """What the output layer reads: ``[s; c]``, ``[s; c; E x_t]`` or ``[E x_t; s; c]`` (the spec's ``output``)."""
+    return {"state_context": (s, c), "state_context_embedding": (s, c, e),
+            "embedding_state_context": (e, s, c)}[output]
 
 
 def logits(z, x, p, options):
@@ -70,7 +76,7 @@ def logits(z, x, p, options):
             if attention == "bahdanau":
                 c = attend(s)
             s, m = recurrent.cell(torch.cat([X[:, t], c], dim=-1), s, m, dec, cell_options)
-            feature = torch.cat([s, c], dim=-1)
+            feature = torch.cat(_readout(options["output"], s, c, X[:, t]), dim=-1)
         y = feature @ p["W_u"].T
         out.append(y + p["b_u"] if "b_u" in p else y)
     return torch.stack(out, dim=1)

@@ -150,7 +150,8 @@ def test_show_option_value_none_names_a_variant(capsys):
     (["show", "attention", "-o", "bias=true", "-o", "bias=false"], "option 'bias' is given twice"),
     (["show", "layer_norm", "-o", "eps=small"], "option eps of layer_norm takes a number, got 'small'"),
     (["show", "layer_norm", "-o", "eps=nan"], "eps = nan must be a finite number"),
-    (["show", "attention", "-o", "empty=NaN"], "option empty of attention takes zero, nan or error, got 'NaN'"),
+    (["show", "attention", "-o", "empty=NaN"],
+     "option empty of attention takes zero, nan, error or uniform, got 'NaN'"),
     (["graph", "random", "--n", "64", "--random", "2", "--seed", "-1"],
      "argument --seed: -1 must be a non-negative integer"),
 ])

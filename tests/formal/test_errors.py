@@ -111,7 +111,7 @@ def test_non_numeric_array_is_a_config_error():
 def test_unknown_option_and_bad_values_are_config_errors():
     with pytest.raises(ConfigError, match="no option 'heads'"):
         attention.variant(heads=2)
-    with pytest.raises(ConfigError, match="empty = 'skip' must be 'zero', 'nan' or 'error'"):
+    with pytest.raises(ConfigError, match="empty = 'skip' must be 'zero', 'nan', 'error' or 'uniform'"):
         attention.variant(empty="skip")
     with pytest.raises(ConfigError, match="encoding = 'rotary' must be 'learned', 'sinusoidal-paper' or"):
         positional_embedding.variant(encoding="rotary")

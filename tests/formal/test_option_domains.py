@@ -162,7 +162,7 @@ def test_parsing_follows_the_domain(name, texts, parsed):
 
 @pytest.mark.parametrize("name, text, message", [
     ("attention", "bias=1", "option bias of attention takes true or false, got '1'"),
-    ("attention", "empty=NaN", "option empty of attention takes zero, nan or error, got 'NaN'"),
+    ("attention", "empty=NaN", "option empty of attention takes zero, nan, error or uniform, got 'NaN'"),
     ("conv1d", "stride=1.5", "option stride of conv1d takes an integer, got '1.5'"),
     ("conv1d", "padding=valid", "option padding of conv1d takes an integer or same, got 'valid'"),
     ("mhattention", "n_kv_heads=two", "option n_kv_heads of mhattention takes none, an integer or symbolic"),

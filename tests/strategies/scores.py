@@ -32,7 +32,7 @@ def scored_attention_cases(draw, *, score=None, self_attention=None, bias=None, 
     """Algorithm 4 under every score, bias, empty-neighbourhood policy and mask."""
     options = draw(score_options(score))
     bias = draw(st.booleans()) if bias is None else bias
-    empty = draw(st.sampled_from(["zero", "nan"]))
+    empty = draw(st.sampled_from(["zero", "nan", "uniform"]))
     s = {k: draw(SIZE) for k in ("d_x", "ell_x", "d_attn", "d_out")}
     same = draw(st.booleans()) if self_attention is None else self_attention
     s["d_z"], s["ell_z"] = (s["d_x"], s["ell_x"]) if same else (draw(SIZE), draw(SIZE))

@@ -21,8 +21,7 @@ from .numerics import softmax
 
 __all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "bias_or_zeros",
            "single_query_attention", "attention", "chunked_attention", "unstable_softmax", "unstable_weights",
-           "IMPLEMENTATIONS", "MUTANTS", "CONTROLS",
-           "EQUIVALENT"]
+           "filled_attention", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
 
 
 def fill(S, mask):
@@ -31,11 +30,12 @@ def fill(S, mask):
 
 
 def weights(S, empty="zero"):
-    """Softmax of each column of scores; a column with no admitted key (all −∞) is zeros, or NaN under
-    ``empty="nan"`` (:ref:`decision-empty-neighbourhood`)."""
+    """Softmax of each column of scores; a column with no admitted key (all −∞) is zeros, NaN under
+    ``empty="nan"``, or 1/ℓ_z everywhere under ``empty="uniform"`` (:ref:`decision-empty-neighbourhood`)."""
     blank = np.all(S == -np.inf, axis=0)                        # (ℓ_x,): queries with no admitted key
-    A = softmax(np.where(blank, 0.0, S))
-    A[:, blank] = np.nan if empty == "nan" else 0.0
+    A = softmax(np.where(blank, 0.0, S))                        # a blank column: softmax of zeros, uniform
+    if empty != "uniform":
+        A[:, blank] = np.nan if empty == "nan" else 0.0
     return A
 
 
@@ -60,7 +60,7 @@ def leaky_relu(a, slope=0.2):
 
 
 #: The additive score's nonlinearity φ by the spec's option name.
-SCORE_ACTIVATIONS = {"tanh": np.tanh, "leaky_relu": leaky_relu}
+SCORE_ACTIVATIONS = {"tanh": np.tanh, "leaky_relu": leaky_relu, "relu": lambda a: np.maximum(a, 0.0)}
 
 
 def additive(Q, K, v_a, phi):
@@ -328,3 +328,48 @@ EQUIVALENT = {
                                           "which the softmax over keys cancels",
     "the additive score's v_aᵀ φ(k + q) with query and key swapped in the sum": "addition commutes",
 }
+
+
+# ------------------------------------------- masking by a large negative fill: empty="uniform", and its bugs
+def filled_attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
+    """Algorithm 4 as widely copied transformer code writes it, tokens as rows: ``scores.masked_fill(mask == 0,
+    -1e9)``, then a plain softmax over the keys.  An admitted key's weight is the spec's (exp(−10⁹ − max) is 0);
+    a query with no admitted key averages every value: the spec's ``empty="uniform"``."""
+    Z = X if Z is None else Z
+    Q, K, V = X.T @ W_q.T + b_q, Z.T @ W_k.T + b_k, Z.T @ W_v.T + b_v          # ℓ×d: a token per row
+    scores = Q @ K.T / math.sqrt(Q.shape[-1])                                  # ℓ_x×ℓ_z
+    scores = np.where(mask.T == 0, -1e9, scores)                               # masked_fill(mask == 0, -1e9)
+    return (softmax(scores, axis=-1) @ V).T                                    # back to the spec's columns
+
+
+def _filled(Q, K, V, mask, *, empty="uniform", additive=False, transposed=False, axis=0):
+    """Lines 4–6 with hidden scores at −10⁹ (columns: Q d×ℓ_x, K d×ℓ_z): ``additive`` adds (1 − mask)·(−10⁴)
+    instead (BERT's); ``transposed`` reads the mask key × query; ``axis`` 1 normalises over the queries."""
+    hidden = (mask.T if transposed else mask) == 0
+    S = K.T @ Q / math.sqrt(len(Q))                                            # ℓ_z×ℓ_x
+    S = S + hidden * -1e4 if additive else np.where(hidden, -1e9, S)
+    return V @ softmax(S, axis=axis)
+
+
+_UNIFORM = {"empty": "uniform"}
+
+MUTANTS += (
+    _variant("attention_zeros_under_empty_uniform", "attention", _UNIFORM, {"empty": "zero"},
+             "returns zeros, not the mean of every value, for a query with no admitted key under empty=uniform"),
+    _seam("attention_additive_mask_under_uniform", "attention", _UNIFORM,
+          "adds (1 − mask)·(−10⁴) to the scores (BERT's additive mask) instead of filling them: a query with no "
+          "admitted key weighs every key by its own score, not uniformly", "README",
+          _attend=partial(_filled, additive=True)),
+    _seam("attention_fill_mask_transposed", "attention", _UNIFORM,
+          "fills by the mask read transposed (key × query), so the wrong queries lose the wrong keys", "review",
+          _attend=partial(_filled, transposed=True)),
+    _seam("attention_fill_softmax_over_queries", "attention", _UNIFORM,
+          "fills the scores with −10⁹ and normalises over the queries (the softmax over the wrong axis)", "review",
+          _attend=partial(_filled, axis=1)),
+)
+
+CONTROLS += (Entry("attention_correct_large_negative_fill", "attention", _UNIFORM, filled_attention, "", "correct"),)
+
+EQUIVALENT["a fill of −1e4 instead of −1e9 under empty=uniform"] = (
+    "exp(−10⁴ − max) underflows to 0 in float64 and float32 alike, so no admitted key leaks unless its score is "
+    "itself near −10⁴; an empty query's scores are all equal either way")
