@@ -360,12 +360,13 @@ def _torch_show_attend_tell(flatten):
     (n_h, n_w, D) and flattening it with ``flatten`` before torch's model runs."""
     import torch
 
+    from formal.algorithms.captioning import show_attend_tell as spec
     from reference.model import captioning
 
     def show_attend_tell(F, x, params):
         p = {k: torch.tensor(v) for k, v in params.items()}
         A = flatten(torch.tensor(F))[None]
-        P, alpha = captioning.show_attend_tell(A, torch.tensor(x)[None], p, {"gate": True, "bias": "single"})
+        P, alpha = captioning.show_attend_tell(A, torch.tensor(x)[None], p, dict(spec.options))
         return P[0].numpy(), alpha[0].numpy()
     return show_attend_tell
 
