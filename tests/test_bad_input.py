@@ -653,6 +653,13 @@ CASES = [
            "the JSON stays one object"),
     C("conform-unknown-option", ("conform", "impl.py:attention", "--algorithm", "attention", "-o", "nosuch=1"), 2,
       setup=_write("impl.py", ATTENTION_TARGET)),
+
+    # ---------------------------------------------------------------- paged_attention (the kernel's contract)
+    C("paged-kernel-kv-heads-0", ("show", "paged_attention", "-o", "n_kv_heads=0"), 2, contains=("n_kv_heads = 0",)),
+    C("paged-kernel-scale-option", ("show", "paged_attention", "-o", "scale=2"), 2, contains=("'scale'",),
+      note="the scale is fixed at 1/√d_attn (a kernel's other scale is the contract on rescaled queries)"),
+    C("paged-kernel-no-projections", ("show", "paged_attention", "-o", "bias=false"), 2, contains=("'bias'",),
+      note="the kernel takes projected queries: no projection, so no bias option"),
 ]
 
 
