@@ -35,9 +35,9 @@ Decisions, each as the kernel behaves:
   head h reading group ``h // (H/H_kv)`` (vLLM's ``repeat_interleave``: consecutive query heads share one).
 - **One sequence per call.**  vLLM's kernel takes a batch of queries, block tables and context lengths; the
   sequences are independent (they share only the pool, which is read, never written), so the spec's
-  algorithm is per sequence, as the paper's are, and an adapter of a batched kernel passes a batch of one —
-  or, as ``tests/reference/targets/vllm_paged_attention.py`` does, the ℓ_x queries as ℓ_x sequences sharing
-  one table with context lengths ℓ_c − ℓ_x + 1, …, ℓ_c.
+  algorithm is per sequence, as the paper's are.  An adapter of a batched kernel passes a batch of one — or,
+  as the tests' vLLM-style target does, the ℓ_x queries as ℓ_x sequences sharing one table with context
+  lengths ℓ_c − ℓ_x + 1, …, ℓ_c.
 
 :func:`reads` derives what the kernel reads from the object's shapes: ⌈ℓ_c/B⌉ whole blocks of each pool — a
 kernel reads only the blocks its table names, however large the pool — and the queries.
