@@ -710,6 +710,13 @@ CASES = [
                                           "-o", "output=state_context_embedding"), 2, contains=("output", "'luong'")),
     C("show-seq2seq-output-unknown", ("show", "seq2seq", "-o", "output=embedding"), 2,
       contains=("output", "'embedding'")),
+
+    # ---------------------------------------------------------------- paged_attention (the kernel's contract)
+    C("paged-kernel-kv-heads-0", ("show", "paged_attention", "-o", "n_kv_heads=0"), 2, contains=("n_kv_heads = 0",)),
+    C("paged-kernel-scale-option", ("show", "paged_attention", "-o", "scale=2"), 2, contains=("'scale'",),
+      note="the scale is fixed at 1/√d_attn (a kernel's other scale is the contract on rescaled queries)"),
+    C("paged-kernel-no-projections", ("show", "paged_attention", "-o", "bias=false"), 2, contains=("'bias'",),
+      note="the kernel takes projected queries: no projection, so no bias option"),
 ]
 
 

@@ -88,10 +88,10 @@ def mend_sizes(algorithm, sizes: dict, pinned=frozenset()) -> dict:
     """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
     ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can.  A block table
     has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies)."""
-    if {"n_blocks", "block", "ell_c"} <= set(sizes):
-        sizes["n_blocks"] = -(-sizes["ell_c"] // sizes["block"])
     constraints = [c for c in algorithm.size_constraints if all(str(s) in sizes for s in c.symbols)]
     for _ in range(10 * len(constraints) + 1):
+        if {"n_blocks", "block", "ell_c"} <= set(sizes):      # again after a move that raised ℓ_c
+            sizes["n_blocks"] = -(-sizes["ell_c"] // sizes["block"])
         broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
         if not broken:
             return sizes

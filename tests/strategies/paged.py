@@ -35,4 +35,30 @@ def paged_mhattention_cases(draw):
     return Case(algorithm, {**inputs, **params}, s, tuple(params))
 
 
-PAGED_STRATEGIES = {"paged_mhattention": paged_mhattention_cases()}
+@st.composite
+def paged_attention_cases(draw):
+    """The kernel's contract: H query heads over H_kv key/value heads, ℓ_x ≤ ℓ_c new tokens already in the
+    cache, a table of ⌈ℓ_c/B⌉ blocks drawn with repeats (shared blocks) or as distinct blocks in any order."""
+    grouped = draw(st.booleans())
+    s = {k: draw(st.integers(1, 3)) for k in ("d_attn", "d_mid", "block")}
+    s["ell_c"] = draw(st.integers(1, 7))
+    s["ell_x"] = draw(st.integers(1, s["ell_c"]))
+    s["n_kv_heads"] = kv = draw(st.integers(1, 2))
+    s["H"] = kv * (draw(st.integers(1, 2)) if grouped else 1)
+    s["n_blocks"] = -(-s["ell_c"] // s["block"])
+    s["n_pool"] = draw(st.integers(1, s["n_blocks"] + 2))
+    if not grouped:
+        del s["n_kv_heads"]
+    rng = np.random.default_rng(draw(SEED))
+    shared = s["n_pool"] < s["n_blocks"] or draw(st.booleans())
+    table = (rng.integers(0, s["n_pool"], s["n_blocks"]) if shared
+             else rng.permutation(s["n_pool"])[:s["n_blocks"]])
+    inputs = {"Q": normal(rng, s["H"], s["d_attn"], s["ell_x"]),
+              "K_pool": normal(rng, s["n_pool"], kv, s["d_attn"], s["block"]),
+              "V_pool": normal(rng, s["n_pool"], kv, s["d_mid"], s["block"]),
+              "table": table, "ell_c": s["ell_c"]}
+    algorithm = algorithms.get("paged_attention", n_kv_heads="symbolic" if grouped else None)
+    return Case(algorithm, inputs, s, ())
+
+
+PAGED_STRATEGIES = {"paged_mhattention": paged_mhattention_cases(), "paged_attention": paged_attention_cases()}

@@ -9,7 +9,8 @@ through.  One module per family holds the implementations, the planted pieces, a
 (:mod:`.entry`: each algorithm's :class:`Implementation` with its calibrated tolerances, its mutants):
 
 - :mod:`.embedding` (Algorithms 1, 2), :mod:`.attention` (3, 4), :mod:`.multihead` (5, grouped-query,
-  key/value cache), :mod:`.paged` (PagedAttention), :mod:`.normalization` (6), :mod:`.unembedding` (7);
+  key/value cache), :mod:`.paged` (PagedAttention), :mod:`.paged_kernel` (its kernel),
+  :mod:`.normalization` (6), :mod:`.unembedding` (7);
 - :mod:`.blocks` (what the stacks share), :mod:`.encoder_decoder` (8), :mod:`.encoder` (9, BERT and ViT),
   :mod:`.decoder` (10, and with a key/value cache);
 - :mod:`.losses` (11–13), :mod:`.inference` (14, 15);
