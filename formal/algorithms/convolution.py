@@ -158,6 +158,7 @@ def build_graph_conv(*, norm, bias, activation) -> Algorithm:
                 TensorSpec("A", (ell, ell), kind="mask", doc="the adjacency: A[j, i] = 1 for an edge j → i")],
         params=params, output=TensorSpec("Y", (d_out, ell), doc="the new node features"),
         lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_graph_conv,
+        permutation={"X": "equivariant"},   # renumbering the nodes (and A alike) renumbers the outputs
     )
 
 

@@ -28,8 +28,10 @@ named target), so whatever it does becomes a verdict.  Each example is checked f
     after t move (backward: before t);
 ``equivariance``
     where no position breaks symmetry, permuting the queries permutes the output columns and permuting
-    the context leaves them (Algorithms 3–5 without a mask or a score bias, which is positional; Algorithm 9
-    without positions and with the masked-LM head, one output per token).
+    the context leaves them, every mask's axes over the same positions permuted along (Algorithms 3–5
+    without a score bias, which is positional; Algorithm 9 without positions and with the masked-LM head,
+    one output per token; the position-wise MLP; a graph convolution or attention layer, its adjacency
+    renumbered with its nodes).
 
 The last three are properties of the algorithm, as its object declares them (its record,
 :mod:`reference.checking.records`), checked on the function alone (:mod:`reference.checking.properties`); the spec

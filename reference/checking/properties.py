@@ -155,19 +155,20 @@ class Checker:
         return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
 
     def equivariance(self, arguments, got=None) -> float | None:
-        """With every mask admitting all: permuting an invariant input (a context) leaves the output, permuting
-        an equivariant one (the tokens) permutes the output columns alike."""
+        """Permuting an invariant input (a context) leaves the output, permuting an equivariant one (the tokens)
+        permutes the output columns alike — with every mask's axes over the same positions permuted along (a
+        graph's adjacency with its nodes, a mask's columns with its queries and its rows with its keys): the
+        same computation, renumbered."""
         algorithm = self.target.algorithm
-        args = {k: np.ones_like(v) if k in {s.name for s in algorithm.inputs if s.kind == "mask"} and v is not None
-                else v for k, v in arguments.items()}
-        base = self.target(args)
+        args = arguments
+        base = got if got is not None else self.target(args)
         worst = 0.0
         for answer in ("invariant", "equivariant"):
             for name in (n for n, a in self.record.permutation.items() if a == answer):
                 if args.get(name) is None or args[name].shape[-1] < 2:
                     continue
                 perm = self.permutation(args[name].shape[-1])
-                after = self.target(permute(algorithm, args, name, perm))
+                after = self.target(permute(algorithm, args, name, perm, masks=True))
                 role = algorithm.spec(name).role or "input"
                 if answer == "invariant":
                     measured = self._moved("equivariance", base, after, slice(None),

@@ -166,11 +166,14 @@ def _trained() -> frozenset:
 
 
 # ------------------------------------------------------------------------------------ permuting tokens
-def permute(algorithm, arguments: dict, name: str, perm) -> dict:
+def permute(algorithm, arguments: dict, name: str, perm, *, masks: bool = False) -> dict:
     """``arguments`` with the columns of input ``name`` permuted by ``perm``, and with them every axis of every
     other input that runs over the same positions (as long, by the same size symbol: the token types beside
     their tokens, a score bias's query or key axis); an input left to its default (Z = X) lends its symbols to
-    its source.  Masks and arguments that are not arrays are left as they are."""
+    its source.  Arguments that are not arrays are left as they are, and so are masks unless ``masks``: then a
+    mask's axes over the same positions move too (a graph's adjacency with its nodes, an attention mask's
+    columns with its queries), so that the permuted call is the same computation renumbered.  A claim about
+    permuting the tokens under a fixed mask (a causal one) leaves ``masks`` off."""
     symbol = algorithm.spec(name).shape[-1]
     same = {symbol}
     for default, source in algorithm.defaults.items():
@@ -179,7 +182,7 @@ def permute(algorithm, arguments: dict, name: str, perm) -> dict:
     moved = dict(arguments)
     for spec in algorithm.inputs:
         value = arguments.get(spec.name)
-        if spec.kind == "mask" or not isinstance(value, np.ndarray):
+        if (spec.kind == "mask" and not masks) or not isinstance(value, np.ndarray):
             continue
         for axis, dim in enumerate(spec.shape):
             if dim in same:

@@ -109,6 +109,27 @@ def test_permuting_the_tokens_permutes_what_runs_over_them():
     assert moved["W_e"] is ex.arguments["W_e"]
 
 
+@pytest.mark.parametrize("name", ["gat", "graph_conv", "attention", "mhattention"])
+@pytest.mark.parametrize("seed", range(4))
+def test_renumbering_the_tokens_with_their_masks_renumbers_the_spec(name, seed):
+    """With ``masks=True`` a mask's axes over the tokens move with them (a graph's adjacency, an attention
+    mask's columns and, in self-attention, its rows): the spec on the renumbered call is the spec's output with
+    its columns renumbered — what conform's equivariance check relies on for masked inputs."""
+    from reference.checking.conform import normalise
+    ex = example(name, seed, small=6)
+    arguments = normalise(ex)
+    token = "X"
+    n = arguments[token].shape[-1]
+    perm = np.random.default_rng(seed).permutation(n)
+    moved = permute(ex.algorithm, arguments, token, perm, masks=True)
+    before = np.asarray(ex.algorithm(**arguments))
+    after = np.asarray(ex.algorithm(**moved))
+    np.testing.assert_allclose(after, before[..., perm], rtol=1e-12, atol=1e-12)
+    fixed = permute(ex.algorithm, arguments, token, perm)
+    masks = [s.name for s in ex.algorithm.inputs if s.kind == "mask"]
+    assert all(fixed[m] is arguments[m] for m in masks)   # a claim's fixed mask stays as it is
+
+
 @pytest.mark.parametrize("name, fragment", [
     ("layer_norm", 'layer_norm has no input of role "tokens"'),
     ("show_attend_tell", "show_attend_tell has several outputs"),
