@@ -12,11 +12,16 @@ import sympy as sp
 
 from formal.errors import ConfigError
 
-__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "LENGTHS", "LAYERS"]
+__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "largest_cases", "LENGTHS",
+           "LAYERS", "RUN_SIZES"]
 
 LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
 _WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
 LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
+RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early): never drawn
+#: At their largest in a case of their own: S heads each S wide would cost S times a width case, and blocks of
+#: S tokens leave one block of a cache of S (n_b = ⌈ℓ_c/B⌉ reaches S where B = 1, in the width case).
+_COUNTS = ("H", "block")
 _WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
 _MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
 
@@ -81,13 +86,16 @@ def _scaled_symbol(expr):
     return (rest, sp.Rational(coefficient)) if isinstance(rest, sp.Symbol) and coefficient.is_Rational else None
 
 
-def mend_sizes(algorithm, sizes: dict, pinned=frozenset()) -> dict:
+def mend_sizes(algorithm, sizes: dict, pinned=frozenset(), *, constraints=None) -> dict:
     """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
     ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can.  A block table
-    has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies)."""
+    has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies).
+    ``constraints`` replaces the algorithm's (tied sizes: its constraints in the free sizes, and what the
+    ties need, :class:`.ties.Ties`)."""
     if {"n_blocks", "block", "ell_c"} <= set(sizes):
         sizes["n_blocks"] = -(-sizes["ell_c"] // sizes["block"])
-    constraints = [c for c in algorithm.size_constraints if all(str(s) in sizes for s in c.symbols)]
+    stated = algorithm.size_constraints if constraints is None else constraints
+    constraints = [c for c in stated if all(str(s) in sizes for s in c.symbols)]
     for _ in range(10 * len(constraints) + 1):
         broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]
         if not broken:
@@ -148,4 +156,54 @@ def boundary_cases(algorithm, max_size: int) -> list:
         full = {"ell_max": "full"} if "ell_max" in have else {}
         cases.append((f"ℓ = {power + 1}, past {power}", {**{k: power + 1 for k in lengths}, **full}))
         power *= 2
+    return cases + largest_cases(algorithm, max_size)
+
+
+def largest_cases(algorithm, max_size: int) -> list:
+    """Cases that take every size to ``max_size`` (a bug that shows only at the largest width shows there):
+    every length and width at once, then the heads and blocks, then the layers — three groups, so that no case
+    costs more than the largest width times one count.  A size the algorithm's divisibility constraints keep
+    below ``max_size`` (Swin's grid is 8·M·k; L even) takes the largest value they allow (:func:`_within`)."""
+    have = sorted({str(s) for s in algorithm.symbols} - set(RUN_SIZES))
+    widths = [k for k in have if k not in LAYERS + _COUNTS]
+    cases = []
+    for what, group in (("every length and width", widths), ("heads and blocks", [k for k in have if k in _COUNTS]),
+                        ("layers", [k for k in have if k in LAYERS])):
+        if not group:
+            continue
+        pins = _within(algorithm, {k: max_size for k in group}, max_size)
+        lowered = ", ".join(f"{k} = {v}" for k, v in sorted(pins.items()) if v != max_size)
+        if "ell_max" in pins and any(k in LENGTHS for k in pins):  # the longest sequence fills the table
+            pins["ell_max"] = "full"
+        if "block" in have and "block" not in group:
+            pins["block"] = 1
+        label = f"{what} at the largest, {max_size}" + (f" ({lowered}, as the constraints allow)" if lowered else "")
+        cases.append((label, pins))
     return cases
+
+
+def _within(algorithm, pins: dict, top: int) -> dict:
+    """``pins`` (all at ``top``) lowered until every divisibility ``a | c·s`` the algorithm states among them
+    holds: s is the largest multiple of its step at most ``top``, and where no multiple is (Swin: M | n_h/8
+    with M = 17), the divisor is lowered by one and the steps computed again."""
+    rules = [c for c in algorithm.size_constraints
+             if c.relation == "divides" and all(str(s) in pins for s in c.symbols) and _scaled_symbol(c.args[1])]
+    for _ in range(top * len(rules) + 1):
+        steps = {}
+        for c in rules:
+            symbol, coefficient = _scaled_symbol(c.args[1])
+            va = evaluate(c.args[0], pins)
+            step = va * coefficient.q // math.gcd(va * coefficient.q, coefficient.p)
+            steps[str(symbol)] = math.lcm(steps.get(str(symbol), 1), step)
+        too_large = {k for k, step in steps.items() if step > top}
+        if not too_large:
+            pins.update({k: top // step * step for k, step in steps.items()})
+            if all(c.holds({s: pins[str(s)] for s in c.symbols}) for c in rules):
+                return pins
+            continue
+        divisors = [str(s) for c in rules if str(_scaled_symbol(c.args[1])[0]) in too_large
+                    for s in c.args[0].free_symbols if pins[str(s)] > 1]
+        if not divisors:
+            break
+        pins[max(divisors, key=lambda k: pins[k])] -= 1
+    return pins  # the mend that follows says which constraint no sizes satisfy
