@@ -53,6 +53,7 @@ from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, chec
 from .properties import Checker
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
+from .ties import Ties
 
 __all__ = ["PROPERTIES", "Check", "Checker", "Report", "conform", "report_text", "normalise"]
 
@@ -95,6 +96,7 @@ class Report:
     failure: dict | None = None
     undefined: list = field(default_factory=list)
     printed: str = ""
+    sizes: dict = field(default_factory=dict)   # the fixed and tied sizes: name → formula as written
 
     @property
     def ok(self) -> bool:
@@ -134,7 +136,7 @@ def _algorithm(algorithm, options) -> Algorithm:
 
 def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
             max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
-            isolate=None, cache=None, max_memory=None) -> Report:
+            isolate=None, cache=None, max_memory=None, sizes=None) -> Report:
     """Run every property of ``algorithm`` (an algorithm object, or a registry name; ``options`` make a
     variant) on ``target`` — a function object, run in this process, or its name ``path/to/file.py:function``,
     run in a worker process (``isolate=False``: here).
@@ -146,7 +148,9 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     for the next call on the same examples.  ``max_memory`` (bytes or a size such as ``"4G"``; default
     :data:`formal.guards.limits.DEFAULT_MAX_MEMORY`) caps the worker's address space on the CPU (a function that
     allocates past it fails ``runs`` with a MemoryError; not applied with ``device="cuda"`` or in this
-    process) and the spec's own arrays (:mod:`formal.guards.limits`).
+    process) and the spec's own arrays (:mod:`formal.guards.limits`).  ``sizes`` fixes and ties sizes as the
+    checked code does (``["H=4", "d_attn=d_x/H"]`` or ``{"H": 4, "d_attn": "d_x/H"}``: :mod:`.ties`); the
+    examples meet them by construction.
     """
     algorithm = _algorithm(algorithm, options)
     if profile not in PROFILES:
@@ -158,11 +162,13 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     seed = checked_int(seed, "--seed", 0)
     relative = tolerances.relative(precision, algorithm)
     max_memory = limits.parse_size(limits.DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
-    cases = examples(algorithm, n_examples, seed=seed, max_size=max_size)
+    ties = Ties.parse(algorithm, sizes)
+    cases = examples(algorithm, n_examples, seed=seed, max_size=max_size, sizes=ties)
     run = runner(target, timeout=timeout, isolate=isolate, max_memory=max_memory if device == "cpu" else 0)
     name = name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target)))
     report = Report(name, algorithm.label, dict(algorithm.options), layout, seed, n_examples, relative, profile,
-                    max_size, sum(e.case != "random" for e in cases), timeout, {p: Check(p) for p in PROPERTIES})
+                    max_size, sum(e.case != "random" for e in cases), timeout, {p: Check(p) for p in PROPERTIES},
+                    sizes=ties.texts)
     try:
         checked = Target(run, name, algorithm, layout=layout, device=device)
         with limits.memory_limit(max_memory):
@@ -233,8 +239,11 @@ def report_text(report: Report) -> str:
     lines = [f"conform {report.target} against {report.algorithm} [{opts}]",
              f"layout {report.layout}, profile {report.profile}: {report.boundary} boundary cases and "
              f"{report.examples} random examples up to size {report.max_size} from seed {report.seed}, "
-             f"tolerance {report.tolerance:.0e} × max(1, max |spec|), {limit}", "",
-             f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
+             f"tolerance {report.tolerance:.0e} × max(1, max |spec|), {limit}"]
+    if report.sizes:
+        lines.append("sizes fixed and tied: " + ", ".join(f"{k} = {v}" for k, v in report.sizes.items()))
+    lines += ["",
+              f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
     for c in report.checks.values():
         error = f"{c.max_error:10.2e}" if c.examples and c.property in ("spec", "masks", "causality",
                                                                          "equivariance") else f"{'-':>10}"
@@ -250,7 +259,8 @@ def report_text(report: Report) -> str:
         lines.append(f"PASS: every property held on {total - len(report.undefined)} examples")
     else:
         f = report.failure
-        rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}"
+        rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}" + "".join(
+            f" --size {k}={v.replace(' ', '')}" for k, v in report.sizes.items())
         lines.append(f"FAIL {f['property']}: {f['message']}")
         case = "" if f["case"] == "random" else f"boundary case {f['case']}: "
         lines.append(f"  smallest failing configuration: {case}{f['example']} (example seed {f['example_seed']}; "
