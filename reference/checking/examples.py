@@ -29,7 +29,7 @@ from formal import algorithms
 from formal.engine.algorithm import Algorithm
 from formal.errors import ConfigError
 
-from .sizes import LENGTHS, RUN_SIZES, boundary_cases, draw_sizes, evaluate, evaluate_shape, mend_sizes
+from .sizes import LENGTHS, RUN_SIZES, boundary_cases, draw_sizes, evaluate, evaluate_shape, largest_pins, mend_sizes
 from .ties import Ties
 from .variants import EXAMPLE_ALGORITHMS, draw_options
 
@@ -62,6 +62,7 @@ class Example:
     seed: int
     params: tuple = field(default=())    # the names of the parameter arguments
     case: str = "random"                 # which boundary case, or "random"
+    pins: dict = field(default_factory=dict, repr=False)  # the sizes the case pinned, before the ties
 
     @property
     def size(self) -> int:
@@ -164,6 +165,9 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     algorithm = (subject if isinstance(subject, Algorithm) and options == subject.options
                  else algorithms.get(name, **options))
     ties = Ties.parse(algorithm, sizes)
+    if "largest" in pins:  # the sizes of the variant drawn, at the largest
+        largest, note = largest_pins(algorithm, *pins.pop("largest"))
+        pins, case = {**largest, **pins}, case + note
     symbols = {str(s) for s in algorithm.symbols} - set(RUN_SIZES)
     drawn = draw_sizes(algorithm, symbols, rng, small)
     full = pins.get("ell_max") == "full" and pins.pop("ell_max") == "full"
@@ -199,7 +203,8 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     if algorithm.random:
         arguments["seed"] = int(rng.integers(2**32))
     params = tuple(p.name for p in algorithm.params)
-    return Example(algorithm, arguments, sizes, int(seed), params, case)
+    pinned = {**pins, **({"ell_max": "full"} if full else {})}
+    return Example(algorithm, arguments, sizes, int(seed), params, case, pinned)
 
 
 def _self_attention(algorithm, sizes: dict, ties) -> bool:
@@ -233,10 +238,11 @@ def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, bou
     if boundary:
         for k, (label, pins) in enumerate(boundary_cases(probe, max_size)):
             lengths = [v for key, v in pins.items() if key in LENGTHS]
-            small = max(lengths) if lengths else 4
+            widest = pins.get("largest", ("",))[0] == "every length and width"
+            small = max_size if widest else max(lengths) if lengths else 4
             case = example(subject, seed + n + k, small=max(small, 4) if small > 1 else 4, pins=pins,
                            case=label, sizes=ties, **fixed_options)
-            case.case = _honest(label, pins, case.sizes, ties)
+            case.case = _honest(case.case, case.pins, case.sizes, ties)
             if case.case is not None:
                 out.append(case)
     return sorted(out, key=lambda e: e.size)

@@ -12,7 +12,8 @@ import sympy as sp
 
 from formal.errors import ConfigError
 
-__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "largest_cases", "LENGTHS",
+__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "largest_cases", "largest_pins",
+           "LENGTHS",
            "LAYERS", "RUN_SIZES"]
 
 LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
@@ -162,24 +163,31 @@ def boundary_cases(algorithm, max_size: int) -> list:
 def largest_cases(algorithm, max_size: int) -> list:
     """Cases that take every size to ``max_size`` (a bug that shows only at the largest width shows there):
     every length and width at once, then the heads and blocks, then the layers — three groups, so that no case
-    costs more than the largest width times one count.  A size the algorithm's divisibility constraints keep
-    below ``max_size`` (Swin's grid is 8·M·k; L even) takes the largest value they allow (:func:`_within`)."""
+    costs more than the largest width times one count.  Their pins are ``{"largest": (group, max_size)}``: the
+    sizes are those of the variant each example draws (:func:`largest_pins`)."""
+    have = {str(s) for s in algorithm.symbols}
+    return [(f"{what} at the largest, {max_size}", {"largest": (what, max_size)}) for what, group in _LARGEST.items()
+            if any(group(k) for k in have - set(RUN_SIZES))]
+
+
+#: The groups of sizes taken to the largest together, by what they are.
+_LARGEST = {"every length and width": lambda k: k not in LAYERS + _COUNTS, "heads and blocks": lambda k: k in _COUNTS,
+            "layers": lambda k: k in LAYERS}
+
+
+def largest_pins(algorithm, what: str, max_size: int) -> tuple:
+    """``(pins, note)``: the sizes of group ``what`` (see :func:`largest_cases`) at ``max_size``, or where the
+    algorithm's divisibility constraints keep one below it (Swin's grid is 8·M·k; L even) the largest value
+    they allow (:func:`_within`); ``note`` names those, for the case's label."""
     have = sorted({str(s) for s in algorithm.symbols} - set(RUN_SIZES))
-    widths = [k for k in have if k not in LAYERS + _COUNTS]
-    cases = []
-    for what, group in (("every length and width", widths), ("heads and blocks", [k for k in have if k in _COUNTS]),
-                        ("layers", [k for k in have if k in LAYERS])):
-        if not group:
-            continue
-        pins = _within(algorithm, {k: max_size for k in group}, max_size)
-        lowered = ", ".join(f"{k} = {v}" for k, v in sorted(pins.items()) if v != max_size)
-        if "ell_max" in pins and any(k in LENGTHS for k in pins):  # the longest sequence fills the table
-            pins["ell_max"] = "full"
-        if "block" in have and "block" not in group:
-            pins["block"] = 1
-        label = f"{what} at the largest, {max_size}" + (f" ({lowered}, as the constraints allow)" if lowered else "")
-        cases.append((label, pins))
-    return cases
+    group = [k for k in have if _LARGEST[what](k)]
+    pins = _within(algorithm, {k: max_size for k in group}, max_size)
+    lowered = ", ".join(f"{k} = {v}" for k, v in sorted(pins.items()) if v != max_size)
+    if "ell_max" in pins and any(k in LENGTHS for k in pins):  # the longest sequence fills the table
+        pins["ell_max"] = "full"
+    if "block" in have and "block" not in group:  # n_b = ⌈ℓ_c/B⌉ reaches the largest with B = 1
+        pins["block"] = 1
+    return pins, f" ({lowered}, as the constraints allow)" if lowered else ""
 
 
 def _within(algorithm, pins: dict, top: int) -> dict:
