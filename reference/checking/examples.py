@@ -238,10 +238,11 @@ def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, bou
     if boundary:
         for k, (label, pins) in enumerate(boundary_cases(probe, max_size)):
             lengths = [v for key, v in pins.items() if key in LENGTHS]
-            widest = pins.get("largest", ("",))[0] == "every length and width"
-            small = max_size if widest else max(lengths) if lengths else 4
-            case = example(subject, seed + n + k, small=max(small, 4) if small > 1 else 4, pins=pins,
-                           case=label, sizes=ties, **fixed_options)
+            group = pins.get("largest", ("",))[0]
+            small = max_size if group == "every length and width" else max(lengths) if lengths else 4
+            # S heads or S layers: the other sizes as small as drawn at all, so the case costs S times one layer
+            small = 2 if group in ("heads and blocks", "layers") else max(small, 4) if small > 1 else 4
+            case = example(subject, seed + n + k, small=small, pins=pins, case=label, sizes=ties, **fixed_options)
             case.case = _honest(case.case, case.pins, case.sizes, ties)
             if case.case is not None:
                 out.append(case)
