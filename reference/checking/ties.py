@@ -179,10 +179,6 @@ class Ties:
             sizes[name] = value
         return sizes
 
-    def holds(self, sizes: dict) -> bool:
-        """Whether every tie holds at ``sizes``."""
-        return all(sizes.get(n) == v for n, v in self.apply(dict(sizes)).items() if n in self.names)
-
 
 def _written(sizes) -> dict:
     """``{name: text}`` from None, ``"NAME=EXPR"`` strings or a mapping ``{name: int | str}``."""
