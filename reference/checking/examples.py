@@ -241,7 +241,7 @@ def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, bou
             group = pins.get("largest", ("",))[0]
             small = max_size if group == "every length and width" else max(lengths) if lengths else 4
             # S heads or S layers: the other sizes as small as drawn at all, so the case costs S times one layer
-            small = 2 if group in ("heads, blocks and patches", "layers") else max(small, 4) if small > 1 else 4
+            small = 2 if group in ("heads and blocks", "layers and patches") else max(small, 4) if small > 1 else 4
             case = example(subject, seed + n + k, small=small, pins=pins, case=label, sizes=ties, **fixed_options)
             case.case = _honest(case.case, case.pins, case.sizes, ties)
             if case.case is not None:

@@ -20,10 +20,12 @@ LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
 _WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
 LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
 RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early): never drawn
-#: At their largest in a case of their own: S heads each S wide would cost S times a width case; blocks of S
+#: At their largest in cases of their own: S heads each S wide would cost S times a width case; blocks of S
 #: tokens leave one block of a cache of S (n_b = ⌈ℓ_c/B⌉ reaches S where B = 1, in the width case); an image of
-#: S×S patches each S pixels wide, in S channels, is S⁵ numbers (10⁹ at S = 65).
-_COUNTS = ("H", "block", "patch")
+#: S×S patches each S pixels wide, in S channels, is S⁵ numbers (10⁹ at S = 65), and S patch pixels beside S
+#: heads make Swin's last stage 8·S wide: the patch side goes with the layers.
+_COUNTS = ("H", "block")
+_DEPTHS = LAYERS + ("patch",)
 _WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
 _MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
 
@@ -163,8 +165,8 @@ def boundary_cases(algorithm, max_size: int) -> list:
 
 def largest_cases(algorithm, max_size: int) -> list:
     """Cases that take every size to ``max_size`` (a bug that shows only at the largest width shows there):
-    every length and width at once, then the heads, blocks and patch sides, then the layers — three groups, so
-    that no case costs more than the largest width times one count.  Their pins are ``{"largest": (group,
+    every length and width at once, then the heads and blocks, then the layers and the patch side — three
+    groups, so that no case costs more than the largest width times one count.  Their pins are ``{"largest": (group,
     max_size)}``: the sizes are those of the variant each example draws (:func:`largest_pins`)."""
     have = {str(s) for s in algorithm.symbols}
     return [(f"{what} at the largest, {max_size}", {"largest": (what, max_size)}) for what, group in _LARGEST.items()
@@ -172,8 +174,8 @@ def largest_cases(algorithm, max_size: int) -> list:
 
 
 #: The groups of sizes taken to the largest together, by what they are.
-_LARGEST = {"every length and width": lambda k: k not in LAYERS + _COUNTS,
-            "heads, blocks and patches": lambda k: k in _COUNTS, "layers": lambda k: k in LAYERS}
+_LARGEST = {"every length and width": lambda k: k not in _DEPTHS + _COUNTS,
+            "heads and blocks": lambda k: k in _COUNTS, "layers and patches": lambda k: k in _DEPTHS}
 
 
 def largest_pins(algorithm, what: str, max_size: int) -> tuple:

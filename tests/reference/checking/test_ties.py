@@ -71,7 +71,7 @@ def test_a_fixed_size_relabels_or_drops_the_boundary_cases_it_overrides():
     for label in labels:
         if "head" in label:
             assert "H = 4" in label, label
-    assert not any(label.startswith("heads, blocks and patches at the largest") for label in labels)
+    assert not any(label.startswith("heads and blocks at the largest") for label in labels)
 
 
 def test_a_context_of_its_own_where_the_ties_forbid_self_attention():
