@@ -717,6 +717,24 @@ CASES = [
       note="the scale is fixed at 1/√d_attn (a kernel's other scale is the contract on rescaled queries)"),
     C("paged-kernel-no-projections", ("show", "paged_attention", "-o", "bias=false"), 2, contains=("'bias'",),
       note="the kernel takes projected queries: no projection, so no bias option"),
+
+    # ---------------------------------------------------------------- conform --size, sizes = {…} in a claim
+    C("conform-size-unknown-name", ("conform", "impl.py:attention", "--algorithm", "attention", "--size", "H=4"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET), contains=("no size 'H'", "its sizes: d_attn"), max_seconds=30),
+    C("conform-size-cycle", ("conform", "impl.py:attention", "--algorithm", "attention", "--size", "d_x=d_z",
+                             "--size", "d_z=d_x"), 2, setup=_write("impl.py", ATTENTION_TARGET), contains=("cycle",),
+      max_seconds=30),
+    C("conform-size-code", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
+                            "d_x=__import__('os').system('touch pwned')"), 2,
+      setup=_write("impl.py", ATTENTION_TARGET), contains=("--size d_x=",), max_seconds=30,
+      note="the formula grammar parses; nothing is run, and no file appears"),
+    C("conform-size-contradicts", ("conform", "impl.py:attention", "--algorithm", "dtransformer", "--size",
+                                   "ell_max=ell-1"), 2, setup=_write("impl.py", ATTENTION_TARGET),
+      contains=("contradicts", "ℓ ≤ ℓ_max"), max_seconds=30),
+    C("check-implementation-size-past-max", ("check", "c.toml"), 2, stderr="line+report",
+      contains=("d_x ≥ 101",), setup=lambda cwd: (_write("impl.py", ATTENTION_TARGET)(cwd), _write(
+          "c.toml", '[[claim]]\nid = "c"\nalgorithm = "attention"\nimplementation = "impl.py:attention"\n'
+                    'sizes = { d_attn = "d_x - 100" }\n')(cwd))),
 ]
 
 

@@ -10,7 +10,8 @@
     outputs, has no property claims.  The examples grow from the smallest sizes, so the first counterexample
     found is the smallest tried; it is reported with its sizes and seed.
 ``implementation``
-    ``conform``'s verdict on the user's function (a ``path.py:function`` relative to the claims file).
+    ``conform``'s verdict on the user's function (a ``path.py:function`` relative to the claims file), with
+    the sizes it fixes and ties (``sizes = {H = 4, d_attn = "d_x/H"}``, as ``conform --size``).
 
 Each returns ``(holds, derived, reason)``.  Neither needs torch.
 """
@@ -219,7 +220,7 @@ def check_implementation(claim):
     seed = claim.subject.get("seed", 0)
     try:
         report = conform(target, claim.subject["algorithm"], options=claim.subject.get("options") or None,
-                         seed=seed)
+                         seed=seed, sizes=claim.subject.get("sizes") or None)
     except FormalError as exc:
         raise ClaimError(str(exc)) from None
     total = report.examples + report.boundary - len(report.undefined)

@@ -63,6 +63,9 @@ def register_conform(sub):
                    help="the longest sequence drawn; lengths past every power of two up to S are boundary cases "
                         "(default: the profile's)")
     p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--size", action="append", default=[], metavar="NAME=EXPR",
+                   help="fix a size (--size H=4) or tie it to the others as the function does (--size d_attn=d_x/H "
+                        "--size d_z=d_x), in the claims' formula grammar; the examples meet it (repeatable)")
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"time one call of the function may take before it fails (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
@@ -105,7 +108,7 @@ def _conform(args, out) -> int:
     report = conform(args.target, args.algorithm, options=options, layout=args.layout, profile=args.profile,
                      n_examples=args.examples, max_size=args.max_size, seed=args.seed, device=args.device,
                      precision=args.precision, timeout=args.timeout, isolate=not args.in_process,
-                     max_memory=args.max_memory)
+                     max_memory=args.max_memory, sizes=args.size or None)
     if args.json:
         out.write(json_text(report.as_json()))
     else:

@@ -58,6 +58,7 @@ from .properties import Checker
 from .sandbox import DEFAULT_TIMEOUT
 from .sizes import LARGE_SCORES
 from .targets import Failed, Target, runner
+from .ties import Ties
 
 __all__ = ["PROPERTIES", "Check", "Checker", "Report", "Settings", "check", "conform", "report_text", "normalise"]
 
@@ -100,6 +101,7 @@ class Report:
     failure: dict | None = None
     undefined: list = field(default_factory=list)
     printed: str = ""
+    sizes: dict = field(default_factory=dict)   # the fixed and tied sizes: name → formula as written
 
     @property
     def ok(self) -> bool:
@@ -178,7 +180,7 @@ class Settings:
 
 def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,
             max_size=None, seed=0, device="cpu", precision="float64", timeout=DEFAULT_TIMEOUT,
-            isolate=None, cache=None, max_memory=None) -> Report:
+            isolate=None, cache=None, max_memory=None, sizes=None) -> Report:
     """Run every property of ``algorithm`` (an algorithm object, or a registry name; ``options`` make a
     variant) on ``target`` — a function object, run in this process, or its name ``path/to/file.py:function``,
     run in a worker process (``isolate=False``: here).
@@ -190,19 +192,22 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     for the next call on the same examples.  ``max_memory`` (bytes or a size such as ``"4G"``; default
     :data:`formal.guards.limits.DEFAULT_MAX_MEMORY`) caps the worker's address space on the CPU (a function that
     allocates past it fails ``runs`` with a MemoryError; not applied with ``device="cuda"`` or in this
-    process) and the spec's own arrays (:mod:`formal.guards.limits`).
+    process) and the spec's own arrays (:mod:`formal.guards.limits`).  ``sizes`` fixes and ties sizes as the
+    checked code does (``["H=4", "d_attn=d_x/H"]`` or ``{"H": 4, "d_attn": "d_x/H"}``: :mod:`.ties`); the
+    examples meet them by construction.
     """
     algorithm = _algorithm(algorithm, options)
     settings = Settings.checked(layout=layout, profile=profile, n_examples=n_examples, max_size=max_size, seed=seed,
                                 device=device, precision=precision, timeout=timeout, max_memory=max_memory)
-    cases = settings.examples(algorithm)
+    ties = Ties.parse(algorithm, sizes)
+    cases = settings.examples(algorithm, sizes=ties)
     run = settings.runner(target, isolate=isolate)
     name = name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target)))
     try:
         report = check(run, name, algorithm, cases, settings, cache=cache)
     finally:
         run.close()   # first: what the worker prints as it ends (an atexit handler) belongs in the report
-    report.printed = run.printed
+    report.printed, report.sizes = run.printed, ties.texts
     return report
 
 
@@ -267,7 +272,7 @@ def _run(target, cases, checker, report, cache, *, exact=True):
             got = target(arguments)
             for p in ("runs", "type"):
                 report.checks[p].examples += 1
-            values = exact or example.case != LARGE_SCORES
+            values = exact or not example.case.startswith(LARGE_SCORES)
             error = checker.compare_spec(want, got, arguments, values=values)
             for p in ("shape", "finite", "spec") if values else ("shape", "finite"):
                 report.checks[p].examples += 1
@@ -302,8 +307,11 @@ def report_text(report: Report) -> str:
     lines = [f"conform {report.target} against {report.algorithm} [{opts}]",
              f"layout {report.layout}, profile {report.profile}: {report.boundary} boundary cases and "
              f"{report.examples} random examples up to size {report.max_size} from seed {report.seed}, "
-             f"tolerance {report.tolerance:.0e} × max(1, max |spec|), {limit}", "",
-             f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
+             f"tolerance {report.tolerance:.0e} × max(1, max |spec|), {limit}"]
+    if report.sizes:
+        lines.append("sizes fixed and tied: " + ", ".join(f"{k} = {v}" for k, v in report.sizes.items()))
+    lines += ["",
+              f"{'property':<13} {'examples':>8} {'max error':>10}  verdict  what it checks"]
     for c in report.checks.values():
         error = f"{c.max_error:10.2e}" if c.examples and c.property in ("spec", "masks", "causality",
                                                                          "equivariance") else f"{'-':>10}"
@@ -319,7 +327,8 @@ def report_text(report: Report) -> str:
         lines.append(f"PASS: every property held on {total - len(report.undefined)} examples")
     else:
         f = report.failure
-        rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}"
+        rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}" + "".join(
+            f" --size {k}={v.replace(' ', '')}" for k, v in report.sizes.items())
         lines.append(f"FAIL {f['property']}: {f['message']}")
         case = "" if f["case"] == "random" else f"boundary case {f['case']}: "
         lines.append(f"  smallest failing configuration: {case}{f['example']} (example seed {f['example_seed']}; "

@@ -31,7 +31,8 @@ from formal import algorithms
 from formal.engine.algorithm import Algorithm
 from formal.errors import ConfigError
 
-from .sizes import LENGTHS, boundary_cases, draw_sizes, evaluate, evaluate_shape, mend_sizes
+from .sizes import LENGTHS, RUN_SIZES, boundary_cases, draw_sizes, evaluate, evaluate_shape, largest_pins, mend_sizes
+from .ties import Ties
 from .variants import EXAMPLE_ALGORITHMS, draw_options
 
 __all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
@@ -52,8 +53,6 @@ PROFILES = {"quick": Profile(20, 17), "thorough": Profile(100, 65)}
 #: the examples alone outgrow the memory (a stack's cost grows with the square of the length).
 MAX_EXAMPLES, MAX_SIZE = 100_000, 4096
 
-_RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early)
-
 
 @dataclass
 class Example:
@@ -65,6 +64,7 @@ class Example:
     seed: int
     params: tuple = field(default=())    # the names of the parameter arguments
     case: str = "random"                 # which boundary case, or "random"
+    pins: dict = field(default_factory=dict, repr=False)  # the sizes the case pinned, before the ties
 
     @property
     def size(self) -> int:
@@ -165,11 +165,13 @@ def _scale_scores(algorithm, arguments):
         arguments[name] = arguments[name] * LARGE
 
 
-def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", **fixed_options) -> Example:
+def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", sizes=None,
+            **fixed_options) -> Example:
     """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
     (options not in ``fixed_options`` are drawn from their declarations: :func:`.variants.draw_options`); sizes
     are at most ``small`` (widths at most 24), then ``pins`` (see :func:`boundary_cases`) are applied and the
-    constraints mended."""
+    constraints mended.  ``sizes`` fixes and ties sizes (``["H=4", "d_attn=d_x/H"]``, or ``{name: int | str}``:
+    :class:`.ties.Ties`): the others are drawn and mended, then the tied ones set from them."""
     seed = checked_int(seed, "seed", 0)
     name, fixed = resolve(subject, **fixed_options)
     pins = dict(pins or {})
@@ -177,19 +179,25 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     options = draw_options(algorithms.get(name).option_specs, rng, fixed, name)
     algorithm = (subject if isinstance(subject, Algorithm) and options == subject.options
                  else algorithms.get(name, **options))
-    symbols = {str(s) for s in algorithm.symbols} - set(_RUN_SIZES)
-    sizes = draw_sizes(algorithm, symbols, rng, small)
-    full = pins.pop("ell_max", None) == "full"
+    ties = Ties.parse(algorithm, sizes)
+    if "largest" in pins:  # the sizes of the variant drawn, at the largest
+        largest, note = largest_pins(algorithm, *pins.pop("largest"))
+        pins, case = {**largest, **pins}, case + note
+    symbols = {str(s) for s in algorithm.symbols} - set(RUN_SIZES)
+    drawn = draw_sizes(algorithm, symbols, rng, small)
+    full = pins.get("ell_max") == "full" and pins.pop("ell_max") == "full"
     cross = pins.pop("cross", False)
     empty = pins.pop("empty", False)
     large = pins.pop("large", False)
-    sizes.update({k: v for k, v in pins.items() if k in sizes})
-    if full and "ell_max" in sizes:  # the longest sequence fills the table, or more if a constraint says so
-        sizes["ell_max"] = max([sizes[k] for k in LENGTHS if k in sizes] + [1])
-    sizes = mend_sizes(algorithm, sizes, pinned=frozenset(pins))
+    drawn.update({k: v for k, v in pins.items() if k in drawn})
+    if full and "ell_max" in drawn:  # the longest sequence fills the table, or more if a constraint says so
+        drawn["ell_max"] = max([drawn[k] for k in LENGTHS if k in drawn] + [1])
+    drawn = ties.apply(mend_sizes(algorithm, drawn, pinned=frozenset(pins) - ties.names,
+                                  constraints=ties.constraints if ties else None))
     self_attention = "Z" in algorithm.defaults and not cross and rng.random() < 0.5
-    if self_attention:  # Z defaults to X, whose sizes bind d_z and ell_z
-        sizes["d_z"], sizes["ell_z"] = sizes["d_x"], sizes["ell_x"]
+    if self_attention:  # Z defaults to X, whose sizes bind d_z and ell_z (where the ties allow it)
+        self_attention = _self_attention(algorithm, drawn, ties)
+    sizes = drawn
     arguments, determined = {}, set()
     param_specs = set(algorithm.params)
     for spec in algorithm.signature:
@@ -213,26 +221,65 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     if algorithm.random:
         arguments["seed"] = int(rng.integers(2**32))
     params = tuple(p.name for p in algorithm.params)
-    return Example(algorithm, arguments, sizes, int(seed), params, case)
+    flags = {k: True for k, on in (("cross", cross), ("empty", empty), ("large", large)) if on}
+    pinned = {**pins, **({"ell_max": "full"} if full else {}), **flags}
+    return Example(algorithm, arguments, sizes, int(seed), params, case, pinned)
+
+
+def _self_attention(algorithm, sizes: dict, ties) -> bool:
+    """Sets the context's sizes to the tokens' (Z = X) and says so, unless the ties then break or set other
+    values (``d_z = 2*d_x``), or a constraint breaks; then the context stays an input of its own."""
+    trial = {**sizes, "d_z": sizes["d_x"], "ell_z": sizes["ell_x"]}
+    try:
+        trial = ties.apply(trial)
+    except ConfigError:
+        return False
+    if (trial["d_z"], trial["ell_z"]) != (sizes["d_x"], sizes["ell_x"]) or not all(
+            c.holds({s: trial[str(s)] for s in c.symbols}) for c in algorithm.size_constraints):
+        return False
+    sizes.update(trial)
+    return True
 
 
 def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, boundary: bool = True,
-             **fixed_options) -> list:
+             sizes=None, **fixed_options) -> list:
     """The boundary cases of ``subject`` (unless ``boundary=False``) and ``n`` random examples from
     ``seed``, whose size bound grows from 2 to ``max_size`` (default: the ``quick`` profile's), smallest
-    first."""
+    first.  ``sizes`` fixes and ties sizes (see :func:`example`); a boundary case that pins a size the ties
+    set is relabelled with the value it has, or dropped where nothing it pins is left."""
     n = checked_int(n, "the number of examples", 0)
     max_size = checked_int(PROFILES["quick"].max_size if max_size is None else max_size, "max_size", 2)
-    out = [example(subject, seed + i, small=_cap(i, n, max_size), **fixed_options) for i in range(n)]
+    name, fixed = resolve(subject, **fixed_options)
+    probe = subject if isinstance(subject, Algorithm) else algorithms.get(name)
+    ties = Ties.parse(probe, sizes)
+    ties.check_reach(max_size)
+    out = [example(subject, seed + i, small=_cap(i, n, max_size), sizes=ties, **fixed_options) for i in range(n)]
     if boundary:
-        name, fixed = resolve(subject, **fixed_options)
-        probe = subject if isinstance(subject, Algorithm) else algorithms.get(name)
         for k, (label, pins) in enumerate(boundary_cases(probe, max_size)):
             lengths = [v for key, v in pins.items() if key in LENGTHS]
-            small = max(lengths) if lengths else 4
-            out.append(example(subject, seed + n + k, small=max(small, 4) if small > 1 else 4, pins=pins,
-                               case=label, **fixed_options))
+            group = pins.get("largest", ("",))[0]
+            small = max_size if group == "every length and width" else max(lengths) if lengths else 4
+            # S heads or S layers: the other sizes as small as drawn at all, so the case costs S times one layer
+            small = 2 if group in ("heads and blocks", "layers and patches") else max(small, 4) if small > 1 else 4
+            case = example(subject, seed + n + k, small=small, pins=pins, case=label, sizes=ties, **fixed_options)
+            case.case = _honest(case.case, case.pins, case.sizes, ties)
+            if case.case is not None:
+                out.append(case)
     return sorted(out, key=lambda e: e.size)
+
+
+def _honest(label: str, pins: dict, sizes: dict, ties) -> str | None:
+    """A boundary case's label as its sizes are: unchanged where the ties set none of what it pins, with the
+    values they set where they set some, None (drop the case) where they set all."""
+    wanted = {k: v for k, v in pins.items() if k in sizes and not isinstance(v, bool)}
+    if wanted.get("ell_max") == "full":
+        wanted["ell_max"] = max([sizes[k] for k in LENGTHS if k in sizes] + [1])
+    moved = sorted(k for k, v in wanted.items() if k in ties.names and sizes[k] != v)
+    if not moved:
+        return label
+    if len(moved) == len(wanted) and not any(v is True for v in pins.values()):   # a flag (large scores) stays
+        return None
+    return f"{label}, but {', '.join(f'{k} = {sizes[k]}' for k in moved)} as the sizes given tie it"
 
 
 def _cap(i: int, n: int, max_size: int) -> int:

@@ -55,6 +55,7 @@ class Identification:
     unsearched: list = field(default_factory=list)    # options left at a value in an untried variant
     calls: int = 0
     asked: int = 0
+    sizes: dict = field(default_factory=dict)         # the fixed and tied sizes: name → formula as written
 
     @property
     def confirmed(self) -> list:
@@ -76,7 +77,7 @@ class Identification:
         return sorted((t for t in self.trials if t.verdict != "confirmed"), key=Trial.distance)[:n]
 
     def as_json(self) -> dict:
-        return {"target": self.target, "algorithm": self.algorithm, "fixed": self.fixed,
+        return {"target": self.target, "algorithm": self.algorithm, "fixed": self.fixed, "sizes": self.sizes,
                 "searched": self.searched, "kinds": self.kinds, "prune": self.prune, "confirm": self.confirm,
                 "budget": {"limit": self.budget, "used": len(self.trials), "space": self.space, "cut": self.cut,
                            "not_fully_searched": self.unsearched},
@@ -105,6 +106,8 @@ def identify_text(result: Identification) -> str:
              f"searched {values}"]
     if r.fixed:
         lines.append("fixed by -o: " + options_text(r.fixed))
+    if r.sizes:
+        lines.append("sizes fixed and tied: " + ", ".join(f"{k} = {v}" for k, v in r.sizes.items()))
     if r.kinds:
         lines.append("not a choice, searched over declared values: " + ", ".join(
             f"{k} ({'the values real code uses' if kind == 'range' else 'its declared examples'})"

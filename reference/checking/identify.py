@@ -40,6 +40,7 @@ from .examples import EXAMPLE_ALGORITHMS, checked_int, examples
 from .identified import Identification, Trial, identify_text, options_text
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed
+from .ties import Ties
 
 __all__ = ["identify", "variants", "Shared", "DEFAULT_BUDGET", "MAX_BUDGET", "PRUNE_EXAMPLES", "PRUNE_SIZE",
            "identify_text", "Identification", "Trial"]   # the last three: the report's (.identified)
@@ -188,6 +189,7 @@ def identify(target, algorithm, *, options=None, sizes=None, budget=DEFAULT_BUDG
     settings = Settings.checked(layout=layout, profile=profile, n_examples=n_examples, max_size=max_size,
                                 seed=seed, device=device, precision=precision, timeout=timeout,
                                 max_memory=max_memory)
+    ties = Ties.parse(algorithms.get(family, **fixed), sizes)   # a tie that names no size fails before the search
     given = {} if sizes is None else {"sizes": sizes}
     small = replace(settings, n_examples=PRUNE_EXAMPLES, max_size=min(PRUNE_SIZE, settings.max_size))
     todo = space[:budget]
@@ -199,7 +201,8 @@ def identify(target, algorithm, *, options=None, sizes=None, budget=DEFAULT_BUDG
         {"examples": small.n_examples, "max_size": small.max_size, "boundary": False},
         {"profile": settings.profile, "examples": settings.n_examples, "max_size": settings.max_size,
          "boundary": True},
-        unsearched=sorted({k for v in space[budget:] for k in _changes(specs, v)}, key=list(specs).index))
+        unsearched=sorted({k for v in space[budget:] for k in _changes(specs, v)}, key=list(specs).index),
+        sizes=ties.texts)
     say = progress if progress is not None and len(todo) > LONG else (lambda text: None)
     run = Shared(settings.runner(target, isolate=isolate))
     try:

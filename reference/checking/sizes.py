@@ -12,14 +12,21 @@ import sympy as sp
 
 from formal.errors import ConfigError
 
-__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "LENGTHS", "LAYERS",
-           "LARGE_SCORES"]
+__all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "largest_cases", "largest_pins",
+           "LENGTHS", "LAYERS", "RUN_SIZES", "LARGE_SCORES"]
 
 LENGTHS = ("ell", "ell_x", "ell_z", "T", "ell_c")
 _WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_patch", "d_e", "d_a")
 #: The boundary case whose softmax inputs reach far past 709, where exp overflows in float64.
 LARGE_SCORES = "scores past exp's range (|s| ≫ 709)"
 LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
+RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early): never drawn
+#: At their largest in cases of their own: S heads each S wide would cost S times a width case; blocks of S
+#: tokens leave one block of a cache of S (n_b = ⌈ℓ_c/B⌉ reaches S where B = 1, in the width case); an image of
+#: S×S patches each S pixels wide, in S channels, is S⁵ numbers (10⁹ at S = 65), and S patch pixels beside S
+#: heads make Swin's last stage 8·S wide: the patch side goes with the layers.
+_COUNTS = ("H", "block")
+_DEPTHS = LAYERS + ("patch",)
 _WIDEST = 24   # widths stop growing here: width bugs show by then, and a model's cost grows with its square
 _MIN_STACK_WIDTH = 4  # in a stack, d_e = 2 makes layer norm map every column to ±γ + β: bugs before it vanish
 
@@ -84,11 +91,14 @@ def _scaled_symbol(expr):
     return (rest, sp.Rational(coefficient)) if isinstance(rest, sp.Symbol) and coefficient.is_Rational else None
 
 
-def mend_sizes(algorithm, sizes: dict, pinned=frozenset()) -> dict:
+def mend_sizes(algorithm, sizes: dict, pinned=frozenset(), *, constraints=None) -> dict:
     """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
     ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can.  A block table
-    has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies)."""
-    constraints = [c for c in algorithm.size_constraints if all(str(s) in sizes for s in c.symbols)]
+    has the blocks its cache needs, n_b = ⌈ℓ_c/B⌉ (two constraints no single move satisfies).
+    ``constraints`` replaces the algorithm's (tied sizes: its constraints in the free sizes, and what the
+    ties need, :class:`.ties.Ties`)."""
+    stated = algorithm.size_constraints if constraints is None else constraints
+    constraints = [c for c in stated if all(str(s) in sizes for s in c.symbols)]
     for _ in range(10 * len(constraints) + 1):
         if {"n_blocks", "block", "ell_c"} <= set(sizes):      # again after a move that raised ℓ_c
             sizes["n_blocks"] = -(-sizes["ell_c"] // sizes["block"])
@@ -155,4 +165,63 @@ def boundary_cases(algorithm, max_size: int) -> list:
         full = {"ell_max": "full"} if "ell_max" in have else {}
         cases.append((f"ℓ = {power + 1}, past {power}", {**{k: power + 1 for k in lengths}, **full}))
         power *= 2
-    return cases
+    return cases + largest_cases(algorithm, max_size)
+
+
+def largest_cases(algorithm, max_size: int) -> list:
+    """Cases that take every size to ``max_size`` (a bug that shows only at the largest width shows there):
+    every length and width at once, then the heads and blocks, then the layers and the patch side — three
+    groups, so that no case costs more than the largest width times one count.  Their pins are ``{"largest": (group,
+    max_size)}``: the sizes are those of the variant each example draws (:func:`largest_pins`)."""
+    have = {str(s) for s in algorithm.symbols}
+    return [(f"{what} at the largest, {max_size}", {"largest": (what, max_size)}) for what, group in _LARGEST.items()
+            if any(group(k) for k in have - set(RUN_SIZES))]
+
+
+#: The groups of sizes taken to the largest together, by what they are.
+_LARGEST = {"every length and width": lambda k: k not in _DEPTHS + _COUNTS,
+            "heads and blocks": lambda k: k in _COUNTS, "layers and patches": lambda k: k in _DEPTHS}
+
+
+def largest_pins(algorithm, what: str, max_size: int) -> tuple:
+    """``(pins, note)``: the sizes of group ``what`` (see :func:`largest_cases`) at ``max_size``, or where the
+    algorithm's divisibility constraints keep one below it (Swin's grid is 8·M·k; L even) the largest value
+    they allow (:func:`_within`); ``note`` names those, for the case's label."""
+    have = sorted({str(s) for s in algorithm.symbols} - set(RUN_SIZES))
+    group = [k for k in have if _LARGEST[what](k)]
+    pins = _within(algorithm, {k: max_size for k in group}, max_size)
+    lowered = ", ".join(f"{k} = {v}" for k, v in sorted(pins.items()) if v != max_size)
+    if "ell_max" in pins and any(k in LENGTHS for k in pins):  # the longest sequence fills the table
+        pins["ell_max"] = "full"
+    if "block" in have and "block" not in group:  # n_b = ⌈ℓ_c/B⌉ reaches the largest with B = 1
+        pins["block"] = 1
+    if "patch" in have and "patch" not in group:  # an S×S grid of one-pixel patches: an image of S³ numbers
+        pins["patch"] = 1
+    return pins, f" ({lowered}, as the constraints allow)" if lowered else ""
+
+
+def _within(algorithm, pins: dict, top: int) -> dict:
+    """``pins`` (all at ``top``) lowered until every divisibility ``a | c·s`` the algorithm states among them
+    holds: s is the largest multiple of its step at most ``top``, and where no multiple is (Swin: M | n_h/8
+    with M = 17), the divisor is lowered by one and the steps computed again."""
+    rules = [c for c in algorithm.size_constraints
+             if c.relation == "divides" and all(str(s) in pins for s in c.symbols) and _scaled_symbol(c.args[1])]
+    for _ in range(top * len(rules) + 1):
+        steps = {}
+        for c in rules:
+            symbol, coefficient = _scaled_symbol(c.args[1])
+            va = evaluate(c.args[0], pins)
+            step = va * coefficient.q // math.gcd(va * coefficient.q, coefficient.p)
+            steps[str(symbol)] = math.lcm(steps.get(str(symbol), 1), step)
+        too_large = {k for k, step in steps.items() if step > top}
+        if not too_large:
+            pins.update({k: top // step * step for k, step in steps.items()})
+            if all(c.holds({s: pins[str(s)] for s in c.symbols}) for c in rules):
+                return pins
+            continue
+        divisors = [str(s) for c in rules if str(_scaled_symbol(c.args[1])[0]) in too_large
+                    for s in c.args[0].free_symbols if pins[str(s)] > 1]
+        if not divisors:
+            break
+        pins[max(divisors, key=lambda k: pins[k])] -= 1
+    return pins  # the mend that follows says which constraint no sizes satisfy
