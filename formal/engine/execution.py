@@ -29,7 +29,7 @@ from ..ops import Apply, Ref
 from .algorithm import targets
 from .calls import CallOp
 
-__all__ = ["Run", "execute", "returns_nonfinite"]
+__all__ = ["Run", "execute", "returns_nonfinite", "flat_lines"]
 
 
 @dataclass
@@ -89,10 +89,11 @@ def _refs(node):
             yield from _refs(arg)
 
 
-def _lines(lines):
+def flat_lines(lines):
+    """Every assignment of ``lines``, loop bodies included, in order."""
     for line in lines:
         if hasattr(line, "body"):
-            yield from _lines(line.body)
+            yield from flat_lines(line.body)
         else:
             yield line
 
@@ -100,7 +101,7 @@ def _lines(lines):
 @functools.lru_cache(maxsize=None)
 def returns_nonfinite(algorithm) -> bool:
     """Whether ``algorithm`` may return NaN by design (a softmax under ``empty="nan"``, in it or a callee)."""
-    return any(op.nonfinite == "output" for line in _lines(algorithm.lines) for op in _ops(line.expr))
+    return any(op.nonfinite == "output" for line in flat_lines(algorithm.lines) for op in _ops(line.expr))
 
 
 def _finite(value) -> bool:

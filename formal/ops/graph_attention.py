@@ -25,6 +25,7 @@ from ..core.symbols import latex as sym_latex, text as sym_text
 from ..costs.cost import CONVENTIONS, Work
 from ..engine.domains import written
 from .base import POSTFIX, Op, rank
+from .reductions import Mean
 from .scores import AdditiveScore, LeakyReLU
 
 __all__ = ["SelfLoops", "SlopedLeakyReLU", "SplitScore", "SlopedAdditiveScore", "HeadMean", "self_loops",
@@ -147,24 +148,21 @@ class SlopedAdditiveScore(AdditiveScore):
         return q, k, f"{v}ᵀ {self.activation.glyph}"
 
 
-class HeadMean(Op):
+class HeadMean(Mean):
     """``(1/H) Σ_h Y^h``: the mean of H stacked m×n blocks (Veličković et al.'s eq. 6, the averaged heads
-    of an output layer).  FLOPs (full): H − 1 additions and one division per entry of the result, H·m·n."""
+    of an output layer) — :class:`~formal.ops.reductions.Mean` over the head axis, whose FLOPs (full) it
+    keeps: H − 1 additions and one division per entry of the result, H·m·n."""
 
     name = "head_mean"
+    prec = Op.prec   # (1/H) Σ_h … binds as an atom, as it did
 
     def __init__(self, count):
+        super().__init__(count)
         self.count = count
 
     def shape(self, shapes):
         rank(shapes[0], (3,), "stacked heads")
         return tuple(shapes[0][1:])
-
-    def flops(self, shapes, out):
-        return {"full": numel(shapes[0])}
-
-    def numpy(self, ctx, a):
-        return np.sum(a, axis=0) / a.shape[0]
 
     def text(self, args):
         return f"(1/{sym_text(self.count)}) Σ_h {_stem(args[0].text)}^h"

@@ -5,7 +5,9 @@ overflows (``exp(s)`` is ∞ past s ≈ 709 in float64) where the spec's, which 
 The walk follows the values a softmax's input is computed from, back through the algorithm's own lines to its
 parameters, and into every algorithm it calls: a callee's parameters that make its softmax's input are the
 caller's parameters passed in their place (``W_q^l`` of a stack's layer loop is its ``W_q``).  It stops at a
-call's result and at the inputs: scaling an input would be undone by a layer norm on the way.
+call's result and at the inputs: scaling an input would be undone by a layer norm on the way.  Only where no
+parameter makes a softmax's scores — a kernel that takes projected queries and cached keys — are the inputs
+that make them scaled instead (there no layer norm sits between).
 """
 
 from __future__ import annotations
@@ -13,18 +15,10 @@ from __future__ import annotations
 import functools
 
 from formal.engine.algorithm import Algorithm
+from formal.engine.execution import flat_lines
 from formal.ops import Apply, Ref, Softmax
 
 __all__ = ["softmax_sources", "scaled_params"]
-
-
-def _lines(lines):
-    """Every assignment, loop bodies included, in order."""
-    for line in lines:
-        if hasattr(line, "body"):
-            yield from _lines(line.body)
-        else:
-            yield line
 
 
 def _callee(op):
@@ -44,11 +38,11 @@ def _names(node) -> set:
 
 @functools.cache
 def softmax_sources(algorithm: Algorithm) -> dict:
-    """Parameter name → the kinds of softmax (``"scores"``, ``"logits"``) whose input it helps make, in
-    ``algorithm`` and every algorithm it calls."""
-    params = {p.name for p in algorithm.params}
+    """Parameter (or real input) name → the kinds of softmax (``"scores"``, ``"logits"``) whose input it helps
+    make, in ``algorithm`` and every algorithm it calls."""
+    params = {p.name for p in algorithm.params} | {s.name for s in algorithm.inputs if s.kind == "real"}
     defined: dict = {}
-    for line in _lines(algorithm.lines):
+    for line in flat_lines(algorithm.lines):
         for target in (line.target if isinstance(line.target, tuple) else (line.target,)):
             defined.setdefault(target, []).append(line.expr)
     found: dict = {}
@@ -76,7 +70,7 @@ def softmax_sources(algorithm: Algorithm) -> dict:
         for arg in node.args:
             visit(arg)
 
-    for line in _lines(algorithm.lines):
+    for line in flat_lines(algorithm.lines):
         visit(line.expr)
     return {name: frozenset(kinds) for name, kinds in found.items()}
 
@@ -92,13 +86,14 @@ def _takes_log(algorithm: Algorithm) -> bool:
         callee = _callee(node.op)
         return (type(node.op).__module__ == losses.__name__ or (callee is not None and _takes_log(callee))
                 or any(visit(a) for a in node.args))
-    return any(visit(line.expr) for line in _lines(algorithm.lines))
+    return any(visit(line.expr) for line in flat_lines(algorithm.lines))
 
 
 def scaled_params(algorithm: Algorithm) -> tuple:
-    """The parameters the large-score case scales: those that make a softmax's scores, and those that make
-    its logits unless a line takes the log of the resulting probabilities (a loss: there an underflowing
+    """The parameters the large-score case scales (where none makes them, the inputs): those that make a
+    softmax's scores, and those that make its logits unless a line takes the log of the resulting probabilities (a loss: there an underflowing
     probability makes the spec's −log P infinite, which no implementation is asked to match)."""
     log = _takes_log(algorithm)
-    return tuple(sorted(name for name, kinds in softmax_sources(algorithm).items()
-                        if "scores" in kinds or not log))
+    sources = {name: kinds for name, kinds in softmax_sources(algorithm).items() if "scores" in kinds or not log}
+    weights = {p.name for p in algorithm.params} & set(sources)
+    return tuple(sorted(weights or sources))

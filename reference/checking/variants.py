@@ -21,16 +21,8 @@ __all__ = ["EXAMPLE_ALGORITHMS", "trains", "draw_options"]
 def trains(algorithm) -> bool:
     """Whether ``algorithm`` takes gradient steps (Algorithms 11–13), which the numpy spec does not execute."""
     from formal.algorithms.training import GradStepOp
-
-    def steps(lines):
-        for line in lines:
-            if hasattr(line, "body"):
-                if steps(line.body):
-                    return True
-            elif isinstance(getattr(line.expr, "op", None), GradStepOp):
-                return True
-        return False
-    return steps(algorithm.lines)
+    from formal.engine.execution import flat_lines
+    return any(isinstance(getattr(line.expr, "op", None), GradStepOp) for line in flat_lines(algorithm.lines))
 
 
 #: The algorithms examples exist for, in the registry's order: every algorithm but the training algorithms,
