@@ -11,6 +11,7 @@ from tests.strategies.cases import evaluate
 from tests.strategies.convolution import CONVOLUTION_STRATEGIES
 from tests.strategies.embedding import EMBEDDING_STRATEGIES
 from tests.strategies.feedforward import FEEDFORWARD_STRATEGIES
+from tests.strategies.graph_attention import GRAPH_ATTENTION_STRATEGIES
 from tests.strategies.normalization import NORMALIZATION_STRATEGIES
 from tests.strategies.paged import PAGED_STRATEGIES
 from tests.strategies.recurrent import RECURRENT_STRATEGIES
@@ -20,7 +21,7 @@ from tests.strategies.swin import SWIN_EXAMPLES, SWIN_STRATEGIES
 
 STRATEGIES = {**EMBEDDING_STRATEGIES, **ATTENTION_STRATEGIES, **NORMALIZATION_STRATEGIES, **STACK_STRATEGIES,
               **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES, **PAGED_STRATEGIES,
-              **SWIN_STRATEGIES, **FEEDFORWARD_STRATEGIES}
+              **SWIN_STRATEGIES, **FEEDFORWARD_STRATEGIES, **GRAPH_ATTENTION_STRATEGIES}
 ALGORITHMS = sorted(STRATEGIES)
 
 #: The registered algorithms without a strategy here, and where their derivation is checked instead.
