@@ -880,8 +880,9 @@ def test_the_catalogue_is_large_and_ids_are_unique():
     ids = [c.id for c in CASES]
     assert len(ids) == len(set(ids))
     assert len(CASES) >= 70
-    # torch cases take 5-20 s each (importing torch under the limit): a budget keeps this file near 4 minutes
-    assert sum(c.torch for c in CASES) <= 40
+    # conform and verify cases take up to 20 s each (importing torch under the limit, two at a time): a budget
+    # keeps this file near a minute and a half (45 such cases: 70 s on 2 cores)
+    assert sum(c.torch for c in CASES) <= 50
 
 
 def test_the_limits_leave_room_for_torch(tmp_path):

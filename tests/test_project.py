@@ -71,10 +71,11 @@ def test_readme_python_examples_run(tmp_path, monkeypatch):
 
 
 def _shown_commands():
-    """The ``formal-transformers`` command lines of the README's bash and console blocks, comments cut."""
+    """The ``formal-transformers`` command lines of the README's bash and console blocks (a line ending in ``\\``
+    continued on the next), comments cut."""
     import shlex
     lines = [line.removeprefix("$ ") for kind in ("bash", "console") for block in _blocks(kind)
-             for line in block.splitlines()]
+             for line in re.sub(r"\\\n\s*", " ", block).splitlines()]
     return [shlex.split(line, comments=True)[1:] for line in lines if line.startswith("formal-transformers ")]
 
 

@@ -40,8 +40,9 @@ class Checker:
     def compare_spec(self, want: tuple, got: tuple, arguments: dict | None = None, *, values: bool = True) -> float:
         """``shape``, ``finite`` and ``spec`` on one example (``arguments``: its inputs, to say when a failing
         column is a query that admits no key); ``values=False`` checks only shape and finiteness (the
-        large-score case in a precision below float64: there a near tie of scores ~10⁸ may go either way after
-        rounding, so no tolerance bounds a correct implementation's values)."""
+        large-score case: there a near tie of scores ~10⁸ may go either way after rounding below float64, and a
+        finite mask such as Swin's −100 no longer hides a key, so no tolerance bounds a correct
+        implementation's values)."""
         t = self.target
         for w, g, spec in zip(want, got, t.algorithm.outputs):
             if w.shape != g.shape:

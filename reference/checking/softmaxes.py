@@ -91,8 +91,9 @@ def _takes_log(algorithm: Algorithm) -> bool:
 
 def scaled_params(algorithm: Algorithm) -> tuple:
     """The parameters the large-score case scales (where none makes them, the inputs): those that make a
-    softmax's scores, and those that make its logits unless a line takes the log of the resulting probabilities (a loss: there an underflowing
-    probability makes the spec's −log P infinite, which no implementation is asked to match)."""
+    softmax's scores, and those that make its logits unless a line takes the log of the resulting
+    probabilities (a loss: there an underflowing probability makes the spec's −log P infinite, which no
+    implementation is asked to match)."""
     log = _takes_log(algorithm)
     sources = {name: kinds for name, kinds in softmax_sources(algorithm).items() if "scores" in kinds or not log}
     weights = {p.name for p in algorithm.params} & set(sources)

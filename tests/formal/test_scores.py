@@ -144,7 +144,8 @@ def test_a_linear_score_ignores_the_decoder_state(n, d_h, T_x, seed, other):
 @given(scored_attention_cases(self_attention=False), st.integers(0, 4), SEED)
 def test_a_hidden_key_has_no_influence(case, key, seed):
     """Algorithm 4, line 5, under every score: a key position the mask hides from every query can be
-    changed arbitrarily without changing the output (NaN columns of empty="nan" included, bit for bit)."""
+    changed arbitrarily without changing the output (NaN columns of empty="nan" included, bit for bit) — but
+    for a query that admits no key under empty="uniform", which averages every value by design."""
     ell_z, ell_x = case.sizes["ell_z"], case.sizes["ell_x"]
     key %= ell_z
     kw = dict(case.kwargs)
@@ -155,14 +156,16 @@ def test_a_hidden_key_has_no_influence(case, key, seed):
     out = case.algorithm(**kw)
     Z = kw["Z"].copy()
     Z[:, key] = np.random.default_rng(seed).normal(size=Z.shape[0]) * 100
-    np.testing.assert_array_equal(case.algorithm(**{**kw, "Z": Z}), out)
+    kept = mask.any(axis=0) if case.algorithm.options["empty"] == "uniform" else np.ones(ell_x, dtype=bool)
+    np.testing.assert_array_equal(case.algorithm(**{**kw, "Z": Z})[:, kept], out[:, kept])
 
 
-@pytest.mark.parametrize("policy", ["zero", "nan", "error"])
+@pytest.mark.parametrize("policy", ["zero", "nan", "error", "uniform"])
 @given(case=scored_attention_cases(masked=False), column=st.integers(0, 4))
 def test_empty_neighbourhood_follows_the_policy_for_every_score(policy, case, column):
-    """decision-empty-neighbourhood under every score: a query that admits no key returns a zero column, a NaN column
-    or a DomainError; the other columns are as without the mask."""
+    """decision-empty-neighbourhood under every score: a query that admits no key returns a zero column, a NaN column,
+    a DomainError or (uniform, what a −10⁹ fill gives) the mean of every value W_v Z + b_v; the other columns
+    are as without the mask."""
     ell_z, ell_x = case.sizes["ell_z"], case.sizes["ell_x"]
     column %= ell_x
     mask = np.ones((ell_z, ell_x), dtype=bool)
@@ -178,6 +181,10 @@ def test_empty_neighbourhood_follows_the_policy_for_every_score(policy, case, co
     np.testing.assert_allclose(out[:, others], full[:, others], rtol=0, atol=1e-12)
     if policy == "nan":
         assert np.all(np.isnan(out[:, column]))
+    elif policy == "uniform":
+        Z = kw["X"] if kw.get("Z") is None else kw["Z"]
+        values = kw["W_v"] @ Z + (kw["b_v"][:, None] if "b_v" in kw else 0.0)
+        np.testing.assert_allclose(out[:, column], values.mean(axis=1), rtol=0, atol=1e-12)
     else:
         np.testing.assert_array_equal(out[:, column], 0.0)
 
