@@ -21,7 +21,7 @@ from .numerics import softmax
 
 __all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "bias_or_zeros",
            "single_query_attention", "attention", "chunked_attention", "unstable_softmax", "unstable_weights",
-           "filled_attention", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
+           "filled_attention", "filled", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
 
 
 def fill(S, mask):
@@ -342,12 +342,14 @@ def filled_attention(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
     return (softmax(scores, axis=-1) @ V).T                                    # back to the spec's columns
 
 
-def _filled(Q, K, V, mask, *, empty="uniform", additive=False, transposed=False, axis=0):
-    """Lines 4–6 with hidden scores at −10⁹ (columns: Q d×ℓ_x, K d×ℓ_z): ``additive`` adds (1 − mask)·(−10⁴)
-    instead (BERT's); ``transposed`` reads the mask key × query; ``axis`` 1 normalises over the queries."""
+def filled(Q, K, V, mask, *, empty="uniform", fill=-1e9, additive=False, transposed=False, axis=0):
+    """Lines 4–6 (one head) as widely copied code writes them, hidden scores set to ``fill`` and a plain softmax
+    (columns: Q d×ℓ_x, K d×ℓ_z; a query with no admitted key averages every value: ``empty="uniform"``):
+    ``additive`` adds (1 − mask)·``fill`` instead (BERT's, with −10⁴); ``transposed`` reads the mask key ×
+    query; ``axis`` 1 normalises over the queries."""
     hidden = (mask.T if transposed else mask) == 0
     S = K.T @ Q / math.sqrt(len(Q))                                            # ℓ_z×ℓ_x
-    S = S + hidden * -1e4 if additive else np.where(hidden, -1e9, S)
+    S = S + hidden * fill if additive else np.where(hidden, fill, S)
     return V @ softmax(S, axis=axis)
 
 
@@ -359,13 +361,13 @@ MUTANTS += (
     _seam("attention_additive_mask_under_uniform", "attention", _UNIFORM,
           "adds (1 − mask)·(−10⁴) to the scores (BERT's additive mask) instead of filling them: a query with no "
           "admitted key weighs every key by its own score, not uniformly", "README",
-          _attend=partial(_filled, additive=True)),
+          _attend=partial(filled, fill=-1e4, additive=True)),
     _seam("attention_fill_mask_transposed", "attention", _UNIFORM,
           "fills by the mask read transposed (key × query), so the wrong queries lose the wrong keys", "review",
-          _attend=partial(_filled, transposed=True)),
+          _attend=partial(filled, transposed=True)),
     _seam("attention_fill_softmax_over_queries", "attention", _UNIFORM,
           "fills the scores with −10⁹ and normalises over the queries (the softmax over the wrong axis)", "review",
-          _attend=partial(_filled, axis=1)),
+          _attend=partial(filled, axis=1)),
 )
 
 CONTROLS += (Entry("attention_correct_large_negative_fill", "attention", _UNIFORM, filled_attention, "", "correct"),)

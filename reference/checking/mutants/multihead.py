@@ -11,9 +11,8 @@ from functools import partial
 
 import numpy as np
 
-from .attention import attend, bias_or_zeros
+from .attention import attend, bias_or_zeros, filled
 from .entry import Entry, Implementation, makers
-from .numerics import softmax
 
 __all__ = ["group", "modulo_group", "GROUPED", "mhattention", "kv_mhattention", "IMPLEMENTATIONS", "MUTANTS",
            "EQUIVALENT"]
@@ -129,16 +128,6 @@ EQUIVALENT = {
 
 
 # ------------------------------------------- masking by a large negative fill: empty="uniform", and its bugs
-def _filled(Q, K, V, mask, *, empty="uniform", fill=-1e9, additive=False, transposed=False):
-    """One head's lines 4–6 as widely copied code writes them: ``masked_fill(mask == 0, -1e9)`` and a plain
-    softmax (a query with no admitted key averages every value: ``empty="uniform"``); ``additive`` adds
-    (1 − mask)·``fill`` instead (BERT's −10⁴); ``transposed`` reads the mask key × query."""
-    hidden = (mask.T if transposed else mask) == 0
-    S = K.T @ Q / np.sqrt(len(Q))                                              # ℓ_z×ℓ_x
-    S = S + hidden * fill if additive else np.where(hidden, fill, S)
-    return V @ softmax(S)
-
-
 _UNIFORM = {"empty": "uniform"}
 
 MUTANTS += (
@@ -147,11 +136,11 @@ MUTANTS += (
     _seam("mhattention_additive_mask_under_uniform", "mhattention", _UNIFORM,
           "adds (1 − mask)·(−10⁴) to every head's scores (BERT's additive mask): a query with no admitted key "
           "weighs every key by its own score, not uniformly", "README",
-          _attend=partial(_filled, fill=-1e4, additive=True)),
+          _attend=partial(filled, fill=-1e4, additive=True)),
     _seam("mhattention_fill_mask_transposed", "mhattention", _UNIFORM,
           "fills every head's scores by the mask read transposed (key × query)", "review",
-          _attend=partial(_filled, transposed=True)),
+          _attend=partial(filled, transposed=True)),
 )
 
 CONTROLS = (Entry("mhattention_correct_large_negative_fill", "mhattention", _UNIFORM,
-                  mhattention(empty="uniform", _attend=_filled), "", "correct"),)
+                  mhattention(empty="uniform", _attend=filled), "", "correct"),)

@@ -9,13 +9,23 @@ import numpy as np
 from .entry import Implementation, makers
 from .multihead import kv_mhattention
 
-__all__ = ["gather", "paged_mhattention", "IMPLEMENTATIONS", "MUTANTS"]
+__all__ = ["gather", "gather_in_pool_order", "gather_slot_major", "paged_mhattention", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def gather(pool, table, ell_c):
     """The cache of a sequence: its blocks ``pool[b]`` (heads×d×B) for b in the table, side by side, the
     first ℓ_c columns."""
     return np.concatenate([pool[b] for b in table], axis=-1)[..., :ell_c]
+
+
+def gather_in_pool_order(pool, table, ell_c):
+    """A planted bug: the sequence's blocks read in the pool's order (the table sorted), not the table's."""
+    return gather(pool, sorted(table), ell_c)
+
+
+def gather_slot_major(pool, table, ell_c):
+    """A planted bug: the gathered blocks flattened slot-major (token j of block b lands at j·n_b + b)."""
+    return pool[np.asarray(table)].transpose(1, 2, 3, 0).reshape(pool.shape[1], pool.shape[2], -1)[..., :ell_c]
 
 
 def paged_mhattention(*, bias=True, n_kv_heads=None, _gather=gather, **seams):
@@ -37,11 +47,10 @@ _seam, _variant = makers(*IMPLEMENTATIONS)
 MUTANTS = (
     _seam("paged_mhattention_blocks_in_physical_order", "paged_mhattention", {},
           "reads the sequence's blocks in the pool's order (the table sorted), not the table's", "review",
-          _gather=lambda pool, table, ell_c: gather(pool, sorted(table), ell_c)),
+          _gather=gather_in_pool_order),
     _seam("paged_mhattention_slot_major", "paged_mhattention", {},
           "flattens the gathered blocks slot-major: token j of block b lands at j·n_b + b, not b·B + j", "review",
-          _gather=lambda pool, table, ell_c: pool[np.asarray(table)].transpose(1, 2, 3, 0).reshape(
-              pool.shape[1], pool.shape[2], -1)[..., :ell_c]),
+          _gather=gather_slot_major),
     _seam("paged_mhattention_reads_stale_slots", "paged_mhattention", {},
           "attends over every slot of the last block, the unused ones past ℓ_c too", "review",
           _gather=lambda pool, table, ell_c: gather(pool, table, len(table) * pool.shape[-1])),

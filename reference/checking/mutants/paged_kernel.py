@@ -18,7 +18,7 @@ import numpy as np
 
 from .entry import Entry, Implementation, makers
 from .multihead import group, modulo_group
-from .paged import gather
+from .paged import gather, gather_in_pool_order, gather_slot_major
 
 __all__ = ["paged_attention", "rows_paged_attention", "bottom_right", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS",
            "EQUIVALENT"]
@@ -109,11 +109,10 @@ MUTANTS = (
     _rows("paged_attention_rows_unscaled", {}, "omits the 1/√d_attn scale", _scale=lambda d: 1.0),
     _seam("paged_attention_blocks_in_physical_order", "paged_attention", {},
           "reads the sequence's blocks in the pool's order (the table sorted), not the table's", "review",
-          _gather=lambda pool, table, ell_c: gather(pool, sorted(table), ell_c)),
+          _gather=gather_in_pool_order),
     _seam("paged_attention_slot_major", "paged_attention", {},
           "flattens the gathered blocks slot-major: token j of block b lands at j·n_b + b, not b·B + j", "review",
-          _gather=lambda pool, table, ell_c: pool[np.asarray(table)].transpose(1, 2, 3, 0).reshape(
-              pool.shape[1], pool.shape[2], -1)[..., :ell_c]),
+          _gather=gather_slot_major),
     _seam("paged_attention_top_left_causal", "paged_attention", {},
           "aligns the new tokens' causal mask with the cache's first tokens (t_z ≤ t_x), not its last", "review",
           _mask=lambda ell_c, ell_x: np.arange(ell_c)[:, None] <= np.arange(ell_x)[None, :]),
