@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from formal.core import masks
 from formal.errors import ConfigError, shown
 
 from .. import require_torch
@@ -79,8 +78,7 @@ def run_graph_conv(c):
     """The reference's ``graph_conv`` on a :class:`reference.model.execute.Call`, in the spec's layout (d_out×ℓ); an
     omitted adjacency is the complete graph, as the spec's omitted mask is."""
     X = c.rows("X")                                                      # (1, ℓ, d_in)
-    ell = X.shape[1]
-    A = torch.as_tensor(masks.resolve(c.get("A"), ell, ell), device=c.device)
+    A = c.adjacency("A", X.shape[1])
     return rows_to_columns(graph_conv(X, A, c.params["W"], c.params.get("b"), **c.options))
 
 

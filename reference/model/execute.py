@@ -55,6 +55,12 @@ class Call:
     def tensor(self, name):
         return torch.tensor(np.asarray(self[name], dtype=np.float64), dtype=self.dtype, device=self.device)
 
+    def adjacency(self, name, nodes: int):
+        """A graph's nodes×nodes adjacency (an omitted one is the complete graph, as the spec's omitted mask
+        is), as a 0/1 tensor in the spec's orientation: ``A[j, i] = 1`` for an edge j → i."""
+        from formal.core import masks
+        return torch.as_tensor(masks.resolve(self.get(name), nodes, nodes), device=self.device)
+
     def grid(self, name):
         """A channel-last grid input (n_h, n_w, C) as a batch of one, (1, n_h, n_w, C): not transposed."""
         return self.tensor(name)[None]

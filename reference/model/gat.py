@@ -9,7 +9,6 @@ layout, ℓ×ℓ with ``A[j, i] = 1`` for an edge j → i.  :func:`from_pyg` rea
 
 from __future__ import annotations
 
-from formal.core import masks
 from formal.errors import ConfigError
 
 from .. import require_torch
@@ -71,8 +70,7 @@ def run_gat(c):
     """The reference's ``gat`` on a :class:`reference.model.execute.Call`, in the spec's layout (width×ℓ); an
     omitted adjacency is the complete graph, as the spec's omitted mask is."""
     X = c.rows("X")                                                         # (1, ℓ, d_in)
-    ell = X.shape[1]
-    A = torch.as_tensor(masks.resolve(c.get("A"), ell, ell), device=c.device)
+    A = c.adjacency("A", X.shape[1])
     return rows_to_columns(gat(X, A, c.params, **c.options))
 
 
