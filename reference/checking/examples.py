@@ -31,7 +31,17 @@ from formal import algorithms
 from formal.engine.algorithm import Algorithm
 from formal.errors import ConfigError
 
-from .sizes import LENGTHS, RUN_SIZES, boundary_cases, draw_sizes, evaluate, evaluate_shape, largest_pins, mend_sizes
+from .sizes import (
+    LENGTHS,
+    MAX_SIZE,
+    RUN_SIZES,
+    boundary_cases,
+    draw_sizes,
+    evaluate,
+    evaluate_shape,
+    largest_pins,
+    mend_sizes,
+)
 from .ties import Ties
 from .variants import EXAMPLE_ALGORITHMS, draw_options
 
@@ -49,9 +59,8 @@ class Profile:
 
 #: ``quick`` (conform's default) and ``thorough``.
 PROFILES = {"quick": Profile(20, 17), "thorough": Profile(100, 65)}
-#: The most random examples and the longest sequence a run may ask for: past them a run takes hours or
-#: the examples alone outgrow the memory (a stack's cost grows with the square of the length).
-MAX_EXAMPLES, MAX_SIZE = 100_000, 4096
+#: The most random examples a run may ask for: past it a run takes hours (the largest size: :data:`.sizes.MAX_SIZE`).
+MAX_EXAMPLES = 100_000
 
 
 @dataclass

@@ -32,12 +32,12 @@ from formal.claims.formula import parse
 from formal.core.constraints import Constraint
 from formal.errors import ConfigError, shown
 
+from .sizes import MAX_SIZE, RUN_SIZES
+
 __all__ = ["Ties", "RUN_SIZES", "MAX_FIXED"]
 
-#: Sizes the run itself binds (an early eos ends the output): not drawn, so not fixed or tied.
-RUN_SIZES = ("ell_out", "n_steps")
 #: The largest value a size may be fixed to (the largest size a conform run may draw).
-MAX_FIXED = 4096
+MAX_FIXED = MAX_SIZE
 
 
 @dataclass(frozen=True)
