@@ -20,7 +20,6 @@ from ..model.execute import execute
 from . import tolerances
 from .examples import Profile, example, examples
 from .records import chosen, record
-from .sizes import LARGE_SCORES
 
 __all__ = ["PROFILES", "Check", "CHECKS", "Row", "Measure", "relative_error", "example_loss", "allowed", "row",
            "plan"]
@@ -70,7 +69,7 @@ class Measure:
     def lower(self, ex, dtype):
         """The relative error in ``dtype``; on the large-score case only whether the outputs are finite where
         the spec's are (0 or ∞): scores of ~10⁸ leave no margin for rounding, but an overflow is NaN or ∞."""
-        if ex.case.startswith(LARGE_SCORES):
+        if ex.large:
             got = _outputs(execute(ex.algorithm, device=self.device, dtype=dtype, **ex.arguments))
             want = _outputs(ex.algorithm(**ex.arguments))
             return 0.0 if all(w.shape == g.shape and np.array_equal(np.isfinite(w), np.isfinite(g))

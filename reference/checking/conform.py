@@ -56,7 +56,6 @@ from . import tolerances
 from .examples import EXAMPLE_ALGORITHMS, MAX_EXAMPLES, MAX_SIZE, PROFILES, checked_int, examples
 from .properties import Checker
 from .sandbox import DEFAULT_TIMEOUT
-from .sizes import LARGE_SCORES
 from .targets import Failed, Target, runner
 from .ties import Ties
 
@@ -272,7 +271,7 @@ def _run(target, cases, checker, report, cache):
             got = target(arguments)
             for p in ("runs", "type"):
                 report.checks[p].examples += 1
-            values = not example.case.startswith(LARGE_SCORES)
+            values = not example.large
             error = checker.compare_spec(want, got, arguments, values=values)
             for p in ("shape", "finite", "spec") if values else ("shape", "finite"):
                 report.checks[p].examples += 1

@@ -73,7 +73,7 @@ class Example:
     seed: int
     params: tuple = field(default=())    # the names of the parameter arguments
     case: str = "random"                 # which boundary case, or "random"
-    pins: dict = field(default_factory=dict, repr=False)  # the sizes the case pinned, before the ties
+    pins: dict = field(default_factory=dict, repr=False)  # what the case pinned (sizes, before the ties; flags)
 
     @property
     def size(self) -> int:
@@ -87,6 +87,12 @@ class Example:
     def shape(self, name: str) -> tuple:
         """The spec's shape of argument ``name`` at this example's sizes."""
         return evaluate_shape(self.algorithm.spec(name).shape, self.sizes)
+
+    @property
+    def large(self) -> bool:
+        """Whether this is the large-score case (its softmax inputs scaled past exp's range), whatever its label
+        says after the ties relabelled it."""
+        return bool(self.pins.get("large"))
 
     def describe(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.algorithm.options.items())

@@ -158,3 +158,14 @@ sizes = {{d_attn = "d_x/H", d_mid = "d_x/H", d_z = "d_x", d_out = "d_x", H = 2}}
 expect = "holds"
 """)
     assert main(["check", str(claims)]) == 0, capsys.readouterr().out
+
+
+def test_the_large_score_case_survives_ties_that_set_its_lengths():
+    """A tie that sets every length the large-score case pins relabels that case but keeps it, and the example
+    still knows it is that case (conform then checks it for shape and finiteness only)."""
+    from reference.checking.sizes import LARGE_SCORES
+    cases = examples("attention", 2, sizes=["ell_x=3", "ell_z=3"])
+    large = [e for e in cases if e.large]
+    assert len(large) == 1 and large[0].case.startswith(LARGE_SCORES)
+    assert large[0].sizes["ell_x"] == large[0].sizes["ell_z"] == 3
+    assert not any(e.large for e in cases if e is not large[0])
