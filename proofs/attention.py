@@ -1,12 +1,12 @@
-"""Attention (Algorithms 4, 5, 10): permutation equivariance, the order of the context, causality, the √d
-scaling, and KV-cache decoding — checked on the spec's own execution (numpy, float64) or its objects."""
+"""Attention (Algorithms 4, 5, 10): permutation equivariance, the order of the context, causality and KV-cache
+decoding — checked on the spec's own execution (numpy, float64) or its objects."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .checks import seeded
-from .theorem import Outcome, Theorem
+from .theorem import Theorem
 
 TOL = 1e-10
 
@@ -91,38 +91,6 @@ def _causal(perturbed):
     return seeded(check, sizes=(2, 3, 5, 8))
 
 
-def _sqrt_scaling(perturbed):
-    """Var(q·k) = Σ_a Σ_b E[q_a q_b]·E[k_a k_b] = Σ_a Σ_b δ_ab = d for independent zero-mean unit-variance
-    entries; the spec's scale (its DivSqrt's size, read from Algorithm 4's lines) makes it 1."""
-    import sympy as sp
-
-    from formal import algorithms
-    from formal.core.symbols import text
-    from formal.ops import Apply, DivSqrt
-    found = []
-
-    def visit(node):
-        if isinstance(node, Apply):
-            if isinstance(node.op, DivSqrt):
-                found.append(node.op.size)
-            for a in node.args:
-                visit(a)
-    for line in algorithms.get("attention").lines:
-        visit(line.expr)
-    if len(found) != 1:
-        return Outcome(False, f"Algorithm 4 scales its scores {len(found)} times")
-    d = found[0]
-    a = sp.Symbol("a", integer=True, positive=True)
-    mean, var = 0, 1  # of every entry of q and k, independent
-    # E[(Σ_a q_a k_a)²] = Σ_a E[q_a²]·E[k_a²] + Σ_{a≠b} E[q_a]·E[q_b]·E[k_a]·E[k_b]
-    variance = sp.Sum((var + mean**2) ** 2, (a, 1, d)).doit() + (d**2 - d) * mean**4 - (d * mean**2) ** 2
-    scale = 1 / d if perturbed else 1 / sp.sqrt(d)
-    scaled = sp.simplify(variance * scale ** 2)
-    if scaled == 1:
-        return Outcome(True, f"Var(q·k) = {text(variance)}; scaled by {text(scale)}: 1")
-    return Outcome(False, f"Var(q·k·{text(scale)}) = {text(scaled)}: at {text(d)} = 2 it is {scaled.subs(d, 2)}")
-
-
 def _kv_cache(perturbed):
     """prefill(x[:c]) then extend(x[c:]) with its caches gives the columns c… of Algorithm 10 on x."""
     from formal import algorithms
@@ -167,14 +135,6 @@ THEOREMS = [
             ("attention", "mhattention", "dtransformer"), "property-tested",
             "the spec's execution, 20 seeds at each of ℓ = 2, 3, 5, 8, the later columns (tokens) changed",
             "With the mask shifted by one (t_z ≤ t_x + 1), output t does not depend on columns after t.", _causal),
-    Theorem("sqrt-d-scaling",
-            "Scaling the scores by 1/√d_attn, as Algorithm 4 does, keeps the variance of a query–key score at 1 "
-            "for independent zero-mean unit-variance entries.",
-            r"\mathrm{Var}\!\left(q^\top k / \sqrt{d}\right) = \tfrac{1}{d}\sum_{a=1}^{d} E[q_a^2]\,E[k_a^2] = 1",
-            ("attention",), "symbolic",
-            "the scale is read from Algorithm 4's DivSqrt op; E[(Σ_a q_a k_a)²] − E[Σ_a q_a k_a]² summed by sympy "
-            "for symbolic d from the entries' moments",
-            "Scaling by 1/d keeps the variance at 1.", _sqrt_scaling),
     Theorem("kv-cache-equals-recomputation",
             "Decoding with the KV cache equals recomputation: prefilling the first c tokens and extending by the "
             "rest gives Algorithm 10's columns c onwards.",
