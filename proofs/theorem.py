@@ -11,8 +11,7 @@ theorem nor rejects a twin.
 Levels of evidence, weakest last, stated as they are:
 
 ``symbolic``
-    decided by sympy for all values of the sizes (an identity, an inequality, a leading term), or a
-    graph statement proved for every ℓ from a closed form that is itself checked;
+    decided by sympy for all values of the sizes (an identity, an inequality, a leading term);
 ``symbolic, sizes ≤ k``
     an identity with symbolic entries, proved for every size up to k — not a proof for all sizes;
 ``exhaustive``
