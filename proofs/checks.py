@@ -10,7 +10,9 @@ __all__ = ["identity", "nonnegative", "seeded", "rng_arrays"]
 
 
 def identity(lhs, rhs, what: str = "") -> Outcome:
-    """``lhs = rhs`` for every value of the sizes (sympy), or the smallest assignment where they differ."""
+    """``lhs = rhs`` for every value of the sizes (sympy): holds, or fails at the smallest assignment where the
+    sides differ; undecided when the difference does not simplify to 0 and no assignment tried tells them
+    apart (sympy may have missed an identity)."""
     import sympy as sp
 
     from formal.core.symbols import text
@@ -20,21 +22,26 @@ def identity(lhs, rhs, what: str = "") -> Outcome:
         return Outcome(True, f"{what}{text(lhs)} = {text(rhs)}")
     point = counterexample(difference, lambda v: v != 0)
     if point is None:
-        return Outcome(False, f"{what}the difference {text(difference)} is not identically 0")
+        return Outcome.undecided(f"{what}the difference {text(difference)} does not simplify to 0, and no "
+                                 "assignment of sizes 1 … 4 makes it nonzero")
     at = ", ".join(f"{k} = {v}" for k, v in point[0].items())
     return Outcome(False, f"{what}at {at} the sides differ by {point[1]}")
 
 
 def nonnegative(expr, what: str = "") -> Outcome:
-    """``expr ≥ 0`` for every size ≥ 1 (:func:`formal.costs.inequalities.nonnegative`), or the smallest assignment
-    where it is negative."""
+    """``expr ≥ 0`` for every size ≥ 1 (:func:`formal.costs.inequalities.nonnegative`, a sufficient test): holds,
+    or fails at the smallest assignment where it is negative; undecided when the test does not apply and no
+    assignment tried is negative (which is not a disproof)."""
     from formal.core.symbols import text
     from formal.costs import inequalities
     if inequalities.nonnegative(expr):
         return Outcome(True, f"{what}≥ 0 for every size ≥ 1 (all coefficients ≥ 0 after x = 1 + t)")
     point = inequalities.counterexample(expr, lambda v: v < 0)
-    where = "" if point is None else " at " + ", ".join(f"{k} = {v}" for k, v in point[0].items())
-    return Outcome(False, f"{what}{text(expr)} is not ≥ 0{where}")
+    if point is None:
+        return Outcome.undecided(f"{what}the sufficient test does not prove {text(expr)} ≥ 0, and no assignment "
+                                 "of sizes 1 … 4 makes it negative")
+    at = ", ".join(f"{k} = {v}" for k, v in point[0].items())
+    return Outcome(False, f"{what}at {at} it is {point[1]} < 0")
 
 
 def rng_arrays(rng, shapes: dict) -> dict:

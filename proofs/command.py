@@ -73,8 +73,9 @@ def _run(args, out):
                                          "ok": all(r.ok for r in results)}}))
     else:
         header = ("theorem", "level", "result", "twin", "seconds")
-        rows = [(r.theorem.name, r.theorem.level, "proved" if r.proved else "FAILED",
-                 "rejected" if r.twin_rejected else "ACCEPTED (FAIL)", f"{r.seconds:.2f}") for r in results]
+        rows = [(r.theorem.name, r.theorem.level, r.verdict if r.proved else r.verdict.upper(),
+                 r.twin_verdict if r.twin_rejected else f"{r.twin_verdict.upper()} (FAIL)", f"{r.seconds:.2f}")
+                for r in results]
         widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
         for row in [header, *rows]:
             out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
@@ -82,7 +83,8 @@ def _run(args, out):
         for r in results:
             out.write(f"{r.theorem.name}: {_cut(r.theorem.statement, 200)}\n")
             out.write(f"  proof:  {_cut(r.detail, 300)}\n")
-            out.write(f"  twin:   {_cut(r.theorem.twin, 200)} — {'rejected' if r.twin_rejected else 'ACCEPTED'}: "
+            twin = r.twin_verdict if r.twin_rejected else r.twin_verdict.upper()
+            out.write(f"  twin:   {_cut(r.theorem.twin, 200)} — {twin}: "
                       f"{_cut(r.counterexample, 300)}\n")
         proved, rejected = sum(r.proved for r in results), sum(r.twin_rejected for r in results)
         out.write(f"\n{len(results)} theorems: {proved} proved, {rejected} twins rejected\n")

@@ -1,5 +1,6 @@
-"""Costs derived from the algorithm objects: closed-form parameter counts, Kaplan's N, grouped-query attention,
-the FLOP conventions, the training step, and the growth of generation — decided by sympy for all sizes."""
+"""Costs derived from the algorithm objects: closed-form parameter counts, grouped-query attention, the FLOP
+conventions, and the growth of generation — decided by sympy for all sizes (Kaplan's N and C_forward, and the
+training step, are in :mod:`proofs.kaplan`)."""
 
 from __future__ import annotations
 
@@ -42,18 +43,6 @@ def _params(perturbed):
     return Outcome(True, "Algorithms 8, 9 and 10 (default options): derived = closed form, every size symbolic")
 
 
-def _kaplan(perturbed):
-    import sympy as sp
-
-    from formal.costs.asymptotics import leading_term
-    from formal.models.complexity import Model
-    d, L, H, d_attn, d_mid, d_mlp = _s("d", "L", "H", "d_attn", "d_mid", "d_mlp")
-    model = Model("dtransformer", {"bias": False, "position": "none"})
-    n = model.params()["non_embedding"].xreplace({d_attn: d / H, d_mid: d / H, d_mlp: 4 * d, _s("d_e")[0]: d})
-    lead = sp.expand(leading_term(n, [d]))
-    return identity(lead, (13 if perturbed else 12) * L * d**2, "leading term in d: ")
-
-
 def _kv_ratio(perturbed):
     import sympy as sp
 
@@ -88,13 +77,6 @@ def _conventions(perturbed):
             return outcome
     return Outcome(True, "kaplan ≤ matmul ≤ full for the forward pass of Algorithm 10, every size ≥ 1 "
                          "(all coefficients ≥ 0 after x = 1 + t)")
-
-
-def _training(perturbed):
-    from formal.models.complexity import Model
-    model = Model("dtransformer", {})
-    return identity(model.training_step("matmul"), (2 if perturbed else 3) * model.forward("matmul").flops,
-                    "training step vs forward: ")
 
 
 def _generation(perturbed):
@@ -136,12 +118,6 @@ THEOREMS = [
             ("dtransformer", "etransformer", "edtransformer"), "symbolic",
             "sympy: the derived count minus the closed form simplifies to 0",
             "The closed form without one layer norm (2·d_e) equals the derived count.", _params),
-    Theorem("kaplan-n",
-            "Kaplan's N = 12·L·d² is the leading term of the non-embedding parameters when H·d_attn = H·d_mid = d "
-            "and d_mlp = 4d (no biases, no position table).",
-            r"N = 12\,L\,d^2 + O(L\,d)", ("dtransformer",), "symbolic",
-            "formal.costs.asymptotics.leading_term of the derived count, in d",
-            "The leading term is 13·L·d².", _kaplan),
     Theorem("gqa-kv-cache-ratio",
             "Grouped-query attention scales the KV cache by n_kv_heads / H.",
             r"\frac{|\mathrm{KV}|_{n_{kv}}}{|\mathrm{KV}|_{H}} = \frac{n_{kv}}{H}", ("kv_dtransformer",), "symbolic",
@@ -158,11 +134,6 @@ THEOREMS = [
             r"C_{\mathrm{kaplan}} \le C_{\mathrm{matmul}} \le C_{\mathrm{full}}", ("dtransformer",), "symbolic",
             "formal.costs.inequalities.nonnegative on the differences (a sufficient test, exact)",
             "full ≤ matmul.", _conventions),
-    Theorem("training-step-3x-forward",
-            "Under the matmul convention a training step costs 3 forward passes (the backward pass two).",
-            r"C_{\mathrm{step}} = 3\,C_{\mathrm{forward}}", ("dtransformer",), "symbolic",
-            "sympy: the derived training step minus 3 × the derived forward pass",
-            "A training step costs 2 forward passes.", _training),
     Theorem("kv-cache-saves-work",
             "Decoding with the KV cache never costs more FLOPs than recomputing the prefix at each step, for every "
             "size, and costs the same when one token is generated (Algorithm 14).",

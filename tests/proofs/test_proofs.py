@@ -37,9 +37,10 @@ def _fake(holds_main, holds_twin, raises=False):
 
 
 @pytest.mark.parametrize("main, twin, raises, ok", [(True, False, False, True), (True, True, False, False),
-                                                     (False, False, False, False), (True, False, True, False)])
+                                                     (False, False, False, False), (True, False, True, False),
+                                                     (True, None, False, False), (None, False, False, False)])
 def test_the_runner_fails_a_checker_that_cannot_fail(main, twin, raises, ok):
-    """A twin that is accepted, or a check that raises, is a failure: never a pass."""
+    """A twin that is accepted or undecided, or a check that raises, is a failure: never a pass."""
     assert run(_fake(main, twin, raises)).ok is ok
 
 
