@@ -41,31 +41,20 @@ def product_flops(algorithm, convention: str = "matmul", *, roles: tuple | None 
 
 @lru_cache(maxsize=None)
 def _product_work(algorithm, roles):
+    from formal.costs.cost import Work
     from formal.engine.calls import CallOp
-    from formal.engine.derivation import _Deriver  # the derivation's own walk of loops and calls
+    from formal.engine.derivation import derive
     from formal.ops.linalg import MatMul
 
-    class ProductsOnly(_Deriver):
-        """The derivation with every op's work dropped but a matrix product's (and a call's products)."""
+    def products_only(op, shapes, out):
+        """A matrix product's work (a call's: its callee's products, renamed); every other op's is 0."""
+        if isinstance(op, CallOp):
+            return _renamed(op, _product_work(op.callee, roles), shapes, out)
+        if isinstance(op, MatMul) and (roles is None or op.role in roles):
+            return op.work(shapes, out)
+        return Work()
 
-        def evaluate(self, node, number):
-            from formal.costs.cost import Work
-            from formal.ops import Ref
-            if isinstance(node, Ref):
-                return self.env[node.name], Work()
-            shapes, work = [], Work()
-            for arg in node.args:
-                shape, w = self.evaluate(arg, number)
-                shapes.append(shape)
-                work = work + w
-            out = node.op.shape(shapes)
-            if isinstance(node.op, CallOp):
-                return out, work + _renamed(node.op, _product_work(node.op.callee, roles), shapes, out)
-            if isinstance(node.op, MatMul) and (roles is None or node.op.role in roles):
-                return out, work + node.op.work(shapes, out)
-            return out, work
-
-    return ProductsOnly(algorithm).run().work
+    return derive(algorithm, op_work=products_only).work
 
 
 def _renamed(op, work, shapes, out):

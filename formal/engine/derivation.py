@@ -94,17 +94,22 @@ def _settle(constraints) -> tuple:
     return tuple(dict.fromkeys(c for c in constraints if not _always_holds(c)))
 
 
-def derive(algorithm) -> Derivation:
-    """Run ``algorithm``'s lines over symbolic shapes: every line's shape and work, and the whole."""
-    return _Deriver(algorithm).run()
+def derive(algorithm, *, op_work=None) -> Derivation:
+    """Run ``algorithm``'s lines over symbolic shapes: every line's shape and work, and the whole.
+
+    ``op_work(op, shapes, out)``, if given, replaces each op's own :meth:`~formal.ops.Op.work` (the work of a
+    node, its arguments' added): a derivation that counts only some ops (the matrix products), summed over loops
+    and calls exactly as the costs are."""
+    return _Deriver(algorithm, op_work).run()
 
 
 class _Deriver:
     """The state of one derivation: the shapes of the values defined so far (``env``), the numbered line
     records, and the assumptions the cost formulas make."""
 
-    def __init__(self, algorithm):
+    def __init__(self, algorithm, op_work=None):
         self.algorithm = algorithm
+        self.op_work = op_work or (lambda op, shapes, out: op.work(shapes, out))
         self.env = {s.name: s.shape for s in algorithm.signature}
         self.numbers = count(1)
         self.records: list = []
@@ -158,7 +163,7 @@ class _Deriver:
         try:
             out = node.op.shape(shapes)
             self.stated(node.op.constraints(shapes))
-            return out, work + node.op.work(shapes, out)
+            return out, work + self.op_work(node.op, shapes, out)
         except Mismatch as m:
             raise self.fail(number, m) from None
 
