@@ -6,13 +6,21 @@ import numpy as np
 
 from .theorem import Outcome
 
-__all__ = ["identity", "nonnegative", "seeded", "rng_arrays"]
+__all__ = ["admissible", "identity", "nonnegative", "seeded", "rng_arrays"]
 
 
-def identity(lhs, rhs, what: str = "") -> Outcome:
+def admissible(constraints):
+    """Whether an assignment of sizes (symbol → int) meets every one of ``constraints`` whose symbols it binds
+    (:class:`~formal.core.constraints.Constraint`): a counterexample must be one the sizes can take."""
+    def meets(values):
+        return all(c.holds(values) for c in constraints if all(s in values for s in c.symbols))
+    return meets
+
+
+def identity(lhs, rhs, what: str = "", *, constraints=()) -> Outcome:
     """``lhs = rhs`` for every value of the sizes (sympy): holds, or fails at the smallest assignment where the
     sides differ; undecided when the difference does not simplify to 0 and no assignment tried tells them
-    apart (sympy may have missed an identity)."""
+    apart (sympy may have missed an identity).  ``constraints``: the size constraints a counterexample must meet."""
     import sympy as sp
 
     from formal.core.symbols import text
@@ -20,7 +28,7 @@ def identity(lhs, rhs, what: str = "") -> Outcome:
     difference = sp.simplify(sp.sympify(lhs) - sp.sympify(rhs))
     if difference == 0:
         return Outcome(True, f"{what}{text(lhs)} = {text(rhs)}")
-    point = counterexample(difference, lambda v: v != 0)
+    point = counterexample(difference, lambda v: v != 0, admissible=admissible(constraints))
     if point is None:
         return Outcome.undecided(f"{what}the difference {text(difference)} does not simplify to 0, and no "
                                  "assignment of sizes 1 … 4 makes it nonzero")
@@ -28,7 +36,7 @@ def identity(lhs, rhs, what: str = "") -> Outcome:
     return Outcome(False, f"{what}at {at} the sides differ by {point[1]}")
 
 
-def nonnegative(expr, what: str = "") -> Outcome:
+def nonnegative(expr, what: str = "", *, constraints=()) -> Outcome:
     """``expr ≥ 0`` for every size ≥ 1 (:func:`formal.costs.inequalities.nonnegative`, a sufficient test): holds,
     or fails at the smallest assignment where it is negative; undecided when the test does not apply and no
     assignment tried is negative (which is not a disproof)."""
@@ -36,7 +44,7 @@ def nonnegative(expr, what: str = "") -> Outcome:
     from formal.costs import inequalities
     if inequalities.nonnegative(expr):
         return Outcome(True, f"{what}≥ 0 for every size ≥ 1 (all coefficients ≥ 0 after x = 1 + t)")
-    point = inequalities.counterexample(expr, lambda v: v < 0)
+    point = inequalities.counterexample(expr, lambda v: v < 0, admissible=admissible(constraints))
     if point is None:
         return Outcome.undecided(f"{what}the sufficient test does not prove {text(expr)} ≥ 0, and no assignment "
                                  "of sizes 1 … 4 makes it negative")

@@ -48,9 +48,12 @@ def _kv_ratio(perturbed):
 
     from formal.models.complexity import Model
     H, n_kv = _s("H", "n_kv_heads")
+    from formal import algorithms
     grouped = Model("dtransformer", {"n_kv_heads": "symbolic"}).kv_cache_scalars()
     full = Model("dtransformer", {}).kv_cache_scalars()
-    return identity(sp.cancel(grouped / full), H / n_kv if perturbed else n_kv / H, "KV cache ratio: ")
+    constraints = algorithms.get("mhattention", n_kv_heads="symbolic").size_constraints   # n_kv_heads divides H
+    return identity(sp.cancel(grouped / full), H / n_kv if perturbed else n_kv / H, "KV cache ratio: ",
+                    constraints=constraints)
 
 
 def _collapse(perturbed):

@@ -40,10 +40,11 @@ def nonnegative(expr) -> bool:
         return False
 
 
-def counterexample(expr, bad, limit: int = 4, most: int = 5000):
+def counterexample(expr, bad, limit: int = 4, most: int = 5000, *, admissible=None):
     """The smallest assignment of the sizes (each 1…``limit``, fewest in total first; at most ``most``
     tried) where ``bad(value)`` holds: ``({name: size}, value)``, the value a Fraction where rational, or
-    ``None``."""
+    ``None``.  ``admissible(values)`` (symbol → int), if given, rules out assignments the sizes cannot take
+    (an algorithm's size constraints: n_kv_heads dividing H)."""
     import sympy as sp
     expr = sp.sympify(expr)
     symbols = sorted(expr.free_symbols, key=str)
@@ -52,6 +53,8 @@ def counterexample(expr, bad, limit: int = 4, most: int = 5000):
     points = sorted(itertools.product(range(1, limit + 1), repeat=len(symbols)), key=sum)
     for point in points[:most]:
         values = dict(zip(symbols, point))
+        if admissible is not None and not admissible(values):
+            continue
         v = expr.xreplace(values)
         if v.is_number and bad(v):
             return ({str(s): p for s, p in values.items()},
