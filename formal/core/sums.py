@@ -92,7 +92,7 @@ def _split_ranges(expr):
     def split(s):
         (k, lo, hi), = s.limits
         for start in starts:
-            if start != lo and (start - lo).is_positive and (hi - start + 1).is_nonnegative:
+            if start != lo and (start - lo).is_positive and (hi - start).is_nonnegative:
                 return split(sp.Sum(s.function, (k, lo, start - 1))) + split(sp.Sum(s.function, (k, start, hi)))
         return s
     return expr.replace(lambda e: isinstance(e, sp.Sum), split)
