@@ -142,13 +142,14 @@ def concrete(value: Value, sizes: dict, arrays: dict, scalars=None) -> np.ndarra
 def execution_mismatch(algorithm, symbolic: dict, meaning: Meaning, output: str, sizes: dict, rng,
                        *, rtol: float = 1e-12) -> str | None:
     """Where the symbolic value ``output`` and the numpy execution of ``algorithm`` disagree, at ``sizes`` on
-    entries drawn from ``rng`` (quarters in [−2, 2], exact in float64) for the ``symbolic`` inputs of
+    entries drawn from ``rng`` (distinct quarters in [−4, 4], exact in float64) for the ``symbolic`` inputs of
     independent entries; a constant input is passed as its constant.  None when they agree (float64, ``rtol``)."""
     arrays, named = {}, {}
     for name, value in symbolic.items():
         shape = tuple(int(sp.sympify(s).xreplace({k: sp.Integer(v) for k, v in sizes.items()})) for s in value.shape)
         if isinstance(value.expr, sp.Indexed):
-            drawn = rng.integers(-8, 9, size=shape) / 4
+            count = int(np.prod(shape))     # distinct where they fit: no constant column for a norm to refuse
+            drawn = rng.choice(np.arange(-16, 17), size=shape, replace=count > 33) / 4
             arrays[str(value.expr.base.label)] = named[name] = drawn
         else:
             named[name] = np.full(shape, float(value.expr))
