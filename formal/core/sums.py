@@ -130,7 +130,7 @@ def _sizes(expr) -> list:
 
 def _point(expr, sizes: dict, ranges: dict, rng):
     """Every symbol of ``expr`` at a small value: sizes as given, axis indices inside their ranges, entries and
-    scalars small integers (a symbol known ≥ 0 gets one ≥ 0)."""
+    scalars small integers (a symbol known ≥ 0 gets one > 0)."""
     at = {s: sp.Integer(v) for s, v in sizes.items()}
     for axis, size in ranges.items():
         at[axis] = sp.Integer(int(rng.integers(0, int(sp.sympify(size).xreplace(at)))))
@@ -138,7 +138,7 @@ def _point(expr, sizes: dict, ranges: dict, rng):
     values, indexed = {}, done.atoms(sp.Indexed)
     labels = {a.base.label for a in indexed}
     for atom in sorted(indexed | (done.free_symbols - set(at) - labels), key=str):
-        low = 0 if atom.is_nonnegative else -2
+        low = 1 if atom.is_nonnegative else -2     # ε > 0: no 0/0 hidden by a cancelled numerator
         values[atom] = sp.Integer(int(rng.integers(low, 3)))
     return at, values, done.xreplace(values)
 
