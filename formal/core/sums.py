@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-__all__ = ["normal", "is_zero", "decide", "Decision", "CANONICAL"]
+__all__ = ["normal", "is_zero", "decide", "counterexample", "Decision", "CANONICAL"]
 
 #: The canonical summation indices: a sum over sums of depth n − 1 sums over ``s_n``.
 CANONICAL = tuple(sp.Symbol(f"s_{n}", integer=True, nonnegative=True) for n in range(1, 9))

@@ -9,8 +9,8 @@ import sympy as sp
 from hypothesis import given, settings, strategies as st
 
 from formal import algorithms, ops
-from formal.core.symbolic import AXES, Value, entries
 from formal.core.sums import decide, normal
+from formal.core.symbolic import AXES, Value, entries
 from formal.core.symbols import d_e, dim
 from formal.engine.meaning import Context, concrete, evaluate, inputs
 from formal.errors import FormalError
