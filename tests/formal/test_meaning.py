@@ -102,3 +102,11 @@ def test_broadcast_meets_each_column():
     got = ops.Add().meaning(Context(None), s, c)
     assert got.shape == (A, B) and got.expr == s.expr + c.at(AXES[1])
     assert isinstance(got, Value)
+
+
+def test_an_all_ones_mask_is_the_identity_and_another_has_no_meaning():
+    from formal.core.symbolic import constant
+    s = entries("s", (A, B))
+    assert ops.MaskFill().meaning(Context(None), s, constant(1, (A, B))) == s
+    with pytest.raises(FormalError, match="mask with entries other than 1"):
+        ops.MaskFill().meaning(Context(algorithms.get("attention")), s, entries("mask", (A, B)))
