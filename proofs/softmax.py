@@ -1,73 +1,100 @@
 """Softmax (Algorithm 4, line 6): shift invariance and the online (blockwise) merge FlashAttention rests on.
 
-The statements are about softmax as the paper defines it, ``softmax(x)_i = exp(x_i)/Σ_j exp(x_j)``, with
-symbolic entries; the spec's :class:`formal.ops.Softmax` is checked against that definition numerically.
+The statements are about the package's own :class:`formal.ops.Softmax` (the one in Algorithm 4's last line),
+through its symbolic meaning (:mod:`formal.engine.meaning`) on a matrix of symbolic entries and symbolic sizes,
+and that meaning is checked against the op's numpy execution at small sizes.
 """
 
 from __future__ import annotations
 
+from .symbolic import decided, one_op, tied, twin
 from .theorem import Outcome, Theorem
 
-SIZES = 4  # vectors of 1 … 4 symbolic entries
+#: Sizes (ℓ_z, ℓ_x) at which the symbolic softmax is compared with the op's execution.
+TIE_SIZES = ((1, 1), (2, 3), (3, 2))
 
 
-def _softmax(xs):
-    import sympy as sp
-    total = sum(sp.exp(x) for x in xs)
-    return [sp.exp(x) / total for x in xs]
+def _softmax_op():
+    """The Softmax op of Algorithm 4's last line."""
+    from formal import algorithms
+    from formal.engine.execution import flat_lines
+    from formal.ops import Apply, Softmax
+
+    def find(node):
+        if isinstance(node, Apply):
+            if isinstance(node.op, Softmax):
+                return node.op
+            return next((op for op in map(find, node.args) if op is not None), None)
+    found = [op for line in flat_lines(algorithms.get("attention").lines) if (op := find(line.expr))]
+    if len(found) != 1:
+        raise ValueError(f"Algorithm 4 has {len(found)} softmaxes")
+    return found[0]
 
 
-def _entries(n):
-    import sympy as sp
-    return sp.symbols(f"x1:{n + 1}", real=True)
-
-
-def _spec_matches_definition():
-    """The spec's Softmax op equals the definition on a column (numeric, float64)."""
-    import numpy as np
-
-    from formal.claims.ops import op_algorithm
-    x = np.array([0.3, -1.2, 2.0, 0.0])
-    want = np.exp(x) / np.exp(x).sum()
-    return np.allclose(op_algorithm("softmax")(x=x), want, rtol=1e-14, atol=0)
+def _tie(op, rows, columns):
+    """The op on its own over an input ``s`` of ``rows``×``columns``: the algorithm, its symbolic input, and
+    its meaning."""
+    from formal.core.symbolic import entries
+    from formal.engine.meaning import evaluate
+    algorithm = one_op(op, (rows, columns))
+    symbolic = {"s": entries("s", (rows, columns))}
+    return algorithm, symbolic, evaluate(algorithm, symbolic)
 
 
 def _shift(perturbed: bool) -> Outcome:
-    import sympy as sp
-    c = sp.Symbol("c", real=True)
-    if not _spec_matches_definition():
-        return Outcome(False, "the spec's softmax differs from the definition")
-    for n in range(1, SIZES + 1):
-        xs = _entries(n)
-        moved = [c * x for x in xs] if perturbed else [x + c for x in xs]
-        for a, b in zip(_softmax(moved), _softmax(xs)):
-            if sp.simplify(a - b) != 0:
-                values = {**{x: i for i, x in enumerate(xs)}, c: 2}
-                return Outcome(False, f"n = {n}, x = {list(range(n))}, c = 2: {sp.N(a.subs(values), 6)} ≠ "
-                                      f"{sp.N(b.subs(values), 6)}")
-    return Outcome(True, f"every entry, n = 1 … {SIZES}, c symbolic")
+    from formal.core.symbolic import AXES, Value, entries
+    from formal.core.symbols import ell_x, ell_z
+    from formal.engine.meaning import Context
+    op = _softmax_op()
+    algorithm, symbolic, meaning = _tie(op, ell_z, ell_x)
+    if not perturbed:
+        failure = tied(algorithm, symbolic, meaning, "y", [{ell_z: a, ell_x: b} for a, b in TIE_SIZES])
+        if failure:
+            return Outcome(False, f"the op's execution is not its meaning: {failure}")
+    s, c = symbolic["s"], entries("c", (ell_x,))
+    moved = s.expr * c.at(AXES[1]) if perturbed else s.expr + c.at(AXES[1])
+    ctx = Context(algorithm)
+    lhs, rhs = op.meaning(ctx, Value(s.shape, moved)).expr, op.meaning(ctx, s).expr
+    ranges = {AXES[0]: ell_z, AXES[1]: ell_x}
+    if perturbed:
+        return twin(lhs, rhs, "softmax(c[j]·s[i, j]) = softmax(s)[i, j]", ranges=ranges)
+    failure = decided(lhs, rhs, "softmax(s[i, j] + c[j]) = softmax(s)[i, j]", ranges=ranges)
+    return failure or Outcome(True, f"softmax(s + 1 cᵀ)[i, j] = softmax(s)[i, j] for every ℓ_z, ℓ_x and entry "
+                                    f"(exact), and the op executes its meaning at (ℓ_z, ℓ_x) = {TIE_SIZES}")
 
 
 def _merge(perturbed: bool) -> Outcome:
-    """Two blocks A, B with any reference maxima m_A, m_B and a common m: the merged denominator
-    l_A·e^(m_A − m) + l_B·e^(m_B − m), l_b = Σ_{j∈b} e^(x_j − m_b), gives softmax of the whole column."""
+    """Two blocks A (rows 0 … a−1) and B (rows a … a+b−1) of every column j, with any reference maxima
+    m_A[j], m_B[j] and a common m[j]: the merged denominator l_A·e^(m_A − m) + l_B·e^(m_B − m), with
+    l_b = Σ_{k∈b} e^(x[k, j] − m_b), gives the op's softmax of the whole (a+b)×ℓ_x input."""
     import sympy as sp
-    m_a, m_b, m = sp.symbols("m_A m_B m", real=True)
-    for a in range(1, 3):
-        for b in range(1, 3):
-            xs = _entries(a + b)
-            left, right = xs[:a], xs[a:]
-            l_a = sum(sp.exp(x - m_a) for x in left)
-            l_b = sum(sp.exp(x - m_b) for x in right)
-            scale_a, scale_b = (1, 1) if perturbed else (sp.exp(m_a - m), sp.exp(m_b - m))
-            denominator = l_a * scale_a + l_b * scale_b
-            merged = [sp.exp(x - m) / denominator for x in xs]
-            for got, want in zip(merged, _softmax(xs)):
-                if sp.simplify(got - want) != 0:
-                    values = {**{x: 0 for x in xs}, m_a: 1, m_b: 0, m: 1}
-                    return Outcome(False, f"blocks of {a} and {b}, x = 0, m_A = 1, m_B = 0, m = 1: "
-                                          f"{sp.N(got.subs(values), 6)} ≠ {sp.N(want.subs(values), 6)}")
-    return Outcome(True, "every split of up to 2 + 2 entries, maxima symbolic")
+
+    from formal.core.symbolic import AXES, entries
+    from formal.core.symbols import dim, ell_x
+    from formal.engine.meaning import Context
+    a, b = dim("a"), dim("b")
+    op = _softmax_op()
+    n = dim("n")    # the rows a + b, as one size the execution can bind
+    algorithm, symbolic, meaning = _tie(op, n, ell_x)
+    if not perturbed:
+        failure = tied(algorithm, symbolic, meaning, "y", [{n: 2, ell_x: 2}, {n: 3, ell_x: 1}])
+        if failure:
+            return Outcome(False, f"the op's execution is not its meaning: {failure}")
+    i, j = AXES[0], AXES[1]
+    x = entries("x", (a + b, ell_x))
+    m_a, m_b, m = (entries(n, (ell_x,)).at(j) for n in ("m_A", "m_B", "m"))
+    k = sp.Symbol("k", integer=True, nonnegative=True)
+    l_a = sp.Sum(sp.exp(x.at(k, j) - m_a), (k, 0, a - 1))
+    l_b = sp.Sum(sp.exp(x.at(k, j) - m_b), (k, a, a + b - 1))
+    scale_a, scale_b = (1, 1) if perturbed else (sp.exp(m_a - m), sp.exp(m_b - m))
+    merged = sp.exp(x.expr - m) / (l_a * scale_a + l_b * scale_b)
+    softmax = op.meaning(Context(algorithm), x).expr
+    ranges = {i: a + b, j: ell_x}
+    if perturbed:
+        return twin(merged, softmax, "e^(x_i − m)/(l_A + l_B) = softmax(x)_i", ranges=ranges)
+    failure = decided(merged, softmax, "the merged softmax", ranges=ranges)
+    return failure or Outcome(True, "equal to the op's softmax for every a, b, ℓ_x, entry and maxima (exact, the "
+                                    "column's sum split at a), and the op executes its meaning at 2×2 and 3×1 inputs")
 
 
 def _associative(perturbed: bool) -> Outcome:
@@ -96,19 +123,24 @@ def _associative(perturbed: bool) -> Outcome:
 
 THEOREMS = [
     Theorem("softmax-shift-invariance",
-            "Softmax is invariant to adding a constant c to every entry of a column.",
+            "Softmax is invariant to adding a constant c[j] to every entry of column j (it normalises each column).",
             r"\mathrm{softmax}(x + c\mathbf{1}) = \mathrm{softmax}(x)",
-            ("attention",), "symbolic, sizes ≤ 4",
-            "sympy simplifies each entry's difference to 0 for n = 1 … 4 symbolic entries and symbolic c; the spec's "
-            "Softmax op equals the definition (float64)",
-            "Softmax is invariant to multiplying every entry by a constant c.", _shift),
+            ("attention",), "symbolic",
+            "the meaning of Algorithm 4's Softmax op on an ℓ_z×ℓ_x matrix of symbolic entries, ℓ_z and ℓ_x "
+            "symbolic, column j shifted by c[j]: the difference normalises to 0 exactly (the factor e^c[j] "
+            "leaves the column's sum); the meaning instantiated at (ℓ_z, ℓ_x) = (1, 1), (2, 3), (3, 2) on 2 seeds "
+            "of entries equals the op's numpy execution (float64, 1e-12)",
+            "Softmax is invariant to multiplying column j by a constant c[j].", _shift),
     Theorem("online-softmax-merge",
             "Softmax of a column split into two blocks, each with its own running maximum and sum, equals the "
             "blocks' sums rescaled by e^(m_b − m) and added: the identity FlashAttention rests on.",
             r"\frac{e^{x_i - m}}{l_A e^{m_A - m} + l_B e^{m_B - m}} = \mathrm{softmax}(x)_i,\quad "
             r"l_b = \textstyle\sum_{j \in b} e^{x_j - m_b}",
-            ("attention",), "symbolic, sizes ≤ 4",
-            "sympy, every split into blocks of 1–2 symbolic entries, the maxima symbolic (any reference works)",
+            ("attention",), "symbolic",
+            "the meaning of Algorithm 4's Softmax op on an (a+b)×ℓ_x matrix, a, b, ℓ_x, the entries and the "
+            "maxima symbolic: the difference normalises to 0 exactly once the column's sum is split at row a; "
+            "the meaning instantiated at 2 rows × 2 columns and 3 rows × 1 column on 2 seeds of entries "
+            "equals the op's numpy execution (float64, 1e-12)",
             "The blocks' sums can be added without rescaling by e^(m_b − m).", _merge),
     Theorem("online-softmax-associative",
             "Merging running (maximum, sum) pairs preserves l·e^m, so the merge is associative and any number of "

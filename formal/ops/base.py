@@ -78,6 +78,8 @@ class Op:
     def numpy(self, ctx, *values):
         raise NotImplementedError
 
+    meaning = None  # the symbolic face, meaning(ctx, *values) (formal.engine.meaning); None where there is none
+
     def constraints(self, shapes) -> tuple:
         """Conditions on the sizes of its arguments without which the op is undefined for every input
         (:class:`~formal.core.constraints.Constraint`; a call's are its callee's); none by default."""

@@ -38,6 +38,10 @@ class Elementwise(Op):
     def numpy(self, ctx, a, b):
         return self.ufunc(a, b)
 
+    def meaning(self, ctx, a, b):
+        from ..core.symbolic import ELEMENTWISE, broadcast
+        return broadcast(a, b, ELEMENTWISE[self.ufunc.__name__])
+
     def text(self, args):
         return f"{args[0].at(self.left_prec)} {self.symbol} {args[1].at(self.right_prec)}"
 
@@ -95,6 +99,10 @@ class AddConstant(Op):
     def numpy(self, ctx, a):
         return a + self.value
 
+    def meaning(self, ctx, a):
+        value = ctx.constant(self.value, self.glyph)
+        return a.map(lambda x: x + value)
+
     def text(self, args):
         return f"{args[0].at(SUM)} + {self.glyph}"
 
@@ -114,6 +122,9 @@ class Square(Op):
     def numpy(self, ctx, a):
         return np.square(a)
 
+    def meaning(self, ctx, a):
+        return a.map(lambda x: x**2)
+
     def text(self, args):
         return args[0].at(ATOM) + "²"
 
@@ -131,6 +142,9 @@ class Sqrt(Op):
 
     def numpy(self, ctx, a):
         return np.sqrt(a)
+
+    def meaning(self, ctx, a):
+        return a.map(sp.sqrt)
 
     def text(self, args):
         return "√" + args[0].at(ATOM)
@@ -185,6 +199,12 @@ class Standardize(Op):
             quick = c / np.sqrt(np.where(fine, v, 1.0) + self.eps)
         return np.where(fine, quick, safe)
 
+    def meaning(self, ctx, c, v):
+        """``c / √(v + ε)``, v broadcast against c as numpy does (one value per column)."""
+        from ..core.symbolic import broadcast
+        eps = ctx.constant(self.eps, self.glyph)
+        return broadcast(c, v, lambda x, y: x / sp.sqrt(y + eps))
+
     def _scaled(self, c):
         """``(c/√(mean(c²) + ε), zero)`` per column without squaring ``c``: scaled by a power of two ≥ max |c|
         (exactly), the root formed with ``hypot``; ``zero`` marks the columns whose denominator is 0 (a NaN
@@ -225,6 +245,9 @@ class DivSqrt(Op):
 
     def numpy(self, ctx, a):
         return a / math.sqrt(ctx.evaluate(self.size))
+
+    def meaning(self, ctx, a):
+        return a.map(lambda x: x / sp.sqrt(self.size))
 
     def text(self, args):
         return f"{args[0].at(PRODUCT)}/√{sym_text(self.size)}"

@@ -49,6 +49,16 @@ class MatMul(Op):
     def numpy(self, ctx, a, b):
         return (a.T if self.transpose_a else a) @ b
 
+    def meaning(self, ctx, a, b):
+        """``Σ_k A[i, k] B[k, j]`` (``A[k, i]`` under ``transpose_a``) over the inner size."""
+        from ..core.symbolic import AXES, Value, fresh, total
+        k = fresh()
+        row = AXES[0]
+        left = a.at(k, row) if self.transpose_a else a.at(row, k)
+        inner = a.shape[0] if self.transpose_a else a.shape[1]
+        shape = (a.shape[1] if self.transpose_a else a.shape[0],) + tuple(b.shape[1:])
+        return Value(shape, total(left * b.at(k, *AXES[1:b.rank]), k, inner))
+
     def _left(self, arg, latex):
         if not self.transpose_a:
             return arg.at(PRODUCT, latex)
@@ -90,6 +100,10 @@ class Transposed(Op):
     def numpy(self, ctx, a):
         return a.T
 
+    def meaning(self, ctx, a):
+        from ..core.symbolic import AXES
+        return a.map(lambda _: a.at(AXES[1], AXES[0]), a.shape[::-1])
+
     def text(self, args):
         return args[0].at(POSTFIX) + "ᵀ"
 
@@ -119,6 +133,10 @@ class AddBias(Op):
 
     def numpy(self, ctx, a, b):
         return a + b[:, None]
+
+    def meaning(self, ctx, a, b):
+        from ..core.symbolic import AXES
+        return a.map(lambda x: x + b.at(AXES[0]))
 
     def text(self, args):
         bias = args[1].at(POSTFIX - 1)

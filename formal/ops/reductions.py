@@ -30,6 +30,12 @@ class Mean(Op):
     def numpy(self, ctx, a):
         return np.sum(a, axis=0) / a.shape[0]
 
+    def meaning(self, ctx, a):
+        """``Σ_k a[k, …] / size``, the sum over axis 0's (symbolic) length."""
+        from ..core.symbolic import AXES, Value, fresh, total
+        k = fresh()
+        return Value(a.shape[1:], total(a.at(k, *AXES[:a.rank - 1]), k, a.shape[0]) / self.size)
+
     def text(self, args):
         return f"Σ_i {args[0].at(POSTFIX)}[i]/{sym_text(self.size)}"
 
@@ -111,6 +117,16 @@ class Softmax(Op):
             return np.where(empty, 1.0 / s.shape[0], p)
         return np.where(empty, np.nan, p) if self.empty == "nan" else p
 
+    def meaning(self, ctx, s):
+        """``exp(s[i, j]) / Σ_k exp(s[k, j])``: each column normalised over axis 0 (finite scores; the maximum
+        numpy subtracts cancels)."""
+        import sympy as sp
+
+        from ..core.symbolic import Value, fresh, total
+        k = fresh()
+        column = s.index[1:]
+        return Value(s.shape, sp.exp(s.expr) / total(sp.exp(s.at(k, *column)), k, s.shape[0]))
+
 
 class MaskFill(Op):
     """Algorithm 4, line 5: every score whose mask entry is 0 becomes −∞.  Free (a selection)."""
@@ -128,6 +144,13 @@ class MaskFill(Op):
 
     def numpy(self, ctx, s, mask):
         return np.where(mask, s, -np.inf)
+
+    def meaning(self, ctx, s, mask):
+        """The identity under an all-ones mask; a mask of symbolic entries has no meaning here."""
+        if mask.expr != 1:
+            raise ConfigError(f"{ctx.where()}: a mask with entries other than 1 has no symbolic meaning "
+                              f"(got {mask.expr})")
+        return s
 
     def line_text(self, target, args):
         s, m = args[0].text, args[1].text
