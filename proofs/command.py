@@ -1,8 +1,11 @@
-"""``formal-transformers prove [NAME ...] [--list] [--json]``: check the theorems and their perturbed twins.
+"""``formal-transformers prove [NAME ...] [--list] [--json]``: check the theorems and their perturbed twins;
+``prove --mutants [--about] [--only NAMES] [--jobs N]``: plant each catalogued bug in the spec and report which
+theorems catch it (:mod:`proofs.mutation`).
 
 Registered with the front door through the ``formal_transformers.commands`` entry-point group.  Exit 0 when
-every theorem is proved and every twin rejected; 1 when one is not (a theorem of the package fails: its
-fault, not the user's); 2 for an unknown name.
+every theorem is proved and every twin rejected (with ``--mutants``: every bug caught by the theorems it is about,
+none broken); 1 when one is not (the package's theorems are at fault, not the user); 2 for bad input (an unknown
+theorem or mutant, options that do not go together).
 """
 
 from __future__ import annotations
@@ -20,10 +23,21 @@ def register(sub):
                                    "exhaustively up to a bound, or on seeded examples, each labelled with the level "
                                    "of evidence it reaches — and check that each theorem's perturbed twin (the same "
                                    "statement made slightly false) is rejected. Exit 0 when every theorem is proved "
-                                   "and every twin rejected, 1 otherwise, 2 for an unknown name.")
+                                   "and every twin rejected, 1 otherwise, 2 for an unknown name. With --mutants, plant "
+                                   "each bug of the shipped catalogue in the spec, in a fresh process of its own, and "
+                                   "report which theorems' statements fail under it: exit 0 when every bug is caught "
+                                   "by the theorems it is about.")
     p.add_argument("names", nargs="*", metavar="NAME", help="theorems to check (default: all; see --list)")
     p.add_argument("--list", action="store_true", help="list the theorems with their statements")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--mutants", action="store_true",
+                   help="plant each bug of the shipped catalogue in the spec and report which theorems catch it "
+                        "(with --list: list the catalogue)")
+    p.add_argument("--about", action="store_true",
+                   help="with --mutants: check only the theorems each bug is about (fast), not every theorem")
+    p.add_argument("--only", metavar="NAMES", help="with --mutants: comma-separated bugs to plant (default: all)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="with --mutants: processes at a time (default: the CPUs available, at most 4)")
     p.set_defaults(run=_run)
 
 
@@ -54,6 +68,8 @@ def _run(args, out):
     from formal.guards.files import json_text
 
     from .registry import theorems
+    if args.mutants or args.about or args.only is not None or args.jobs is not None:
+        return _run_mutants(args, out)
     if args.list:
         if args.names:
             raise FormalError("--list lists every theorem: give no names with it")
@@ -89,3 +105,33 @@ def _run(args, out):
         proved, rejected = sum(r.proved for r in results), sum(r.twin_rejected for r in results)
         out.write(f"\n{len(results)} theorems: {proved} proved, {rejected} twins rejected\n")
     return 0 if all(r.ok for r in results) else 1
+
+
+def _run_mutants(args, out):
+    """``prove --mutants``: the campaign's report, or with ``--list`` the catalogue."""
+    from formal.arguments import progress_line
+    from formal.guards.files import json_text
+
+    from .mutants import catalogue
+    from .mutation import campaign, report_text
+    if not args.mutants:
+        raise FormalError("--about, --only and --jobs go with --mutants")
+    if args.names:
+        raise FormalError(f"--mutants plants bugs and checks the theorems they are about: give no theorem names "
+                          f"(got {shown(args.names[0])}); choose bugs with --only")
+    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    if only == []:
+        raise FormalError(f"--only {args.only!r} names no bug: give comma-separated names (see --mutants --list)")
+    if args.jobs is not None and args.jobs < 1:
+        raise FormalError(f"--jobs {args.jobs} must be at least 1")
+    if args.list:
+        rows = [{"name": m.name, "where": m.where, "about": list(m.about), "bug": m.bug} for m in catalogue()]
+        if args.json:
+            out.write(json_text({"mutants": rows}))
+        else:
+            for r in rows:
+                out.write(f"{r['name']:<38} {r['where']:<16} {', '.join(r['about']) or '(no theorem)'}: {r['bug']}\n")
+        return 0
+    report = campaign(only=only, about=args.about, jobs=args.jobs, progress=progress_line(sys.stderr, "planting"))
+    out.write(json_text(report.as_json()) if args.json else report_text(report))
+    return 0 if report.ok else 1

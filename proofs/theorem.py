@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["LEVELS", "Outcome", "Theorem", "Result", "run"]
+__all__ = ["LEVELS", "Outcome", "Theorem", "Result", "run", "check_statement"]
 
 LEVELS = ("symbolic", "symbolic, sizes ≤ k", "exhaustive", "property-tested")
 
@@ -118,6 +118,12 @@ def run(theorem: Theorem) -> Result:
         twin = Outcome.undecided("the twin was refuted without a counterexample")
     return Result(theorem, main.holds is True, main.detail, twin.holds is False, twin.detail,
                   time.perf_counter() - start, undecided=main.holds is None, twin_undecided=twin.holds is None)
+
+
+def check_statement(theorem: Theorem) -> Outcome:
+    """The outcome of ``theorem``'s statement alone (not its twin), as :func:`run` decides it: an exception is
+    undecided, with its message."""
+    return _safely(theorem.check, False)
 
 
 def _safely(check, perturbed) -> Outcome:

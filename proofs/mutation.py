@@ -1,0 +1,202 @@
+"""``formal-transformers prove --mutants``: what the theorems catch, measured on bugs planted in the spec.
+
+A theorem is only as good as the bugs it rules out.  The shipped catalogue (:mod:`proofs.mutants`) holds realistic
+bugs in the spec — in ops, algorithms, cost rules and pattern builders — each naming the theorems whose statements
+it makes false.  For each bug this module starts a **fresh Python process**, plants the bug there
+(:meth:`~proofs.mutants.entry.SpecMutant.apply`, before anything is computed), and checks the theorems' statements
+(not their twins) against the planted spec.  A bug is **caught** when every theorem it is about fails there; a
+bug whose theorem stays proved **survived** (a weakness of the theorems, never of the bug); a bug about no theorem
+is listed as such; a bug whose planting raises is **broken** (a defect of the catalogue).  Every other theorem that
+fails under a bug is reported too.
+
+>>> from proofs.mutation import campaign
+>>> report = campaign(only=["div-sqrt-by-d"], about=True, jobs=1)
+>>> [(r.mutant.name, r.caught) for r in report.results]
+[('div-sqrt-by-d', True)]
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["MutantResult", "MutationReport", "campaign", "check_planted", "default_jobs", "report_text"]
+
+
+@dataclass
+class MutantResult:
+    """One planted bug: the theorems checked under it and the verdict of each statement (``proved``, ``failed``
+    or ``undecided``, with its detail), or why planting it broke."""
+
+    mutant: object
+    verdicts: dict = field(default_factory=dict)      # theorem name → (verdict, detail), in registry order
+    broken: str = ""
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list:
+        """The theorems whose statements are not proved under the bug."""
+        return [name for name, (verdict, _) in self.verdicts.items() if verdict != "proved"]
+
+    @property
+    def missed(self) -> list:
+        """The theorems the bug is about that stayed proved."""
+        return [name for name in self.mutant.about if name not in self.failed]
+
+    @property
+    def caught(self) -> bool:
+        """Every theorem the bug is about failed (False for a bug about none, or a broken one)."""
+        return bool(self.mutant.about) and not self.broken and not self.missed
+
+    @property
+    def collateral(self) -> list:
+        """The theorems that failed under the bug though it is not about them."""
+        return [name for name in self.failed if name not in self.mutant.about]
+
+    @property
+    def status(self) -> str:
+        """``caught``, ``survived``, ``about no theorem`` or ``broken``."""
+        if self.broken:
+            return "broken"
+        if not self.mutant.about:
+            return "about no theorem"
+        return "caught" if self.caught else "survived"
+
+    def as_json(self) -> dict:
+        m = self.mutant
+        return {"name": m.name, "where": m.where, "bug": m.bug, "about": list(m.about), "status": self.status,
+                "caught": self.caught, "failed": self.failed, "missed": self.missed, "collateral": self.collateral,
+                "broken": self.broken or None,
+                "verdicts": {name: {"result": v, "detail": d} for name, (v, d) in self.verdicts.items()},
+                "seconds": round(self.seconds, 2)}
+
+
+@dataclass
+class MutationReport:
+    """Every bug's :class:`MutantResult`, in catalogue order; ``about``: only the theorems each bug is about were
+    checked."""
+
+    results: list
+    about: bool
+    jobs: int
+    seconds: float = 0.0
+
+    def _count(self, status) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def summary(self) -> dict:
+        return {"bugs": len(self.results), "caught": self._count("caught"), "survived": self._count("survived"),
+                "about_no_theorem": self._count("about no theorem"), "broken": self._count("broken"),
+                "theorems_checked": "about" if self.about else "all", "seconds": round(self.seconds, 1)}
+
+    @property
+    def ok(self) -> bool:
+        """Every bug with a theorem is caught by all of them, and none is broken."""
+        return not self._count("survived") and not self._count("broken")
+
+    def as_json(self) -> dict:
+        return {"mutants": [r.as_json() for r in self.results], "summary": self.summary, "ok": self.ok}
+
+
+def check_planted(name: str, theorems=None) -> dict:
+    """In this process: plant the mutant ``name`` and check the statements of ``theorems`` (names; all by default)
+    against the planted spec.  Returns ``{"broken": str, "verdicts": {name: (verdict, detail)}}``.  Run it only in
+    a process of its own: the bug stays planted."""
+    from .mutants import find
+    from .registry import theorems as every
+    from .theorem import check_statement
+    mutant, = find([name])
+    try:
+        mutant.apply()
+    except Exception as exc:  # noqa: BLE001 - a bug that cannot be planted is the catalogue's defect, reported
+        return {"broken": f"planting it raised {type(exc).__name__}: {exc}", "verdicts": {}}
+    chosen = [t for t in every() if theorems is None or t.name in theorems]
+    verdicts = {}
+    for theorem in chosen:
+        outcome = check_statement(theorem)
+        verdict = "proved" if outcome.holds is True else "undecided" if outcome.holds is None else "failed"
+        verdicts[theorem.name] = (verdict, outcome.detail)
+    return {"broken": "", "verdicts": verdicts}
+
+
+def _timed(name, theorems):
+    start = time.perf_counter()
+    found = check_planted(name, theorems)
+    return found, time.perf_counter() - start
+
+
+def default_jobs() -> int:
+    """Worker processes by default: the CPUs this process may use, at most 4 (each holds its own copy of the
+    package)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def campaign(*, only=None, about: bool = False, jobs: int | None = None, progress=None) -> MutationReport:
+    """Plant each catalogued bug (``only``: the named ones) in a fresh process of its own and check the theorems'
+    statements there: all of them, or with ``about`` only those the bug is about.  ``jobs`` processes at a time
+    (default :func:`default_jobs`); ``progress(i, n, name)`` is called as each bug finishes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from formal.errors import FormalError
+
+    from .mutants import catalogue, find
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise FormalError(f"jobs = {jobs!r} must be a positive integer")
+    jobs = jobs or default_jobs()
+    mutants = find(only) if only is not None else catalogue()
+    start = time.perf_counter()
+    results = {m.name: MutantResult(m) for m in mutants}
+    context = multiprocessing.get_context("spawn")   # a fresh interpreter: nothing computed before the bug
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, max_tasks_per_child=1) as pool:
+        futures = {pool.submit(_timed, m.name, tuple(m.about) if about else None): m.name for m in mutants}
+        done = 0
+        from concurrent.futures import as_completed
+        for future in as_completed(futures):
+            name = futures[future]
+            result = results[name]
+            try:
+                found, result.seconds = future.result()
+                result.broken, result.verdicts = found["broken"], found["verdicts"]
+            except Exception as exc:  # noqa: BLE001 - a process that died (a bug that crashes the interpreter)
+                result.broken = f"its process failed: {type(exc).__name__}: {exc}"
+            if progress is not None:
+                progress(done, len(mutants), name)
+            done += 1
+    return MutationReport(list(results.values()), about, jobs, time.perf_counter() - start)
+
+
+def _cut(text, width):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def report_text(report: MutationReport) -> str:
+    """The campaign as a table (bug, where, status, the theorems it is about, the others that failed), then each
+    bug's failing statements with their details, then the summary."""
+    header = ("bug", "where", "status", "about", "also failed")
+    rows = [(r.mutant.name, r.mutant.where, r.status.upper() if r.status in ("survived", "broken") else r.status,
+             ", ".join(r.mutant.about) or "—", ", ".join(r.collateral) or "—") for r in report.results]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+    lines = ["  ".join([*(c.ljust(w) for c, w in zip(row[:4], widths)), row[4]]).rstrip() for row in [header, *rows]]
+    lines.append("")
+    for r in report.results:
+        lines.append(f"{r.mutant.name} ({r.mutant.where}): {_cut(r.mutant.bug, 200)}")
+        if r.broken:
+            lines.append(f"  BROKEN: {_cut(r.broken, 300)}")
+        for name in r.mutant.about:
+            verdict, detail = r.verdicts.get(name, ("not checked", ""))
+            mark = "caught" if verdict != "proved" else "MISSED (still proved)"
+            lines.append(f"  {name}: {mark}: {_cut(detail, 260)}")
+    s = report.summary
+    checked = "the theorems each bug is about" if report.about else "every theorem"
+    lines += ["", f"{s['bugs']} bugs planted ({checked} checked, {report.jobs} processes, {s['seconds']} s): "
+                  f"{s['caught']} caught by the theorems they are about, {s['survived']} survived, "
+                  f"{s['about_no_theorem']} about no theorem, {s['broken']} broken"]
+    return "\n".join(lines) + "\n"
