@@ -92,22 +92,49 @@ class MutationReport:
                 "theorems_checked": "about" if self.about else "all", "seconds": round(self.seconds, 1)}
 
     @property
+    def unaimed(self) -> list:
+        """The theorems no bug of the campaign is about (bugs they would catch are not catalogued yet)."""
+        from .registry import theorems
+        aimed = {name for r in self.results for name in r.mutant.about}
+        return [t.name for t in theorems() if t.name not in aimed]
+
+    @property
     def ok(self) -> bool:
         """Every bug with a theorem is caught by all of them, and none is broken."""
         return not self._count("survived") and not self._count("broken")
 
     def as_json(self) -> dict:
-        return {"mutants": [r.as_json() for r in self.results], "summary": self.summary, "ok": self.ok}
+        return {"mutants": [r.as_json() for r in self.results], "summary": self.summary,
+                "theorems_no_bug_is_about": self.unaimed, "ok": self.ok}
 
 
-def check_planted(name: str, theorems=None) -> dict:
-    """In this process: plant the mutant ``name`` and check the statements of ``theorems`` (names; all by default)
-    against the planted spec.  Returns ``{"broken": str, "verdicts": {name: (verdict, detail)}}``.  Run it only in
-    a process of its own: the bug stays planted."""
-    from .mutants import find
+def _catalogue(source):
+    """The mutants of ``source``: the shipped catalogue (None), or the ``MUTANTS`` of the module named ``source``
+    (a catalogue of one's own: a test's, a project's)."""
+    if source is None:
+        from .mutants import catalogue
+        return catalogue()
+    from importlib import import_module
+    return tuple(import_module(source).MUTANTS)
+
+
+def _find(names, source) -> tuple:
+    from formal.errors import FormalError, shown
+    known = {m.name: m for m in _catalogue(source)}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise FormalError(f"no spec mutant {shown(unknown[0])}; known: {', '.join(known)}")
+    return tuple(known[n] for n in dict.fromkeys(names))
+
+
+def check_planted(name: str, theorems=None, *, source: str | None = None) -> dict:
+    """In this process: plant the mutant ``name`` (of the catalogue ``source``, as :func:`campaign` takes it) and
+    check the statements of ``theorems`` (names; all by default) against the planted spec.  Returns
+    ``{"broken": str, "verdicts": {name: (verdict, detail)}}``.  Run it only in a process of its own: the bug stays
+    planted."""
     from .registry import theorems as every
     from .theorem import check_statement
-    mutant, = find([name])
+    mutant, = _find([name], source)
     try:
         mutant.apply()
     except Exception as exc:  # noqa: BLE001 - a bug that cannot be planted is the catalogue's defect, reported
@@ -121,9 +148,9 @@ def check_planted(name: str, theorems=None) -> dict:
     return {"broken": "", "verdicts": verdicts}
 
 
-def _timed(name, theorems):
+def _timed(name, theorems, source):
     start = time.perf_counter()
-    found = check_planted(name, theorems)
+    found = check_planted(name, theorems, source=source)
     return found, time.perf_counter() - start
 
 
@@ -137,27 +164,27 @@ def default_jobs() -> int:
     return max(1, min(4, cpus))
 
 
-def campaign(*, only=None, about: bool = False, jobs: int | None = None, progress=None) -> MutationReport:
+def campaign(*, only=None, about: bool = False, jobs: int | None = None, progress=None,
+             source: str | None = None) -> MutationReport:
     """Plant each catalogued bug (``only``: the named ones) in a fresh process of its own and check the theorems'
     statements there: all of them, or with ``about`` only those the bug is about.  ``jobs`` processes at a time
-    (default :func:`default_jobs`); ``progress(i, n, name)`` is called as each bug finishes."""
+    (default :func:`default_jobs`); ``progress(i, n, name)`` is called as each bug finishes.  ``source``: the name
+    of a module whose ``MUTANTS`` to plant instead of the shipped catalogue (importable by a fresh process)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from formal.errors import FormalError
 
-    from .mutants import catalogue, find
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise FormalError(f"jobs = {jobs!r} must be a positive integer")
     jobs = jobs or default_jobs()
-    mutants = find(only) if only is not None else catalogue()
+    mutants = _find(only, source) if only is not None else _catalogue(source)
     start = time.perf_counter()
     results = {m.name: MutantResult(m) for m in mutants}
     context = multiprocessing.get_context("spawn")   # a fresh interpreter: nothing computed before the bug
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, max_tasks_per_child=1) as pool:
-        futures = {pool.submit(_timed, m.name, tuple(m.about) if about else None): m.name for m in mutants}
+        futures = {pool.submit(_timed, m.name, tuple(m.about) if about else None, source): m.name for m in mutants}
         done = 0
-        from concurrent.futures import as_completed
         for future in as_completed(futures):
             name = futures[future]
             result = results[name]
@@ -199,4 +226,6 @@ def report_text(report: MutationReport) -> str:
     lines += ["", f"{s['bugs']} bugs planted ({checked} checked, {report.jobs} processes, {s['seconds']} s): "
                   f"{s['caught']} caught by the theorems they are about, {s['survived']} survived, "
                   f"{s['about_no_theorem']} about no theorem, {s['broken']} broken"]
+    if report.unaimed:
+        lines.append(f"theorems no bug here is about: {', '.join(report.unaimed)}")
     return "\n".join(lines) + "\n"

@@ -13,7 +13,7 @@ import functools
 import importlib
 import pkgutil
 
-__all__ = ["families", "catalogue", "find"]
+__all__ = ["families", "catalogue"]
 
 
 @functools.cache
@@ -34,13 +34,3 @@ def catalogue() -> tuple:
                                    f"({module.__name__} declares the second)")
     return tuple(found.values())
 
-
-def find(names) -> tuple:
-    """The mutants called ``names``, in the order given; an unknown name is a
-    :class:`~formal.errors.FormalError` listing the known ones."""
-    from formal.errors import FormalError, shown
-    known = {m.name: m for m in catalogue()}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise FormalError(f"no spec mutant {shown(unknown[0])}; known: {', '.join(known)}")
-    return tuple(known[n] for n in dict.fromkeys(names))

@@ -1,0 +1,38 @@
+"""A small catalogue of planted bugs for the tests of ``prove --mutants``'s runner (not shipped): one the theorem
+it is about catches, one it cannot see, one that cannot be planted, one about no theorem."""
+
+from proofs.mutants.entry import SpecMutant, patch
+
+
+def _twelve_becomes_thirteen():
+    """Kaplan's count gains a d² per layer: the MLP's hidden width is 5d, not 4d."""
+    from formal.models import complexity
+    original = complexity.Model.params
+
+    def params(self):
+        import sympy as sp
+
+        from formal.core.symbols import by_name
+        counts = dict(original(self))
+        extra = by_name("L") * by_name("d_mlp") * by_name("d_e") / 4
+        counts["non_embedding"] = sp.expand(counts["non_embedding"] + extra)
+        return counts
+    patch(complexity.Model, "params", params)
+
+
+def _nothing_that_matters():
+    """A module constant no theorem reads."""
+    from formal.costs import conventions
+    patch(conventions, "__doc__", "changed")
+
+
+def _cannot_plant():
+    raise RuntimeError("the planted code does not exist")
+
+
+MUTANTS = (
+    SpecMutant("kaplan-mlp-five", "the MLP counted 5d wide", ("kaplan-n",), "cost rule", _twelve_becomes_thirteen),
+    SpecMutant("harmless", "changes a docstring", ("kaplan-n",), "cost rule", _nothing_that_matters),
+    SpecMutant("unplantable", "its planting raises", ("kaplan-n",), "op", _cannot_plant),
+    SpecMutant("about-nothing", "changes a docstring", (), "cost rule", _nothing_that_matters),
+)

@@ -1,0 +1,98 @@
+"""``prove --mutants``: the shipped catalogue of bugs planted in the spec is well formed and every bug is caught by
+the theorems it is about (each planted in a fresh process); the runner reports caught, survived, broken and
+about-no-theorem bugs as they are, and a bug planted in one process never reaches the next; the command's report,
+JSON and exit statuses."""
+
+import json
+
+import pytest
+
+from proofs.mutants import catalogue, families
+from proofs.mutants.entry import WHERE
+from proofs.mutation import campaign
+from proofs.registry import theorems
+
+PLANTED = "tests.proofs.planted"   # a test catalogue: one bug caught, one survivor, one broken, one about nothing
+
+
+def test_the_catalogue_is_well_formed():
+    """Unique names; every `about` names a registered theorem; every place is one of WHERE, and each has bugs; every
+    family declares some."""
+    mutants = catalogue()
+    known = {t.name for t in theorems()}
+    assert len(mutants) >= 20 and len({m.name for m in mutants}) == len(mutants)
+    for m in mutants:
+        assert m.where in WHERE and m.bug and callable(m.apply), m.name
+        assert set(m.about) <= known, f"{m.name} is about unknown theorems {set(m.about) - known}"
+    assert all(module.MUTANTS for module in families())
+    assert {m.where for m in mutants} == set(WHERE), "bugs in ops, algorithms, cost rules and pattern builders"
+
+
+def test_every_bug_is_caught_by_the_theorems_it_is_about():
+    """The requirement: planted one at a time, each in a fresh process, every catalogued bug makes every theorem
+    it is about fail (its statement, not its twin)."""
+    report = campaign(about=True, jobs=2)
+    assert not [r.mutant.name for r in report.results if r.broken], [r.broken for r in report.results if r.broken]
+    missed = {r.mutant.name: r.missed for r in report.results if r.missed}
+    assert not missed, f"bugs their theorems do not catch: {missed}"
+    assert report.ok and report.summary["caught"] == sum(bool(m.about) for m in catalogue())
+
+
+def test_the_runner_reports_each_outcome_as_it_is():
+    """A bug its theorem catches is caught; one it cannot see survives (so the report is not ok); one whose planting
+    raises is broken, never caught; one about no theorem is listed as such.  The survivor runs after the caught
+    bug in the same single worker: its theorem is proved there, so the first bug did not leak into its process."""
+    report = campaign(source=PLANTED, about=True, jobs=1)
+    status = {r.mutant.name: r.status for r in report.results}
+    assert status == {"kaplan-mlp-five": "caught", "harmless": "survived", "unplantable": "broken",
+                      "about-nothing": "about no theorem"}
+    caught, harmless, broken, _ = report.results
+    assert caught.failed == ["kaplan-n"] and "differ" in caught.verdicts["kaplan-n"][1]
+    assert harmless.verdicts["kaplan-n"][0] == "proved" and harmless.missed == ["kaplan-n"]
+    assert "RuntimeError" in broken.broken and not broken.caught
+    assert not report.ok
+    assert report.summary == {**report.summary, "bugs": 4, "caught": 1, "survived": 1, "about_no_theorem": 1,
+                              "broken": 1, "theorems_checked": "about"}
+
+
+def test_every_theorem_is_checked_without_about():
+    """Without `about`, every theorem's statement is checked under the bug, and those it is not about that fail are
+    its collateral."""
+    report = campaign(source=PLANTED, only=["kaplan-mlp-five"], jobs=1)
+    result, = report.results
+    assert list(result.verdicts) == [t.name for t in theorems()]
+    assert "kaplan-n" in result.failed and result.collateral == [n for n in result.failed if n != "kaplan-n"]
+
+
+def test_the_command(capsys, monkeypatch):
+    from formal.cli import main
+    assert main(["prove", "--mutants", "--about", "--only", "div-sqrt-by-d", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    entry, = report["mutants"]
+    assert entry["name"] == "div-sqrt-by-d" and entry["caught"] and entry["status"] == "caught"
+    assert set(entry) >= {"where", "bug", "about", "failed", "missed", "collateral", "verdicts", "seconds"}
+    assert report["ok"] and report["summary"]["bugs"] == 1
+    assert main(["prove", "--mutants", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(m.name in listed for m in catalogue())
+    import proofs.mutation as mutation
+    real = mutation.campaign
+    monkeypatch.setattr(mutation, "campaign", lambda **kw: real(**{**kw, "source": PLANTED}))
+    assert main(["prove", "--mutants", "--about", "--only", "harmless,kaplan-mlp-five"]) == 1   # one survives
+    text = capsys.readouterr().out
+    assert "SURVIVED" in text and "MISSED (still proved)" in text and "1 caught" in text and "1 survived" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["prove", "--mutants", "kaplan-n"], "give no theorem names"),
+    (["prove", "--mutants", "--only", "nosuch"], "no spec mutant 'nosuch'"),
+    (["prove", "--mutants", "--only", " , "], "names no bug"),
+    (["prove", "--mutants", "--jobs", "0"], "--jobs 0 must be at least 1"),
+    (["prove", "--about"], "go with --mutants"),
+    (["prove", "kaplan-n", "--only", "div-sqrt-by-d"], "go with --mutants"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    from formal.cli import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
