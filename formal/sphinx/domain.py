@@ -17,7 +17,7 @@ from sphinx.util.nodes import make_id, make_refnode
 from . import nodes as build
 
 __all__ = ["FormalDomain", "AlgorithmDirective", "ModelDirective", "PatternDirective", "TheoremDirective",
-           "ClaimDirective", "THEOREMS"]
+           "ClaimDirective"]
 
 logger = logging.getLogger(__name__)
 
@@ -244,15 +244,19 @@ def _mask_svg(pattern, cell: int = 6, most: int = 64) -> str:
 
 # ------------------------------------------------------------------------------------------ theorem, claim
 class TheoremDirective(_Entry):
-    """``.. formal:theorem:: NAME`` — a theorem of ``proofs/``: its statement, evidence level and method.  The
-    theorems are found through the ``formal_transformers.theorems`` entry points (:func:`_theorems`)."""
+    """``.. formal:theorem:: NAME`` — a theorem of ``proofs/``: its statement, evidence level, method and twin, and
+    (unless ``:no-result:``) its result when the docs were built: the proof's verdict and detail, the twin's
+    verdict and counterexample.  The theorems are found through the ``formal_transformers.theorems`` entry points
+    (:func:`formal.sphinx.theorems.declared`)."""
 
     kind = "theorem"
+    option_spec = {"noindex": directives.flag, "no-result": directives.flag}
 
     def run(self):
+        from .theorems import checked, declared, result_fields
         name = self.arguments[0]
         try:
-            found = {t.name: t for t in _theorems()}
+            found = {t.name: t for t in declared()}
         except LookupError as error:
             return self.fail(f"formal:theorem {name}: {error}")
         if name not in found:
@@ -261,31 +265,13 @@ class TheoremDirective(_Entry):
         out = self.target(name, [f"{name} (theorem)"])
         box = nodes.container(classes=["formal-theorem"])
         box += build.para(nodes.strong(text=f"Theorem ({name}). "), t.statement, " ", build.math(t.latex))
-        box += build.field_list([("Evidence", t.level), ("Method", t.method), ("Perturbed twin, rejected", t.twin),
-                            ("About", build.joined([build.xref("alg", a) for a in t.about]))])
+        fields = [("Evidence", t.level), ("Method", t.method), ("Perturbed twin", t.twin),
+                  ("About", build.joined([build.xref("alg", a) for a in t.about]))]
+        if "no-result" not in self.options:
+            fields += result_fields(checked(t))
+        box += build.field_list(fields)
         out.append(box)
         return out
-
-
-#: The entry-point group that lists the theorems (``proofs.registry:theorems`` in this package's metadata).
-THEOREMS = "formal_transformers.theorems"
-
-
-def _theorems() -> list:
-    """Every theorem the installed packages declare in the :data:`THEOREMS` entry points (each a function
-    returning a list); a LookupError naming the group when none is installed or one cannot be loaded."""
-    from importlib.metadata import entry_points
-    found = list(entry_points(group=THEOREMS))
-    if not found:
-        raise LookupError(f"no theorems: no package declares the {THEOREMS!r} entry point (install the package "
-                          "with its proofs: pip install -e .)")
-    out = []
-    for entry in found:
-        try:
-            out += entry.load()()
-        except ImportError as error:
-            raise LookupError(f"the {THEOREMS!r} entry point {entry.name!r} cannot be loaded: {error}") from None
-    return out
 
 
 class ClaimDirective(_Entry):

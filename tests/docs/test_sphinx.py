@@ -132,7 +132,7 @@ def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, 
     ``formal_transformers.theorems`` entry points, and without them says so."""
     import importlib.metadata
 
-    from formal.sphinx.domain import THEOREMS
+    from formal.sphinx.theorems import THEOREMS
     real = importlib.metadata.entry_points
     monkeypatch.setattr(importlib.metadata, "entry_points",
                         lambda **kw: [] if kw.get("group") == THEOREMS else real(**kw))
@@ -167,3 +167,17 @@ def test_the_latex_builder_renders_the_same_model(tmp_path):
     tex = next((tmp_path / "out").glob("*.tex")).read_text(encoding="utf-8")
     for line in view(algorithms.get("layer_norm")).lines:
         assert line.latex in tex
+
+
+def test_a_theorem_entry_shows_its_result_unless_asked_not_to(tmp_path):
+    """The entry shows the theorem's result when the docs were built — the proof's verdict and detail, the twin's
+    verdict and counterexample — the same as ``prove`` gives; ``:no-result:`` leaves the result out."""
+    from proofs.command import prove
+    result, = prove(["kaplan-n"])
+    source = _project(tmp_path, "Title\n=====\n\n.. formal:theorem:: kaplan-n\n\n"
+                                ".. formal:theorem:: generation-growth\n   :no-result:\n")
+    assert _build(source, tmp_path / "out") == 0
+    page = _text((tmp_path / "out" / "index.html").read_text(encoding="utf-8"))
+    assert re.search(r"Result:\s*proved:", page) and _text(result.detail) in page
+    assert re.search(r"Twin:\s*rejected:", page) and _text(result.counterexample) in page
+    assert page.count("Result:") == 1, "the entry with :no-result: shows no result"
