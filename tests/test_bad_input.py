@@ -604,6 +604,14 @@ CASES = [
     C("prove-unknown-theorem", ("prove", "nosuch", "--json"), 2, contains=("no theorem",), max_seconds=20),
     C("prove-list-with-names", ("prove", "--list", "kaplan-n"), 2, max_seconds=20),
     C("prove-one", ("prove", "kaplan-n", "--json"), 0, contains=('"rejected"',), max_seconds=20),
+    C("prove-mutants-with-theorems", ("prove", "--mutants", "kaplan-n"), 2, contains=("give no theorem names",),
+      max_seconds=20),
+    C("prove-mutants-unknown", ("prove", "--mutants", "--only", "nosuch"), 2, contains=("no spec mutant",),
+      max_seconds=20),
+    C("prove-mutants-jobs-zero", ("prove", "--mutants", "--jobs", "0"), 2, max_seconds=20),
+    C("prove-about-alone", ("prove", "--about"), 2, contains=("go with --mutants",), max_seconds=20),
+    C("prove-mutants-list", ("prove", "--mutants", "--list", "--json"), 0, contains=('"div-sqrt-by-d"',),
+      max_seconds=20),
 
     # ---------------------------------------------------------------- conform
     C("conform-missing-file", ("conform", "missing.py:f", "--algorithm", "attention"), 2),
