@@ -67,6 +67,34 @@ def _path_length_counts_quiet_layer():
     patch(layered, "max_path_length", max_path_length)
 
 
+def _dilated_inclusive():
+    """The dilated window's offsets ``0, δ, …, wδ`` (the range written inclusive): w + 1 keys per query."""
+    import numpy as np
+
+    from formal.graphs import patterns, windows
+
+    def dilated(ell, window, dilation, *, causal=True):
+        ell, window, dilation, causal = windows._dilated_args(ell, window, dilation, causal=causal).values()
+        reach = (ell - 1) // dilation + 1 if ell else 1
+        steps = -min(dilation, max(ell, 1)) * np.arange(min(window, reach), -1, -1)
+        distances = steps if causal else np.concatenate((steps, -steps[-2::-1]))
+        return windows.self_pattern(*windows.offsets(ell, distances), ell, "dilated",
+                                    {"window": window, "dilation": dilation, "causal": causal})
+    patch(patterns, "dilated", dilated)
+
+
+def _swin_always_shifted():
+    """Swin's default shift ⌊M/2⌋ applied whether or not shifted windows are asked for: plain window attention
+    is built with shifted windows."""
+    from formal.graphs import windows
+    checked = windows._swin_args
+
+    def swin_args(height, width, window, *, shifted=False, shift=None):
+        args = checked(height, width, window, shifted=shifted, shift=shift)
+        return {**args, "shift": args["window"] // 2 if args["shift"] is None else args["shift"]}
+    patch(windows, "_swin_args", swin_args)
+
+
 MUTANTS = (
     SpecMutant("sliding-window-one-wider", "the sliding window admits q − w ≤ k ≤ q: w + 1 keys per query",
                ("sliding-window-edge-count",), "pattern builder", _window_one_wider),
@@ -78,4 +106,8 @@ MUTANTS = (
     SpecMutant("path-length-counts-quiet-layer", "the maximum path length is the last layer walked, the quiet one "
                "that finds the fixed point included", ("table1-path-lengths",), "pattern builder",
                _path_length_counts_quiet_layer),
+    SpecMutant("dilated-window-inclusive", "the dilated window's offsets run 0, δ, …, wδ: w + 1 keys per query",
+               ("sparse-edge-counts",), "pattern builder", _dilated_inclusive),
+    SpecMutant("swin-always-shifted", "Swin's default shift ⌊M/2⌋ is applied when shifted windows are not asked "
+               "for", ("swin-edge-count",), "pattern builder", _swin_always_shifted),
 )
