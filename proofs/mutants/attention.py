@@ -1,10 +1,9 @@
 """Realistic bugs in attention and KV-cache decoding — the grouping of heads, the causal mask, the positions
 of cached decoding, the cache update — and the theorems each must make fail.
 
-No bug here breaks permutation equivariance under a general permutation while keeping it under a cyclic shift:
-the realistic candidate, a relative-position index that wraps around (numpy's negative indexing), needs a
-positional score the equivariance theorem's algorithms do not have (a score bias makes them positional by
-design), so ``attention-permutation-equivariant`` is covered by the random permutations it draws, not by a mutant.
+``mask-rolled`` shifts the mask by one key with ``np.roll``, which wraps around: it commutes with a cyclic shift
+of the tokens, so permuting tokens and mask cyclically still permutes the output, but not with a general
+permutation — only the random permutations of ``attention-permutation-equivariant`` catch it there.
 """
 
 from __future__ import annotations
@@ -32,6 +31,15 @@ def _causal_off_by_one():
         shift = masks.causal_shift(ell_z, ell_x, align)
         return np.arange(ell_z)[:, None] <= np.arange(ell_x)[None, :] + shift + 1
     patch(masks, "causal", causal)
+
+
+def _mask_rolled():
+    """The mask is moved one key down before it is applied, with ``np.roll`` (meant to make room for a key
+    prepended in front, e.g. an attention sink); np.roll wraps the last key's row around to the top."""
+    import numpy as np
+
+    from formal.ops.reductions import MaskFill
+    patch(MaskFill, "numpy", lambda self, ctx, s, mask: np.where(np.roll(mask, 1, axis=0), s, -np.inf))
 
 
 def _positions_from_zero():
@@ -88,6 +96,8 @@ MUTANTS = (
                "instead of ⌊h/(H/n_kv)⌋", ("gqa-repeats-kv-heads",), "op", _heads_interleaved),
     SpecMutant("causal-mask-off-by-one", "the causal mask admits the next position too (t_z ≤ t_x + 1)",
                ("causal-masking",), "op", _causal_off_by_one),
+    SpecMutant("mask-rolled", "the mask is shifted one key down with np.roll before it is applied (the last key's "
+               "row wraps to the top)", ("attention-permutation-equivariant", "causal-masking"), "op", _mask_rolled),
     SpecMutant("extend-positions-from-zero", "the KV-cache extend numbers its new tokens' positions from 0, not "
                "from the cache's length", _KV, "op", _positions_from_zero),
     SpecMutant("cache-written-one-early", "the KV-cache extend attends over the right keys but writes the cache "
