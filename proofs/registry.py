@@ -6,7 +6,7 @@ from importlib import import_module
 
 __all__ = ["MODULES", "theorems"]
 
-MODULES = ("softmax", "scaling", "attention", "decoding", "norms", "costs", "kaplan", "graphs")
+MODULES = ("softmax", "scaling", "attention", "decoding", "norms", "costs", "kaplan", "flops", "graphs")
 
 
 def theorems() -> list:

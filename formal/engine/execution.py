@@ -165,8 +165,8 @@ def _shape_str(shape):
 
 
 class _Executor:
-    def __init__(self, algorithm, arguments):
-        self.algorithm = algorithm
+    def __init__(self, algorithm, arguments, observe=None):
+        self.algorithm, self.observe = algorithm, observe
         arguments = dict(arguments)
         rng = _rng(algorithm, arguments)
         given, raw = _split(algorithm, arguments)
@@ -270,7 +270,10 @@ class _Executor:
         if isinstance(node, Ref):
             return self._read(node.name, line)
         args = [self.evaluate(a, line) for a in node.args]
-        return node.op.numpy(self.ctx, *args)
+        value = node.op.numpy(self.ctx, *args)
+        if self.observe is not None:
+            self.observe(node.op, self.ctx, args, value)
+        return value
 
     def walk(self, lines, numbers, records):
         for line in lines:
@@ -387,11 +390,14 @@ def _numbered(lines) -> int:
     return sum(1 + _numbered(line.body) if hasattr(line, "body") else 1 for line in lines)
 
 
-def execute(algorithm, arguments: dict) -> Run:
+def execute(algorithm, arguments: dict, *, observe=None) -> Run:
     """Run ``algorithm`` on keyword ``arguments`` (inputs, ``mask``, parameters, and optionally sizes).
 
     numpy's floating-point warnings are silenced: a NaN or ∞ that reaches the output from finite inputs, not
-    by design, is a :class:`~formal.errors.DomainError` naming the line it began on instead.
+    by design, is a :class:`~formal.errors.DomainError` naming the line it began on instead.  ``observe(op, ctx,
+    args, value)``, if given, is called after each op of the lines runs (not those of a callee, which runs as an
+    algorithm of its own), with the context it ran in — to inspect every op application (the FLOP-count theorem
+    counts what each one's numpy semantics perform).
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _Executor(algorithm, arguments).run()
+        return _Executor(algorithm, arguments, observe).run()
