@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from .theorem import Outcome, Theorem
 
+__all__ = ["THEOREMS", "observer", "examples", "on_their_own", "unchecked"]
+
 #: Seeds per algorithm and the largest size of the examples.
 SEEDS, SMALL = 3, 3
 
@@ -49,7 +51,7 @@ def _rule(op, args, value, binding, convention):
     return sp.sympify(count).xreplace({s: sp.Integer(v) for s, v in binding.items()})
 
 
-def _observer(found, convention):
+def observer(found, convention):
     """``observe(op, ctx, args, value)`` for :func:`formal.engine.execution.execute`: the first application whose
     rule differs from the count is kept in ``found["mismatch"]``; every op type seen in ``found["ops"]``."""
     from formal.engine.calls import CallOp
@@ -71,7 +73,7 @@ def _observer(found, convention):
     return observe
 
 
-def _examples():
+def examples():
     """``(name, example)`` for every algorithm the examples cover, ``SEEDS`` each."""
     from reference.checking.examples import EXAMPLE_ALGORITHMS, example
     for name in EXAMPLE_ALGORITHMS:
@@ -92,7 +94,7 @@ class _Bare:
         return f"{type(self.op).__name__} on its own"
 
 
-def _direct(seen) -> list:
+def on_their_own(seen) -> list:
     """``(op, args)`` for the ops of :mod:`formal.ops` that no registered algorithm's default lines or drawn variants
     happened to run here, each on seeded arrays of 3×2 (entries in [0.5, 2), shifted by −1 for the leaky ReLUs)."""
     import numpy as np
@@ -109,7 +111,7 @@ def _direct(seen) -> list:
 
 def unchecked(seen) -> list:
     """The concrete op classes of :mod:`formal.ops` and the algorithms' modules that neither an execution nor
-    :func:`_direct` counted (a call's ops are its callee's; the gradient step executes no numpy)."""
+    :func:`on_their_own` counted (a call's ops are its callee's; the gradient step executes no numpy)."""
     from formal.engine.calls import CallOp
     from formal.ops import Activation, Elementwise, Op
 
@@ -126,14 +128,14 @@ def _counts(perturbed):
     convention = "matmul" if perturbed else "full"
     found = {"mismatch": None, "ops": {}}
     runs = 0
-    for name, ex in _examples():
-        execute(ex.algorithm, dict(ex.arguments), observe=_observer(found, convention))
+    for name, ex in examples():
+        execute(ex.algorithm, dict(ex.arguments), observe=observer(found, convention))
         runs += 1
         if found["mismatch"]:
             return Outcome(False, f"{found['mismatch']} (example {name}, options {ex.algorithm.options})")
     exercised = len(found["ops"])
-    observe = _observer(found, convention)
-    for op, args in _direct(found["ops"]):
+    observe = observer(found, convention)
+    for op, args in on_their_own(found["ops"]):
         observe(op, _Bare(op), args, op.numpy(_Bare(op), *args))
         if found["mismatch"]:
             return Outcome(False, found["mismatch"])
