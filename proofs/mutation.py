@@ -179,6 +179,7 @@ def campaign(*, only=None, about: bool = False, jobs: int | None = None, progres
         raise FormalError(f"jobs = {jobs!r} must be a positive integer")
     jobs = jobs or default_jobs()
     mutants = _find(only, source) if only is not None else _catalogue(source)
+    jobs = max(1, min(jobs, len(mutants)))
     start = time.perf_counter()
     results = {m.name: MutantResult(m) for m in mutants}
     context = multiprocessing.get_context("spawn")   # a fresh interpreter: nothing computed before the bug

@@ -96,3 +96,13 @@ def test_readme_commands_of_the_specification_run(tmp_path, monkeypatch, capsys)
         err = capsys.readouterr().err
         assert status == 0, (argv, err)
     assert (tmp_path / "swin.png").exists()  # the one command the README says writes a file
+
+
+def test_readme_names_the_theorems_and_spec_bugs_there_are():
+    """The README's theorem paragraphs name the number of theorems the registry holds and the number of planted
+    bugs the spec's catalogue holds (the tests require every one caught)."""
+    from proofs.mutants import catalogue
+    from proofs.registry import theorems
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"The {len(theorems())} theorems:" in readme and f"All {len(theorems())} run in" in readme
+    assert f"All {len(catalogue())} bugs are caught by the theorems they are about" in readme.replace("**", "")
