@@ -97,8 +97,8 @@ MUTANTS = (
     SpecMutant("causal-mask-off-by-one", "the causal mask admits the next position too (t_z ≤ t_x + 1)",
                ("causal-masking",), "op", _causal_off_by_one),
     SpecMutant("mask-rolled", "the mask is shifted one key down with np.roll before it is applied (the last key's "
-               "row wraps to the top)", ("attention-permutation-equivariant", "attention-context-order", "causal-masking"),
-               "op", _mask_rolled),
+               "row wraps to the top)",
+               ("attention-permutation-equivariant", "attention-context-order", "causal-masking"), "op", _mask_rolled),
     SpecMutant("extend-positions-from-zero", "the KV-cache extend numbers its new tokens' positions from 0, not "
                "from the cache's length", _KV, "op", _positions_from_zero),
     SpecMutant("cache-written-one-early", "the KV-cache extend attends over the right keys but writes the cache "
