@@ -166,8 +166,7 @@ def _shape_str(shape):
 
 class _Executor:
     def __init__(self, algorithm, arguments, observe=None):
-        self.algorithm, self.observe = algorithm, observe
-        arguments = dict(arguments)
+        self.algorithm, self.observe, arguments = algorithm, observe, dict(arguments)
         rng = _rng(algorithm, arguments)
         given, raw = _split(algorithm, arguments)
         self.binding = Binding(given)
@@ -271,7 +270,7 @@ class _Executor:
             return self._read(node.name, line)
         args = [self.evaluate(a, line) for a in node.args]
         value = node.op.numpy(self.ctx, *args)
-        if self.observe is not None:
+        if self.observe is not None:   # every op application inspected (what its numpy semantics perform)
             self.observe(node.op, self.ctx, args, value)
         return value
 
@@ -395,9 +394,7 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
 
     numpy's floating-point warnings are silenced: a NaN or ∞ that reaches the output from finite inputs, not
     by design, is a :class:`~formal.errors.DomainError` naming the line it began on instead.  ``observe(op, ctx,
-    args, value)``, if given, is called after each op of the lines runs (not those of a callee, which runs as an
-    algorithm of its own), with the context it ran in — to inspect every op application (the FLOP-count theorem
-    counts what each one's numpy semantics perform).
+    args, value)`` is called after each op of the lines (a callee's run as its own algorithm) runs, in its context.
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         return _Executor(algorithm, arguments, observe).run()
