@@ -17,6 +17,26 @@ def admissible(constraints):
     return meets
 
 
+def _search(expr, bad, constraints):
+    """The smallest assignment of sizes 1 … 4 where ``bad(value)`` (:func:`formal.costs.inequalities.counterexample`),
+    else the first of the diagonal: every size equal to 2, 4, …, 1024 (where a polynomial of many sizes shows its
+    leading terms, past the small grid)."""
+    import sympy as sp
+
+    from formal.costs.inequalities import counterexample
+    point = counterexample(expr, bad, admissible=admissible(constraints))
+    if point is not None:
+        return point
+    symbols = sorted(sp.sympify(expr).free_symbols, key=str)
+    for k in (2 ** n for n in range(1, 11)):
+        values = {s: k for s in symbols}
+        if admissible(constraints)(values):
+            v = sp.sympify(expr).xreplace(values)
+            if v.is_number and bad(v):
+                return {str(s): k for s in symbols}, v
+    return None
+
+
 def identity(lhs, rhs, what: str = "", *, constraints=()) -> Outcome:
     """``lhs = rhs`` for every value of the sizes (sympy): holds, or fails at the smallest assignment where the
     sides differ; undecided when the difference does not simplify to 0 and no assignment tried tells them
@@ -24,14 +44,13 @@ def identity(lhs, rhs, what: str = "", *, constraints=()) -> Outcome:
     import sympy as sp
 
     from formal.core.symbols import text
-    from formal.costs.inequalities import counterexample
     difference = sp.simplify(sp.sympify(lhs) - sp.sympify(rhs))
     if difference == 0:
         return Outcome(True, f"{what}{text(lhs)} = {text(rhs)}")
-    point = counterexample(difference, lambda v: v != 0, admissible=admissible(constraints))
+    point = _search(difference, lambda v: v != 0, constraints)
     if point is None:
         return Outcome.undecided(f"{what}the difference {text(difference)} does not simplify to 0, and no "
-                                 "assignment of sizes 1 … 4 makes it nonzero")
+                                 "assignment of sizes 1 … 4, nor all sizes equal to 2 … 1024, makes it nonzero")
     at = ", ".join(f"{k} = {v}" for k, v in point[0].items())
     return Outcome(False, f"{what}at {at} the sides differ by {point[1]}")
 
@@ -44,10 +63,10 @@ def nonnegative(expr, what: str = "", *, constraints=()) -> Outcome:
     from formal.costs import inequalities
     if inequalities.nonnegative(expr):
         return Outcome(True, f"{what}≥ 0 for every size ≥ 1 (all coefficients ≥ 0 after x = 1 + t)")
-    point = inequalities.counterexample(expr, lambda v: v < 0, admissible=admissible(constraints))
+    point = _search(expr, lambda v: v < 0, constraints)
     if point is None:
         return Outcome.undecided(f"{what}the sufficient test does not prove {text(expr)} ≥ 0, and no assignment "
-                                 "of sizes 1 … 4 makes it negative")
+                                 "of sizes 1 … 4, nor all sizes equal to 2 … 1024, makes it negative")
     at = ", ".join(f"{k} = {v}" for k, v in point[0].items())
     return Outcome(False, f"{what}at {at} it is {point[1]} < 0")
 

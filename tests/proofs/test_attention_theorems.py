@@ -84,29 +84,10 @@ def test_every_bug_is_about_theorems_of_this_family():
     assert all(m.about and set(m.about) <= set(NAMES) for m in MUTANTS)
 
 
-_PLANT = """
-import json, sys
-from proofs.mutants.attention import MUTANTS
-mutant = next(m for m in MUTANTS if m.name == sys.argv[1])
-mutant.apply()
-from proofs.command import prove
-print(json.dumps({r.theorem.name: [r.proved, r.detail] for r in prove(list(mutant.about))}))
-"""
-
-
 def _fresh(code, *args):
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
-def test_each_bug_fails_the_theorems_it_is_about(mutant):
-    found = _fresh(_PLANT, mutant.name)
-    assert set(found) == set(mutant.about)
-    for name, (proved, detail) in found.items():
-        assert not proved, f"{mutant.name} leaves {name} proved: {detail}"
-        assert "raised" not in detail, detail          # failed by the statement, not by a crash
 
 
 _CYCLIC = """

@@ -4,9 +4,6 @@ interpreter, as ``prove --mutants`` plants it)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -42,25 +39,3 @@ def test_method_says_the_meaning_is_tied_to_the_execution(results, name):
 def test_every_bug_named_is_about_these_theorems():
     assert len({m.name for m in MUTANTS}) == len(MUTANTS) >= 7
     assert all(set(m.about) <= set(NAMES) and m.about for m in MUTANTS)
-
-
-_PLANT = """
-import json, sys
-from proofs.mutants.numerics import MUTANTS
-mutant = next(m for m in MUTANTS if m.name == sys.argv[1])
-mutant.apply()
-from proofs.command import prove
-print(json.dumps({r.theorem.name: [r.proved, r.detail] for r in prove(list(mutant.about))}))
-"""
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
-def test_each_bug_fails_the_theorems_it_is_about(mutant):
-    done = subprocess.run([sys.executable, "-c", _PLANT, mutant.name], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(found) == set(mutant.about)
-    for name, (proved, detail) in found.items():
-        assert not proved, f"{mutant.name} leaves {name} proved: {detail}"
-        assert "raised" not in detail, detail          # failed by the statement, not by a crash
