@@ -1,5 +1,9 @@
 """A small catalogue of planted bugs for the tests of ``prove --mutants``'s runner (not shipped): one the theorem
-it is about catches, one it cannot see, one that cannot be planted, one about no theorem."""
+it is about catches, one it cannot see, one that cannot be planted, one about no theorem; and three whose process
+fails: it dies while planting, dies while checking, or hangs while planting."""
+
+import os
+import time
 
 from proofs.mutants.entry import SpecMutant, patch
 
@@ -30,9 +34,26 @@ def _cannot_plant():
     raise RuntimeError("the planted code does not exist")
 
 
+def _dies():
+    os._exit(3)
+
+
+def _dies_checking():
+    """Kaplan's count ends the interpreter when it is asked for."""
+    from formal.models import complexity
+    patch(complexity.Model, "params", lambda self: os._exit(3))
+
+
+def _hangs():
+    time.sleep(3600)
+
+
 MUTANTS = (
     SpecMutant("kaplan-mlp-five", "the MLP counted 5d wide", ("kaplan-n",), "cost rule", _twelve_becomes_thirteen),
     SpecMutant("harmless", "changes a docstring", ("kaplan-n",), "cost rule", _nothing_that_matters),
     SpecMutant("unplantable", "its planting raises", ("kaplan-n",), "op", _cannot_plant),
     SpecMutant("about-nothing", "changes a docstring", (), "cost rule", _nothing_that_matters),
+    SpecMutant("dies-planting", "its planting ends the process", ("kaplan-n",), "op", _dies),
+    SpecMutant("dies-checking", "Kaplan's count ends the process", ("kaplan-n",), "cost rule", _dies_checking),
+    SpecMutant("hangs-planting", "its planting never returns", ("kaplan-n",), "op", _hangs),
 )
