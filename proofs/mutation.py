@@ -131,9 +131,8 @@ def _find(names, source) -> tuple:
 def _planting(name, theorems, source):
     """Plant the mutant ``name`` here and check the statements of ``theorems`` (names; all by default), yielding
     what happens as it happens: ``("broken", why)`` or ``("planted", "")``, then ``(theorem, (verdict, detail))``
-    for each theorem."""
-    from .registry import theorems as every
-    from .theorem import check_statement
+    for each theorem.  The theorems are imported only once the bug is planted, so that nothing they build at import
+    escapes it."""
     mutant, = _find([name], source)
     try:
         mutant.apply()
@@ -141,6 +140,8 @@ def _planting(name, theorems, source):
         yield "broken", f"planting it raised {type(exc).__name__}: {exc}"
         return
     yield "planted", ""
+    from .registry import theorems as every
+    from .theorem import check_statement
     for theorem in every():
         if theorems is None or theorem.name in theorems:
             outcome = check_statement(theorem)

@@ -44,6 +44,16 @@ def _dies_checking():
     patch(complexity.Model, "params", lambda self: os._exit(3))
 
 
+def _sees_a_fresh_process():
+    """Nothing of the theorems is imported, and no algorithm variant built, before the bug is planted."""
+    import sys
+    if "proofs.registry" in sys.modules or "proofs.kaplan" in sys.modules:
+        raise RuntimeError("the theorems were imported before the bug was planted")
+    engine = sys.modules.get("formal.engine.algorithm")
+    if engine is not None and engine._VARIANTS:
+        raise RuntimeError(f"variants were built before the bug was planted: {list(engine._VARIANTS)}")
+
+
 def _hangs():
     time.sleep(3600)
 
@@ -55,5 +65,7 @@ MUTANTS = (
     SpecMutant("about-nothing", "changes a docstring", (), "cost rule", _nothing_that_matters),
     SpecMutant("dies-planting", "its planting ends the process", ("kaplan-n",), "op", _dies),
     SpecMutant("dies-checking", "Kaplan's count ends the process", ("kaplan-n",), "cost rule", _dies_checking),
+    SpecMutant("sees-a-fresh-process", "plants nothing: it checks that nothing was computed before it",
+               ("kaplan-n",), "op", _sees_a_fresh_process),
     SpecMutant("hangs-planting", "its planting never returns", ("kaplan-n",), "op", _hangs),
 )

@@ -73,6 +73,15 @@ def test_a_process_that_dies_or_hangs_costs_its_own_bug_only():
     assert caught.status == "caught" and caught.verdicts["kaplan-n"][0] == "failed"
 
 
+def test_a_bug_is_planted_before_anything_is_computed():
+    """In a bug's process nothing of the theorems is imported and no algorithm variant built before the bug is
+    planted (the planting raises if anything was), though this process has built them: the bug planted there
+    plants nothing, so it survives, with kaplan-n proved — not broken."""
+    theorems()
+    result, = campaign(source=PLANTED, only=["sees-a-fresh-process"], about=True, jobs=1).results
+    assert not result.broken and result.status == "survived" and result.verdicts["kaplan-n"][0] == "proved"
+
+
 def test_every_theorem_is_checked_without_about():
     """Without `about`, every theorem's statement is checked under the bug, and those it is not about that fail are
     its collateral."""
