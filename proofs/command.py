@@ -1,6 +1,6 @@
 """``formal-transformers prove [NAME ...] [--list] [--json]``: check the theorems and their perturbed twins;
-``prove --mutants [--about] [--only NAMES] [--jobs N]``: plant each catalogued bug in the spec and report which
-theorems catch it (:mod:`proofs.mutation`).
+``prove --mutants [--about] [--only NAMES] [--jobs N] [--timeout SECONDS]``: plant each catalogued bug in the spec
+and report which theorems catch it (:mod:`proofs.mutation`).
 
 Registered with the front door through the ``formal_transformers.commands`` entry-point group.  Exit 0 when
 every theorem is proved and every twin rejected (with ``--mutants``: every bug caught by the theorems it is about,
@@ -38,6 +38,9 @@ def register(sub):
     p.add_argument("--only", metavar="NAMES", help="with --mutants: comma-separated bugs to plant (default: all)")
     p.add_argument("--jobs", type=int, metavar="N",
                    help="with --mutants: processes at a time (default: the CPUs available, at most 4)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="with --mutants: stop a bug's process after this long; the theorems it had not decided are "
+                        "undecided (default: 600)")
     p.set_defaults(run=_run)
 
 
@@ -68,7 +71,7 @@ def _run(args, out):
     from formal.guards.files import json_text
 
     from .registry import theorems
-    if args.mutants or args.about or args.only is not None or args.jobs is not None:
+    if args.mutants or args.about or args.only is not None or args.jobs is not None or args.timeout is not None:
         return _run_mutants(args, out)
     if args.list:
         if args.names:
@@ -115,7 +118,7 @@ def _run_mutants(args, out):
     from .mutants import catalogue
     from .mutation import campaign, report_text
     if not args.mutants:
-        raise FormalError("--about, --only and --jobs go with --mutants")
+        raise FormalError("--about, --only, --jobs and --timeout go with --mutants")
     if args.names:
         raise FormalError(f"--mutants plants bugs and checks the theorems they are about: give no theorem names "
                           f"(got {shown(args.names[0])}); choose bugs with --only")
@@ -124,6 +127,8 @@ def _run_mutants(args, out):
         raise FormalError(f"--only {args.only!r} names no bug: give comma-separated names (see --mutants --list)")
     if args.jobs is not None and args.jobs < 1:
         raise FormalError(f"--jobs {args.jobs} must be at least 1")
+    if args.timeout is not None and not 0 < args.timeout < float("inf"):   # also nan
+        raise FormalError(f"--timeout {args.timeout:g} must be a positive, finite number of seconds")
     if args.list:
         rows = [{"name": m.name, "where": m.where, "about": list(m.about), "bug": m.bug} for m in catalogue()]
         if args.json:
@@ -132,6 +137,8 @@ def _run_mutants(args, out):
             for r in rows:
                 out.write(f"{r['name']:<38} {r['where']:<16} {', '.join(r['about']) or '(no theorem)'}: {r['bug']}\n")
         return 0
-    report = campaign(only=only, about=args.about, jobs=args.jobs, progress=progress_line(sys.stderr, "planting"))
+    timeout = {} if args.timeout is None else {"timeout": args.timeout}
+    report = campaign(only=only, about=args.about, jobs=args.jobs, progress=progress_line(sys.stderr, "planting"),
+                      **timeout)
     out.write(json_text(report.as_json()) if args.json else report_text(report))
     return 0 if report.ok else 1

@@ -68,6 +68,7 @@ class MutantResult:
         return {"name": m.name, "where": m.where, "bug": m.bug, "about": list(m.about), "status": self.status,
                 "caught": self.caught, "failed": self.failed, "missed": self.missed, "collateral": self.collateral,
                 "broken": self.broken or None,
+                "details": {name: self.verdicts[name][1] for name in self.failed},
                 "verdicts": {name: {"result": v, "detail": d} for name, (v, d) in self.verdicts.items()},
                 "seconds": round(self.seconds, 2)}
 
@@ -127,31 +128,94 @@ def _find(names, source) -> tuple:
     return tuple(known[n] for n in dict.fromkeys(names))
 
 
+def _planting(name, theorems, source):
+    """Plant the mutant ``name`` here and check the statements of ``theorems`` (names; all by default), yielding
+    what happens as it happens: ``("broken", why)`` or ``("planted", "")``, then ``(theorem, (verdict, detail))``
+    for each theorem.  The theorems are imported only once the bug is planted, so that nothing they build at import
+    escapes it."""
+    mutant, = _find([name], source)
+    try:
+        mutant.apply()
+    except Exception as exc:  # noqa: BLE001 - a bug that cannot be planted is the catalogue's defect, reported
+        yield "broken", f"planting it raised {type(exc).__name__}: {exc}"
+        return
+    yield "planted", ""
+    from .registry import theorems as every
+    from .theorem import check_statement
+    for theorem in every():
+        if theorems is None or theorem.name in theorems:
+            outcome = check_statement(theorem)
+            verdict = "proved" if outcome.holds is True else "undecided" if outcome.holds is None else "failed"
+            yield theorem.name, (verdict, outcome.detail)
+
+
 def check_planted(name: str, theorems=None, *, source: str | None = None) -> dict:
     """In this process: plant the mutant ``name`` (of the catalogue ``source``, as :func:`campaign` takes it) and
     check the statements of ``theorems`` (names; all by default) against the planted spec.  Returns
     ``{"broken": str, "verdicts": {name: (verdict, detail)}}``.  Run it only in a process of its own: the bug stays
     planted."""
-    from .registry import theorems as every
-    from .theorem import check_statement
-    mutant, = _find([name], source)
-    try:
-        mutant.apply()
-    except Exception as exc:  # noqa: BLE001 - a bug that cannot be planted is the catalogue's defect, reported
-        return {"broken": f"planting it raised {type(exc).__name__}: {exc}", "verdicts": {}}
-    chosen = [t for t in every() if theorems is None or t.name in theorems]
-    verdicts = {}
-    for theorem in chosen:
-        outcome = check_statement(theorem)
-        verdict = "proved" if outcome.holds is True else "undecided" if outcome.holds is None else "failed"
-        verdicts[theorem.name] = (verdict, outcome.detail)
-    return {"broken": "", "verdicts": verdicts}
+    found = {"broken": "", "verdicts": {}}
+    for what, value in _planting(name, theorems, source):
+        if what == "broken":
+            found["broken"] = value
+        elif what != "planted":
+            found["verdicts"][what] = value
+    return found
 
 
-def _timed(name, theorems, source):
+def _child(request: str) -> None:
+    """A fresh process's side of :func:`campaign`: plant one bug, and write each step of :func:`_planting` to the
+    file the request names as it happens, one JSON line each (so a process that dies or is stopped still leaves
+    the verdicts it reached)."""
+    import json
+    asked = json.loads(request)
+    with open(asked["out"], "w", encoding="utf-8") as out:
+        for what, value in _planting(asked["name"], asked["theorems"], asked["source"]):
+            out.write(json.dumps([what, value]) + "\n")
+            out.flush()
+
+
+#: What a fresh interpreter runs: the parent's import path first (a test's catalogue is importable as it is in
+#: the parent), then :func:`_child`; nothing of the spec is imported before the bug is planted.
+_CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
+          "from proofs.mutation import _child; _child(sys.argv[2])")
+
+
+def _in_fresh_process(mutant, theorems, source, timeout) -> MutantResult:
+    """Plant ``mutant`` in a new Python interpreter and read back what it found.  A process that dies or runs past
+    ``timeout`` seconds leaves the theorems it had not decided undecided (with why), or, if the bug was not yet
+    planted, the bug broken."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
     start = time.perf_counter()
-    found = check_planted(name, theorems, source=source)
-    return found, time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="formal-mutant-") as folder:
+        out = Path(folder) / "steps.jsonl"
+        request = json.dumps({"name": mutant.name, "theorems": theorems, "source": source, "out": str(out)})
+        try:
+            done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(sys.path), request],
+                                  capture_output=True, text=True, timeout=timeout)
+            last = (done.stderr.strip().splitlines() or [""])[-1]
+            ended = "" if done.returncode == 0 else f"its process ended with exit status {done.returncode}" + (
+                f" ({last})" if last else "")
+        except subprocess.TimeoutExpired:
+            ended = f"its process was stopped after {timeout:g} s"
+        steps = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
+    result = MutantResult(mutant, seconds=time.perf_counter() - start)
+    found = dict((what, value) for what, value in steps)
+    if "broken" in found or "planted" not in found:
+        result.broken = found.get("broken") or f"planting it did not finish: {ended or 'no steps were written'}"
+        return result
+    from .registry import theorems as every
+    for theorem in every():
+        if theorems is None or theorem.name in theorems:
+            verdict = found.get(theorem.name)
+            result.verdicts[theorem.name] = tuple(verdict) if verdict else (
+                "undecided", f"no verdict: {ended or 'its process ended before checking it'}")
+    return result
 
 
 def default_jobs() -> int:
@@ -165,38 +229,34 @@ def default_jobs() -> int:
 
 
 def campaign(*, only=None, about: bool = False, jobs: int | None = None, progress=None,
-             source: str | None = None) -> MutationReport:
-    """Plant each catalogued bug (``only``: the named ones) in a fresh process of its own and check the theorems'
-    statements there: all of them, or with ``about`` only those the bug is about.  ``jobs`` processes at a time
-    (default :func:`default_jobs`); ``progress(i, n, name)`` is called as each bug finishes.  ``source``: the name
-    of a module whose ``MUTANTS`` to plant instead of the shipped catalogue (importable by a fresh process)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+             source: str | None = None, timeout: float = 600.0) -> MutationReport:
+    """Plant each catalogued bug (``only``: the named ones) in a fresh Python process of its own and check the
+    theorems' statements there: all of them, or with ``about`` only those the bug is about.  ``jobs`` processes at a
+    time (default :func:`default_jobs`); ``progress(i, n, name)`` is called as each bug finishes.  ``source``: the
+    name of a module whose ``MUTANTS`` to plant instead of the shipped catalogue (importable by a fresh process).
+    A bug's process that runs past ``timeout`` seconds is stopped: the theorems it had not decided are undecided.
+    A process that dies (a bug that crashes the interpreter) affects its own bug only."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from formal.errors import FormalError
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise FormalError(f"jobs = {jobs!r} must be a positive integer")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise FormalError(f"timeout = {timeout!r} must be a positive, finite number of seconds")
     jobs = jobs or default_jobs()
     mutants = _find(only, source) if only is not None else _catalogue(source)
     jobs = max(1, min(jobs, len(mutants)))
     start = time.perf_counter()
     results = {m.name: MutantResult(m) for m in mutants}
-    context = multiprocessing.get_context("spawn")   # a fresh interpreter: nothing computed before the bug
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, max_tasks_per_child=1) as pool:
-        futures = {pool.submit(_timed, m.name, tuple(m.about) if about else None, source): m.name for m in mutants}
-        done = 0
-        for future in as_completed(futures):
-            name = futures[future]
-            result = results[name]
-            try:
-                found, result.seconds = future.result()
-                result.broken, result.verdicts = found["broken"], found["verdicts"]
-            except Exception as exc:  # noqa: BLE001 - a process that died (a bug that crashes the interpreter)
-                result.broken = f"its process failed: {type(exc).__name__}: {exc}"
+    # threads that each wait on a process of its own: a process that dies or hangs costs its own bug only
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(_in_fresh_process, m, list(m.about) if about else None, source, timeout): m.name
+                   for m in mutants}
+        for done, future in enumerate(as_completed(futures)):
+            results[futures[future]] = future.result()
             if progress is not None:
-                progress(done, len(mutants), name)
-            done += 1
+                progress(done, len(mutants), futures[future])
     return MutationReport(list(results.values()), about, jobs, time.perf_counter() - start)
 
 
@@ -224,9 +284,9 @@ def report_text(report: MutationReport) -> str:
             lines.append(f"  {name}: {mark}: {_cut(detail, 260)}")
     s = report.summary
     checked = "the theorems each bug is about" if report.about else "every theorem"
-    lines += ["", f"{s['bugs']} bugs planted ({checked} checked, {report.jobs} processes, {s['seconds']} s): "
-                  f"{s['caught']} caught by the theorems they are about, {s['survived']} survived, "
-                  f"{s['about_no_theorem']} about no theorem, {s['broken']} broken"]
+    lines += ["", f"{s['bugs']} bugs: {s['caught']} caught by the theorems they are about, "
+                  f"{s['about_no_theorem']} about no theorem, {s['survived']} survived, {s['broken']} broken "
+                  f"({checked} checked, {report.jobs} processes, {s['seconds']} s)"]
     if report.unaimed:
         lines.append(f"theorems no bug here is about: {', '.join(report.unaimed)}")
     return "\n".join(lines) + "\n"

@@ -612,6 +612,12 @@ CASES = [
     C("prove-about-alone", ("prove", "--about"), 2, contains=("go with --mutants",), max_seconds=20),
     C("prove-mutants-list", ("prove", "--mutants", "--list", "--json"), 0, contains=('"div-sqrt-by-d"',),
       max_seconds=20),
+    C("prove-mutants-timeout-0", ("prove", "--mutants", "--timeout", "0"), 2, contains=("--timeout",),
+      max_seconds=20),
+    C("prove-mutants-timeout-inf", ("prove", "--mutants", "--timeout", "inf"), 2, contains=("finite",),
+      max_seconds=20),
+    C("prove-timeout-alone", ("prove", "kaplan-n", "--timeout", "5"), 2, contains=("go with --mutants",),
+      max_seconds=20),
 
     # ---------------------------------------------------------------- conform
     C("conform-missing-file", ("conform", "missing.py:f", "--algorithm", "attention"), 2),

@@ -1,5 +1,9 @@
 """A small catalogue of planted bugs for the tests of ``prove --mutants``'s runner (not shipped): one the theorem
-it is about catches, one it cannot see, one that cannot be planted, one about no theorem."""
+it is about catches, one it cannot see, one that cannot be planted, one about no theorem; and three whose process
+fails: it dies while planting, dies while checking, or hangs while planting."""
+
+import os
+import time
 
 from proofs.mutants.entry import SpecMutant, patch
 
@@ -30,9 +34,38 @@ def _cannot_plant():
     raise RuntimeError("the planted code does not exist")
 
 
+def _dies():
+    os._exit(3)
+
+
+def _dies_checking():
+    """Kaplan's count ends the interpreter when it is asked for."""
+    from formal.models import complexity
+    patch(complexity.Model, "params", lambda self: os._exit(3))
+
+
+def _sees_a_fresh_process():
+    """Nothing of the theorems is imported, and no algorithm variant built, before the bug is planted."""
+    import sys
+    if "proofs.registry" in sys.modules or "proofs.kaplan" in sys.modules:
+        raise RuntimeError("the theorems were imported before the bug was planted")
+    engine = sys.modules.get("formal.engine.algorithm")
+    if engine is not None and engine._VARIANTS:
+        raise RuntimeError(f"variants were built before the bug was planted: {list(engine._VARIANTS)}")
+
+
+def _hangs():
+    time.sleep(3600)
+
+
 MUTANTS = (
     SpecMutant("kaplan-mlp-five", "the MLP counted 5d wide", ("kaplan-n",), "cost rule", _twelve_becomes_thirteen),
     SpecMutant("harmless", "changes a docstring", ("kaplan-n",), "cost rule", _nothing_that_matters),
     SpecMutant("unplantable", "its planting raises", ("kaplan-n",), "op", _cannot_plant),
     SpecMutant("about-nothing", "changes a docstring", (), "cost rule", _nothing_that_matters),
+    SpecMutant("dies-planting", "its planting ends the process", ("kaplan-n",), "op", _dies),
+    SpecMutant("dies-checking", "Kaplan's count ends the process", ("kaplan-n",), "cost rule", _dies_checking),
+    SpecMutant("sees-a-fresh-process", "plants nothing: it checks that nothing was computed before it",
+               ("kaplan-n",), "op", _sees_a_fresh_process),
+    SpecMutant("hangs-planting", "its planting never returns", ("kaplan-n",), "op", _hangs),
 )

@@ -45,7 +45,8 @@ def test_the_runner_reports_each_outcome_as_it_is():
     """A bug its theorem catches is caught; one it cannot see survives (so the report is not ok); one whose planting
     raises is broken, never caught; one about no theorem is listed as such.  The survivor runs after the caught
     bug in the same single worker: its theorem is proved there, so the first bug did not leak into its process."""
-    report = campaign(source=PLANTED, about=True, jobs=1)
+    report = campaign(source=PLANTED, only=["kaplan-mlp-five", "harmless", "unplantable", "about-nothing"],
+                      about=True, jobs=1)
     status = {r.mutant.name: r.status for r in report.results}
     assert status == {"kaplan-mlp-five": "caught", "harmless": "survived", "unplantable": "broken",
                       "about-nothing": "about no theorem"}
@@ -56,6 +57,29 @@ def test_the_runner_reports_each_outcome_as_it_is():
     assert not report.ok
     assert report.summary == {**report.summary, "bugs": 4, "caught": 1, "survived": 1, "about_no_theorem": 1,
                               "broken": 1, "theorems_checked": "about"}
+
+
+def test_a_process_that_dies_or_hangs_costs_its_own_bug_only():
+    """A bug whose process dies while planting, or hangs there past the timeout, is broken; one whose process dies
+    while checking leaves its theorem undecided, saying why; the bug planted after them in the same single worker is
+    checked as usual."""
+    report = campaign(source=PLANTED, only=["dies-planting", "hangs-planting", "dies-checking", "kaplan-mlp-five"],
+                      about=True, jobs=1, timeout=4)
+    dies, hangs, dies_checking, caught = report.results
+    assert dies.status == "broken" and "exit status 3" in dies.broken
+    assert hangs.status == "broken" and "stopped after 4 s" in hangs.broken
+    assert dies_checking.verdicts["kaplan-n"][0] == "undecided" and "exit status 3" in dies_checking.verdicts[
+        "kaplan-n"][1]
+    assert caught.status == "caught" and caught.verdicts["kaplan-n"][0] == "failed"
+
+
+def test_a_bug_is_planted_before_anything_is_computed():
+    """In a bug's process nothing of the theorems is imported and no algorithm variant built before the bug is
+    planted (the planting raises if anything was), though this process has built them: the bug planted there
+    plants nothing, so it survives, with kaplan-n proved — not broken."""
+    theorems()
+    result, = campaign(source=PLANTED, only=["sees-a-fresh-process"], about=True, jobs=1).results
+    assert not result.broken and result.status == "survived" and result.verdicts["kaplan-n"][0] == "proved"
 
 
 def test_every_theorem_is_checked_without_about():
@@ -73,7 +97,9 @@ def test_the_command(capsys, monkeypatch):
     report = json.loads(capsys.readouterr().out)
     entry, = report["mutants"]
     assert entry["name"] == "div-sqrt-by-d" and entry["caught"] and entry["status"] == "caught"
-    assert set(entry) >= {"where", "bug", "about", "failed", "missed", "collateral", "verdicts", "seconds"}
+    assert set(entry) >= {"where", "bug", "about", "failed", "missed", "collateral", "details", "verdicts",
+                          "seconds"}
+    assert set(entry["details"]) == set(entry["failed"]) >= {"sqrt-d-scaling"}
     assert report["ok"] and report["summary"]["bugs"] == 1
     assert main(["prove", "--mutants", "--list"]) == 0
     listed = capsys.readouterr().out
@@ -83,7 +109,8 @@ def test_the_command(capsys, monkeypatch):
     monkeypatch.setattr(mutation, "campaign", lambda **kw: real(**{**kw, "source": PLANTED}))
     assert main(["prove", "--mutants", "--about", "--only", "harmless,kaplan-mlp-five"]) == 1   # one survives
     text = capsys.readouterr().out
-    assert "SURVIVED" in text and "MISSED (still proved)" in text and "1 caught" in text and "1 survived" in text
+    assert "SURVIVED" in text and "MISSED (still proved)" in text
+    assert "2 bugs: 1 caught by the theorems they are about, 0 about no theorem, 1 survived, 0 broken" in text
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -93,6 +120,9 @@ def test_the_command(capsys, monkeypatch):
     (["prove", "--mutants", "--jobs", "0"], "--jobs 0 must be at least 1"),
     (["prove", "--about"], "go with --mutants"),
     (["prove", "kaplan-n", "--only", "div-sqrt-by-d"], "go with --mutants"),
+    (["prove", "--timeout", "5"], "go with --mutants"),
+    (["prove", "--mutants", "--timeout", "0"], "--timeout 0 must be a positive, finite number"),
+    (["prove", "--mutants", "--timeout", "nan"], "must be a positive, finite number"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     from formal.cli import main
