@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from .theorem import Outcome, Theorem
 
-
 __all__ = ["THEOREMS", "GRID", "observer", "examples", "variants", "applications", "grid_points", "count_at",
            "on_their_own", "unchecked"]
 
