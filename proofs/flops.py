@@ -4,7 +4,8 @@ semantics perform, counted independently (:mod:`proofs.counting`).
 The statement is decided over a grid: every op application in the lines of every registered algorithm, at its
 defaults and at every single-option variant (a call's applications are its callee's), is run on counting arrays at
 every assignment of the sizes its argument and result shapes (and the op's own size parameters) involve, each size
-in :data:`GRID`, wherever every dimension is a positive integer and the op's constraints hold; its rule
+over the four smallest values its own constraints admit (:data:`GRID`, 1…4, for most; 8, 16, 24, 32 for a size that
+must be a multiple of 8), wherever every dimension is a positive integer and the constraints hold; its rule
 (``op.work(shapes, out)`` under ``full``) is evaluated at the same sizes.  The arguments are of the kinds the spec's
 own executions give them (:func:`reference.checking.examples.example`, seeded, options drawn from their declared
 domains): a float argument is drawn in [0.5, 2), an index is 0, a mask admits everything, a distribution is
@@ -90,13 +91,13 @@ def observer(found, convention):
         tally = counted(lambda *values: op.numpy(_Context(ctx), *values), *args)
         sizes = {s: sp.Integer(v) for s, v in ctx.binding.values.items()}
         rule = sp.sympify(op.work([_shape(a) for a in args], _shape(value)).flops[convention]).xreplace(sizes)
-        _unseen(found, kind, tally)
+        _record(found, kind, tally)
         if rule != tally.total:
             found["mismatch"] = _mismatch(kind, ctx.where(), args, convention, rule, tally)
     return observe
 
 
-def _unseen(found, kind, tally):
+def _record(found, kind, tally):
     found["counted"][kind] = found["counted"].get(kind, 0) + 1
     if tally.unseen:
         found["unseen"].setdefault(kind, set()).update(tally.unseen)
@@ -196,16 +197,24 @@ def _free(op, shapes, out) -> list:
     return sorted(found, key=str)
 
 
+def _domain(symbol, constraints) -> tuple:
+    """The values ``symbol`` takes on the grid: the ``len(GRID)`` smallest positive ones the constraints on it
+    alone admit (1…4, or 8, 16, 24, 32 for a size that must be a multiple of 8)."""
+    own = [c for c in constraints if tuple(c.symbols) == (symbol,)]
+    admitted = (v for v in range(1, 1025) if all(c.holds({symbol: v}) for c in own))
+    return tuple(v for _, v in zip(GRID, admitted))
+
+
 def grid_points(op, shapes, out, constraints=()):
-    """``(sizes, argument shapes, result shape)`` at every point of the grid where each dimension is a positive
-    integer (a result may be empty), and the op's constraints and those of ``constraints`` (its algorithm's) that
-    read only these sizes hold."""
+    """``(sizes, argument shapes, result shape)`` at every point of the grid (each size over its :func:`_domain`)
+    where each dimension is a positive integer (a result may be empty), and the op's constraints and those of
+    ``constraints`` (its algorithm's) that read only these sizes hold."""
     from itertools import product
 
     import sympy as sp
     symbols = _free(op, shapes, out)
     constraints = [*op.constraints(shapes), *(c for c in constraints if set(c.symbols) <= set(symbols))]
-    for point in product(GRID, repeat=len(symbols)):
+    for point in product(*(_domain(s, constraints) for s in symbols)):
         values = dict(zip(symbols, map(sp.Integer, point)))
         dims = [tuple(sp.sympify(d).xreplace(values) for d in s) for s in (*shapes, out)]
         if not all(d.is_Integer and d >= (0 if k == len(shapes) else 1) for k, s in enumerate(dims) for d in s):
@@ -238,7 +247,8 @@ def count_at(op, shapes, out, kinds, convention, found, constraints=()):
     from .counting import counted
     rule = sp.sympify(op.work(list(shapes), out).flops[convention])
     name = type(op).__name__
-    rng, refused = np.random.default_rng(0), None
+    rng, ran, refused = np.random.default_rng(0), False, None
+    kinds = kinds if len(kinds) == len(shapes) else ("real",) * len(shapes)
     for values, dims, _ in grid_points(op, shapes, out, constraints):
         args = [_argument(kind, shape, rng) for kind, shape in zip(kinds, dims)]
         ctx = _GridContext(op, values)
@@ -250,13 +260,14 @@ def count_at(op, shapes, out, kinds, convention, found, constraints=()):
         except Exception as e:   # noqa: BLE001 — an op that cannot run at a point is reported, not skipped
             found["failed"].setdefault(name, f"at {_sizes(values)}: {type(e).__name__}: {e}")
             return
-        refused = False
-        _unseen(found, name, tally)
+        ran = True
+        _record(found, name, tally)
         if rule.xreplace(values) != tally.total:
             found["mismatch"] = _mismatch(name, ctx.where(), args, convention, rule.xreplace(values), tally)
             return
-    if refused:   # no point of the grid is in its domain
-        found["failed"].setdefault(name, f"anywhere on the grid; it refused every point, first {refused}")
+    if not ran:   # no point of the grid is in its domain: the application went uncounted
+        why = f"it refused every point, first {refused}" if refused else "no point gives every dimension a size"
+        found["failed"].setdefault(name, f"anywhere on the grid ({why})")
 
 
 def on_their_own() -> list:
@@ -317,7 +328,7 @@ def _verdict(found, runs, executed, cases):
         left = [f"{k} (no algorithm uses it and it is not run on its own)" for k in missing] + unseen + failed
         return Outcome.undecided(f"no count could be compared for {'; '.join(left)}")
     points = sum(found["counted"].values()) - executed
-    return Outcome(True, f"{cases} op applications counted at {points} grid points (sizes in {GRID}) and {executed} "
+    return Outcome(True, f"{cases} op applications counted at {points} grid points and {executed} "
                          f"applications in {runs} executions, {len(found['counted'])} ops "
                          f"({', '.join(sorted(found['counted']))}): each op's full count equals the operations counted")
 
@@ -331,11 +342,12 @@ THEOREMS = [
             ("attention", "layer_norm", "dtransformer"), "exhaustive",
             "every op application in the lines of every registered algorithm, at its defaults and every "
             f"single-option variant, run on counting arrays (proofs.counting: the convention's rules applied to the "
-            "ufuncs numpy is asked to run, never the op's rule) at every assignment of the sizes it involves, each in "
-            f"{{{', '.join(map(str, GRID))}}} where every dimension is a positive integer and the constraints hold "
-            "(a point the op's semantics refuse as outside its domain is left out; an op refusing all is reported; "
-            "ops no algorithm uses on m×n arguments), and compared with op.work "
-            f"under full; the executions of every algorithm ({SEEDS} seeded example each, sizes ≤ {SMALL}) give the "
+            "ufuncs numpy is asked to run, never the op's rule) at every assignment of the sizes it involves, each "
+            f"over the {len(GRID)} smallest values its own constraints admit ({{{', '.join(map(str, GRID))}}} for "
+            "most, 8…32 for Swin's multiples of 8), where every dimension is a positive integer and the constraints "
+            "hold (a point the op's semantics refuse as outside their domain is left out; an application with no "
+            "point left is reported; ops no algorithm uses on m×n arguments), and compared with op.work under full; "
+            f"the executions of every algorithm ({SEEDS} seeded example each, sizes ≤ {SMALL}) give the "
             f"arguments their kinds and are counted too; {WHY}",
             "Every op's matmul-convention count equals the operations its numpy semantics perform.", _counts),
 ]
