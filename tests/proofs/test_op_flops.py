@@ -69,6 +69,22 @@ def test_the_grid_takes_every_size_where_the_shapes_and_constraints_allow():
     assert all(dims[0] == (v[d] / v[H], v[d]) for v, dims, _ in points)
 
 
+def test_a_size_that_must_be_a_multiple_takes_the_smallest_multiples_and_no_point_is_reported():
+    """A size its own constraint makes a multiple of 8 runs over 8, 16, 24, 32; an application no point of the grid
+    gives positive sizes is reported as uncounted, not skipped."""
+    import sympy as sp
+
+    from formal.core.constraints import Constraint
+    from formal.ops import Sqrt
+    from proofs.flops import count_at, grid_points
+    h, n = sp.symbols("height n", positive=True, integer=True)
+    points = grid_points(Sqrt(), ((h / 8, n),), (h / 8, n), (Constraint("divides", (8, h)),))
+    assert sorted({int(v[h]) for v, _, _ in points}) == [8, 16, 24, 32]
+    found = {"mismatch": None, "counted": {}, "unseen": {}, "failed": {}}
+    count_at(Sqrt(), ((n - 5,),), (n - 5,), ("real",), "full", found)
+    assert found["failed"] == {"Sqrt": "anywhere on the grid (no point gives every dimension a size)"}
+
+
 def test_the_grid_alone_finds_a_wrong_rule(monkeypatch):
     """A softmax rule that forgets the maximum is refuted on the grid, at its first point, without any execution."""
     import sympy as sp
