@@ -13,7 +13,10 @@ to what numpy is asked to do — they never read an op's FLOP rule:
 - a comparison, a test (``isfinite``, ``isneginf``), a logical or bitwise op, a selection (``where``), an
   index, a copy, a reshape or a stack costs nothing: no floating-point arithmetic;
 - work on Python numbers (a size's square root, ``math.sqrt(d)``) is not array work: constants computed from
-  sizes alone are free, as the convention says.
+  sizes alone are free, as the convention says;
+- a routine that does its arithmetic without a ufunc (``dot``, ``einsum``, ``tensordot``, ``linalg``'s, a
+  convolution, ``trace``, ``interp``: :data:`UNSEEN`) is not counted but *recorded* in :attr:`Tally.unseen`, so a
+  computation the counter cannot see is reported, never counted as free.
 
 The count is of one concrete execution; the theorems built on it (:mod:`proofs.flops`) say so.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Counting", "Tally", "counted", "FREE_UFUNCS"]
+__all__ = ["Counting", "Tally", "counted", "FREE_UFUNCS", "UNSEEN"]
 
 #: Ufuncs that perform no floating-point arithmetic: comparisons, tests, logic, bit and sign manipulation.
 FREE_UFUNCS = frozenset({
@@ -32,11 +35,18 @@ FREE_UFUNCS = frozenset({
 })
 
 
+#: Numpy routines that compute without calling ufuncs on their arguments: the counter does not model them.
+UNSEEN = frozenset({np.dot, np.vdot, np.inner, np.einsum, np.tensordot, np.convolve, np.correlate, np.trace,
+                    np.interp, np.kron, *(getattr(np.linalg, n) for n in np.linalg.__all__ if n[0].islower()
+                                         and callable(getattr(np.linalg, n)))})
+
+
 class Tally:
-    """The operations counted so far (an int), and by which ufunc (for messages)."""
+    """The operations counted so far (an int), by which ufunc (for messages), and the routines met that the
+    counter does not model (:data:`UNSEEN`)."""
 
     def __init__(self):
-        self.total, self.by = 0, {}
+        self.total, self.by, self.unseen = 0, {}, set()
 
     def add(self, what: str, count: int):
         if count:
@@ -101,7 +111,20 @@ class Counting(np.ndarray):
         return _counting(result)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func in UNSEEN and _TALLY:
+            _TALLY[-1].unseen.add(getattr(func, "__name__", str(func)))
         return _counting(super().__array_function__(func, types, args, kwargs))
+
+    # the methods that compute in C without a ufunc: recorded as unseen, like their functions
+    def dot(self, *args, **kwargs):
+        if _TALLY:
+            _TALLY[-1].unseen.add("ndarray.dot")
+        return _counting(self.view(np.ndarray).dot(*(_plain(a) for a in args), **kwargs))
+
+    def trace(self, *args, **kwargs):
+        if _TALLY:
+            _TALLY[-1].unseen.add("ndarray.trace")
+        return _counting(self.view(np.ndarray).trace(*args, **kwargs))
 
 
 def counted(function, *values) -> Tally:

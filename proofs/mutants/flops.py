@@ -21,6 +21,17 @@ def _softmax_without_max():
     patch(Softmax, "flops", flops)
 
 
+def _softmax_by_rows():
+    """Softmax's maximum and sum counted along rows: 5nm − 2n, right only for a square input."""
+    from formal.core.shapes import numel
+    from formal.ops import Softmax
+    counted = Softmax.flops
+
+    def flops(self, shapes, out):
+        return {**counted(self, shapes, out), "full": 5 * numel(out) - 2 * out[0]}
+    patch(Softmax, "flops", flops)
+
+
 def _mean_n_plus_one():
     """A mean counted as n additions and a division per column (n + 1), not n − 1 additions and the division."""
     from formal.core.shapes import numel
@@ -63,6 +74,8 @@ def _gelu_free():
 MUTANTS = (
     SpecMutant("softmax-count-without-max", "softmax's full count leaves out the maximum's n − 1 comparisons per "
                "column", _COUNTS, "cost rule", _softmax_without_max),
+    SpecMutant("softmax-count-by-rows", "softmax's full count takes the maximum and the sum along rows (5nm − 2n, "
+               "not 5nm − 2m): right only for square scores", _COUNTS, "cost rule", _softmax_by_rows),
     SpecMutant("mean-count-n-plus-one", "a mean's full count is n + 1 per column (n additions and the division)",
                _COUNTS, "cost rule", _mean_n_plus_one),
     SpecMutant("matmul-full-count-halved", "a matrix product's full count is mkn (multiply-adds counted once), "
