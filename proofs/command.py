@@ -116,7 +116,7 @@ def _run_mutants(args, out):
     from formal.guards.files import json_text
 
     from .mutants import catalogue
-    from .mutation import campaign, report_text
+    from .mutation import campaign, find, report_text
     if not args.mutants:
         raise FormalError("--about, --only, --jobs and --timeout go with --mutants")
     if args.names:
@@ -130,7 +130,13 @@ def _run_mutants(args, out):
     if args.timeout is not None and not 0 < args.timeout < float("inf"):   # also nan
         raise FormalError(f"--timeout {args.timeout:g} must be a positive, finite number of seconds")
     if args.list:
-        rows = [{"name": m.name, "where": m.where, "about": list(m.about), "bug": m.bug} for m in catalogue()]
+        ignored = [flag for flag, given in (("--about", args.about), ("--jobs", args.jobs is not None),
+                                            ("--timeout", args.timeout is not None)) if given]
+        if ignored:
+            raise FormalError(f"--mutants --list lists the catalogue and plants nothing: {ignored[0]} has no meaning "
+                              "with it (--only chooses the bugs listed)")
+        chosen = find(only) if only is not None else catalogue()
+        rows = [{"name": m.name, "where": m.where, "about": list(m.about), "bug": m.bug} for m in chosen]
         if args.json:
             out.write(json_text({"mutants": rows}))
         else:

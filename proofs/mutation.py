@@ -21,7 +21,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["MutantResult", "MutationReport", "campaign", "check_planted", "default_jobs", "report_text"]
+__all__ = ["MutantResult", "MutationReport", "campaign", "check_planted", "default_jobs", "find", "report_text"]
 
 
 @dataclass
@@ -119,7 +119,9 @@ def _catalogue(source):
     return tuple(import_module(source).MUTANTS)
 
 
-def _find(names, source) -> tuple:
+def find(names, source=None) -> tuple:
+    """The mutants called ``names`` (of the catalogue ``source``, as :func:`campaign` takes it), in the order given;
+    an unknown name is a :class:`~formal.errors.FormalError` listing the known ones."""
     from formal.errors import FormalError, shown
     known = {m.name: m for m in _catalogue(source)}
     unknown = [n for n in names if n not in known]
@@ -133,7 +135,7 @@ def _planting(name, theorems, source):
     what happens as it happens: ``("broken", why)`` or ``("planted", "")``, then ``(theorem, (verdict, detail))``
     for each theorem.  The theorems are imported only once the bug is planted, so that nothing they build at import
     escapes it."""
-    mutant, = _find([name], source)
+    mutant, = find([name], source)
     try:
         mutant.apply()
     except Exception as exc:  # noqa: BLE001 - a bug that cannot be planted is the catalogue's defect, reported
@@ -245,7 +247,7 @@ def campaign(*, only=None, about: bool = False, jobs: int | None = None, progres
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
         raise FormalError(f"timeout = {timeout!r} must be a positive, finite number of seconds")
     jobs = jobs or default_jobs()
-    mutants = _find(only, source) if only is not None else _catalogue(source)
+    mutants = find(only, source) if only is not None else _catalogue(source)
     jobs = max(1, min(jobs, len(mutants)))
     start = time.perf_counter()
     results = {m.name: MutantResult(m) for m in mutants}

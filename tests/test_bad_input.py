@@ -610,6 +610,8 @@ CASES = [
       max_seconds=20),
     C("prove-mutants-jobs-zero", ("prove", "--mutants", "--jobs", "0"), 2, max_seconds=20),
     C("prove-about-alone", ("prove", "--about"), 2, contains=("go with --mutants",), max_seconds=20),
+    C("prove-mutants-list-with-jobs", ("prove", "--mutants", "--list", "--jobs", "2"), 2,
+      contains=("has no meaning with it",), max_seconds=20),
     C("prove-mutants-list", ("prove", "--mutants", "--list", "--json"), 0, contains=('"div-sqrt-by-d"',),
       max_seconds=20),
     C("prove-mutants-timeout-0", ("prove", "--mutants", "--timeout", "0"), 2, contains=("--timeout",),

@@ -104,6 +104,8 @@ def test_the_command(capsys, monkeypatch):
     assert main(["prove", "--mutants", "--list"]) == 0
     listed = capsys.readouterr().out
     assert all(m.name in listed for m in catalogue())
+    assert main(["prove", "--mutants", "--list", "--only", "div-sqrt-by-d"]) == 0   # --only chooses what is listed
+    assert capsys.readouterr().out.startswith("div-sqrt-by-d ") and len(listed.splitlines()) == len(catalogue())
     import proofs.mutation as mutation
     real = mutation.campaign
     monkeypatch.setattr(mutation, "campaign", lambda **kw: real(**{**kw, "source": PLANTED}))
@@ -119,6 +121,8 @@ def test_the_command(capsys, monkeypatch):
     (["prove", "--mutants", "--only", " , "], "names no bug"),
     (["prove", "--mutants", "--jobs", "0"], "--jobs 0 must be at least 1"),
     (["prove", "--about"], "go with --mutants"),
+    (["prove", "--mutants", "--list", "--about"], "--about has no meaning with it"),
+    (["prove", "--mutants", "--list", "--timeout", "5"], "--timeout has no meaning with it"),
     (["prove", "kaplan-n", "--only", "div-sqrt-by-d"], "go with --mutants"),
     (["prove", "--timeout", "5"], "go with --mutants"),
     (["prove", "--mutants", "--timeout", "0"], "--timeout 0 must be a positive, finite number"),
