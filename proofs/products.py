@@ -17,18 +17,14 @@ __all__ = ["product_flops", "weight_matrices", "nodes"]
 
 def nodes(algorithm):
     """Every expression node of ``algorithm``'s lines (loop bodies included, calls not entered)."""
+    from formal.engine.execution import flat_lines
+
     def walk(node):
         yield node
         for arg in getattr(node, "args", ()):
             yield from walk(arg)
-
-    def lines(block):
-        for line in block:
-            if hasattr(line, "body"):
-                yield from lines(line.body)
-            else:
-                yield from walk(line.expr)
-    yield from lines(algorithm.lines)
+    for line in flat_lines(algorithm.lines):
+        yield from walk(line.expr)
 
 
 def product_flops(algorithm, convention: str = "matmul", *, roles: tuple | None = None):
