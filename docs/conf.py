@@ -147,8 +147,8 @@ def _table1_derived() -> str:
 
 
 def _claims() -> str:
-    from formal.sphinx.domain import _catalogue
-    verdicts = _catalogue()
+    from formal.sphinx.claim import catalogue
+    verdicts = catalogue()
     rows = [(f"``{v.claim.id}``", v.claim.says, v.claim.source,
              f"{v.verdict}" + ("" if v.as_expected in (None, True) else " (unexpected)"),
              v.reason or "") for v in verdicts]
@@ -240,7 +240,8 @@ def _object_pages():
     _write(folder / "patterns.rst", body)
     body = _title("The theorems, one entry each") + (
         "\nThe theorems of ``proofs/``, machine-checked by ``formal-transformers prove``: "
-        "each with its evidence level, its method and the perturbed twin it rejects.\n")
+        "each with its evidence level, its method and the perturbed twin it rejects, and the result of checking "
+        "both when these pages were built.\n\n.. formal:theorems::\n")
     for t in theorems():
         body += f"\n{_title(t.name, '-')}\n.. formal:theorem:: {t.name}\n"
     _write(folder / "theorems.rst", body)

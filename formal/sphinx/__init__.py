@@ -33,10 +33,14 @@ def _static(app):
 
 
 def setup(app):
-    from . import domain, mathml
+    from . import domain, mathml, theorems
     app.add_domain(domain.FormalDomain)
     mathml.setup(app)
     app.add_config_value("formal_convention", "matmul", "env")
     app.connect("builder-inited", _static)
+    app.connect("env-before-read-docs", theorems.prefetch)
+    app.connect("build-finished", theorems.stop)
+    app.connect("doctree-resolved", theorems.resolve)
+    app.add_node(theorems.pending_result)
     app.add_css_file("formal.css")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from docutils import nodes
 from docutils.parsers.rst import directives
-from sphinx import addnodes
 from sphinx.domains import Domain, ObjType
 from sphinx.roles import XRefRole
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective, SphinxRole
-from sphinx.util.nodes import make_id, make_refnode
+from sphinx.util.docutils import SphinxRole
+from sphinx.util.nodes import make_refnode
 
 from . import nodes as build
+from .claim import ClaimDirective
+from .entry import Entry
+from .model import ModelDirective
+from .pattern import PatternDirective
+from .theorems import TheoremDirective, TheoremsDirective
 
 __all__ = ["FormalDomain", "AlgorithmDirective", "ModelDirective", "PatternDirective", "TheoremDirective",
            "ClaimDirective"]
@@ -22,33 +26,8 @@ __all__ = ["FormalDomain", "AlgorithmDirective", "ModelDirective", "PatternDirec
 logger = logging.getLogger(__name__)
 
 
-class _Entry(SphinxDirective):
-    """A directive that documents one object: a target, index entries, and its body."""
-
-    has_content = False
-    required_arguments = 1
-    kind = ""
-    option_spec = {"noindex": directives.flag}
-
-    def target(self, name: str, index: list) -> list:
-        """A target for links to this entry, and its index entries (none with ``:noindex:``: the same
-        object shown a second time)."""
-        if "noindex" in self.options:
-            return []
-        anchor = make_id(self.env, self.state.document, f"formal-{self.kind}", name)
-        target = nodes.target("", "", ids=[anchor])
-        self.state.document.note_explicit_target(target)
-        self.env.get_domain("formal").note_object(self.kind, name, anchor, self.env.docname)
-        entries = [("single", text, anchor, "", None) for text in index]
-        return [addnodes.index(entries=entries), target]
-
-    def fail(self, message: str) -> list:
-        logger.warning(message, location=self.get_location())
-        return [nodes.paragraph(text=f"[{message}]")]
-
-
 # ----------------------------------------------------------------------------------------------- algorithm
-class AlgorithmDirective(_Entry):
+class AlgorithmDirective(Entry):
     """``.. formal:algorithm:: NAME`` — an algorithm of ``list`` (built with ``:options:``), rendered."""
 
     kind = "algorithm"
@@ -141,173 +120,6 @@ class AlgorithmDirective(_Entry):
         return build.table(["total", "derived"], rows, classes=("formal-totals",), widths=[25, 75])
 
 
-# --------------------------------------------------------------------------------------------------- model
-class ModelDirective(_Entry):
-    """``.. formal:model:: PRESET`` — what ``complexity PRESET`` prints, and the formulas behind it."""
-
-    kind = "model"
-
-    def run(self):
-        from ..core.symbols import latex
-        from ..errors import FormalError
-        from ..models.complexity import Model, grouped, preset_report
-        from ..models.presets import get
-        name = self.arguments[0]
-        try:
-            preset = get(name)
-            figures = preset_report(name, seq_len=preset.seq_len or 1)
-            model = Model(preset.algorithm, preset.options)
-        except FormalError as error:
-            return self.fail(f"formal:model {name}: {error}")
-        out = self.target(name, [f"{name} (preset)"])
-        out.append(build.para(nodes.strong(text=f"{name}: "), build.xref("alg", preset.algorithm), f" — {preset.doc}"))
-        sizes = ", ".join(f"{k} = {v}" for k, v in preset.sizes.items())
-        options = ", ".join(f"{k}={v!r}" for k, v in preset.options.items())
-        f, p = figures["flops"], figures["params"]
-        rows = [["parameters", grouped(p["total"])], ["  embedding", grouped(p["embedding"])],
-                ["  non-embedding", grouped(p["non_embedding"])]]
-        if preset.seq_len is not None:
-            rows += [[f"FLOPs forward (matmul, {preset.seq_len} tokens)", grouped(f["forward_per_sequence"])],
-                     ["FLOPs forward per token", grouped(f["forward_per_token"])],
-                     ["multiply–accumulates forward", grouped(f["forward_macs_per_sequence"])],
-                     ["FLOPs of a training step", grouped(f["training_step_per_sequence"])],
-                     ["activation memory (fp32 bytes)", grouped(figures["memory"]["activations_bytes"])]]
-            if figures["kv_cache"]:
-                rows.append(["KV cache (fp32 bytes per token)", grouped(figures["kv_cache"]["bytes_per_token"])])
-        out.append(build.field_list([("Options", options or "the algorithm's defaults"), ("Sizes", sizes)]))
-        out.append(build.table(["figure", "value"], rows, classes=("formal-figures",), widths=[45, 55]))
-        out.append(build.field_list([("Parameters", [build.math(latex(model.params()["total"]))]),
-                                ("FLOPs forward (matmul)", [build.math(latex(model.forward("matmul").flops))])]))
-        return out
-
-
-# ------------------------------------------------------------------------------------------------- pattern
-class PatternDirective(_Entry):
-    """``.. formal:pattern:: NAME`` (``:args: KEY=VALUE, …``, the pattern's parameters as ``graph`` takes them:
-    :mod:`formal.graphs.schema`) — a pattern's mask as a picture, its edge count as a formula and its
-    analysis, from :func:`formal.graphs.report`'s figures.  An edge list's ``file`` is relative to the page."""
-
-    kind = "pattern"
-    option_spec = {"args": directives.unchanged, "noindex": directives.flag}
-
-    def run(self):
-        from ..core.symbols import latex
-        from ..errors import FormalError
-        from ..graphs import analysis, as_pattern
-        from ..graphs.specs import GraphSpec
-        name = self.arguments[0]
-        try:
-            args = build.parse_options(self.options.get("args", ""), f"formal:pattern {name} :args:")
-            if isinstance(args.get("file"), str):
-                args["file"] = self.env.relfn2path(args["file"])[1]
-            spec = GraphSpec.checked(name, args)
-            built = spec.build()
-            figures = spec.report(built)
-            pattern = as_pattern(built)
-            formula = analysis.edge_count_regime(built)[:2] if "formula" in figures else None
-        except (FormalError, ValueError, TypeError) as error:
-            return self.fail(f"formal:pattern {name}: {error}")
-        out = self.target(name, [f"{name} (attention pattern)"])
-        out.append(build.para(nodes.strong(text=f"{name}: "), _pattern_doc(spec)))
-        out.append(nodes.raw("", _mask_svg(pattern), format="html"))
-        fields = []
-        if formula is not None:
-            regime, conditions = formula
-            fields += [("Edges |E|", [build.math(latex(regime))]),
-                       ("Valid when", build.joined([build.math(rf"{latex(c)} \ge 0") for c in conditions]) or "always")]
-        pairs = figures["ell_z"] * figures["ell_x"]
-        fields.append(("Here", f"{figures['edges']:,} edges of {pairs:,} pairs ({figures['density']:.1%})"))
-        if figures["self_attention"]:
-            covered = figures["layers"]["layers_to_coverage"]
-            fields.append(("Layers to full coverage", "never" if covered is None else str(covered)))
-        out.append(build.field_list(fields))
-        return out
-
-
-def _pattern_doc(spec) -> str:
-    """What a pattern is, in a line: the built-in pattern's own words, or the edge list's parameter."""
-    from ..graphs.patterns import PATTERNS
-    kind = PATTERNS.get(spec.schema.builder)
-    return kind.doc if kind is not None else spec.schema["file"].meaning
-
-
-def _mask_svg(pattern, cell: int = 6, most: int = 64) -> str:
-    """The mask as an SVG picture (a key per row, a query per column), at most ``most`` of each."""
-    rows, cols = min(pattern.ell_z, most), min(pattern.ell_x, most)
-    on = {(int(k), int(q)) for k, q in zip(pattern.keys, pattern.queries) if k < rows and q < cols}
-    rects = [f'<rect class="{"on" if (k, q) in on else "off"}" x="{q * cell}" y="{k * cell}" width="{cell - 1}" '
-             f'height="{cell - 1}"/>' for k in range(rows) for q in range(cols)]
-    title = f"mask of {pattern.name}: keys down, queries across"
-    return (f'<svg class="formal-mask" role="img" aria-label="{title}" width="{cols * cell}" height="{rows * cell}" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>{"".join(rects)}</svg>')
-
-
-# ------------------------------------------------------------------------------------------ theorem, claim
-class TheoremDirective(_Entry):
-    """``.. formal:theorem:: NAME`` — a theorem of ``proofs/``: its statement, evidence level, method and twin, and
-    (unless ``:no-result:``) its result when the docs were built: the proof's verdict and detail, the twin's
-    verdict and counterexample.  The theorems are found through the ``formal_transformers.theorems`` entry points
-    (:func:`formal.sphinx.theorems.declared`)."""
-
-    kind = "theorem"
-    option_spec = {"noindex": directives.flag, "no-result": directives.flag}
-
-    def run(self):
-        from .theorems import checked, declared, result_fields
-        name = self.arguments[0]
-        try:
-            found = {t.name: t for t in declared()}
-        except LookupError as error:
-            return self.fail(f"formal:theorem {name}: {error}")
-        if name not in found:
-            return self.fail(f"formal:theorem {name}: unknown; known: {', '.join(found)}")
-        t = found[name]
-        out = self.target(name, [f"{name} (theorem)"])
-        box = nodes.container(classes=["formal-theorem"])
-        box += build.para(nodes.strong(text=f"Theorem ({name}). "), t.statement, " ", build.math(t.latex))
-        fields = [("Evidence", t.level), ("Method", t.method), ("Perturbed twin", t.twin),
-                  ("About", build.joined([build.xref("alg", a) for a in t.about]))]
-        if "no-result" not in self.options:
-            fields += result_fields(checked(t))
-        box += build.field_list(fields)
-        out.append(box)
-        return out
-
-
-class ClaimDirective(_Entry):
-    """``.. formal:claim:: ID`` — a claim of the catalogue with the verdict it gets when the docs build."""
-
-    kind = "claim"
-
-    def run(self):
-        claim_id = self.arguments[0]
-        verdicts = [v for v in _catalogue() if v.claim.id == claim_id]
-        if not verdicts:
-            return self.fail(f"formal:claim {claim_id}: not in the catalogue")
-        v = verdicts[0]
-        out = self.target(claim_id, [f"{claim_id} (claim)"])
-        unexpected = v.as_expected is False
-        verdict = nodes.inline(text=v.verdict + (" (unexpected)" if unexpected else ""),
-                               classes=[f"formal-verdict-{v.verdict}"] + (["formal-verdict-unexpected"]
-                                                                           if unexpected else []))
-        box = nodes.container(classes=["formal-claim"])
-        box += build.para(nodes.strong(text=f"Claim {claim_id}: "), f"“{v.claim.says}”")
-        box += build.field_list([("Source", v.claim.source), ("Verdict", [verdict]), ("Why", v.reason or "—")])
-        out.append(box)
-        return out
-
-
-_VERDICTS: list = []
-
-
-def _catalogue() -> list:
-    """The catalogue's verdicts, decided once per build."""
-    if not _VERDICTS:
-        from ..claims.command import run_files
-        _VERDICTS.extend(run_files([], catalogue=True))
-    return _VERDICTS
-
-
 # ---------------------------------------------------------------------------------------------------- roles
 class SymbolRole(SphinxRole):
     """``:formal:sym:`d_attn``` — a size symbol as the paper writes it (its meaning as the hover text)."""
@@ -338,7 +150,8 @@ class FormalDomain(Domain):
                     "pattern": ObjType("pattern", "pattern"), "theorem": ObjType("theorem", "theorem"),
                     "claim": ObjType("claim", "claim")}
     directives = {"algorithm": AlgorithmDirective, "model": ModelDirective, "pattern": PatternDirective,
-                  "theorem": TheoremDirective, "claim": ClaimDirective}
+                  "theorem": TheoremDirective, "theorems": TheoremsDirective,
+                  "claim": ClaimDirective}
     roles = {"alg": XRefRole(), "model": XRefRole(), "pattern": XRefRole(), "theorem": XRefRole(),
              "claim": XRefRole(), "sym": SymbolRole()}
     initial_data = {"objects": {}}   # (kind, name) → (docname, anchor)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from docutils import nodes
 from sphinx import addnodes
 
-__all__ = ["parse_options", "items", "math", "para", "joined", "table", "Cell", "row", "field_list", "xref"]
+__all__ = ["parse_options", "items", "math", "para", "joined", "table", "Cell", "row", "field_list", "xref",
+           "resolved_link"]
 
 
 def parse_options(text: str, what: str) -> dict:
@@ -109,4 +110,18 @@ def xref(kind: str, target: str, text: str | None = None) -> addnodes.pending_xr
     ref = addnodes.pending_xref("", refdomain="formal", reftype=kind, reftarget=target, refexplicit=text is not None,
                                 refwarn=False)
     ref += nodes.literal(text or target, text or target, classes=["xref", "formal"])
+    return ref
+
+
+def resolved_link(app, fromdocname: str, kind: str, target: str, text: str | None = None) -> nodes.Node:
+    """A link to another entry made after the references were resolved (a node filled in when its page is
+    written); plain text where the project does not document that one."""
+    label = nodes.literal(text or target, text or target, classes=["xref", "formal"])
+    found = app.env.get_domain("formal").data["objects"].get((kind, target))
+    if found is None or not hasattr(app.builder, "get_relative_uri"):
+        return label
+    docname, anchor = found
+    uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + anchor
+    ref = nodes.reference("", "", internal=True, refuri=uri)
+    ref += label
     return ref
