@@ -12,18 +12,27 @@ The extensions, and what each is for:
   ``formal:theorem``, ``formal:claim``; the ``:formal:alg:`` and ``:formal:sym:`` roles) and math written as
   MathML when the pages are built, so formulas render offline with no JavaScript and no CDN;
 - ``sphinx.ext.autodoc`` and ``sphinx.ext.napoleon`` — the API reference from the NumPy-style docstrings;
+- ``sphinx.ext.viewcode`` — a [source] link beside every documented object, to its highlighted source;
 - ``sphinxarg.ext`` (sphinx-argparse) — the command-line reference from the parser itself;
+- ``sphinx_copybutton`` — a copy button on every code block (the calls and commands to copy);
 - the ``furo`` theme — a maintained, accessible theme with search.
 """
 
 from pathlib import Path
 
+from formal import __version__
+
 project = "formal-transformers"
-extensions = ["formal.sphinx", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext"]
+author = "the formal-transformers developers"
+copyright = f"2026, {author}"  # noqa: A001 - the name Sphinx reads
+version = release = __version__
+extensions = ["formal.sphinx", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode", "sphinxarg.ext",
+              "sphinx_copybutton"]
 napoleon_numpy_docstring = True
 autodoc_member_order = "bysource"
 html_theme = "furo"
-html_title = "formal-transformers"
+html_title = f"formal-transformers {version}"
+copybutton_exclude = ".linenos, .gp, .go"   # copy the command, not the prompt or the output
 html_show_search_summary = False   # the search works from file:// too: no snippets fetched from other pages
 exclude_patterns = ["_build", "_generated"]  # included into pages, not pages themselves
 
@@ -267,5 +276,22 @@ def _generate(app):
     _object_pages()
 
 
+def _no_napoleon_for_attributes(app):
+    """Napoleon reads an attribute's or property's docstring "Which norm: layer or rms" as a type ("Which
+    norm") and a description: keep its NumPy sections for functions and classes, and leave those docstrings as
+    written."""
+    listeners = app.events.listeners["autodoc-process-docstring"]
+    for listener in list(listeners):
+        if getattr(listener.handler, "__module__", "").startswith("sphinx.ext.napoleon"):
+            napoleon = listener.handler
+            app.disconnect(listener.id)
+
+            def process(app, what, name, obj, options, lines, napoleon=napoleon):
+                if what not in ("attribute", "property", "data"):
+                    napoleon(app, what, name, obj, options, lines)
+            app.connect("autodoc-process-docstring", process, priority=listener.priority)
+
+
 def setup(app):
     app.connect("config-inited", lambda app, config: _generate(app))
+    _no_napoleon_for_attributes(app)
