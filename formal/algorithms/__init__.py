@@ -53,7 +53,7 @@ def _registry() -> dict:
 ALGORITHMS = _registry()
 globals().update(ALGORITHMS)   # formal.algorithms.attention is Algorithm 4, as the registry names it
 
-__all__ = ["ALGORITHMS", "FAMILIES", "get", *ALGORITHMS]  # noqa: PLE0604 - the registry's names
+__all__ = ["ALGORITHMS", "FAMILIES", "get", "family", *ALGORITHMS]  # noqa: PLE0604 - the registry's names
 
 
 def get(name: str, /, **options):
@@ -63,3 +63,9 @@ def get(name: str, /, **options):
     except KeyError:
         raise ConfigError(f"unknown algorithm {shown(name)}; known: {', '.join(ALGORITHMS)}") from None
     return algorithm.variant(**options) if options else algorithm
+
+
+def family(name: str, /) -> str:
+    """The dotted name of the family module that defines the algorithm called ``name``."""
+    get(name)   # an unknown name is an error naming the known ones
+    return next(m.__name__ for m in _families() if any(a.name == name for a in m.ALGORITHMS))

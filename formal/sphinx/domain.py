@@ -18,6 +18,7 @@ from .claim import ClaimDirective
 from .entry import Entry
 from .model import ModelDirective
 from .pattern import PatternDirective
+from .related import related, usage
 from .theorems import TheoremDirective, TheoremsDirective
 
 __all__ = ["FormalDomain", "AlgorithmDirective", "ModelDirective", "PatternDirective", "TheoremDirective",
@@ -66,8 +67,8 @@ class AlgorithmDirective(Entry):
         out.append(self._totals(v, conventions))
         if v.options:
             out += [nodes.rubric(text="Options"), *self._options(v)]
-        if v.calls:
-            out.append(build.para("Calls: ", *build.joined([build.xref("alg", c) for c in v.calls]), "."))
+        out += usage(name, algorithm, options)
+        out += related(name, algorithm, v.calls)
         return out
 
     @staticmethod

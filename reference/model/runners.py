@@ -17,7 +17,7 @@ from typing import Callable
 
 from formal.errors import ConfigError
 
-__all__ = ["Runner", "runs", "runner", "supported", "EXPLICIT", "SDPA_PATHS"]
+__all__ = ["Runner", "runs", "runner", "supported", "documented", "EXPLICIT", "SDPA_PATHS"]
 
 #: The attention paths of a runner without attention (or with scores the fused kernels lack): explicit only.
 EXPLICIT = ("explicit",)
@@ -67,6 +67,12 @@ def _found() -> dict:
 def supported() -> tuple:
     """The algorithms the reference runs, by name."""
     return tuple(_found())
+
+
+def documented() -> dict:
+    """Algorithm name → the dotted name of the function that runs it: what the docs' algorithm entries link to
+    (the ``formal_transformers.references`` entry point)."""
+    return {name: f"{r.run.__module__}.{r.run.__qualname__}" for name, r in _found().items()}
 
 
 def runner(name: str) -> Runner:
