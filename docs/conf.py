@@ -33,6 +33,8 @@ autodoc_member_order = "bysource"
 html_theme = "furo"
 html_title = f"formal-transformers {version}"
 copybutton_exclude = ".linenos, .gp, .go"   # copy the command, not the prompt or the output
+html_static_path = ["_static"]
+html_css_files = ["site.css"]
 html_show_search_summary = False   # the search works from file:// too: no snippets fetched from other pages
 exclude_patterns = ["_build", "_generated"]  # included into pages, not pages themselves
 
@@ -155,15 +157,6 @@ def _table1_derived() -> str:
     return _table(header, rows, (14, 20, 14, 16, 24, 16)) + f"\nCost parity with a self-attention layer: {parity}.\n"
 
 
-def _claims() -> str:
-    from formal.sphinx.claim import catalogue
-    verdicts = catalogue()
-    rows = [(f"``{v.claim.id}``", v.claim.says, v.claim.source,
-             f"{v.verdict}" + ("" if v.as_expected in (None, True) else " (unexpected)"),
-             v.reason or "") for v in verdicts]
-    return _table(("claim", "says", "source", "verdict", "why"), rows, (14, 28, 18, 8, 32))
-
-
 def _theorems() -> str:
     from proofs.registry import theorems
     rows = [(f"``{t.name}``", f"{t.statement} :math:`{t.latex}`", ", ".join(t.about), t.level, t.method, t.twin)
@@ -219,8 +212,10 @@ def _model_pages():
         families.setdefault(name.split("-")[0], []).append(name)
     folder = HERE / "models"
     for family, names in families.items():
-        body = _title(_FAMILIES.get(family, family)) + "".join(
-            f"\n{_title(n, '-')}\n.. formal:model:: {n}\n" for n in names)
+        body = ":hide-toc:\n\n" + _title(_FAMILIES.get(family, family)) + (
+            "\nThe presets side by side, then each with its figures (what ``complexity`` prints) and formulas.\n\n"
+            f".. formal:models:: {' '.join(names)}\n")
+        body += "".join(f"\n{_title(n, '-')}\n.. formal:model:: {n}\n" for n in names)
         _write(folder / f"{family}.rst", body)
     index = _title("Models (presets)") + (
         "\nThe presets of ``formal-transformers complexity``, by family: the published configurations, their "
@@ -232,7 +227,6 @@ def _model_pages():
 def _object_pages():
     """The attention patterns, the theorems and the claims catalogue, each entry by its directive."""
     from formal.claims.catalogue import files
-    from formal.claims.claim import load
     from proofs.registry import theorems
     folder = HERE / "objects"
     patterns = {"full": "n=16", "causal": "n=16", "cross": "n=16, n_z=12", "sliding_window": "n=16, window=5",
@@ -241,7 +235,8 @@ def _object_pages():
                 "random": "n=16, n_random=2, window=3, n_global=1, seed=0",
                 "swin": "grid=8x8, window=4, shifted=true"}
     body = _title("Attention patterns") + (
-        "\nThe patterns of ``formal-transformers graph``: which keys each query sees (keys down, queries across), "
+        "\nThe patterns of ``formal-transformers graph``: which keys each query sees (in the paper's layout, "
+        "Mask ∈ {0,1}^(ℓ_z×ℓ_x): keys down the rows, queries across the columns), "
         "how many edges the pattern has as a formula in its sizes, and after how many layers every token can "
         "reach every other.\n")
     for name, args in patterns.items():
@@ -254,13 +249,16 @@ def _object_pages():
     for t in theorems():
         body += f"\n{_title(t.name, '-')}\n.. formal:theorem:: {t.name}\n"
     _write(folder / "theorems.rst", body)
-    body = _title("The claims catalogue") + (
+    body = ":hide-toc:\n\n" + _title("The claims catalogue") + (
         "\nEvery claim shipped with the package, decided when these pages were built "
-        "(``formal-transformers check --catalogue``): what it says, where it comes from, its verdict and why.\n")
+        "(``formal-transformers check --catalogue``): what it says, where it comes from, what it is about, the "
+        "value claimed and the value derived, its verdict and why.  A claim the literature gets wrong is recorded "
+        "with ``expect = \"fails\"``: its verdict reads *fails (as expected)*, and its note says what is "
+        "known about it.  Type in the box to keep only the claims containing some words.\n\n"
+        ".. formal:claims::\n   :summary-only:\n")
     for path in files():
-        body += "\n" + _title(Path(path).stem.replace("_", " ").capitalize(), "-")
-        for claim in load(path):
-            body += f"\n.. formal:claim:: {claim.id}\n"
+        stem = Path(path).stem
+        body += "\n" + _title(stem.replace("_", " ").capitalize(), "-") + f"\n.. formal:claims:: {stem}\n"
     _write(folder / "catalogue.rst", body)
 
 
@@ -268,7 +266,7 @@ def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
               "pattern_parameters": _pattern_parameters, "table1": _table1, "table1_derived": _table1_derived,
-              "claims": _claims, "theorems": _theorems}
+              "theorems": _theorems}
     for name, make in tables.items():
         _write(GENERATED / f"{name}.rst", make())
     _algorithm_pages()

@@ -43,4 +43,5 @@ def setup(app):
     app.connect("doctree-resolved", theorems.resolve)
     app.add_node(theorems.pending_result)
     app.add_css_file("formal.css")
+    app.add_js_file("formal-filter.js")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -14,9 +14,9 @@ from sphinx.util.docutils import SphinxRole
 from sphinx.util.nodes import make_refnode
 
 from . import nodes as build
-from .claim import ClaimDirective
+from .claim import ClaimDirective, ClaimsDirective
 from .entry import Entry
-from .model import ModelDirective
+from .model import ModelDirective, ModelsDirective
 from .pattern import PatternDirective
 from .related import related, usage
 from .theorems import TheoremDirective, TheoremsDirective
@@ -150,9 +150,9 @@ class FormalDomain(Domain):
     object_types = {"algorithm": ObjType("algorithm", "alg"), "model": ObjType("model", "model"),
                     "pattern": ObjType("pattern", "pattern"), "theorem": ObjType("theorem", "theorem"),
                     "claim": ObjType("claim", "claim")}
-    directives = {"algorithm": AlgorithmDirective, "model": ModelDirective, "pattern": PatternDirective,
-                  "theorem": TheoremDirective, "theorems": TheoremsDirective,
-                  "claim": ClaimDirective}
+    directives = {"algorithm": AlgorithmDirective, "model": ModelDirective, "models": ModelsDirective,
+                  "pattern": PatternDirective, "theorem": TheoremDirective, "theorems": TheoremsDirective,
+                  "claim": ClaimDirective, "claims": ClaimsDirective}
     roles = {"alg": XRefRole(), "model": XRefRole(), "pattern": XRefRole(), "theorem": XRefRole(),
              "claim": XRefRole(), "sym": SymbolRole()}
     initial_data = {"objects": {}}   # (kind, name) → (docname, anchor)

@@ -14,15 +14,19 @@ __all__ = ["parse_options", "items", "math", "para", "joined", "table", "Cell", 
 
 def parse_options(text: str, what: str) -> dict:
     """``KEY=VALUE, …`` as a dict of words: an int, ``true``/``false`` as a bool, otherwise the text.  Parsed,
-    never evaluated.  (An algorithm's options are typed by :func:`formal.engine.options.parse_options` instead.)"""
+    never evaluated.  A key given twice, an item that is not ``KEY=VALUE`` (items are separated by commas) or a
+    value holding another ``=`` or a ``;`` is a ValueError naming it.  (An algorithm's options are typed by
+    :func:`formal.engine.options.parse_options` instead.)"""
     out = {}
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
         key, sep, value = item.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise ValueError(f"{what}: {item!r} is not KEY=VALUE")
-        value = value.strip()
-        out[key.strip()] = (int(value) if value.lstrip("+-").isdigit() else
-                            {"true": True, "false": False}.get(value.lower(), value))
+        key, value = key.strip(), value.strip()
+        if not sep or not key.isidentifier() or "=" in value or ";" in value:
+            raise ValueError(f"{what}: {item!r} is not KEY=VALUE (separate the items with commas)")
+        if key in out:
+            raise ValueError(f"{what}: {key!r} is given twice ({key}={out[key]!r} and {key}={value})")
+        out[key] = (int(value) if value.lstrip("+-").isdigit() else
+                    {"true": True, "false": False}.get(value.lower(), value))
     return out
 
 
@@ -73,6 +77,7 @@ class Cell:
 
     content: object
     classes: tuple = ()
+    blocks: bool = False   # content is a list of block nodes (paragraphs), not of inline ones
 
 
 def row(cells) -> nodes.row:
@@ -82,6 +87,10 @@ def row(cells) -> nodes.row:
         entry = nodes.entry()
         if isinstance(cell, Cell):
             entry["classes"] += list(cell.classes)
+            if cell.blocks:
+                entry += cell.content
+                out += entry
+                continue
             cell = cell.content
         para = nodes.paragraph()
         for child in (cell if isinstance(cell, list) else [cell]):

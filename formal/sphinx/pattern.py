@@ -35,10 +35,19 @@ class PatternDirective(Entry):
             pattern = as_pattern(built)
             formula = analysis.edge_count_regime(built)[:2] if "formula" in figures else None
         except (FormalError, ValueError, TypeError) as error:
-            return self.fail(f"formal:pattern {name}: {error}")
+            return self.fail(f"formal:pattern {name}: {error}{_parameters_of(name)}")
         out = self.target(name, [f"{name} (attention pattern)"])
         out.append(build.para(nodes.strong(text=f"{name}: "), _pattern_doc(spec)))
-        out.append(nodes.raw("", _mask_svg(pattern), format="html"))
+        given = ", ".join(f"{k} = {v}" for k, v in args.items() if k != "file")
+        fields = [("Built with", [nodes.literal(text=given or "its defaults"), nodes.Text(
+            f": ℓ_z × ℓ_x = {figures['ell_z']:,} × {figures['ell_x']:,} (keys × queries)")])]
+        out.append(build.field_list(fields))
+        figure = nodes.container(classes=["formal-mask-figure"])
+        figure += nodes.raw("", _mask_svg(pattern), format="html")
+        figure += build.para(nodes.emphasis(text="Mask[t_z, t_x] in the paper's layout: a key t_z per row, a query t_x "
+                                             "per column, filled where the query sees the key (a causal mask is "
+                                             "upper-triangular in it)."))
+        out.append(figure)
         fields = []
         if formula is not None:
             regime, conditions = formula
@@ -53,6 +62,17 @@ class PatternDirective(Entry):
         return out
 
 
+def _parameters_of(name: str) -> str:
+    """``; its parameters: n (required), window (required), …`` — what to write in ``:args:``."""
+    from ..graphs.schema import SCHEMAS
+    schema = SCHEMAS.get(name)
+    if schema is None:
+        return f"; known patterns: {', '.join(SCHEMAS)}"
+    described = [f"{p.name} ({'required' if p.required else 'default ' + repr(p.default)})"
+                 for p in schema.parameters if p.role != "report"]
+    return f"; its parameters (:args: KEY=VALUE, …): {', '.join(described)}"
+
+
 def _pattern_doc(spec) -> str:
     """What a pattern is, in a line: the built-in pattern's own words, or the edge list's parameter."""
     from ..graphs.patterns import PATTERNS
@@ -60,12 +80,27 @@ def _pattern_doc(spec) -> str:
     return kind.doc if kind is not None else spec.schema["file"].meaning
 
 
-def _mask_svg(pattern, cell: int = 6, most: int = 64) -> str:
-    """The mask as an SVG picture (a key per row, a query per column), at most ``most`` of each."""
+#: The picture's side in pixels (about): small masks get big cells, large ones small cells.
+SIDE = 320
+
+
+def _mask_svg(pattern, most: int = 64) -> str:
+    """The mask as an SVG picture in the paper's layout — a key (context position t_z) per row, a query t_x per
+    column, a filled cell where the query sees the key — with its axes labelled, at most ``most`` of each."""
     rows, cols = min(pattern.ell_z, most), min(pattern.ell_x, most)
+    cell = max(4, min(24, SIDE // max(rows, cols)))
+    left, top = 56, 40                       # room for the axes' labels
     on = {(int(k), int(q)) for k, q in zip(pattern.keys, pattern.queries) if k < rows and q < cols}
-    rects = [f'<rect class="{"on" if (k, q) in on else "off"}" x="{q * cell}" y="{k * cell}" width="{cell - 1}" '
-             f'height="{cell - 1}"/>' for k in range(rows) for q in range(cols)]
-    title = f"mask of {pattern.name}: keys down, queries across"
-    return (f'<svg class="formal-mask" role="img" aria-label="{title}" width="{cols * cell}" height="{rows * cell}" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>{"".join(rects)}</svg>')
+    rects = [f'<rect class="{"on" if (k, q) in on else "off"}" x="{left + q * cell}" y="{top + k * cell}" '
+             f'width="{cell - 1}" height="{cell - 1}"/>' for k in range(rows) for q in range(cols)]
+    shown = "" if (rows, cols) == (pattern.ell_z, pattern.ell_x) else f" (the first {rows}×{cols})"
+    title = (f"mask of {pattern.name}{shown}: Mask[t_z, t_x], a key t_z per row, a query t_x per column; "
+             "filled where the query sees the key")
+    width, height = left + cols * cell + 8, top + rows * cell + 8
+    labels = [f'<text x="{left}" y="14" class="axis">queries t_x → (1 … {pattern.ell_x})</text>',
+              f'<text x="14" y="{top}" class="axis" transform="rotate(90 14 {top})">keys t_z → (1 … '
+              f'{pattern.ell_z})</text>',
+              f'<text x="{left - 4}" y="{top + cell - 2}" class="tick" text-anchor="end">1</text>',
+              f'<text x="{left + 1}" y="{top - 4}" class="tick">1</text>']
+    return (f'<svg class="formal-mask" role="img" aria-label="{title}" width="{width}" height="{height}" '
+            f'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>{"".join(labels)}{"".join(rects)}</svg>')
