@@ -33,9 +33,10 @@ def _static(app):
 
 
 def setup(app):
-    from . import domain, mathml, theorems
+    from . import domain, mathml, scripts, theorems
     app.add_domain(domain.FormalDomain)
     mathml.setup(app)
+    scripts.setup(app)
     app.add_config_value("formal_convention", "matmul", "env")
     app.connect("builder-inited", _static)
     app.connect("env-before-read-docs", theorems.prefetch)

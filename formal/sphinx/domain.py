@@ -88,13 +88,18 @@ class AlgorithmDirective(Entry):
     @staticmethod
     def _lines(v, conventions) -> nodes.table:
         rows = []
+        stacked = len(conventions) > 2    # every convention in one column, one under the other: fits any page
         for line in v.lines:
             code = r"\quad " * line.level + (rf"\textbf{{for}}\ {line.latex}:" if line.loop else line.latex)
+            flops = ([build.Cell([build.para(nodes.strong(text=f"{c}: "), build.math(line.flops_latex[c]))
+                                  for c in conventions], blocks=True)] if stacked else
+                     [[build.math(line.flops_latex[c])] for c in conventions])
             rows.append([str(line.number), build.Cell([build.math(code)], ("formal-line",)),
-                         [build.math(line.shape_latex)] if line.shape_latex else "",
-                         *[[build.math(line.flops_latex[c])] for c in conventions]])
-        header = ["#", "line", "shape", *[f"FLOPs ({c})" for c in conventions]]
-        return build.table(header, rows, classes=("formal-lines",), widths=[3, 40, 17] + [40] * len(conventions))
+                         [build.math(line.shape_latex)] if line.shape_latex else "", *flops])
+        header = ["#", "line", "shape", *(["FLOPs (" + ", ".join(conventions) + ")"] if stacked else
+                                          [f"FLOPs ({c})" for c in conventions])]
+        widths = [3, 40, 17] + ([40] if stacked else [40] * len(conventions))
+        return build.table(header, rows, classes=("formal-lines",), widths=widths)
 
     @staticmethod
     def _options(v) -> list:

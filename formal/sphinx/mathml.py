@@ -8,11 +8,12 @@ is latex2mathml's (a PyPI package, pure Python).
 from __future__ import annotations
 
 import html
+import re
 
 from docutils import nodes
 from sphinx.util import logging
 
-__all__ = ["mathml", "terms", "setup"]
+__all__ = ["mathml", "written", "terms", "factors", "arguments", "setup"]
 
 #: A formula longer than this (characters of LaTeX) is written as one ``<math>`` per term, so that it wraps
 #: between terms where its box is narrow (MathML Core has no line breaking inside a formula).
@@ -35,11 +36,11 @@ def terms(latex: str) -> list[str]:
     i = 0
     while i < len(latex):
         c = latex[i]
-        if latex.startswith(("\\left", "\\right"), i):   # \left( … \right): a bracket pair
-            word = "\\left" if latex.startswith("\\left", i) else "\\right"
-            depth += 1 if word == "\\left" else -1
-            i += len(word) + 1
-            previous = "(" if word == "\\left" else ")"
+        bracket = re.match(r"\\(left|right)(?![a-zA-Z])", latex[i:])
+        if bracket:                                      # \left( … \right): a bracket pair (not \leftarrow)
+            depth += 1 if bracket.group(1) == "left" else -1
+            i += bracket.end() + 1
+            previous = "(" if bracket.group(1) == "left" else ")"
             continue
         if c == "\\":                                    # a command: skip its name
             j = i + 1
@@ -63,12 +64,59 @@ def terms(latex: str) -> list[str]:
     return [t for t in out if t]
 
 
+def factors(term: str) -> list[str]:
+    """A long product cut before each top-level ``\\cdot`` into pieces of about :data:`LONG` characters (each
+    after the first beginning with its ``\\cdot``), so that even one term of a sum can wrap."""
+    pieces, depth, start, i = [], 0, 0, 0
+    while i < len(term):
+        c = term[i]
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+        elif depth == 0 and term.startswith("\\cdot", i) and i - start >= LONG // 2:
+            pieces.append(term[start:i].strip())
+            start = i
+        i += 1
+    pieces.append(term[start:].strip())
+    return [p for p in pieces if p]
+
+
+def arguments(text: str) -> list[str]:
+    """A long call — ``MHAttentionKV(X̃, K_c, V_c | W_l, Mask…)`` — cut after the commas between its arguments
+    (and before its ``\\mid``), pieces of about :data:`LONG` characters, so that a long line can wrap."""
+    pieces, braces, parens, start = [], 0, 0, 0
+    for i, c in enumerate(text):
+        if c == "{":
+            braces += 1
+        elif c == "}":
+            braces -= 1
+        elif c in "([":
+            parens += 1
+        elif c in ")]":
+            parens -= 1
+        elif braces == 0 and parens <= 1 and i - start >= LONG // 2 and (
+                c == "," or text.startswith("\\mid", i)):
+            cut = i + 1 if c == "," else i
+            pieces.append(text[start:cut].strip())
+            start = cut
+    pieces.append(text[start:].strip())
+    return [text] if re.search(r"\\(?:left|right)(?![a-z])", text) else [p for p in pieces if p]
+
+
+def written(latex: str, *, block: bool = False) -> str:
+    """The HTML a formula is written as on a page: one ``<math>``, or several (a long one, to wrap)."""
+    return _converted(latex, None, block)
+
+
 def _converted(latex: str, node, block: bool) -> str:
     """The MathML of ``latex``, or — for LaTeX the converter cannot read — a warning naming it and where it
     is (an error under ``sphinx-build -W``), and the source shown as code."""
     if not latex.strip():
         return ""
-    parts = terms(latex) if len(latex) > LONG else [latex]
+    parts = [piece for term in (terms(latex) if len(latex) > LONG else [latex])
+             for product in (factors(term) if len(term) > LONG else [term])
+             for piece in (arguments(product) if len(product) > LONG else [product])]
     try:
         if len(parts) > 1:   # one formula per term, each a break opportunity; displayed ones keep display style
             style = "\\displaystyle " if block else ""

@@ -64,10 +64,12 @@ class PatternDirective(Entry):
 
 def _parameters_of(name: str) -> str:
     """``; its parameters: n (required), window (required), …`` — what to write in ``:args:``."""
-    from ..graphs.schema import SCHEMAS
-    schema = SCHEMAS.get(name)
-    if schema is None:
-        return f"; known patterns: {', '.join(SCHEMAS)}"
+    from ..errors import FormalError
+    from ..graphs.schema import schema_of
+    try:
+        schema = schema_of(name)
+    except FormalError:     # an unknown pattern: its error lists the known ones
+        return ""
     described = [f"{p.name} ({'required' if p.required else 'default ' + repr(p.default)})"
                  for p in schema.parameters if p.role != "report"]
     return f"; its parameters (:args: KEY=VALUE, …): {', '.join(described)}"

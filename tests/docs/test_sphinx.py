@@ -14,7 +14,7 @@ pytest.importorskip("latex2mathml")
 
 from formal import algorithms  # noqa: E402
 from formal.engine.render import view  # noqa: E402
-from formal.sphinx.mathml import mathml  # noqa: E402
+from formal.sphinx.mathml import written  # noqa: E402
 
 
 def _page(built, name) -> str:
@@ -43,18 +43,19 @@ def test_every_algorithm_has_a_page_with_its_numbered_lines(built_docs):
 @pytest.mark.parametrize("name", ["mhattention", "layer_norm", "dtransformer", "window_mhattention"])
 def test_every_formula_on_an_algorithm_page_is_the_derived_one(built_docs, name):
     """Each line, its shape and its FLOPs (matmul) are the MathML of the object's own derivation — the same
-    LaTeX ``show --latex`` writes — and so are the totals."""
+    LaTeX ``show --latex`` writes, a long one written a term (or an argument) per ``<math>`` so that it wraps —
+    and so are the totals."""
     page = _page(built_docs, f"algorithms/{name}.html")
     v = view(algorithms.get(name))
     rows = _rows(page)
     for line, row in zip(v.lines, rows, strict=True):
         code = r"\quad " * line.level + (rf"\textbf{{for}}\ {line.latex}:" if line.loop else line.latex)
-        assert mathml(code) in row[1]
+        assert written(code) in row[1]
         if line.shape_latex:
-            assert mathml(line.shape_latex) in row[2]
-        assert mathml(line.flops_latex["matmul"]) in row[3]
+            assert written(line.shape_latex) in row[2]
+        assert written(line.flops_latex["matmul"]) in row[3]
     for key in ("params", "flops", "memory", "depth"):
-        assert mathml(v.totals["matmul"][key]) in page
+        assert written(v.totals["matmul"][key]) in page
 
 
 def test_the_index_finds_algorithm_5_in_one_click(built_docs):
@@ -75,8 +76,8 @@ def test_no_page_loads_anything_from_the_network(built_docs):
 
 
 def test_the_catalogue_page_shows_every_claim_with_its_verdict(built_docs):
-    """Every claim of the shipped catalogue, decided when the pages were built, with its verdict; none
-    unexpected."""
+    """Every claim of the shipped catalogue, decided when the pages were built, with its verdict and an anchor
+    that ``:formal:claim:`` links to; none unexpected."""
     from formal.claims.catalogue import files
     from formal.claims.claim import load
     page = _page(built_docs, "objects/catalogue.html")
@@ -84,7 +85,7 @@ def test_the_catalogue_page_shows_every_claim_with_its_verdict(built_docs):
     verdicts = re.findall(r'class="[^"]*formal-verdict-(holds|fails|undecided|invalid)[^"]*"', page)
     assert len(verdicts) == len(ids) and "formal-verdict-unexpected" not in page
     for claim_id in ids:
-        assert f"Claim {claim_id}:" in _text(page) or f"Claim {claim_id}:" in page
+        assert f'id="formal-claim-{claim_id}"' in page, claim_id
 
 
 def _project(tmp_path, body: str) -> Path:
@@ -150,6 +151,11 @@ def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, 
     (".. formal:pattern:: nosuch", "unknown pattern 'nosuch'"),
     (".. formal:pattern:: full\n   :args: n=8, window=2", "window does not apply to the full pattern"),
     (".. formal:pattern:: full\n   :args: n=8, max_memory=1T", "max_memory is not a parameter of a pattern"),
+    (".. formal:pattern:: sliding_window\n   :args: n=16, window=5, window=6", "'window' is given twice"),
+    (".. formal:pattern:: sliding_window\n   :args: n=16; window=5",
+     "its parameters (:args: KEY=VALUE, …): n (required), window (required)"),
+    (".. formal:model::", "formal:model needs a preset name or :file: PATH.toml"),
+    (".. formal:claims:: nosuch.toml", "nosuch.toml"),
     ("See :formal:sym:`nosuch`.", "'nosuch' is not a size symbol"),
 ])
 def test_a_bad_entry_is_a_warning_naming_it(tmp_path, capsys, directive, message):
