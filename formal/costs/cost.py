@@ -106,6 +106,11 @@ class Cost:
     def as_dict(self) -> dict:
         return {"params": self.params, "flops": self.flops, "memory": self.memory, "depth": self.depth}
 
+    def _repr_latex_(self) -> str:
+        """In a notebook: the four formulas, aligned."""
+        from ..engine.display import cost_latex
+        return cost_latex(self)
+
     def evaluate(self, sizes: dict) -> dict:
         """Each count as a number, for sizes given as ``{symbol or name: int}``."""
         values = {}

@@ -191,6 +191,11 @@ class Pattern:
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"Pattern({self.name!r}, {size}{params}, {self.n_edges:,} edges)"
 
+    def _repr_svg_(self) -> str:
+        """In a notebook: the mask as a picture, keys down and queries across (:func:`formal.graphs.svg.mask_svg`)."""
+        from .svg import mask_svg
+        return mask_svg(self)
+
 
 class Described:
     """A pattern known by its description, not its edges (:class:`formal.graphs.structure.Structure`):

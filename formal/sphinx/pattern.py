@@ -5,6 +5,7 @@ from __future__ import annotations
 from docutils import nodes
 from docutils.parsers.rst import directives
 
+from ..graphs.svg import mask_svg
 from . import nodes as build
 from .entry import Entry
 
@@ -43,7 +44,7 @@ class PatternDirective(Entry):
             f": ℓ_z × ℓ_x = {figures['ell_z']:,} × {figures['ell_x']:,} (keys × queries)")])]
         out.append(build.field_list(fields))
         figure = nodes.container(classes=["formal-mask-figure"])
-        figure += nodes.raw("", _mask_svg(pattern), format="html")
+        figure += nodes.raw("", mask_svg(pattern), format="html")
         figure += build.para(nodes.emphasis(text="Mask[t_z, t_x] in the paper's layout: a key t_z per row, a query t_x "
                                              "per column, filled where the query sees the key (a causal mask is "
                                              "upper-triangular in it)."))
@@ -80,29 +81,3 @@ def _pattern_doc(spec) -> str:
     from ..graphs.patterns import PATTERNS
     kind = PATTERNS.get(spec.schema.builder)
     return kind.doc if kind is not None else spec.schema["file"].meaning
-
-
-#: The picture's side in pixels (about): small masks get big cells, large ones small cells.
-SIDE = 320
-
-
-def _mask_svg(pattern, most: int = 64) -> str:
-    """The mask as an SVG picture in the paper's layout — a key (context position t_z) per row, a query t_x per
-    column, a filled cell where the query sees the key — with its axes labelled, at most ``most`` of each."""
-    rows, cols = min(pattern.ell_z, most), min(pattern.ell_x, most)
-    cell = max(4, min(24, SIDE // max(rows, cols)))
-    left, top = 56, 40                       # room for the axes' labels
-    on = {(int(k), int(q)) for k, q in zip(pattern.keys, pattern.queries) if k < rows and q < cols}
-    rects = [f'<rect class="{"on" if (k, q) in on else "off"}" x="{left + q * cell}" y="{top + k * cell}" '
-             f'width="{cell - 1}" height="{cell - 1}"/>' for k in range(rows) for q in range(cols)]
-    shown = "" if (rows, cols) == (pattern.ell_z, pattern.ell_x) else f" (the first {rows}×{cols})"
-    title = (f"mask of {pattern.name}{shown}: Mask[t_z, t_x], a key t_z per row, a query t_x per column; "
-             "filled where the query sees the key")
-    width, height = left + cols * cell + 8, top + rows * cell + 8
-    labels = [f'<text x="{left}" y="14" class="axis">queries t_x → (1 … {pattern.ell_x})</text>',
-              f'<text x="14" y="{top}" class="axis" transform="rotate(90 14 {top})">keys t_z → (1 … '
-              f'{pattern.ell_z})</text>',
-              f'<text x="{left - 4}" y="{top + cell - 2}" class="tick" text-anchor="end">1</text>',
-              f'<text x="{left + 1}" y="{top - 4}" class="tick">1</text>']
-    return (f'<svg class="formal-mask" role="img" aria-label="{title}" width="{width}" height="{height}" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>{"".join(labels)}{"".join(rects)}</svg>')
