@@ -64,5 +64,19 @@ def __getattr__(name: str):
     return value
 
 
+def _notebook() -> None:
+    """In IPython or Jupyter, an algorithm displays as its numbered pseudocode (:mod:`formal.engine.display`):
+    registered by class name, so that nothing is imported until one is shown."""
+    import sys
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from .engine.display import register
+        register(shell)
+
+
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+_notebook()

@@ -108,8 +108,11 @@ class Cost:
 
     def _repr_latex_(self) -> str:
         """In a notebook: the four formulas, aligned."""
-        from ..engine.display import cost_latex
-        return cost_latex(self)
+        from ..core.symbols import latex
+        rows = [(r"\text{parameters}", self.params), (rf"\text{{FLOPs ({self.convention})}}", self.flops),
+                (r"\text{memory}", self.memory), (r"\text{depth}", self.depth)]
+        body = r" \\ ".join(f"{name} &= {latex(value)}" for name, value in rows)
+        return rf"$$\begin{{aligned}} {body} \end{{aligned}}$$"
 
     def evaluate(self, sizes: dict) -> dict:
         """Each count as a number, for sizes given as ``{symbol or name: int}``."""

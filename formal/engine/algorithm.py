@@ -193,15 +193,6 @@ class Algorithm:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
         return f"<{self.label}{extra}>"
 
-    def _repr_html_(self) -> str:
-        """In a notebook: the numbered pseudocode with each line's shape and FLOPs (:mod:`formal.engine.display`)."""
-        from .display import algorithm_html
-        return algorithm_html(self)
-
-    def _repr_latex_(self) -> str:
-        from .display import algorithm_latex
-        return algorithm_latex(self)
-
     def variant(self, **options) -> "Algorithm":
         """The same algorithm built with other options (``attention.variant(empty="nan")``).  Algorithm objects
         do not change once built, so each set of options is built once and the same object returned after

@@ -1,12 +1,14 @@
-"""How the objects display in a notebook (Jupyter, IPython): an algorithm as its numbered pseudocode with the
-shape and cost of each line, a cost as its formulas, as sympy objects display — the same :class:`View`
-``show`` and the docs render.  The math is LaTeX, which the notebook typesets."""
+"""How an algorithm displays in a notebook (Jupyter, IPython): its numbered pseudocode with the shape and cost of
+each line — the same :class:`View` ``show`` and the docs render; the math is LaTeX, which the notebook typesets.
+``import formal`` registers these with IPython's display formatters (:func:`register`) by class name, so the
+algorithm module does not import this renderer, which imports it.  (A cost shows its formulas, and a pattern a
+picture of its mask, through their own ``_repr_latex_`` and ``_repr_svg_``.)"""
 
 from __future__ import annotations
 
 from html import escape
 
-__all__ = ["algorithm_html", "algorithm_latex", "cost_latex"]
+__all__ = ["algorithm_html", "algorithm_latex", "register"]
 
 
 def algorithm_html(algorithm, convention: str = "matmul") -> str:
@@ -37,15 +39,6 @@ def algorithm_latex(algorithm) -> str:
     return rf"$$\begin{{array}}{{rl}} \multicolumn{{2}}{{l}}{{{v.header_latex}}} \\ {lines} \end{{array}}$$"
 
 
-def cost_latex(cost) -> str:
-    """A cost's four formulas, aligned (``$$…$$``)."""
-    from ..core.symbols import latex
-    rows = [(r"\text{parameters}", cost.params), (rf"\text{{FLOPs ({cost.convention})}}", cost.flops),
-            (r"\text{memory}", cost.memory), (r"\text{depth}", cost.depth)]
-    body = r" \\ ".join(f"{name} &= {latex(value)}" for name, value in rows)
-    return rf"$$\begin{{aligned}} {body} \end{{aligned}}$$"
-
-
 def _indented(line) -> str:
     """A line's LaTeX as the pseudocode sets it: indented by its loop level, a loop's header in bold."""
     code = rf"\textbf{{for}}\ {line.latex}:" if line.loop else line.latex
@@ -53,3 +46,10 @@ def _indented(line) -> str:
 
 
 QUAD = r"\quad "
+
+
+def register(shell) -> None:
+    """Show :class:`~formal.engine.algorithm.Algorithm` objects in ``shell`` (an IPython shell) as HTML and LaTeX."""
+    formatters = shell.display_formatter.formatters
+    formatters["text/html"].for_type_by_name("formal.engine.algorithm", "Algorithm", algorithm_html)
+    formatters["text/latex"].for_type_by_name("formal.engine.algorithm", "Algorithm", algorithm_latex)

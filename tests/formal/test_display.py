@@ -9,6 +9,7 @@ import pytest
 
 from formal import algorithms
 from formal.core.symbols import latex
+from formal.engine.display import algorithm_html, algorithm_latex
 from formal.engine.render import view
 from formal.graphs import patterns
 
@@ -18,14 +19,14 @@ def test_an_algorithm_displays_as_its_numbered_lines(name):
     """Every line of the object, in order and numbered as ``show`` numbers it, with its shape and FLOPs."""
     a = algorithms.get(name)
     v = view(a)
-    page = a._repr_html_()
+    page = algorithm_html(a)
     rows = re.findall(r"<tr><td[^>]*>(\d+)</td><td[^>]*>\$(.*?)\$</td>", page)
     assert [int(n) for n, _ in rows] == [line.number for line in v.lines]
     for (_, shown), line in zip(rows, v.lines):
         assert shown.endswith(line.latex + (":" if line.loop else "")), (shown, line.latex)
         assert f"${line.flops_latex['matmul']}$" in page
     assert f"${v.totals['matmul']['flops']}$" in page
-    text = a._repr_latex_()
+    text = algorithm_latex(a)
     assert text.startswith("$$") and text.endswith("$$")
     assert all(line.latex in text for line in v.lines)
 
@@ -52,3 +53,33 @@ def test_a_pattern_displays_as_a_picture_of_its_mask(pattern):
     ys = sorted({int(c.get("y")) for c in cells})
     expected = {(ys[k], xs[q]) for k, q in zip(pattern.keys.tolist(), pattern.queries.tolist())}
     assert filled == expected
+
+
+def test_import_formal_registers_the_algorithms_display_with_ipython(monkeypatch):
+    """In an IPython session ``import formal`` registers the algorithm's HTML and LaTeX with the shell's display
+    formatters, by class name (IPython's ``for_type_by_name``); outside one it registers nothing."""
+    import sys
+    import types
+
+    import formal
+
+    registered = {}
+
+    class Formatter:
+        def __init__(self, mime):
+            self.mime = mime
+
+        def for_type_by_name(self, module, name, function):
+            registered[self.mime] = (module, name, function)
+
+    shell = types.SimpleNamespace(display_formatter=types.SimpleNamespace(
+        formatters={m: Formatter(m) for m in ("text/html", "text/latex")}))
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    formal._notebook()
+    assert registered == {}
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    formal._notebook()
+    assert registered["text/html"] == ("formal.engine.algorithm", "Algorithm", algorithm_html)
+    assert registered["text/latex"] == ("formal.engine.algorithm", "Algorithm", algorithm_latex)
+    a = algorithms.get("attention")
+    assert (a.__class__.__module__, a.__class__.__name__) == registered["text/html"][:2]
