@@ -36,8 +36,7 @@ def _need_torch(what: str):
 
 
 def register_conform(sub):
-    from .examples import MAX_EXAMPLES, MAX_SIZE, PROFILES
-    from .sandbox import DEFAULT_TIMEOUT
+    from .settings import DEFAULT_TIMEOUT, MAX_EXAMPLES, MAX_SIZE, PROFILES
     quick, thorough = PROFILES["quick"], PROFILES["thorough"]
     p = sub.add_parser(
         "conform", help="check any implementation of an algorithm against the spec",
@@ -83,7 +82,7 @@ def register_conform(sub):
 
 
 def _register_identify(p):
-    from .identify import DEFAULT_BUDGET, MAX_BUDGET
+    from .settings import DEFAULT_BUDGET, MAX_BUDGET
     p.add_argument("--identify", action="store_true",
                    help="search the algorithm's variants (its options not given with -o) for those the function "
                         "conforms to; exit 0 when one does, 1 with the nearest when none does")
@@ -119,7 +118,8 @@ def _conform(args, out) -> int:
 def _identify(args, options, out) -> int:
     import sys
 
-    from .identify import DEFAULT_BUDGET, identify, identify_text
+    from .identify import identify, identify_text
+    from .settings import DEFAULT_BUDGET
     sizes = getattr(args, "size", None)
     given = {"sizes": sizes} if sizes else {}
     progress = None if args.json else (lambda text: sys.stderr.write(text + "\n"))
