@@ -34,6 +34,7 @@ from .arguments import UsageError
 from .costs.conventions import CONVENTIONS
 from .errors import FormalError
 from .guards.files import json_text
+from .helptext import Formatter, epilog
 
 MAX_MESSAGE = 600  # characters of an error line
 
@@ -68,6 +69,11 @@ class _Commands(argparse._SubParsersAction):
 
     _plugins_loaded = False
 
+    def add_parser(self, name, **kwargs):
+        """Every command's parser, the entry points' too, writes its help one way (:class:`Formatter`)."""
+        kwargs.setdefault("formatter_class", Formatter)
+        return super().add_parser(name, **kwargs)
+
     def load_plugins(self):
         if not self._plugins_loaded:
             self._plugins_loaded = True
@@ -75,23 +81,36 @@ class _Commands(argparse._SubParsersAction):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Formal Algorithms for Transformers as executable objects: "
-                     "shapes and costs derived from the pseudocode.")
+    parser = _Parser(prog=PROG, formatter_class=Formatter,
+                     description="Formal Algorithms for Transformers as executable objects: shapes and costs "
+                                 "derived from the pseudocode. Give a command; `formal-transformers COMMAND --help` "
+                                 "says what it takes.",
+                     epilog=epilog("list", "show attention", "complexity gpt2 --seq-len 512"))
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.register("action", "parsers", _Commands)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("list", help="list the algorithms")
+    p = sub.add_parser("list", help="List the algorithms, by number and name",
+                       description="List the algorithms, by number and name, with the paper's summary of each and "
+                                   "the options that build its variants (`show NAME -o KEY=VALUE`).",
+                       epilog=epilog("list", "list --json"))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_list)
 
-    p = sub.add_parser("show", help="show one algorithm with its shapes and costs")
-    p.add_argument("name", help="algorithm name (see `list`)")
+    p = sub.add_parser("show", help="Show an algorithm as numbered pseudocode with its shapes and costs",
+                       description="Show an algorithm as the paper's numbered pseudocode, with each line's result "
+                                   "shape and cost and the totals; or its parameters (--params), as LaTeX (--latex) "
+                                   "or as JSON (--json). The sizes are listed under the names a model "
+                                   "configuration file gives them by ([sizes] of `complexity --config`).",
+                       epilog=epilog("show attention", "show mhattention -o n_kv_heads=2 --convention full",
+                                     "show dtransformer --params --latex"))
+    p.add_argument("name", metavar="NAME", help="algorithm name (see `list`)")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--json", action="store_true", help="print one JSON object")
     view.add_argument("--latex", action="store_true", help="print an algorithmic environment")
-    p.add_argument("--convention", choices=tuple(CONVENTIONS), help="FLOP convention of the costs (default matmul)")
+    p.add_argument("--convention", choices=tuple(CONVENTIONS), metavar="CONVENTION",
+                   help=f"FLOP convention of the costs: {', '.join(CONVENTIONS)} (default: matmul)")
     p.add_argument("--params", action="store_true", help="list the parameters with their shapes (as a table; "
                    "with --latex a tabular, with --json an object)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
