@@ -1,20 +1,21 @@
 """The ``formal-transformers`` command (also ``python -m formal``).
 
-Subcommands:
+Subcommands (each one's help ends with examples; :mod:`formal.helptext` writes it):
 
 ``list [--json]``
     the algorithms, by number and name.
-``show NAME [--json] [--latex] [--convention matmul|kaplan|chinchilla|full] [--params] [-o KEY=VALUE ...]``
+``show NAME [--json] [--latex] [--convention CONVENTION] [--params] [-o KEY=VALUE ...]``
     one algorithm as numbered pseudocode with each line's result shape and cost, and the totals.
-``complexity PRESET|--config FILE.toml [--seq-len T] [--batch B] [--convention C] [--dtype D] [--symbolic] [--json]``
+``complexity PRESET|--config FILE.toml [--seq-len LENGTH] [--batch SEQUENCES] [--convention CONVENTION] [--dtype DTYPE]
+[--symbolic] [--json]``
     parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache
     (:mod:`formal.models.command`).
-``graph PATTERN --n N [pattern options] [--layers L] [--draw FILE.png] [--json]``
+``graph PATTERN --seq-len LENGTH [pattern options] [--layers LAYERS] [--draw FILE.png] [--json]``
     an attention pattern as a graph: edges and their formula, density, FLOPs against dense attention,
     receptive field per layer, layers to full coverage, maximum path length (:mod:`formal.graphs.command`).
 ``check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``
     complexity claims written as data, judged against the derived values (:mod:`formal.claims`).
-``table1 [--cell rnn|gru|lstm] [--kernel K] [--radius R] [--n N ...] [--json]``
+``table1 [--cell rnn|gru|lstm] [--kernel KERNEL] [--radius RADIUS] [--measure-at LENGTH ...] [--json]``
     Vaswani et al.'s Table 1 derived from the objects (:mod:`formal.models.table1`).
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.  The
