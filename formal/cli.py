@@ -39,7 +39,7 @@ from .helptext import Formatter, epilog
 
 MAX_MESSAGE = 600  # characters of an error line
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "sizes_text"]
 
 PROG = "formal-transformers"
 
@@ -183,7 +183,19 @@ def _show(args, out):
     elif args.latex:
         out.write(render.LATEX_PACKAGES + "\n" + render.to_latex(algorithm))
     else:
-        out.write(render.to_text(algorithm, convention))
+        out.write(render.to_text(algorithm, convention) + sizes_text(algorithm))
+
+
+def sizes_text(algorithm) -> str:
+    """The line closing ``show``'s text: each size as the view writes it, and the name a configuration file's
+    ``[sizes]`` and ``--json`` give it where that differs (``N_C = n_classes``)."""
+    from .core.symbols import info
+    written = [(info(s).glyph, info(s).name) for s in algorithm.symbols]
+    if not written:
+        return ""
+    sizes = ", ".join(glyph if glyph == name else f"{glyph} = {name}" for glyph, name in written)
+    return (f"\nSizes (after =, the name data and --json use: a config file's [sizes], claims, conform --size): "
+            f"{sizes}\n")
 
 
 def _fail(message: str, status: int = 2) -> int:

@@ -56,7 +56,7 @@ def register(sub):
 
 def _run(args, out):
     from . import complexity, presets
-    from .config import load_config
+    from .config import load_config, size_names
     if args.list:
         _inapplicable(args, "--list", ("preset", "config", "seq_len", "batch", "dtype", "symbolic", "kv_window"))
         if args.json:
@@ -88,6 +88,8 @@ def _run(args, out):
                   **complexity.formulas(model, args.convention)}
     else:  # numbers: from the formulas shipped with the package when it holds the model's (no sympy)
         model = complexity.model_formulas(algorithm, options)
+        if args.config is not None:                   # a size may be named as `show` writes it (N_C, n_s)
+            sizes = size_names(sizes, model.symbols, where=f"config file {args.config!r}")
         if args.seq_len is None and default_len is None:
             raise UsageError(f"{name} has no default sequence length: give --seq-len T")
         result = complexity.numeric_report(name, model, sizes, seq_len=args.seq_len, default_len=default_len,
