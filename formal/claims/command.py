@@ -1,5 +1,5 @@
-"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout SECONDS] [--time-budget SECONDS]
-[--verbose] [--json]``.
+"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout SECONDS]
+[--time-budget TOTAL_SECONDS] [--verbose] [--json]``.
 
 Exit 0 when every claim holds or matches its ``expect``; 1 when one does not; 2 when a file cannot be read
 or a claim is invalid (one line on stderr names the first such claim and its field; the report is still
@@ -34,7 +34,7 @@ def register(sub):
     p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                    help="the longest one claim may take to decide, before it is reported invalid (an "
                         "implementation claim has conform's limit per call instead) (default: 30)")
-    p.add_argument("--time-budget", type=positive_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--time-budget", type=positive_seconds, default=None, metavar="TOTAL_SECONDS",
                    help="the longest the whole run may take: claims not reached by then are reported undecided, "
                         "not reached (default: none)")
     p.add_argument("--verbose", action="store_true", help="give every claim's reason, those that hold too")
