@@ -39,7 +39,7 @@ from .helptext import Formatter, epilog
 
 MAX_MESSAGE = 600  # characters of an error line
 
-__all__ = ["main", "build_parser", "sizes_text"]
+__all__ = ["main", "build_parser", "docs_parser", "sizes_text"]
 
 PROG = "formal-transformers"
 
@@ -127,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     from .models.table1 import register as register_table1
     register_table1(sub)
     return parser  # the entry points' commands are registered when needed (_Commands)
+
+
+def docs_parser() -> argparse.ArgumentParser:
+    """The parser of every command, the entry points' too, with its texts as the docs' command-line page
+    renders them (:func:`formal.helptext.for_docs`)."""
+    from .helptext import for_docs
+    parser = build_parser()
+    parser.format_help()                               # registers the entry points' commands
+    return for_docs(parser)
 
 
 def _plugin_commands(sub):

@@ -9,13 +9,14 @@ This module imports nothing but the standard library's argparse: the front door 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import textwrap
 
-__all__ = ["Formatter", "epilog", "deprecated_alias", "DOCS_POINTER"]
+__all__ = ["Formatter", "epilog", "deprecated_alias", "for_docs", "DOCS_POINTER"]
 
 #: Where the full reference of the commands is (the docs have no public host yet: the page, by name).
-DOCS_POINTER = "Full reference: the package's docs, page `cli` (or `formal-transformers COMMAND --help`)."
+DOCS_POINTER = "Full reference: the command-line page (cli) of the package's docs."
 
 
 class Formatter(argparse.HelpFormatter):
@@ -77,3 +78,32 @@ def deprecated_alias(parser, old: str, new: argparse.Action) -> argparse.Action:
                                default=argparse.SUPPRESS, help=argparse.SUPPRESS, action=_Deprecated,
                                replacement=new.option_strings[-1],
                                append=isinstance(new, argparse._AppendAction))
+
+
+_FLAG = re.compile(r"(?<![\w`-])(--[a-z][a-z0-9-]*)")
+
+
+def _literal(text: str) -> str:
+    """Flags and `quoted` command lines as reStructuredText literals: the docs would otherwise typeset
+    ``--json`` with an en dash."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(f"`{part}`" if part.startswith("`") else _FLAG.sub(r"``\1``", part) for part in parts)
+
+
+def for_docs(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` (and its commands' parsers) with its texts as the docs' command-line page reads them
+    (reStructuredText, through sphinx-argparse): flags as literals, each option's help with its default as
+    ``--help`` shows it, and the examples as a literal block.  Changes ``parser`` in place and returns it."""
+    formatter = Formatter(prog=parser.prog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                for_docs(sub)
+        elif action.help not in (None, argparse.SUPPRESS):
+            action.help = _literal(formatter._expand_help(action)).replace("%", "%%")
+    if parser.description:
+        parser.description = _literal(parser.description)
+    if parser.epilog and parser.epilog.startswith("examples:"):
+        examples, _, pointer = parser.epilog.rpartition("\n\n")
+        parser.epilog = "Examples::\n" + examples[len("examples:"):] + "\n\n" + _literal(pointer)
+    return parser

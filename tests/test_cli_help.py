@@ -245,3 +245,19 @@ def test_a_size_given_twice_is_refused(capsys, tmp_path):
     assert main(["complexity", "--config", str(path)]) == 2
     _, err = capsys.readouterr()
     assert "N_C and n_classes are one size (n_classes)" in err
+
+
+# ------------------------------------------------------------------------------- the docs' page
+def test_the_docs_page_reads_every_command_with_literal_flags_and_example_blocks():
+    from formal.cli import docs_parser
+    parser = docs_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(COMMANDS)
+    for name, command in sub.choices.items():
+        assert command.epilog.startswith("Examples::\n"), name              # a literal block: typed as shown
+        texts = [command.description] + [a.help for a in command._actions if a.help not in (None, argparse.SUPPRESS)]
+        for text in texts:
+            bare = re.sub(r"``[^`]*``", "", text)
+            assert not re.search(r"(?<![\w-])--[a-z]", bare), (name, text)  # else typeset with an en dash
+        defaults = [a for a in _options(command) if a.default not in (None, False, [], argparse.SUPPRESS)]
+        assert all("(default: " in a.help for a in defaults), name          # the docs show no other default
