@@ -3,7 +3,7 @@ entry points: the help formatter (defaults shown as ``(default: …)``, examples
 lines of each command's help (its examples and where the full reference is), and the deprecated spellings
 of renamed options, which still work and say so on stderr.
 
-This module imports nothing but the standard library's argparse: the front door reads it for ``--help``.
+This module imports only the standard library: the front door reads it for ``--help``.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ _FLAG = re.compile(r"(?<![\w`-])(--[a-z][a-z0-9-]*)")
 def _literal(text: str) -> str:
     """Flags and `quoted` command lines as reStructuredText literals: the docs would otherwise typeset
     ``--json`` with an en dash."""
-    parts = re.split(r"(`[^`]*`)", text)
-    return "".join(f"`{part}`" if part.startswith("`") else _FLAG.sub(r"``\1``", part) for part in parts)
+    parts = re.split(r"(``[^`]*``|`[^`]*`)", text)
+    return "".join(part if part.startswith("``") else f"`{part}`" if part.startswith("`")
+                   else _FLAG.sub(r"``\1``", part) for part in parts)
 
 
 def for_docs(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
