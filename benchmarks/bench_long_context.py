@@ -25,14 +25,14 @@ import time
 from bench_core import _median
 
 COMMANDS = [
-    ("Mistral: window 4,096, 32 layers, ℓ = 140,000", "sliding-window --n 140000 --window 4096 --layers 32"),
-    ("window 4,096, 32 layers, ℓ = 1,000,000", "sliding-window --n 1000000 --window 4096 --layers 32"),
-    ("dilated window 512 ×4, ℓ = 10⁶", "dilated --n 1000000 --window 512 --dilation 4"),
-    ("global + local (g = 2, w = 512), ℓ = 10⁶", "global-local --n 1000000 --window 512 --global 2"),
-    ("strided, s = 1,000, ℓ = 10⁶", "strided --n 1000000 --stride 1000"),
-    ("fixed, s = 128, c = 8, ℓ = 10⁶", "fixed --n 1000000 --stride 128 --summary 8"),
+    ("Mistral: window 4,096, 32 layers, ℓ = 140,000", "sliding-window --seq-len 140000 --window 4096 --layers 32"),
+    ("window 4,096, 32 layers, ℓ = 1,000,000", "sliding-window --seq-len 1000000 --window 4096 --layers 32"),
+    ("dilated window 512 ×4, ℓ = 10⁶", "dilated --seq-len 1000000 --window 512 --dilation 4"),
+    ("global + local (g = 2, w = 512), ℓ = 10⁶", "global-local --seq-len 1000000 --window 512 --global 2"),
+    ("strided, s = 1,000, ℓ = 10⁶", "strided --seq-len 1000000 --stride 1000"),
+    ("fixed, s = 128, c = 8, ℓ = 10⁶", "fixed --seq-len 1000000 --stride 128 --summary 8"),
     ("Swin, shifted 7×7 on 1,001×1,001", "swin --grid 1001x1001 --window 7 --shifted"),
-    ("causal, ℓ = 10⁶", "causal --n 1000000"),
+    ("causal, ℓ = 10⁶", "causal --seq-len 1000000"),
 ]
 
 

@@ -1,20 +1,21 @@
 """The ``formal-transformers`` command (also ``python -m formal``).
 
-Subcommands:
+Subcommands (each one's help ends with examples; :mod:`formal.helptext` writes it):
 
 ``list [--json]``
     the algorithms, by number and name.
-``show NAME [--json] [--latex] [--convention matmul|kaplan|chinchilla|full] [--params] [-o KEY=VALUE ...]``
+``show NAME [--json] [--latex] [--convention CONVENTION] [--params] [-o KEY=VALUE ...]``
     one algorithm as numbered pseudocode with each line's result shape and cost, and the totals.
-``complexity PRESET|--config FILE.toml [--seq-len T] [--batch B] [--convention C] [--dtype D] [--symbolic] [--json]``
+``complexity PRESET|--config FILE.toml [--seq-len LENGTH] [--batch SEQUENCES] [--convention CONVENTION] [--dtype DTYPE]
+[--symbolic] [--json]``
     parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache
     (:mod:`formal.models.command`).
-``graph PATTERN --n N [pattern options] [--layers L] [--draw FILE.png] [--json]``
+``graph PATTERN --seq-len LENGTH [pattern options] [--layers LAYERS] [--draw FILE.png] [--json]``
     an attention pattern as a graph: edges and their formula, density, FLOPs against dense attention,
     receptive field per layer, layers to full coverage, maximum path length (:mod:`formal.graphs.command`).
 ``check CLAIMS.toml [...] [--catalogue] [--only IDS] [--json]``
     complexity claims written as data, judged against the derived values (:mod:`formal.claims`).
-``table1 [--cell rnn|gru|lstm] [--kernel K] [--radius R] [--n N ...] [--json]``
+``table1 [--cell rnn|gru|lstm] [--kernel KERNEL] [--radius RADIUS] [--measure-at LENGTH ...] [--json]``
     Vaswani et al.'s Table 1 derived from the objects (:mod:`formal.models.table1`).
 
 Bad input prints one line on stderr and exits 2; nothing on the command line is evaluated as code.  The
@@ -34,10 +35,11 @@ from .arguments import UsageError
 from .costs.conventions import CONVENTIONS
 from .errors import FormalError
 from .guards.files import json_text
+from .helptext import Formatter, epilog
 
 MAX_MESSAGE = 600  # characters of an error line
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "docs_parser", "sizes_text"]
 
 PROG = "formal-transformers"
 
@@ -68,6 +70,11 @@ class _Commands(argparse._SubParsersAction):
 
     _plugins_loaded = False
 
+    def add_parser(self, name, **kwargs):
+        """Every command's parser, the entry points' too, writes its help one way (:class:`Formatter`)."""
+        kwargs.setdefault("formatter_class", Formatter)
+        return super().add_parser(name, **kwargs)
+
     def load_plugins(self):
         if not self._plugins_loaded:
             self._plugins_loaded = True
@@ -75,23 +82,36 @@ class _Commands(argparse._SubParsersAction):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Formal Algorithms for Transformers as executable objects: "
-                     "shapes and costs derived from the pseudocode.")
+    parser = _Parser(prog=PROG, formatter_class=Formatter,
+                     description="Formal Algorithms for Transformers as executable objects: shapes and costs "
+                                 "derived from the pseudocode. Give a command; `formal-transformers COMMAND --help` "
+                                 "says what it takes.",
+                     epilog=epilog("list", "show attention", "complexity gpt2 --seq-len 512"))
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.register("action", "parsers", _Commands)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("list", help="list the algorithms")
+    p = sub.add_parser("list", help="List the algorithms, by number and name",
+                       description="List the algorithms, by number and name, with the paper's summary of each and "
+                                   "the options that build its variants (`show NAME -o KEY=VALUE`).",
+                       epilog=epilog("list", "list --json"))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_list)
 
-    p = sub.add_parser("show", help="show one algorithm with its shapes and costs")
-    p.add_argument("name", help="algorithm name (see `list`)")
+    p = sub.add_parser("show", help="Show an algorithm as numbered pseudocode with its shapes and costs",
+                       description="Show an algorithm as the paper's numbered pseudocode, with each line's result "
+                                   "shape and cost and the totals; or its parameters (--params), as LaTeX (--latex) "
+                                   "or as JSON (--json). The sizes are listed under the names a model "
+                                   "configuration file gives them by ([sizes] of `complexity --config`).",
+                       epilog=epilog("show attention", "show mhattention -o n_kv_heads=2 --convention full",
+                                     "show dtransformer --params --latex"))
+    p.add_argument("name", metavar="NAME", help="algorithm name (see `list`)")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--json", action="store_true", help="print one JSON object")
     view.add_argument("--latex", action="store_true", help="print an algorithmic environment")
-    p.add_argument("--convention", choices=tuple(CONVENTIONS), help="FLOP convention of the costs (default matmul)")
+    p.add_argument("--convention", choices=tuple(CONVENTIONS), metavar="CONVENTION",
+                   help=f"FLOP convention of the costs: {', '.join(CONVENTIONS)} (default: matmul)")
     p.add_argument("--params", action="store_true", help="list the parameters with their shapes (as a table; "
                    "with --latex a tabular, with --json an object)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
@@ -107,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     from .models.table1 import register as register_table1
     register_table1(sub)
     return parser  # the entry points' commands are registered when needed (_Commands)
+
+
+def docs_parser() -> argparse.ArgumentParser:
+    """The parser of every command, the entry points' too, with its texts as the docs' command-line page
+    renders them (:func:`formal.helptext.for_docs`)."""
+    from .helptext import for_docs
+    parser = build_parser()
+    parser.format_help()                               # registers the entry points' commands
+    return for_docs(parser)
 
 
 def _plugin_commands(sub):
@@ -163,7 +192,19 @@ def _show(args, out):
     elif args.latex:
         out.write(render.LATEX_PACKAGES + "\n" + render.to_latex(algorithm))
     else:
-        out.write(render.to_text(algorithm, convention))
+        out.write(render.to_text(algorithm, convention) + sizes_text(algorithm))
+
+
+def sizes_text(algorithm) -> str:
+    """The line closing ``show``'s text: each size as the view writes it, and the name a configuration file's
+    ``[sizes]`` and ``--json`` give it where that differs (``N_C = n_classes``)."""
+    from .core.symbols import info
+    written = [(info(s).glyph, info(s).name) for s in algorithm.symbols]
+    if not written:
+        return ""
+    sizes = ", ".join(glyph if glyph == name else f"{glyph} = {name}" for glyph, name in written)
+    return (f"\nSizes (after =, the name data and --json use: a config file's [sizes], claims, conform --size): "
+            f"{sizes}\n")
 
 
 def _fail(message: str, status: int = 2) -> int:

@@ -18,7 +18,8 @@ __all__ = ["register", "prove"]
 
 
 def register(sub):
-    p = sub.add_parser("prove", help="check the spec's theorems, and reject their perturbed twins",
+    from formal.helptext import epilog
+    p = sub.add_parser("prove", help="Check the spec's theorems, and reject their perturbed twins",
                        description="Check the theorems about the algorithm objects — symbolically with sympy, "
                                    "exhaustively up to a bound, or on seeded examples, each labelled with the level "
                                    "of evidence it reaches — and check that each theorem's perturbed twin (the same "
@@ -26,7 +27,8 @@ def register(sub):
                                    "and every twin rejected, 1 otherwise, 2 for an unknown name. With --mutants, plant "
                                    "each bug of the shipped catalogue in the spec, in a fresh process of its own, and "
                                    "report which theorems' statements fail under it: exit 0 when every bug is caught "
-                                   "by the theorems it is about.")
+                                   "by the theorems it is about.",
+                       epilog=epilog("prove --list", "prove kaplan-n", "prove --mutants --about --jobs 2 --json"))
     p.add_argument("names", nargs="*", metavar="NAME", help="theorems to check (default: all; see --list)")
     p.add_argument("--list", action="store_true", help="list the theorems with their statements")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -36,7 +38,7 @@ def register(sub):
     p.add_argument("--about", action="store_true",
                    help="with --mutants: check only the theorems each bug is about (fast), not every theorem")
     p.add_argument("--only", metavar="NAMES", help="with --mutants: comma-separated bugs to plant (default: all)")
-    p.add_argument("--jobs", type=int, metavar="N",
+    p.add_argument("--jobs", type=int, metavar="JOBS",
                    help="with --mutants: processes at a time (default: the CPUs available, at most 4)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="with --mutants: stop a bug's process after this long; the theorems it had not decided are "

@@ -425,7 +425,8 @@ _COMPLEXITY_FLAGS = [st.just(["--json"]), st.just(["--symbolic"]), st.just(["--l
                      _flag("--convention", st.sampled_from(["matmul", "kaplan", "chinchilla", "full"]) | _junk),
                      _flag("--config", st.just("/nonexistent/model.toml") | _junk)]
 _GRAPH_FLAGS = [st.just(["--json"]), st.just(["--causal"]), st.just(["--bidirectional"]), st.just(["--shifted"]),
-                _flag("--n", _small), _flag("--n-z", _small), _flag("--window", _small), _flag("--dilation", _small),
+                _flag("--seq-len", _small), _flag("--context-len", _small), _flag("--window", _small),
+                _flag("--dilation", _small),
                 _flag("--global", _small), _flag("--stride", _small), _flag("--summary", _small),
                 _flag("--random", _small), _flag("--seed", _small), _flag("--shift", _small),
                 _flag("--layers", st.integers(0, 6).map(str) | _junk),
@@ -450,10 +451,10 @@ _GRAPH_VALUES = {"--window": st.integers(1, 8).map(str), "--dilation": st.intege
                  "--global": st.integers(0, 3).map(str), "--stride": st.integers(1, 8).map(str),
                  "--summary": st.integers(1, 3).map(str), "--random": st.integers(1, 3).map(str),
                  "--seed": st.integers(0, 9).map(str), "--shift": st.integers(1, 4).map(str),
-                 "--n-z": st.integers(1, 40).map(str),
+                 "--context-len": st.integers(1, 40).map(str),
                  "--align": st.sampled_from(["top-left", "bottom-right"]),
                  "--part": st.sampled_from(["both", "1", "2"])}
-_GRAPH_TAKES = {"full": [], "causal": ["--align", "--n-z"], "cross": ["--n-z"],
+_GRAPH_TAKES = {"full": [], "causal": ["--align", "--context-len"], "cross": ["--context-len"],
                 "sliding-window": ["--window", "--causal"], "dilated": ["--window", "--dilation", "--causal"],
                 "global-local": ["--window", "--global", "--causal"], "strided": ["--stride", "--part"],
                 "fixed": ["--stride", "--summary", "--part"], "random": ["--random", "--window", "--global", "--seed"],
@@ -482,7 +483,7 @@ def argvs(draw):
             side = draw(st.integers(1, 8))
             argv += ["--grid", draw(_mostly(st.just(f"{side}x{side}")))]
         else:
-            argv += ["--n", draw(_mostly(st.integers(1, 40).map(str)))]
+            argv += ["--seq-len", draw(_mostly(st.integers(1, 40).map(str)))]
         if pattern == "edgelist":
             argv += ["--file", draw(st.sampled_from(["/nonexistent/edges.txt", "/dev/null", "/etc/hostname"]))]
         takes = _GRAPH_TAKES[pattern]
@@ -499,10 +500,10 @@ def argvs(draw):
 
 
 def _small_graph(argv) -> bool:
-    """Graph sizes stay small: every number after --n, --n-z or --grid is at most 40 positions (the junk
+    """Graph sizes stay small: every number after --seq-len, --context-len or --grid is at most 40 positions (the junk
     values are not numbers, or small ones)."""
     for flag, value in zip(argv, argv[1:]):
-        if flag in ("--n", "--n-z") and value.strip().lstrip("+").isdigit():
+        if flag in ("--seq-len", "--context-len") and value.strip().lstrip("+").isdigit():
             if int(value) > 64:
                 return False
     return True

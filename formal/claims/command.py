@@ -1,5 +1,5 @@
-"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout S] [--time-budget S]
-[--verbose] [--json]``.
+"""``formal-transformers check CLAIMS.toml [...] [--catalogue] [--only IDS] [--timeout SECONDS]
+[--time-budget TOTAL_SECONDS] [--verbose] [--json]``.
 
 Exit 0 when every claim holds or matches its ``expect``; 1 when one does not; 2 when a file cannot be read
 or a claim is invalid (one line on stderr names the first such claim and its field; the report is still
@@ -17,22 +17,26 @@ __all__ = ["register", "run_files"]
 
 def register(sub):
     from ..arguments import positive_seconds
-    p = sub.add_parser("check", help="check complexity claims written as TOML against the derived objects",
+    from ..helptext import epilog
+    p = sub.add_parser("check", help="Check complexity claims written as TOML against the derived values",
                        description="Check claims — a paper's or a slide's figures and formulas, written as "
                                    "[[claim]] tables in TOML — against the values derived from the algorithm "
                                    "objects: holds or fails, with the derived figure and the reason. Exit 0 when "
                                    "every claim holds or matches its expect, 1 when one does not, 2 for a file "
-                                   "that cannot be read or an invalid claim.")
+                                   "that cannot be read or an invalid claim.",
+                       epilog=epilog("check claims.toml",
+                                     "check --catalogue --only vaswani-sa-path,vaswani-conv-path --verbose",
+                                     "check --catalogue --time-budget 60 --json"))
     p.add_argument("files", nargs="*", metavar="FILE.toml", help="claims files")
     p.add_argument("--catalogue", action="store_true",
                    help="check the catalogue shipped with the package (the papers' and lecture notes' claims)")
     p.add_argument("--only", metavar="IDS", help="comma-separated claim ids to check")
     p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
-                   help="the longest one claim may take to decide, before it is reported invalid (default 30; an "
-                        "implementation claim has conform's limit per call instead)")
-    p.add_argument("--time-budget", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="the longest one claim may take to decide, before it is reported invalid (an "
+                        "implementation claim has conform's limit per call instead) (default: 30)")
+    p.add_argument("--time-budget", type=positive_seconds, default=None, metavar="TOTAL_SECONDS",
                    help="the longest the whole run may take: claims not reached by then are reported undecided, "
-                        "not reached (default: no limit)")
+                        "not reached (default: none)")
     p.add_argument("--verbose", action="store_true", help="give every claim's reason, those that hold too")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)

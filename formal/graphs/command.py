@@ -1,4 +1,4 @@
-"""``formal-transformers graph PATTERN --n N [options]``: a pattern's edges, cost and reach.
+"""``formal-transformers graph PATTERN --seq-len LENGTH [options]``: a pattern's edges, cost and reach.
 
 Prints the edge count (and its symbolic formula), density, in-degrees, the attention FLOPs against dense
 attention of the same size, the receptive field per layer, the layers until every position reaches every
@@ -19,6 +19,7 @@ other commands nothing.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
@@ -26,6 +27,7 @@ import tempfile
 
 from ..arguments import memory_size
 from ..guards import files, limits
+from ..helptext import deprecated_alias
 from .schema import PARAMETERS, SCHEMAS
 
 __all__ = ["register", "to_text"]
@@ -33,35 +35,84 @@ __all__ = ["register", "to_text"]
 
 def register(sub):
     """Add the ``graph`` subcommand to the parser's subcommands: a flag for every parameter the patterns
-    declare (:data:`formal.graphs.schema.PARAMETERS`), and the command's own output options."""
-    p = sub.add_parser("graph", help="a sparse attention pattern: edges, FLOPs, receptive field, path length",
-                       description="An attention pattern as a graph: edges (with the symbolic count), density, "
-                                   "attention FLOPs against dense attention, receptive field per layer, layers to "
-                                   "full coverage, maximum path length.")
+    declare (:data:`formal.graphs.schema.PARAMETERS`), grouped by the patterns that take it, and the command's
+    own output options."""
+    from ..helptext import epilog
+    p = sub.add_parser("graph", help="Analyse an attention pattern as a graph: edges, FLOPs, receptive field, "
+                                     "path length",
+                       description="Analyse an attention pattern as a graph: edges (with the symbolic count), "
+                                   "density, attention FLOPs against dense attention, receptive field per layer, "
+                                   "layers to full coverage, maximum path length. Each pattern takes the options of "
+                                   "the groups that name it.",
+                       epilog=epilog("graph sliding-window --seq-len 4096 --window 256",
+                                     "graph strided --seq-len 1024 --stride 32 --layers 3 --json",
+                                     "graph swin --grid 8x8 --window 4 --shifted --draw swin.png"))
     p.add_argument("pattern", choices=tuple(SCHEMAS), metavar="PATTERN", help=", ".join(SCHEMAS))
+    groups = {}
     for parameter in PARAMETERS:
-        _flag(p, parameter)
-    p.add_argument("--draw", metavar="FILE.png", help="write a picture of the mask (and the graph when short)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--max-memory", type=memory_size, default=limits.DEFAULT_MAX_MEMORY, metavar="SIZE",
-                   help="refuse, with the estimate, anything that would need more memory: bytes or a size such as "
-                        "512M, 8G, 1.5T (powers of 1024; default 4G)")
+        takers = tuple(s.name for s in SCHEMAS.values() if parameter.name in s.names)
+        if takers not in groups:
+            title = ("every pattern" if len(takers) == len(SCHEMAS)
+                     else f"pattern{'s' * (len(takers) > 1)} {', '.join(takers)}")
+            groups[takers] = p.add_argument_group(title)
+        _flag(p, groups[takers], parameter, takers)
+    out = p.add_argument_group("output")
+    out.add_argument("--draw", metavar="FILE.png", help="write a picture of the mask (and the graph when short)")
+    out.add_argument("--json", action="store_true", help="print one JSON object")
+    out.add_argument("--max-memory", type=memory_size, default=limits.DEFAULT_MAX_MEMORY, metavar="SIZE",
+                     help="refuse, with the estimate, anything that would need more memory: bytes or a size such "
+                          f"as 512MiB, 8GiB, 1.5TiB (default: {limits.format_size(limits.DEFAULT_MAX_MEMORY)})")
     p.set_defaults(run=_run)
 
 
-def _flag(p, parameter):
-    """The flag(s) of one parameter: its kind's type or choices, None when not given (the schema then
-    applies the pattern's default); a flag with a negation is a pair that excludes each other."""
-    named = {"dest": parameter.name, "help": parameter.meaning, **parameter.kind.argparse()}
+def _flag(p, group, parameter, takers):
+    """The flag(s) of one parameter, in the group of the patterns that take it: its kind's type or choices,
+    None when not given (the schema then applies the pattern's default); a flag with a negation is a pair
+    that excludes each other; a flag once spelled otherwise keeps that spelling, hidden."""
+    named = {"dest": parameter.name, "help": _help(parameter, takers), **parameter.kind.argparse()}
     if parameter.metavar is not None:
         named["metavar"] = parameter.metavar
     if parameter.negation is None:
-        p.add_argument(parameter.flag, **named)
-        return
-    word, meaning = parameter.negation
-    both = p.add_mutually_exclusive_group()
-    both.add_argument(parameter.flag, **named)
-    both.add_argument(f"--{word}", dest=parameter.name, action="store_false", help=meaning)
+        action = group.add_argument(parameter.flag, **named)
+    else:
+        word, meaning = parameter.negation
+        both = group.add_mutually_exclusive_group()
+        action = both.add_argument(parameter.flag, **named)
+        both.add_argument(f"--{word}", dest=parameter.name, action="store_false", default=argparse.SUPPRESS,
+                          help=meaning)
+    for old in parameter.deprecated:
+        deprecated_alias(p, old, action)
+
+
+def _help(parameter, takers) -> str:
+    """The parameter's meaning, its words (a choice), and which patterns need it or default it to what."""
+    from .schema import REQUIRED
+    words = getattr(parameter.kind, "words", None)
+    text = parameter.meaning + (f": {', '.join(words)}" if words else "")
+    schemas = [SCHEMAS[name] for name in takers]
+    required = [s.name for s in schemas if s[parameter.name].default is REQUIRED]
+    defaults = {}
+    for s in schemas:
+        value = s[parameter.name].default
+        if value is not REQUIRED and value is not None and not (value is False and parameter.negation is None):
+            defaults.setdefault(_written(parameter, value), []).append(s.name)
+    said = []
+    others = [name for name in takers if name not in required]
+    if required:
+        said.append("required" if not others else f"required except by {', '.join(others)}"
+                    if len(others) < len(required) else f"required by {', '.join(required)}")
+    if len(defaults) == 1 and sum(map(len, defaults.values())) == len(takers):
+        said.append(f"default: {next(iter(defaults))}")
+    elif defaults:
+        said.append("default: " + "; ".join(f"{v} for {', '.join(names)}" for v, names in defaults.items()))
+    return text + (f" ({'; '.join(said)})" if said else "")
+
+
+def _written(parameter, value) -> str:
+    """A default as the command line gives it: a flag pair's flag, else the value."""
+    if parameter.negation is not None:
+        return parameter.flag if value else f"--{parameter.negation[0]}"
+    return str(value)
 
 
 def _given(args) -> dict:
@@ -146,6 +197,10 @@ def _matplotlib_scratch(drawing):
 
 def _command(args, out):
     from .specs import GraphSpec
+    if args.draw == "-":                  # stdout carries the report: "-" names no file here, as everywhere
+        from ..arguments import UsageError
+        raise UsageError("--draw -: a picture cannot go to stdout, which carries the report; give a file, "
+                         "e.g. --draw mask.png")
     if args.draw:
         from .draw import check_picture
         check_picture(args.draw)                                          # before any work

@@ -57,8 +57,9 @@ class Parameter:
     """One parameter: ``name`` (a Python identifier) with its ``kind`` (type and range), ``meaning``, ``role``
     (a size of the sequences, an option of the pattern, or one of the report's), ``default``
     (:data:`REQUIRED`, or the value used when it is not given; None: the pattern decides), the command
-    line's ``flag`` and ``metavar``, other spellings in data (``aliases``), and a ``negation``: the word and
-    meaning of a flag that gives the opposite (``bidirectional`` for ``causal``)."""
+    line's ``flag`` and ``metavar``, other spellings in data (``aliases``), a ``negation``: the word and
+    meaning of a flag that gives the opposite (``bidirectional`` for ``causal``), and the flags it was once
+    given by (``deprecated``: they still work, with a note)."""
 
     name: str
     kind: object
@@ -69,6 +70,7 @@ class Parameter:
     metavar: str | None = None
     aliases: tuple = ()
     negation: tuple | None = None
+    deprecated: tuple = ()
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.role not in ROLES:
@@ -96,30 +98,31 @@ class Parameter:
 
 #: Every parameter of a pattern or of its report, in the command line's order.
 PARAMETERS = (
-    Parameter("n", Integer(1), "sequence length (the queries; the keys too, except cross)", "size", metavar="N",
-              aliases=("ell",)),
-    Parameter("n_z", Integer(1), "context length (cross; causal with ℓ_z ≠ ℓ_x)", "size", metavar="N"),
-    Parameter("align", Choice(("top-left", "bottom-right")), "causal alignment when ℓ_z ≠ ℓ_x"),
-    Parameter("window", Integer(0), "window size (keys per query, itself included; Swin: the side M)", metavar="W"),
-    Parameter("dilation", Integer(1), "distance between a dilated window's keys", metavar="D"),
-    Parameter("n_global", Integer(0), "global positions (the first G)", flag="--global", metavar="G",
+    Parameter("n", Integer(1), "sequence length (the queries; the keys too, except cross)", "size",
+              flag="--seq-len", metavar="LENGTH", aliases=("ell",), deprecated=("--n",)),
+    Parameter("n_z", Integer(1), "context length, the keys (cross; causal with ℓ_z ≠ ℓ_x)", "size",
+              flag="--context-len", metavar="CONTEXT", deprecated=("--n-z",)),
+    Parameter("align", Choice(("top-left", "bottom-right")), "causal alignment when ℓ_z ≠ ℓ_x", metavar="ALIGN"),
+    Parameter("window", Integer(0), "window size (keys per query, itself included; Swin: the side M)",
+              metavar="WINDOW"),
+    Parameter("dilation", Integer(1), "distance between a dilated window's keys", metavar="DILATION"),
+    Parameter("n_global", Integer(0), "global positions (the first GLOBAL)", flag="--global", metavar="GLOBAL",
               aliases=("global",)),
-    Parameter("stride", Integer(1), "Sparse Transformer stride", metavar="S"),
-    Parameter("summary", Integer(1), "fixed pattern: summary positions per block", metavar="C"),
-    Parameter("part", Choice(("both", "local", "stride", "summary")),
-              "Sparse Transformer head(s) to take (default both)"),
-    Parameter("n_random", Integer(1), "random keys per query (BigBird)", flag="--random", metavar="R",
+    Parameter("stride", Integer(1), "Sparse Transformer stride", metavar="STRIDE"),
+    Parameter("summary", Integer(1), "fixed pattern: summary positions per block", metavar="SUMMARY"),
+    Parameter("part", Choice(("both", "local", "stride", "summary")), "Sparse Transformer head(s) to take",
+              metavar="PART"),
+    Parameter("n_random", Integer(1), "random keys per query (BigBird)", flag="--random", metavar="RANDOM",
               aliases=("random",)),
-    Parameter("seed", Integer(0), "seed of the random pattern (default 0)", metavar="S"),
+    Parameter("seed", Integer(0), "seed of the random pattern", metavar="SEED"),
     Parameter("grid", Grid(), "Swin token grid, e.g. 8x8 (N = H·W)", "size", metavar="HxW"),
     Parameter("shifted", Flag(), "Swin's shifted windows"),
-    Parameter("shift", Integer(1), "offset of the shifted windows (default M/2)", metavar="S"),
+    Parameter("shift", Integer(1), "offset of the shifted windows (default: M/2)", metavar="SHIFT"),
     Parameter("causal", Flag(), "keys at or before the query only", negation=("bidirectional", "keys on both sides")),
     Parameter("file", File(), "edgelist: one 'key query' pair of positions per line", "size", metavar="FILE"),
-    Parameter("layers", Integer(0), "layers of receptive field to show (default 4)", "report", 4, metavar="L"),
-    Parameter("heads", Integer(1, MAX_SIZE), "heads, for the FLOPs (default 1)", "report", 1, metavar="H"),
-    Parameter("d_head", Integer(1, MAX_SIZE), "width of a head, for the FLOPs (default 64)", "report", 64,
-              metavar="D"),
+    Parameter("layers", Integer(0), "layers of receptive field to show", "report", 4, metavar="LAYERS"),
+    Parameter("heads", Integer(1, MAX_SIZE), "heads, for the FLOPs", "report", 1, metavar="HEADS"),
+    Parameter("d_head", Integer(1, MAX_SIZE), "width of a head, for the FLOPs", "report", 64, metavar="WIDTH"),
 )
 _BY_NAME = {p.name: p for p in PARAMETERS}
 #: Every other spelling data may use → (the parameter, whether it means the opposite).

@@ -48,14 +48,14 @@ def parse_size(text) -> int:
     Raises ConfigError for anything else, or for a size below one byte.
     """
     if isinstance(text, bool):
-        raise ConfigError(f"memory size {text!r} must be a number of bytes or a size such as 4G or 512M")
+        raise ConfigError(f"memory size {text!r} must be a number of bytes or a size such as 4GiB or 512MiB")
     if isinstance(text, int):
         value = text
     else:
         match = _SIZE.fullmatch(str(text)) if isinstance(text, str) and len(text) < 40 else None
         if match is None:
             shown = text if not isinstance(text, str) or len(text) < 40 else text[:36] + "…"
-            raise ConfigError(f"memory size {shown!r} must be a number of bytes or a size such as 4G or 512M")
+            raise ConfigError(f"memory size {shown!r} must be a number of bytes or a size such as 4GiB or 512MiB")
         value = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
     if value < 1:
         raise ConfigError(f"memory size {text!r} must be at least 1 byte")

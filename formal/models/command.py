@@ -1,6 +1,6 @@
-"""``formal-transformers complexity PRESET|--config FILE.toml [--seq-len T] [--batch B] [--convention C]
-[--dtype D] [--symbolic] [--kv contiguous|paged [--block B] [--samples N]] [--kv-window W] [--json]``: what a
-model costs.
+"""``formal-transformers complexity PRESET|--config FILE.toml [--seq-len LENGTH] [--batch SEQUENCES]
+[--convention CONVENTION] [--dtype DTYPE] [--symbolic] [--kv contiguous|paged [--block TOKENS] [--samples SAMPLES]]
+[--kv-window WINDOW] [--json]``: what a model costs.
 
 Parameters, FLOPs of a forward pass and of a training step, activation memory and KV cache of a preset or a
 configuration file, from the shipped cost formulas (:mod:`formal.models.costcache`, no sympy) or, with
@@ -19,37 +19,44 @@ __all__ = ["register", "text"]
 
 def register(sub):
     """Add the ``complexity`` subcommand to the parser's subcommands."""
+    from ..helptext import epilog
     from .complexity import DTYPES
-    p = sub.add_parser("complexity", help="parameters, FLOPs, memory and KV cache of a model",
-                       description="What a model costs, derived from its algorithm object: parameters, FLOPs of "
-                                   "a forward pass and of a training step, activation memory, KV cache.")
-    p.add_argument("preset", nargs="?", help="a preset name (see `complexity --list`)")
+    p = sub.add_parser("complexity", help="Derive a model's parameters, FLOPs, memory and KV cache",
+                       description="Derive what a model costs from its algorithm object: parameters, FLOPs of a "
+                                   "forward pass and of a training step, activation memory, KV cache — of a preset "
+                                   "or of a model configuration file, as numbers or (--symbolic) as formulas.",
+                       epilog=epilog("complexity --list", "complexity llama-2-7b --seq-len 4096 --dtype bf16",
+                                     "complexity gpt2 --kv paged --block 16 --json",
+                                     "complexity --config mine.toml --symbolic"))
+    p.add_argument("preset", nargs="?", metavar="PRESET", help="a preset name (see `complexity --list`)")
     p.add_argument("--config", metavar="FILE.toml", help="a model configuration file instead of a preset")
     p.add_argument("--list", action="store_true", help="list the presets")
-    p.add_argument("--seq-len", type=bounded_int(1, MAX_SIZE), metavar="T",
+    p.add_argument("--seq-len", type=bounded_int(1, MAX_SIZE), metavar="LENGTH",
                    help="sequence length (default: the preset's context)")
-    p.add_argument("--batch", type=bounded_int(1, MAX_SIZE), metavar="B", help="sequences per batch (default 1)")
-    p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", help="FLOP convention")
-    p.add_argument("--dtype", choices=tuple(DTYPES), help="bytes per scalar (default fp32)")
+    p.add_argument("--batch", type=bounded_int(1, MAX_SIZE), metavar="SEQUENCES", help="sequences per batch "
+                   "(default: 1)")
+    p.add_argument("--convention", choices=tuple(CONVENTIONS), default="matmul", metavar="CONVENTION",
+                   help=f"FLOP convention: {', '.join(CONVENTIONS)}")
+    p.add_argument("--dtype", choices=tuple(DTYPES), metavar="DTYPE",
+                   help=f"bytes per scalar: {', '.join(DTYPES)} (default: fp32)")
     p.add_argument("--symbolic", action="store_true", help="print the formulas instead of numbers")
-    p.add_argument("--kv", choices=("contiguous", "paged"), default="contiguous",
-                   help="how the KV cache is kept: contiguous (default), or paged in blocks (PagedAttention: "
-                        "blocks, bytes per block, waste against a contiguous reservation)")
-    p.add_argument("--block", type=bounded_int(1, MAX_SIZE), metavar="B",
-                   help="with --kv paged: tokens per block (default 16, vLLM's)")
-    p.add_argument("--samples", type=bounded_int(1, MAX_SIZE), metavar="N",
-                   help="with --kv paged: samples forked from the sequence as a shared prompt (default 1)")
-    p.add_argument("--kv-window", type=bounded_int(1, MAX_SIZE), metavar="W",
-                   help="a KV cache that keeps each layer's last W tokens (a rolling buffer, as a sliding-window "
-                        "decoder's): the per-sequence cache is min(T, W) tokens")
+    p.add_argument("--kv", choices=("contiguous", "paged"), default="contiguous", metavar="LAYOUT",
+                   help="how the KV cache is kept: contiguous, or paged in blocks (PagedAttention: blocks, bytes "
+                        "per block, waste against a contiguous reservation)")
+    p.add_argument("--block", type=bounded_int(1, MAX_SIZE), metavar="TOKENS",
+                   help="with --kv paged: tokens per block (default: 16, vLLM's)")
+    p.add_argument("--samples", type=bounded_int(1, MAX_SIZE), metavar="SAMPLES",
+                   help="with --kv paged: samples forked from the sequence as a shared prompt (default: 1)")
+    p.add_argument("--kv-window", type=bounded_int(1, MAX_SIZE), metavar="WINDOW",
+                   help="a KV cache that keeps each layer's last WINDOW tokens (a rolling buffer, as a "
+                        "sliding-window decoder's): the per-sequence cache is min(LENGTH, WINDOW) tokens")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)
 
 
-
 def _run(args, out):
     from . import complexity, presets
-    from .config import load_config
+    from .config import load_config, size_names
     if args.list:
         _inapplicable(args, "--list", ("preset", "config", "seq_len", "batch", "dtype", "symbolic", "kv_window"))
         if args.json:
@@ -81,6 +88,8 @@ def _run(args, out):
                   **complexity.formulas(model, args.convention)}
     else:  # numbers: from the formulas shipped with the package when it holds the model's (no sympy)
         model = complexity.model_formulas(algorithm, options)
+        if args.config is not None:                   # a size may be named as `show` writes it (N_C, n_s)
+            sizes = size_names(sizes, model.symbols, where=f"config file {args.config!r}")
         if args.seq_len is None and default_len is None:
             raise UsageError(f"{name} has no default sequence length: give --seq-len T")
         result = complexity.numeric_report(name, model, sizes, seq_len=args.seq_len, default_len=default_len,

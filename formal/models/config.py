@@ -7,7 +7,7 @@ A configuration is data, read with a TOML parser; nothing in it is executed::
     seq_len = 1024              # optional: the default sequence length (else a length given in [sizes])
     [options]                   # the algorithm's options, e.g. norm = "rms"
     tied = true
-    [sizes]                     # the size symbols by their ASCII names
+    [sizes]                     # the sizes by their names (n_classes), or as `show` writes them (N_C)
     N_V = 50257
     ell_max = 1024
     d_e = 768
@@ -22,7 +22,7 @@ from ..errors import ConfigError, shown
 from ..guards.files import read_toml
 from .presets import LENGTHS, check_size
 
-__all__ = ["load_config", "KEYS"]
+__all__ = ["load_config", "size_names", "KEYS"]
 
 KEYS = ("name", "algorithm", "seq_len", "options", "sizes")
 
@@ -62,3 +62,22 @@ def _length(path, sizes: dict, seq_len):
         raise ConfigError(f"config file {shown(path)}: {given}{'' if seq_len is None else f' and seq_len = {seq_len}'}"
                           " disagree: a model's sequence lengths are one length")
     return seq_len if seq_len is not None or not lengths else next(iter(lengths.values()))
+
+
+def size_names(sizes: dict, known, *, where: str = "config file") -> dict:
+    """``sizes`` with each key that is not one of the ``known`` size names but is how the text view writes one
+    (``N_C`` for ``n_classes``, ``n_s`` for ``n_sent``, ``ℓ`` for ``ell``) renamed to that name: a file may
+    name a size as ``show`` and ``complexity --symbolic`` print it.  A ConfigError when two keys give one size.
+    Imports sympy (the symbols' table) only for a file that uses such a spelling."""
+    known = set(known)
+    if all(key in known for key in sizes):
+        return dict(sizes)
+    from ..core.symbols import by_name, info
+    glyphs = {info(by_name(name)).glyph: name for name in known}
+    out, given = {}, {}
+    for key, value in sizes.items():
+        name = key if key in known else glyphs.get(key, key)
+        if name in out:
+            raise ConfigError(f"{where}: sizes {given[name]} and {key} are one size ({name}): give one")
+        out[name], given[name] = value, key
+    return out

@@ -176,17 +176,23 @@ def report_text(r: dict) -> str:
 def register(sub):
     """The ``table1`` command."""
     from ..arguments import bounded_int
-    p = sub.add_parser("table1", help="Vaswani et al.'s Table 1 derived from the objects",
-                       description="Complexity per layer, sequential operations and maximum path length of "
-                                   "self-attention, recurrent, convolutional and restricted layers, derived from "
-                                   "the algorithm objects and their graphs, beside the paper's entries.")
-    p.add_argument("--cell", choices=("rnn", "gru", "lstm"), default="lstm", help="the recurrent row's cell")
-    p.add_argument("--kernel", type=bounded_int(3, 99), default=3, metavar="K",
-                   help="the convolution's kernel for path lengths (odd, default 3)")
-    p.add_argument("--radius", type=bounded_int(1, 1000), default=4, metavar="R",
-                   help="keys on each side of the restricted window, for path lengths (default 4)")
-    p.add_argument("--n", type=bounded_int(2, 4096), action="append", metavar="N",
-                   help="a length to measure path lengths at (repeatable; default 64 and 256)")
+    from ..helptext import deprecated_alias, epilog
+    p = sub.add_parser("table1", help="Derive Vaswani et al.'s Table 1 from the objects",
+                       description="Derive Vaswani et al.'s Table 1 — complexity per layer, sequential operations "
+                                   "and maximum path length of self-attention, recurrent, convolutional and "
+                                   "restricted layers — from the algorithm objects and their graphs, beside the "
+                                   "paper's entries.",
+                       epilog=epilog("table1", "table1 --cell gru --measure-at 128 --measure-at 512 --json"))
+    p.add_argument("--cell", choices=("rnn", "gru", "lstm"), default="lstm", metavar="CELL",
+                   help="the recurrent row's cell: rnn, gru, lstm")
+    p.add_argument("--kernel", type=bounded_int(3, 99), default=3, metavar="KERNEL",
+                   help="the convolution's kernel for path lengths (odd)")
+    p.add_argument("--radius", type=bounded_int(1, 1000), default=4, metavar="RADIUS",
+                   help="keys on each side of the restricted window, for path lengths")
+    lengths = p.add_argument("--measure-at", dest="measure_at", type=bounded_int(2, 4096), action="append",
+                             metavar="LENGTH", help="a sequence length to measure the maximum path lengths at "
+                                                    "(repeatable; default: 64 and 256)")
+    deprecated_alias(p, "--n", lengths)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run)
 
@@ -196,6 +202,6 @@ def _run(args, out):
     from ..guards.files import json_text
     if args.kernel % 2 == 0:
         raise ConfigError(f"--kernel {args.kernel} must be odd (a centred convolution)")
-    sizes = tuple(sorted(set(args.n))) if args.n else (64, 256)
+    sizes = tuple(sorted(set(args.measure_at))) if args.measure_at else (64, 256)
     r = report(cell=args.cell, n=sizes, kernel=args.kernel, radius=args.radius)
     out.write(json_text(r) if args.json else report_text(r))

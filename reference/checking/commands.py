@@ -17,6 +17,7 @@ from formal.arguments import bounded_int, memory_size, positive_seconds
 from formal.errors import FormalError
 from formal.guards.files import json_text
 from formal.guards.limits import DEFAULT_MAX_MEMORY, format_size
+from formal.helptext import epilog
 
 from .. import require_torch
 
@@ -36,60 +37,63 @@ def _need_torch(what: str):
 
 
 def register_conform(sub):
-    from .examples import MAX_EXAMPLES, MAX_SIZE, PROFILES
-    from .sandbox import DEFAULT_TIMEOUT
+    from .settings import DEFAULT_TIMEOUT, MAX_EXAMPLES, MAX_SIZE, PROFILES
     quick, thorough = PROFILES["quick"], PROFILES["thorough"]
     p = sub.add_parser(
-        "conform", help="check any implementation of an algorithm against the spec",
+        "conform", help="Check any implementation of an algorithm against the spec",
         description="Check a Python function against one of the spec's algorithms on seeded examples — the "
                     "boundary cases (ℓ = 1, ℓ = ℓ_max, ℓ_z ≠ ℓ_x, one and several heads and layers, lengths past "
                     "every power of two) and random ones: equality with the spec, shapes, NaN, masks, causality, "
                     "equivariance. The function runs in a worker process: its exceptions, exits, output and "
                     "hangs are reported, never passed on. Exit 0 when every property holds, 1 with the smallest "
-                    "failing configuration when one does not, 2 on bad usage.")
+                    "failing configuration when one does not, 2 on bad usage.",
+        epilog=epilog("conform examples/attention.py:attention --algorithm attention",
+                      "conform mymodule:mha --algorithm mhattention -o n_kv_heads=2 --profile thorough",
+                      "conform mymodule:mha --algorithm mhattention --identify --json"))
     p.add_argument("target", metavar="TARGET", help="path/to/file.py:function or module:function")
     p.add_argument("--algorithm", required=True, metavar="NAME", help="the spec's algorithm (see `list`)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="the variant the function implements, e.g. -o bias=false (repeatable)")
     p.add_argument("--layout", choices=("columns", "rows"), default="columns",
-                   help="columns: the paper's d×ℓ (default); rows: inputs and outputs transposed, ℓ×d "
+                   metavar="LAYOUT", help="columns: the paper's d×ℓ; rows: inputs and outputs transposed, ℓ×d "
                         "(an image's feature grid stays n_h×n_w×D)")
-    p.add_argument("--profile", choices=tuple(PROFILES), default="quick",
-                   help=f"quick: {quick.examples} random examples up to size {quick.max_size} (default); "
+    p.add_argument("--profile", choices=tuple(PROFILES), default="quick", metavar="PROFILE",
+                   help=f"quick: {quick.examples} random examples up to size {quick.max_size}; "
                         f"thorough: {thorough.examples} up to size {thorough.max_size}")
-    p.add_argument("--examples", type=bounded_int(1, MAX_EXAMPLES), metavar="N",
+    p.add_argument("--examples", type=bounded_int(1, MAX_EXAMPLES), metavar="EXAMPLES",
                    help="random examples, beside the boundary cases (default: the profile's)")
-    p.add_argument("--max-size", type=bounded_int(2, MAX_SIZE), metavar="S",
-                   help="the longest sequence drawn; lengths past every power of two up to S are boundary cases "
+    p.add_argument("--max-size", type=bounded_int(2, MAX_SIZE), metavar="LENGTH",
+                   help="the longest sequence drawn; lengths past every power of two up to LENGTH are boundary cases "
                         "(default: the profile's)")
-    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="SEED", help="first example's seed")
     p.add_argument("--size", action="append", default=[], metavar="NAME=EXPR",
                    help="fix a size (--size H=4) or tie it to the others as the function does (--size d_attn=d_x/H "
                         "--size d_z=d_x), in the claims' formula grammar; the examples meet it (repeatable)")
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help=f"time one call of the function may take before it fails (default {DEFAULT_TIMEOUT:g})")
+                   help=f"time one call of the function may take before it fails (default: {DEFAULT_TIMEOUT:g})")
     p.add_argument("--max-memory", type=memory_size, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
                    help=f"memory the function's worker may take (its address space, on the CPU) and the spec's "
-                        f"arrays, e.g. 8G (default {format_size(DEFAULT_MAX_MEMORY)})")
+                        f"arrays: bytes or a size such as 8GiB (default: {format_size(DEFAULT_MAX_MEMORY)})")
     p.add_argument("--in-process", action="store_true",
                    help="run the function in this process (a debugger can stop in it; a hang cannot be ended)")
-    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                   help="passed to the function as device= when it takes one (default cpu)")
-    p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64",
-                   help="the precision the function computes in: its calibrated tolerance applies (default float64)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", metavar="DEVICE",
+                   help="passed to the function as device= when it takes one: cpu, cuda")
+    p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64", metavar="DTYPE",
+                   help="the precision the function computes in, float64, float32 or bfloat16: its calibrated "
+                        "tolerance applies")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _register_identify(p)
     p.set_defaults(run=_conform)
 
 
 def _register_identify(p):
-    from .identify import DEFAULT_BUDGET, MAX_BUDGET
+    from .settings import DEFAULT_BUDGET, MAX_BUDGET
     p.add_argument("--identify", action="store_true",
                    help="search the algorithm's variants (its options not given with -o) for those the function "
                         "conforms to; exit 0 when one does, 1 with the nearest when none does")
-    p.add_argument("--budget", type=bounded_int(1, MAX_BUDGET), metavar="N",
+    p.add_argument("--budget", type=bounded_int(1, MAX_BUDGET), metavar="VARIANTS",
                    help=f"with --identify: the most variants tried, fewest changes from the defaults first "
-                        f"(default {DEFAULT_BUDGET})")
+                        f"(default: {DEFAULT_BUDGET})")
 
 
 def _conform(args, out) -> int:
@@ -119,7 +123,8 @@ def _conform(args, out) -> int:
 def _identify(args, options, out) -> int:
     import sys
 
-    from .identify import DEFAULT_BUDGET, identify, identify_text
+    from .identify import identify, identify_text
+    from .settings import DEFAULT_BUDGET
     sizes = getattr(args, "size", None)
     given = {"sizes": sizes} if sizes else {}
     progress = None if args.json else (lambda text: sys.stderr.write(text + "\n"))
@@ -134,25 +139,28 @@ def _identify(args, options, out) -> int:
 
 def register_verify(sub):
     p = sub.add_parser(
-        "verify", help="check the torch reference against the spec, every algorithm and variant",
-        description="The package's main job: run the formal ↔ reference and cost properties for every algorithm "
-                    "and variant (float64 equality, both attention paths, float32/bfloat16 within calibrated "
+        "verify", help="Check the torch reference against the spec, every algorithm and variant",
+        description="Check the torch reference against the spec — the package's main job: run the formal ↔ "
+                    "reference and cost properties for every algorithm and variant (float64 equality, both "
+                    "attention paths, float32/bfloat16 within calibrated "
                     "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
-                    "KV cache = recomputation) and print one table; --mutants measures conform instead.")
-    p.add_argument("--profile", choices=("quick", "thorough"), default="quick",
-                   help="quick: 12 examples per check and the boundary cases (about 50 s on 2 CPU cores); "
-                        "thorough: 100")
-    p.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), metavar="N",
+                    "KV cache = recomputation) and print one table; --mutants measures conform instead.",
+        epilog=epilog("verify", "verify --only attention,mhattention --jobs 1 --quiet",
+                      "verify --json - --quiet > report.json", "verify --mutants --only attention"))
+    p.add_argument("--profile", choices=("quick", "thorough"), default="quick", metavar="PROFILE",
+                   help="quick: 12 examples per check and the boundary cases; thorough: 100")
+    p.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), metavar="JOBS",
                    help=f"worker processes that run the checks, the longest first (default: the CPU cores "
                         f"available, here {min(available_cores(), MAX_JOBS)}); 1 runs them in this process")
     p.add_argument("--mutants", action="store_true",
                    help="instead: run conform on the shipped catalogue of correct implementations (each must "
                         "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where the reference runs (auto: cuda when available)")
-    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="S", help="first example's seed (default 0)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", metavar="DEVICE",
+                   help="where the reference runs: auto (cuda when available), cpu, cuda")
+    p.add_argument("--seed", type=bounded_int(0), default=0, metavar="SEED", help="first example's seed")
     p.add_argument("--only", metavar="NAMES", help="comma-separated algorithm names (default: all)")
-    p.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE (atomically); with -, "
+                   "print it on stdout and the table on stderr")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(run=_verify)
 
@@ -163,7 +171,8 @@ def _verify(args, out) -> int:
     from .reports import check_destination, write_json
     if not args.mutants:
         _need_torch("verify")
-    if args.json:
+    to_stdout = args.json == "-"            # - is stdout, as everywhere: the JSON there, the table on stderr
+    if args.json and not to_stdout:
         check_destination(args.json)
     only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
     if only == []:
@@ -183,9 +192,13 @@ def _verify(args, out) -> int:
     except KeyboardInterrupt:  # the workers are ended: one line, no traceback, no report
         sys.stderr.write("formal-transformers: verify interrupted; no report written\n")
         return 130
-    out.write(report.text())
-    if args.json:
-        write_json(report, args.json)
+    if to_stdout:
+        sys.stderr.write(report.text())
+        out.write(json_text(report.as_json()))
+    else:
+        out.write(report.text())
+        if args.json:
+            write_json(report, args.json)
     return 0 if report.ok else 1
 
 

@@ -31,6 +31,7 @@ from formal import algorithms
 from formal.engine.algorithm import Algorithm
 from formal.errors import ConfigError
 
+from .settings import MAX_EXAMPLES, PROFILES, Profile
 from .sizes import (
     LENGTHS,
     MAX_SIZE,
@@ -49,18 +50,6 @@ __all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "reso
            "PROFILES", "Profile", "checked_int", "MAX_EXAMPLES", "MAX_SIZE"]
 
 
-@dataclass(frozen=True)
-class Profile:
-    """How many random examples, and how large they grow (the longest sequence drawn)."""
-
-    examples: int
-    max_size: int
-
-
-#: ``quick`` (conform's default) and ``thorough``.
-PROFILES = {"quick": Profile(20, 17), "thorough": Profile(100, 65)}
-#: The most random examples a run may ask for: past it a run takes hours (the largest size: :data:`.sizes.MAX_SIZE`).
-MAX_EXAMPLES = 100_000
 
 
 @dataclass

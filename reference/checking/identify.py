@@ -39,16 +39,13 @@ from .conform import Settings, check
 from .examples import EXAMPLE_ALGORITHMS, checked_int, examples
 from .identified import Identification, Trial, identify_text, options_text
 from .sandbox import DEFAULT_TIMEOUT
+from .settings import DEFAULT_BUDGET, MAX_BUDGET
 from .targets import Failed
 from .ties import Ties
 
 __all__ = ["identify", "variants", "Shared", "DEFAULT_BUDGET", "MAX_BUDGET", "PRUNE_EXAMPLES", "PRUNE_SIZE",
            "identify_text", "Identification", "Trial"]   # the last three: the report's (.identified)
 
-#: The most variants a search tries unless told (``--budget``): every variant of a decoder-only transformer
-#: (3,072) fits; an encoder's (with its inputs and heads) does not, and the fewest changes are tried first.
-DEFAULT_BUDGET = 4096
-MAX_BUDGET = 1_000_000
 #: A search of more variants than this is long: it says how far it got every this many variants.
 LONG = 100
 #: The prune stage: this many random examples, sizes at most this (the smallest that tell variants apart).

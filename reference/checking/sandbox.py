@@ -40,11 +40,10 @@ from formal.guards.limits import TimeLimit as _Timeout, time_limit as _time_limi
 
 from .loading import LoadError, describe, load, missing_module, parameters, signature, verb
 from .outputs import Failed, as_arrays
+from .settings import DEFAULT_TIMEOUT
 
 __all__ = ["Isolated", "InProcess", "DEFAULT_TIMEOUT", "Failed", "LoadError", "load"]
 
-#: Seconds one call of the function may take (``--timeout``).
-DEFAULT_TIMEOUT = 60.0
 _LOAD_TIMEOUT = 120.0  # importing a module that imports torch takes seconds on a cold disk
 _PRINTED = 4000        # characters of the function's output kept for the report
 

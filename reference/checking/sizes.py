@@ -12,6 +12,8 @@ import sympy as sp
 
 from formal.errors import ConfigError
 
+from .settings import MAX_SIZE
+
 __all__ = ["evaluate", "evaluate_shape", "draw_sizes", "mend_sizes", "boundary_cases", "largest_cases", "largest_pins",
            "LENGTHS", "LAYERS", "RUN_SIZES", "LARGE_SCORES", "MAX_SIZE"]
 
@@ -21,9 +23,6 @@ _WIDTHS = ("d_x", "d_z", "d_in", "d_out", "d_attn", "d_mid", "d_mlp", "d_f", "d_
 LARGE_SCORES = "scores past exp's range (|s| ≫ 709)"
 LAYERS = ("L", "L_enc", "L_dec", "L_1", "L_2", "L_3", "L_4")
 RUN_SIZES = ("ell_out", "n_steps")  # bound by the run itself (eos may come early): never drawn
-#: The longest sequence (the largest size) a run may ask for: past it the examples alone outgrow the memory
-#: (a stack's cost grows with the square of the length).
-MAX_SIZE = 4096
 #: At their largest in cases of their own: S heads each S wide would cost S times a width case; blocks of S
 #: tokens leave one block of a cache of S (n_b = ⌈ℓ_c/B⌉ reaches S where B = 1, in the width case); an image of
 #: S×S patches each S pixels wide, in S channels, is S⁵ numbers (10⁹ at S = 65), and S patch pixels beside S

@@ -152,7 +152,7 @@ def test_show_option_value_none_names_a_variant(capsys):
     (["show", "layer_norm", "-o", "eps=nan"], "eps = nan must be a finite number"),
     (["show", "attention", "-o", "empty=NaN"],
      "option empty of attention takes zero, nan, error or uniform, got 'NaN'"),
-    (["graph", "random", "--n", "64", "--random", "2", "--seed", "-1"],
+    (["graph", "random", "--seq-len", "64", "--random", "2", "--seed", "-1"],
      "argument --seed: -1 must be a non-negative integer"),
 ])
 def test_bad_usage_prints_one_line_and_exits_2(capsys, argv, message):

@@ -54,7 +54,7 @@ def test_cost_parity_with_self_attention(cell, n):
 
 
 def test_the_command_prints_the_table_and_its_json(capsys):
-    assert main(["table1", "--cell", "gru", "--n", "32"]) == 0
+    assert main(["table1", "--cell", "gru", "--measure-at", "32"]) == 0
     out = capsys.readouterr().out
     assert "Vaswani et al." in out and "at n = d" in out
     assert main(["table1", "--json"]) == 0
@@ -64,7 +64,7 @@ def test_the_command_prints_the_table_and_its_json(capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--kernel", "4"], "--kernel 4 must be odd"),
-    (["--n", "1"], "1 must be an integer from 2 to 4096"),
+    (["--measure-at", "1"], "1 must be an integer from 2 to 4096"),
     (["--cell", "transformer"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, args, message):

@@ -18,7 +18,7 @@ def run(capsys, *argv):
 
 
 def test_json_report_agrees_with_the_analysis(capsys):
-    status, out, err = run(capsys, "graph", "sliding-window", "--n", "64", "--window", "8", "--layers", "3",
+    status, out, err = run(capsys, "graph", "sliding-window", "--seq-len", "64", "--window", "8", "--layers", "3",
                            "--json")
     assert status == 0 and err == ""
     r = json.loads(out)
@@ -33,7 +33,7 @@ def test_json_report_agrees_with_the_analysis(capsys):
 
 
 def test_text_report_names_every_quantity(capsys):
-    status, out, _ = run(capsys, "graph", "strided", "--n", "256", "--stride", "16")
+    status, out, _ = run(capsys, "graph", "strided", "--seq-len", "256", "--stride", "16")
     assert status == 0
     for word in ("edges", "formula", "density", "in-degree", "attention FLOPs", "receptive field",
                  "full coverage", "max path length"):
@@ -42,15 +42,16 @@ def test_text_report_names_every_quantity(capsys):
 
 
 def test_never_is_reported_for_split_graphs(capsys):
-    status, out, _ = run(capsys, "graph", "dilated", "--n", "32", "--window", "4", "--dilation", "2")
+    status, out, _ = run(capsys, "graph", "dilated", "--seq-len", "32", "--window", "4", "--dilation", "2")
     assert status == 0 and "full coverage     never with the residual path" in out
 
 
 @pytest.mark.parametrize("argv", [
-    ["full", "--n", "12"], ["causal", "--n", "6", "--n-z", "9", "--align", "bottom-right"],
-    ["cross", "--n", "5", "--n-z", "7"], ["global-local", "--n", "40", "--window", "3", "--global", "2", "--causal"],
-    ["fixed", "--n", "40", "--stride", "8", "--summary", "2", "--part", "summary"],
-    ["random", "--n", "60", "--random", "3", "--window", "2", "--global", "1", "--seed", "7"],
+    ["full", "--seq-len", "12"], ["causal", "--seq-len", "6", "--context-len", "9", "--align", "bottom-right"],
+    ["cross", "--seq-len", "5", "--context-len", "7"],
+    ["global-local", "--seq-len", "40", "--window", "3", "--global", "2", "--causal"],
+    ["fixed", "--seq-len", "40", "--stride", "8", "--summary", "2", "--part", "summary"],
+    ["random", "--seq-len", "60", "--random", "3", "--window", "2", "--global", "1", "--seed", "7"],
     ["swin", "--grid", "8x12", "--window", "4", "--shifted", "--shift", "1"],
 ])
 def test_every_pattern_runs_and_counts_its_edges(capsys, argv):
@@ -63,7 +64,7 @@ def test_every_pattern_runs_and_counts_its_edges(capsys, argv):
 def test_edgelist_file_is_a_user_graph(capsys, tmp_path):
     path = tmp_path / "graph.txt"
     path.write_text("0 1\n1 2\n2 0\n")
-    status, out, _ = run(capsys, "graph", "edgelist", "--file", str(path), "--n", "4", "--json")
+    status, out, _ = run(capsys, "graph", "edgelist", "--file", str(path), "--seq-len", "4", "--json")
     r = json.loads(out)
     assert status == 0 and r["edges"] == 3 and "formula" not in r
     assert r["in_degree"]["empty"] == 1                                    # position 3 sees nothing
@@ -71,10 +72,11 @@ def test_edgelist_file_is_a_user_graph(capsys, tmp_path):
 
 def test_draw_writes_a_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
-    for argv, name in ((["causal", "--n", "12"], "small.png"), (["sliding-window", "--n", "3000", "--window", "64",
+    for argv, name in ((["causal", "--seq-len", "12"], "small.png"),
+                       (["sliding-window", "--seq-len", "3000", "--window", "64",
                                                                   "--layers", "0"], "large.png"),
                        (["swin", "--grid", "8x12", "--window", "4", "--shifted"], "grid.png"),
-                       (["cross", "--n", "5", "--n-z", "7"], "bipartite.png")):
+                       (["cross", "--seq-len", "5", "--context-len", "7"], "bipartite.png")):
         path = tmp_path / name
         status, out, err = run(capsys, "graph", *argv, "--draw", str(path))
         assert status == 0, err
@@ -82,38 +84,41 @@ def test_draw_writes_a_png(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["full"], "needs --n N"),
-    (["full", "--n", "8", "--window", "3"], "--window does not apply to the full pattern"),
-    (["sliding-window", "--n", "8"], "needs --window"),
-    (["sliding-window", "--n", "8", "--window", "0"], "window = 0 must be a positive integer"),
+    (["full"], "needs --seq-len LENGTH"),
+    (["full", "--seq-len", "8", "--window", "3"], "--window does not apply to the full pattern"),
+    (["sliding-window", "--seq-len", "8"], "needs --window"),
+    (["sliding-window", "--seq-len", "8", "--window", "0"], "window = 0 must be a positive integer"),
     (["swin", "--grid", "6x8", "--window", "4"], "height 6 is not divisible by the Swin window 4"),
     (["swin", "--grid", "8", "--window", "4"], "--grid '8' must be HxW"),
-    (["swin", "--grid", "8x8", "--window", "4", "--n", "60"], "disagrees with --grid"),
+    (["swin", "--grid", "8x8", "--window", "4", "--seq-len", "60"], "disagrees with --grid"),
     (["swin", "--window", "4"], "needs --grid"),
-    (["causal", "--n", "4", "--n-z", "6"], "explicit alignment"),
-    (["edgelist", "--n", "4"], "needs --file"),
-    (["edgelist", "--n", "4", "--file", "/nonexistent/graph.txt"],
+    (["causal", "--seq-len", "4", "--context-len", "6"], "explicit alignment"),
+    (["edgelist", "--seq-len", "4"], "needs --file"),
+    (["edgelist", "--seq-len", "4", "--file", "/nonexistent/graph.txt"],
      "cannot read edge list '/nonexistent/graph.txt': no such file"),
-    (["full", "--n", "8", "--layers", "-1"], "argument --layers: -1 must be a non-negative integer"),
-    (["bogus", "--n", "8"], "invalid choice"),
+    (["full", "--seq-len", "8", "--layers", "-1"], "argument --layers: -1 must be a non-negative integer"),
+    (["bogus", "--seq-len", "8"], "invalid choice"),
     # integer options are parsed with their bounds (formal.cli.bounded_int): a usage error, never a traceback
-    (["random", "--n", "64", "--random", "2", "--seed", "-1"], "argument --seed: -1 must be a non-negative integer"),
-    (["random", "--n", "64", "--random", "0"], "argument --random: 0 must be a positive integer"),
-    (["random", "--n", "64", "--random", "2", "--seed", "1e3"], "argument --seed: '1e3' must be a non-negative"),
-    (["full", "--n", "-5"], "argument --n: -5 must be a positive integer"),
-    (["full", "--n", "0"], "argument --n: 0 must be a positive integer"),
-    (["full", "--n", "abc"], "argument --n: 'abc' must be a positive integer"),
-    (["full", "--n", "9" * 5000], "must be a positive integer"),
-    (["cross", "--n", "4", "--n-z", "-1"], "argument --n-z: -1 must be a positive integer"),
-    (["sliding-window", "--n", "8", "--window", "-2"], "argument --window: -2 must be a non-negative integer"),
-    (["dilated", "--n", "8", "--window", "2", "--dilation", "0"], "argument --dilation: 0 must be a positive"),
-    (["global-local", "--n", "8", "--window", "2", "--global", "-1"], "argument --global: -1 must be a non-negative"),
-    (["strided", "--n", "8", "--stride", "-4"], "argument --stride: -4 must be a positive integer"),
-    (["fixed", "--n", "8", "--stride", "4", "--summary", "0"], "argument --summary: 0 must be a positive integer"),
+    (["random", "--seq-len", "64", "--random", "2", "--seed", "-1"],
+     "argument --seed: -1 must be a non-negative integer"),
+    (["random", "--seq-len", "64", "--random", "0"], "argument --random: 0 must be a positive integer"),
+    (["random", "--seq-len", "64", "--random", "2", "--seed", "1e3"], "argument --seed: '1e3' must be a non-negative"),
+    (["full", "--seq-len", "-5"], "argument --seq-len: -5 must be a positive integer"),
+    (["full", "--seq-len", "0"], "argument --seq-len: 0 must be a positive integer"),
+    (["full", "--seq-len", "abc"], "argument --seq-len: 'abc' must be a positive integer"),
+    (["full", "--seq-len", "9" * 5000], "must be a positive integer"),
+    (["cross", "--seq-len", "4", "--context-len", "-1"], "argument --context-len: -1 must be a positive integer"),
+    (["sliding-window", "--seq-len", "8", "--window", "-2"], "argument --window: -2 must be a non-negative integer"),
+    (["dilated", "--seq-len", "8", "--window", "2", "--dilation", "0"], "argument --dilation: 0 must be a positive"),
+    (["global-local", "--seq-len", "8", "--window", "2", "--global", "-1"],
+     "argument --global: -1 must be a non-negative"),
+    (["strided", "--seq-len", "8", "--stride", "-4"], "argument --stride: -4 must be a positive integer"),
+    (["fixed", "--seq-len", "8", "--stride", "4", "--summary", "0"],
+     "argument --summary: 0 must be a positive integer"),
     (["swin", "--grid", "8x8", "--window", "4", "--shifted", "--shift", "-1"], "argument --shift: -1 must be"),
-    (["full", "--n", "8", "--heads", "0"], "argument --heads: 0 must be an integer from 1 to"),
-    (["full", "--n", "8", "--d-head", "-64"], "argument --d-head: -64 must be an integer from 1 to"),
-    (["full", "--n", "8", "--layers", "2.5"], "argument --layers: '2.5' must be a non-negative integer"),
+    (["full", "--seq-len", "8", "--heads", "0"], "argument --heads: 0 must be an integer from 1 to"),
+    (["full", "--seq-len", "8", "--d-head", "-64"], "argument --d-head: -64 must be an integer from 1 to"),
+    (["full", "--seq-len", "8", "--layers", "2.5"], "argument --layers: '2.5' must be a non-negative integer"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(capsys, argv, message):
     status, out, err = run(capsys, "graph", *argv)
@@ -124,13 +129,13 @@ def test_bad_usage_is_one_line_and_exit_2(capsys, argv, message):
 def test_edgelist_outside_the_sequence_is_a_config_error(capsys, tmp_path):
     path = tmp_path / "graph.txt"
     path.write_text("0 9\n")
-    status, _, err = run(capsys, "graph", "edgelist", "--file", str(path), "--n", "4")
+    status, _, err = run(capsys, "graph", "edgelist", "--file", str(path), "--seq-len", "4")
     assert status == 2 and "line 1 has a query position 9 outside the sequence 0..3" in err
 
 
 def test_unwritable_picture_is_one_line(capsys, tmp_path):
     pytest.importorskip("matplotlib")
-    status, _, err = run(capsys, "graph", "full", "--n", "4", "--draw", str(tmp_path / "no" / "such" / "dir.png"))
+    status, _, err = run(capsys, "graph", "full", "--seq-len", "4", "--draw", str(tmp_path / "no" / "such" / "dir.png"))
     assert status == 2 and "cannot write picture" in err and "does not exist" in err and err.count("\n") == 1
 
 

@@ -67,9 +67,11 @@ def run(capsys, *argv):
 
 # ------------------------------------------------------------------------------- refused, before building
 @pytest.mark.parametrize("argv, what", [
-    (["random", "--n", "1000000000", "--random", "3"], "the random pattern at ℓ = 1,000,000,000"),
-    (["sliding-window", "--n", "64", "--window", "4", "--layers", "100000000"], "the report of 100,000,000 layers"),
-    (["full", "--n", "1000000", "--draw", "mask.png"], "the full pattern at ℓ = 1,000,000 (1,000,000,000,000 edges)"),
+    (["random", "--seq-len", "1000000000", "--random", "3"], "the random pattern at ℓ = 1,000,000,000"),
+    (["sliding-window", "--seq-len", "64", "--window", "4", "--layers", "100000000"],
+     "the report of 100,000,000 layers"),
+    (["full", "--seq-len", "1000000", "--draw", "mask.png"],
+     "the full pattern at ℓ = 1,000,000 (1,000,000,000,000 edges)"),
     (["swin", "--grid", "100000x100000", "--window", "8", "--draw", "mask.png"],
      "the swin pattern on a 100,000×100,000 grid"),
 ])
@@ -82,15 +84,15 @@ def test_the_command_refuses_what_would_not_fit_in_one_line(argv, what, tmp_path
 
 
 @pytest.mark.parametrize("argv, edges", [
-    (["full", "--n", "1000000"], "1,000,000,000,000"),
-    (["causal", "--n", "3000000"], "4,500,001,500,000"),
-    (["sliding-window", "--n", "1000000000", "--window", "4"], "3,999,999,994"),
-    (["full", "--n", "1" + "0" * 30], "1" + ",000" * 20),
+    (["full", "--seq-len", "1000000"], "1,000,000,000,000"),
+    (["causal", "--seq-len", "3000000"], "4,500,001,500,000"),
+    (["sliding-window", "--seq-len", "1000000000", "--window", "4"], "3,999,999,994"),
+    (["full", "--seq-len", "1" + "0" * 30], "1" + ",000" * 20),
     (["swin", "--grid", "100000x100000", "--window", "8", "--shifted"], None),
-    (["cross", "--n", "5", "--n-z", "1" + "0" * 24], "5" + ",000" * 8),
-    (["strided", "--n", "1" + "0" * 12, "--stride", "1000"], None),
-    (["fixed", "--n", "1" + "0" * 12, "--stride", "128", "--summary", "8"], None),
-    (["global-local", "--n", "1" + "0" * 12, "--window", "256", "--global", "2", "--bidirectional"], None),
+    (["cross", "--seq-len", "5", "--context-len", "1" + "0" * 24], "5" + ",000" * 8),
+    (["strided", "--seq-len", "1" + "0" * 12, "--stride", "1000"], None),
+    (["fixed", "--seq-len", "1" + "0" * 12, "--stride", "128", "--summary", "8"], None),
+    (["global-local", "--seq-len", "1" + "0" * 12, "--window", "256", "--global", "2", "--bidirectional"], None),
 ])
 def test_the_built_in_patterns_are_answered_at_any_length_without_edges(argv, edges):
     """What would need terabytes of edges is answered from the pattern's structure, at once and in little
@@ -107,7 +109,7 @@ def test_the_built_in_patterns_are_answered_at_any_length_without_edges(argv, ed
 
 def test_a_huge_number_of_layers_is_refused_at_once(capsys):
     start = time.perf_counter()
-    status, out, err = run(capsys, "sliding-window", "--n", "64", "--window", "4", "--layers", "100000000")
+    status, out, err = run(capsys, "sliding-window", "--seq-len", "64", "--window", "4", "--layers", "100000000")
     assert time.perf_counter() - start < 1.0
     assert status == 2 and out == "" and "needs about 74.5 GiB" in err
 
@@ -116,7 +118,7 @@ def test_many_layers_run_quickly_and_repeat_the_settled_rows(capsys):
     """1,000 rows at ℓ = 64: the fields settle after 21 layers, and the rows after repeat the last one."""
     import json
     with within(20):
-        status, out, _ = run(capsys, "sliding-window", "--n", "64", "--window", "4", "--layers", "1000", "--json")
+        status, out, _ = run(capsys, "sliding-window", "--seq-len", "64", "--window", "4", "--layers", "1000", "--json")
     assert status == 0
     rows = json.loads(out)["layers"]["receptive_field"]
     assert len(rows) == 1000 and rows[-1] == {**rows[20], "layer": 1000} and rows[-1]["min"] == 1
@@ -159,9 +161,9 @@ def test_the_limit_applies_both_ways():
 
 
 def test_the_max_memory_option_sets_the_limit(capsys):
-    status, out, err = run(capsys, "random", "--n", "64", "--random", "2", "--max-memory", "1K")
+    status, out, err = run(capsys, "random", "--seq-len", "64", "--random", "2", "--max-memory", "1K")
     assert status == 2 and out == "" and "more than the memory limit of 1 KiB" in err
-    status, out, _ = run(capsys, "random", "--n", "64", "--random", "2", "--max-memory", "1M")
+    status, out, _ = run(capsys, "random", "--seq-len", "64", "--random", "2", "--max-memory", "1M")
     assert status == 0 and "edges             128" in out
 
 
@@ -170,7 +172,7 @@ def test_the_max_memory_option_sets_the_limit(capsys):
     ("-1", "memory size '-1' must be a number of bytes"), ("1e999", "memory size '1e999' must be a number of bytes"),
 ])
 def test_bad_max_memory_is_one_line(capsys, value, message):
-    status, out, err = run(capsys, "full", "--n", "8", "--max-memory", value)
+    status, out, err = run(capsys, "full", "--seq-len", "8", "--max-memory", value)
     assert status == 2 and out == "" and err.count("\n") == 1
     assert f"argument --max-memory: {message}" in err
 
@@ -314,7 +316,7 @@ def test_a_trillion_layers_take_what_the_fields_take_to_settle():
 def test_edge_list_errors_name_the_line(tmp_path, capsys, text, message):
     path = tmp_path / "graph.txt"
     path.write_text(text)
-    status, out, err = run(capsys, "edgelist", "--n", "4", "--file", str(path))
+    status, out, err = run(capsys, "edgelist", "--seq-len", "4", "--file", str(path))
     assert status == 2 and out == "" and err.count("\n") == 1
     assert f"edge list {str(path)!r}, {message}" in err
 
@@ -323,10 +325,10 @@ def test_edge_lists_allow_comments_blank_lines_and_no_edges(tmp_path, capsys):
     import json
     path = tmp_path / "graph.txt"
     path.write_text("# a ring\n\n0 1   # first\n1\t2\r\n2 0\n")
-    status, out, _ = run(capsys, "edgelist", "--n", "4", "--file", str(path), "--json")
+    status, out, _ = run(capsys, "edgelist", "--seq-len", "4", "--file", str(path), "--json")
     assert status == 0 and json.loads(out)["edges"] == 3
     path.write_text("")
-    status, out, _ = run(capsys, "edgelist", "--n", "4", "--file", str(path), "--json")
+    status, out, _ = run(capsys, "edgelist", "--seq-len", "4", "--file", str(path), "--json")
     assert status == 0 and json.loads(out)["edges"] == 0
     keys, queries = edgelist.parse("2 0\n0 1\n1 0\n", 3)                  # sorted by query, then key
     assert keys.tolist() == [1, 2, 0] and queries.tolist() == [0, 0, 1]
@@ -343,7 +345,7 @@ def test_edge_lists_allow_comments_blank_lines_and_no_edges(tmp_path, capsys):
 def test_edge_lists_that_are_not_regular_text_files_are_refused(tmp_path, make, message):
     """In a subprocess with a timeout: read naively, /dev/zero and a FIFO without a writer never end."""
     path = make(tmp_path)
-    r = cli("edgelist", "--n", "4", "--file", str(path), "--max-memory", "32K", timeout=60)
+    r = cli("edgelist", "--seq-len", "4", "--file", str(path), "--max-memory", "32K", timeout=60)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
     assert f"edge list {str(path)!r} " in r.stderr and message in r.stderr
 
@@ -352,7 +354,7 @@ def test_ten_megabytes_of_garbage_are_one_line(tmp_path, capsys):
     rng = np.random.default_rng(0)
     path = tmp_path / "garbage.txt"
     path.write_bytes(bytes(rng.integers(32, 127, 10 * 2**20, dtype=np.uint8)))
-    status, out, err = run(capsys, "edgelist", "--n", "4", "--file", str(path))
+    status, out, err = run(capsys, "edgelist", "--seq-len", "4", "--file", str(path))
     assert status == 2 and out == "" and err.count("\n") == 1 and "line 1 is not 'key query'" in err
 
 
@@ -364,7 +366,7 @@ def test_ten_megabytes_of_garbage_are_one_line(tmp_path, capsys):
 def test_a_picture_path_is_checked_before_any_work(tmp_path, capsys, where, message):
     """The pattern asked for would be refused by its estimate: the picture's error comes first."""
     pytest.importorskip("matplotlib")
-    status, out, err = run(capsys, "full", "--n", "1000000", "--draw", str(where(tmp_path)))
+    status, out, err = run(capsys, "full", "--seq-len", "1000000", "--draw", str(where(tmp_path)))
     assert status == 2 and out == "" and err.count("\n") == 1
     assert "picture" in err and message in err and "needs about" not in err
     assert list(tmp_path.iterdir()) == []
@@ -376,7 +378,7 @@ def test_a_picture_is_written_atomically(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     import matplotlib.figure
     path = tmp_path / "x.png"
-    status, _, err = run(capsys, "causal", "--n", "6", "--draw", str(path))
+    status, _, err = run(capsys, "causal", "--seq-len", "6", "--draw", str(path))
     assert status == 0, err
     assert [p.name for p in tmp_path.iterdir()] == ["x.png"] and path.read_bytes()[:4] == b"\x89PNG"
     path.write_bytes(b"old")
@@ -387,7 +389,7 @@ def test_a_picture_is_written_atomically(tmp_path, capsys, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
-    status, _, err = run(capsys, "causal", "--n", "6", "--draw", str(path))
+    status, _, err = run(capsys, "causal", "--seq-len", "6", "--draw", str(path))
     assert status == 2 and "cannot write the picture" in err and "No space left" in err
     assert [p.name for p in tmp_path.iterdir()] == ["x.png"] and path.read_bytes() == b"old"
 

@@ -174,7 +174,7 @@ def test_the_command_the_claims_and_report_agree(name, given_):
 
 
 def test_an_edge_list_from_data_is_the_command_lines(edges_file):
-    status, out, _ = _run(["graph", "edgelist", "--n", "4", "--file", edges_file, "--json"])
+    status, out, _ = _run(["graph", "edgelist", "--seq-len", "4", "--file", edges_file, "--json"])
     assert status == 0 and json.loads(out) == json.loads(json_text(graphs.report("edgelist", n=4, file=edges_file)))
     assert graphs.build("edgelist", n=4, file=edges_file).n_edges == 3
 
