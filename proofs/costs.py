@@ -140,14 +140,15 @@ THEOREMS = [
     Theorem("kv-cache-saves-work",
             "Decoding with the KV cache never costs more FLOPs than recomputing the prefix at each step, for every "
             "size, and costs the same when one token is generated (Algorithm 14).",
-            r"C_{\text{recompute}} - C_{\text{cache}} \ge 0,\quad = 0 \text{ at } \ell_{gen} = 1",
+            r"C_{\text{recompute}} - C_{\text{cache}} \ge 0,\quad = 0 \text{ at } \ell_{\mathrm{gen}} = 1",
             ("dinference",), "symbolic",
             "formal.costs.inequalities.nonnegative on the difference of the derived polynomials; the difference at "
             "ℓ_gen = 1 by substitution",
             "The cache costs at least as much as recomputation.", _cache_saves),
     Theorem("generation-growth",
             "Generating ℓ_gen tokens costs Θ(ℓ_gen²) FLOPs with the KV cache and Θ(ℓ_gen³) without (Algorithm 14).",
-            r"C_{\text{cache}} = \Theta(\ell_{gen}^2),\quad C_{\text{recompute}} = \Theta(\ell_{gen}^3)",
+            r"C_{\text{cache}} = \Theta(\ell_{\mathrm{gen}}^2),\quad "
+            r"C_{\text{recompute}} = \Theta(\ell_{\mathrm{gen}}^3)",
             ("dinference",), "symbolic",
             "formal.claims.asymptotic.theta on the derived polynomials (exact, from their terms)",
             "Without the cache it is Θ(ℓ_gen²).", _generation),

@@ -9,7 +9,7 @@ to what numpy is asked to do — they never read an op's FLOP rule:
   element of its result, a scalar operand broadcast or not;
 - a reduction of n elements to one (``sum``, ``max``, ``prod`` along an axis, a mean's sum) costs n − 1 per result;
   an accumulation (``cumsum``) n − 1 per lane;
-- a matrix product (m×k)·(k×n) costs 2mkn (a multiply and an add per term: the multiply-add counted as two);
+- a matrix product (m×k)·(k×n) costs 2·m·k·n (a multiply and an add per term: the multiply-add counted as two);
 - a comparison, a test (``isfinite``, ``isneginf``), a logical or bitwise op, a selection (``where``), an
   index, a copy, a reshape or a stack costs nothing: no floating-point arithmetic;
 - work on Python numbers (a size's square root, ``math.sqrt(d)``) is not array work: constants computed from

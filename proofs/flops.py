@@ -336,7 +336,7 @@ def _verdict(found, runs, executed, cases):
 THEOREMS = [
     Theorem("op-flop-counts",
             "Every op's full-convention FLOP count equals the floating-point operations its numpy semantics "
-            "perform: one per element of an elementwise operation, n − 1 per reduction of n elements, 2mkn per "
+            "perform: one per element of an elementwise operation, n − 1 per reduction of n elements, 2·m·k·n per "
             "matrix product, nothing for selections, views and constants computed from sizes.",
             r"\mathrm{FLOPs}_{\mathrm{full}}(\mathrm{op}) = \#\{\text{operations numpy performs}\}",
             ("attention", "layer_norm", "dtransformer"), "exhaustive",

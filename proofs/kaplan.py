@@ -121,7 +121,7 @@ THEOREMS = [
             "no position table) costs ℓ·(2N + 2·L·ℓ·H·d_attn) FLOPs, i.e. 2N + 2·L·ℓ·H·d_attn per token, ℓ the "
             "context length (n_ctx: every query's scores are counted against all ℓ keys) and N the entries of "
             "the non-embedding weight matrices — for all sizes.",
-            r"\frac{C_{\mathrm{forward}}(\ell)}{\ell} = 2N + 2\,L\,\ell\,H\,d_{attn}", ("dtransformer",),
+            r"\frac{C_{\mathrm{forward}}(\ell)}{\ell} = 2N + 2\,L\,\ell\,H\,d_{\mathrm{attn}}", ("dtransformer",),
             "symbolic",
             "sympy: the derived kaplan-convention FLOPs divided by ℓ minus 2N + 2·L·ℓ·H·d_attn, N summed over the "
             "parameters the lines multiply as weight matrices (walked through the calls), embeddings excluded",
@@ -130,7 +130,8 @@ THEOREMS = [
             "Under the matmul convention every FLOP of Algorithm 10's forward pass is a matrix product's, so a "
             "training step costs 3 forward passes: the backward pass needs two products of the same size per "
             "product, one per operand gradient.",
-            r"C_{\mathrm{forward}} = \sum_{\text{products}} 2mkn,\quad C_{\mathrm{step}} = 3\,C_{\mathrm{forward}}",
+            r"C_{\mathrm{forward}} = \sum_{\text{products}} 2\,m\,k\,n,\quad "
+            r"C_{\mathrm{step}} = 3\,C_{\mathrm{forward}}",
             ("dtransformer",), "symbolic",
             "sympy: the matmul-convention FLOPs of the MatMul nodes of the lines (the calls' included, loops "
             "times their counts, as the derivation sums them) minus the derived forward pass; then the derived "

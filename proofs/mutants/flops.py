@@ -40,7 +40,7 @@ def _mean_n_plus_one():
 
 
 def _matmul_multiply_adds():
-    """A matrix product's full count mkn — multiply-adds counted once — while the other conventions count 2mkn."""
+    """A matrix product's full count mkn — multiply-adds counted once — while the other conventions count 2·m·k·n."""
     from formal.ops import MatMul
     counted = MatMul.flops
 

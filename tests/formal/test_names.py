@@ -80,3 +80,9 @@ def test_grouped_query_heads_read_as_a_ratio():
     assert "⌈2h/H⌉" in gqa and "h2" not in gqa.replace(" ", "")
     plain = algorithms.get("kv_mhattention")
     assert "⌈" not in " ".join(line.text for line in view(plain).lines)
+
+
+def test_no_theorem_formula_sets_a_name_in_italic_letters():
+    from proofs.registry import theorems
+    found = {t.name: italic_words(t.latex) for t in theorems() if italic_words(t.latex)}
+    assert not found, found
