@@ -11,7 +11,6 @@ import numpy as np
 from ..core.shapes import Mismatch, same_dim, unify_all
 from ..errors import ConfigError
 from ..ops import Apply, Op, as_node
-from .names import symbol
 
 if TYPE_CHECKING:
     from .algorithm import Algorithm
@@ -85,7 +84,7 @@ class CallOp(Op):
                and kinds[n] != "mask"]
         mask = [a.text for n, a in zip(self.names, args) if kinds[n] == "mask"]
         params = [a.text for n, a in zip(self.names, args) if n not in {s.name for s in self.callee.inputs}]
-        return ins, ([label_of(self.label, latex)] if self.label else params) + mask
+        return ins, ([self.label[latex]] if self.label else params) + mask
 
     def text(self, args):
         ins, rest = self._parts(args)
@@ -155,15 +154,7 @@ class ColumnCallOp(CallOp):
             return text if text == "t" or text.endswith("+ t") else f"{text}[t]"  # positions are t already
         ins = [column(n, a.text) for n, a in zip(self.names, args) if n in kinds]
         params = [a.text for n, a in zip(self.names, args) if n not in kinds]
-        return ins, [label_of(self.label, latex)] if self.label else params
-
-
-def label_of(label: tuple, latex: bool) -> str:
-    """A call's parameters label, ``(text, LaTeX)``: a LaTeX form the builder wrote as plain names
-    (``"W_head, b_head"``) is written with the naming scheme (:func:`formal.engine.names.symbol`)."""
-    if latex and label[1] == label[0]:
-        return ", ".join(symbol(part, True) or part for part in label[1].split(", "))
-    return label[latex]
+        return ins, [self.label[latex]] if self.label else params
 
 
 def call_node(op_class, callee, label, arguments):

@@ -11,7 +11,6 @@ from ..costs.asymptotics import big_theta
 from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
 from .algorithm import Several
-from .names import symbol, with_index
 from .options import option_views, options_json, options_latex, options_text
 
 __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
@@ -33,16 +32,13 @@ _GLYPHS = {  # ASCII name → (text, LaTeX)
 }
 
 
-def display(name: str, latex: bool = False) -> str:  # noqa: PLR0911 - one return per kind of name
+def display(name: str, latex: bool = False) -> str:
     """How a value's ASCII name is written: ``V_tilde`` → ``Ṽ``, ``W_q`` → ``W_{q}`` in LaTeX; a backward
     recurrence's parameter ``W_xi_back`` → ``W_{xi}^{\\leftarrow}``."""
     if name in _GLYPHS:
         return _GLYPHS[name][latex]
     if latex and name.endswith("_back") and len(name) > 5:
-        return with_index(display(name[:-5], True), r"\leftarrow", True)
-    named = symbol(name, latex)     # Greek letters, accents, words upright, prefixes (formal.engine.names)
-    if named is not None:
-        return named
+        return display(name[:-5], True) + r"^{\leftarrow}"
     head, _, tail = name.partition("_")
     if tail in _LOOP_VARS and head in _PER_HEAD:  # a per-head value: Y_h → Y^h (a bias b_h, L_h are not)
         return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
@@ -77,8 +73,6 @@ def line_text(line, latex: bool = False) -> str:
     if hasattr(line, "body"):
         count = sym_latex(line.count) if latex else sym_text(line.count)
         until = f" until {line.until_text}" if line.until_text else ""
-        if latex and until:   # the condition is prose: "until y = eos_token"
-            until = r"\ \text{" + until.replace("_", r"\_") + "}"
         return rf"{line.var} \in [{count}]{until}" if latex else f"for {line.var} ∈ [{count}]{until}:"
     expr = line.expr
     if isinstance(expr, Apply):

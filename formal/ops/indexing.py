@@ -8,7 +8,6 @@ import numpy as np
 
 from ..core.shapes import Mismatch, numel
 from ..core.symbols import latex as sym_latex, text as sym_text
-from ..engine.names import with_index
 from ..errors import DomainError
 from .base import POSTFIX, Op, rank
 
@@ -78,22 +77,12 @@ class KVGroup:
     def text(self) -> str:
         if self.n_kv == 1:  # multi-query attention: one key/value head for all
             return "1"
-        if self.n_kv == self.heads:   # one key/value head per head: head h reads its own
-            return self.var
-        return f"⌈{self._times(sym_text(self.n_kv))}/{sym_text(self.heads)}⌉"
+        return f"⌈{self.var}·{sym_text(self.n_kv)}/{sym_text(self.heads)}⌉"
 
     def latex(self) -> str:
         if self.n_kv == 1:
             return "1"
-        if self.n_kv == self.heads:
-            return self.var
-        return rf"\lceil {self._times(sym_latex(self.n_kv), True)} / {sym_latex(self.heads)} \rceil"
-
-    def _times(self, groups: str, latex: bool = False) -> str:
-        """``2h`` for a number of groups, ``h·H_kv`` (``h \\cdot H_{kv}``) for a symbol: never ``h2``."""
-        if groups.isdigit():
-            return f"{groups}{self.var}"
-        return rf"{self.var} \cdot {groups}" if latex else f"{self.var}·{groups}"
+        return rf"\lceil {self.var} {sym_latex(self.n_kv)} / {sym_latex(self.heads)} \rceil"
 
 
 class Pick(Op):
@@ -115,10 +104,10 @@ class Pick(Op):
         return a[self.index.value(ctx)]
 
     def text(self, args):
-        return with_index(args[0].text, self.index.text())
+        return f"{_stem(args[0].text)}^{self.index.text()}"
 
     def latex(self, args):
-        return with_index(args[0].text, self.index.latex(), True)
+        return f"{_stem(args[0].text)}^{{{self.index.latex()}}}"
 
 
 def _stem(name: str) -> str:
