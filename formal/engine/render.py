@@ -126,20 +126,12 @@ def header(algorithm, latex=False) -> str:
     return rf"{out} \gets {name}({args})" if latex else f"{out} ← {name}({args})"
 
 
-def leading_order(algorithm, convention="matmul", latex: bool = False) -> str | None:
-    """Θ of the FLOPs in the algorithm's sequence lengths (``Θ(ℓ_x·ℓ_z·(d_attn + d_mid)) in ℓ_x, ℓ_z``; with
-    ``latex``, as LaTeX), or None when it has none."""
+def leading_order(algorithm, convention="matmul") -> str | None:
+    """Θ of the FLOPs in the algorithm's sequence lengths, or None when it has none."""
     flops = algorithm.cost(convention).flops
     lengths = sorted((s for s in flops.free_symbols if is_length(s)), key=str)
     if not lengths or flops == 0:
         return None
-    if latex:
-        import sympy as sp
-
-        from ..costs.asymptotics import leading_term
-        _, primitive = leading_term(flops, lengths).as_content_primitive()
-        names = ", ".join(sym_latex(s) for s in lengths)
-        return rf"\Theta\left({sym_latex(sp.factor_terms(primitive))}\right) \text{{ in }} {names}"
     names = ", ".join(sym_text(s) for s in lengths)
     return f"{big_theta(flops, lengths)} in {names}"
 
@@ -280,7 +272,6 @@ class View:
     lines: tuple            # LineView
     totals: dict            # convention → {"params", "flops", "memory", "depth": LaTeX}
     leading: dict           # convention → text or None
-    leading_latex: dict     # convention → LaTeX or None
     assumptions: tuple
 
 
@@ -314,13 +305,12 @@ def view(algorithm) -> View:
                            {c: sym_latex(r.work.flops[c]) for c in CONVENTIONS}, sym_latex(r.work.memory),
                            bool(r.shape) and not isinstance(r.shape, Several))
                   for r in d.records)
-    totals, leading, leading_latex = {}, {}, {}
+    totals, leading = {}, {}
     for convention in CONVENTIONS:
         cost = algorithm.cost(convention)
         totals[convention] = {"params": sym_latex(cost.params), "flops": sym_latex(cost.flops),
                               "memory": sym_latex(cost.memory), "depth": sym_latex(cost.depth)}
         leading[convention] = leading_order(algorithm, convention)
-        leading_latex[convention] = leading_order(algorithm, convention, latex=True)
     return View(
         name=algorithm.name, heading=algorithm.heading, summary=algorithm.summary,
         header_latex=header(algorithm, True), header_text=header(algorithm),
@@ -331,8 +321,7 @@ def view(algorithm) -> View:
         constraints=tuple(c.latex for c in algorithm.size_constraints), notes=tuple(algorithm.notes),
         options=option_views(algorithm),
         option_rules=tuple(rule.text() for rule in algorithm.option_specs.rules),
-        calls=callees(algorithm), lines=lines, totals=totals, leading=leading,
-        leading_latex=leading_latex, assumptions=tuple(d.assumptions))
+        calls=callees(algorithm), lines=lines, totals=totals, leading=leading, assumptions=tuple(d.assumptions))
 
 
 def _shapes_latex(shape) -> str:
