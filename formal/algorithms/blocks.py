@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from ..core.shapes import TensorSpec
-from ..core.symbols import N_V, H, d_attn, d_e, d_mid, d_mlp, ell_max
-from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
+from ..core.symbols import N_V, H, d_attn, d_e, d_mid, d_mlp, ell_max, latex as sym_latex, text as sym_text
+from ..engine.algorithm import Assign, Loop, Step, at_most, call, call_columns
 from ..engine.declarations import Option
 from ..engine.domains import BOOL, Choice
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
@@ -22,7 +22,8 @@ from .normalization import EPS, NORM, build_layer_norm
 from .unembedding import build_unembedding
 
 __all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
-           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "sublayers",
+           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "embedding_lines",
+           "length_line", "sublayers",
            "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
            "mlp_expression", "mlp_params", "token_params"]
 
@@ -88,7 +89,26 @@ def embed(target, tokens, length, opts: StackOptions, start=0):
         if opts.position == "learned":
             params.append(TensorSpec("W_p", (d_e, ell_max), doc="positional embedding matrix", embedding=True))
         constraints.append(at_most(length + start, ell_max, f"the {opts.position} position table has ℓ_max columns"))
-    return Assign(target, expr, forall="t"), params, constraints
+    return Assign(target, expr, forall="t", shown="e"), params, constraints
+
+
+def length_line(length, tokens):
+    """``ℓ ← length(x)``: the paper's first line, which names a size the signature already binds."""
+    from ..engine.render import display
+    return Step(f"{sym_text(length)} ← length({display(tokens)})",
+                rf"{sym_latex(length)} \gets \mathrm{{length}}({display(tokens, True)})", shape=())
+
+
+def embedding_lines(target, tokens, length, opts: StackOptions):
+    """The paper's three embedding lines: ``ℓ ← length(x)``; ``∀t: e_t ← W_e[:, x[t]] + W_p[:, t]``;
+    ``X ← [e_1, …, e_ℓ]`` (the columns are written in place, so the last computes nothing): lines, the
+    embedding parameters and the constraints of :func:`embed`."""
+    from ..engine.render import display
+    line, params, constraints = embed(target, tokens, length, opts)
+    n_text, n_latex = sym_text(length), sym_latex(length)
+    gather = Step(f"{display(target)} ← [e_1, …, e_{n_text}]",
+                  rf"{display(target, True)} \gets [e_1, \dots, e_{{{n_latex}}}]", value=target)
+    return [length_line(length, tokens), line, gather], params, constraints
 
 
 def token_params():

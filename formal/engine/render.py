@@ -62,14 +62,17 @@ def render_node(node, latex: bool = False) -> Rendered:
 def _target(line, latex):
     if isinstance(line.target, tuple):
         return "(" + ", ".join(display(t, latex) for t in line.target) + ")"
-    name = display(line.target, latex)
-    if line.forall and line.target[:1].isupper():  # a matrix built column by column: X[:, t]
+    shown = line.shown or line.target
+    name = display(shown, latex)
+    if line.forall and shown[:1].isupper():  # a matrix built column by column: X[:, t]
         return f"{name}[:, {line.forall}]"
     return f"{name}_{{{line.forall}}}" if latex and line.forall else (f"{name}_{line.forall}" if line.forall else name)
 
 
 def line_text(line, latex: bool = False) -> str:
     """One line as the paper writes it (``Q ← W_q X + b_q1ᵀ``, ``for h ∈ [H]:``)."""
+    if not hasattr(line, "expr") and not hasattr(line, "body"):  # a Step: written as it is
+        return line.latex if latex else line.text
     if hasattr(line, "body"):
         count = sym_latex(line.count) if latex else sym_text(line.count)
         until = f" until {line.until_text}" if line.until_text else ""
@@ -291,7 +294,7 @@ def callees(algorithm) -> tuple:
         for line in lines:
             if hasattr(line, "body"):
                 walk(line.body)
-            else:
+            elif hasattr(line, "expr"):
                 visit(line.expr)
     walk(algorithm.lines)
     return tuple(found)
@@ -300,7 +303,7 @@ def callees(algorithm) -> tuple:
 def view(algorithm) -> View:
     """The :class:`View` of ``algorithm``: every line and total derived, under every FLOP convention."""
     d = algorithm.derivation
-    lines = tuple(LineView(r.number, r.level, r.shape is None, line_text(r.line, True), line_text(r.line),
+    lines = tuple(LineView(r.number, r.level, hasattr(r.line, "body"), line_text(r.line, True), line_text(r.line),
                            _shapes_latex(r.shape), _shapes_text(r.shape),
                            {c: sym_latex(r.work.flops[c]) for c in CONVENTIONS}, sym_latex(r.work.memory),
                            bool(r.shape) and not isinstance(r.shape, Several))
