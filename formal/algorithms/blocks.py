@@ -93,10 +93,13 @@ def embed(target, tokens, length, opts: StackOptions, start=0):
 
 
 def length_line(length, tokens):
-    """``ℓ ← length(x)``: the paper's first line, which names a size the signature already binds."""
-    from ..engine.render import display
-    return Step(f"{sym_text(length)} ← length({display(tokens)})",
-                rf"{sym_latex(length)} \gets \mathrm{{length}}({display(tokens, True)})", shape=())
+    """``ℓ ← length(x)``: the paper's line naming a size the signature already binds; ``tokens`` is a name or
+    an expression (``data^n``)."""
+    from ..engine.render import render_node
+    from ..ops import Ref
+    node = Ref(tokens) if isinstance(tokens, str) else tokens
+    return Step(f"{sym_text(length)} ← length({render_node(node).text})",
+                rf"{sym_latex(length)} \gets \mathrm{{length}}({render_node(node, True).text})", shape=())
 
 
 def embedding_lines(target, tokens, length, opts: StackOptions):

@@ -72,6 +72,9 @@ class Loop:
     body's cost over the iterations in closed form.  ``until`` (a function of the values) ends the loop
     early when it runs; costs are then the worst case, ``count`` iterations, and the values carried out
     of the loop have the size they reach after ``trips`` iterations, a size bound when the loop ends.
+
+    A ``columnwise`` loop is the paper's ``for t = 1, …, ℓ`` around a line whose ops act on every t at once
+    (Algorithm 12's masking): it renders as a loop, runs its body once, and its cost is the body's.
     """
 
     var: str
@@ -84,6 +87,7 @@ class Loop:
     until: Callable | None = None
     until_text: str = ""
     trips: sp.Symbol | None = None
+    columnwise: bool = False     # the body's ops act on every t at once: run once, its cost not multiplied
     end: bool | None = None      # an ``end for`` line after the body (None: when the body has several lines)
 
     @property

@@ -226,6 +226,8 @@ class _Deriver:
 
     def loop_work(self, line, body: Work) -> Work:
         """A loop's work: the body's times the count, or, over a growing index, summed in closed form."""
+        if line.columnwise:  # the body's ops already act on every t
+            return body
         if line.index is None:
             return body.times(line.count, sequential=line.sequential)
         args = (self.assumptions, line.index, line.count)

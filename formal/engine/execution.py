@@ -318,7 +318,7 @@ class _Executor:
 
     def _loop(self, line, numbers, records):
         self._require(line.count, self.ctx.line)
-        trips = self.binding.evaluate(line.count)
+        trips = 1 if line.columnwise else self.binding.evaluate(line.count)  # columnwise: once, for every t
         start = next(numbers)  # the body's numbers are reused on every trip
         for _ in range(numbered(line.body) - 1 + line.closes):  # and its end for
             next(numbers)

@@ -17,7 +17,7 @@ __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_jso
            "params_json", "leading_order", "view", "View", "LineView", "callees", "LATEX_PACKAGES"]
 
 #: What a LaTeX document needs for :func:`to_latex`'s environment: ``algorithm`` (the float) and
-#: ``algpseudocode`` (algorithmicx's ``algorithmic`` with ``\State``, ``\For``, ``\Comment``), and AMS math.
+#: ``algpseudocode`` (algorithmicx's ``algorithmic`` with ``\State``, ``\Comment``), and AMS math.
 LATEX_PACKAGES = r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"
 
 _GLYPHS = {  # ASCII name → (text, LaTeX)
@@ -28,7 +28,9 @@ _GLYPHS = {  # ASCII name → (text, LaTeX)
     "x_hat": ("x̂", r"\hat{x}"), "x_class": ("x_class", r"x_{\mathrm{class}}"),
     "h_tilde": ("h̃", r"\tilde{h}"), "z_hat": ("ẑ", r"\hat{z}"), "a_bar": ("ā", r"\bar{a}"),
     "w_beta": ("w_β", r"w_{\beta}"), "W_beta": ("W_β", r"W_{\beta}"), "b_beta": ("b_β", r"b_{\beta}"),
-    "alpha_map": ("α", r"\alpha"),
+    "alpha_map": ("α", r"\alpha"), "x_tilde": ("x̃", r"\tilde{x}"), "T_tilde": ("T̃", r"\tilde{T}"),
+    "loss": ("loss", r"\mathrm{loss}"), "data": ("data", r"\mathrm{data}"), "types": ("types", r"\mathrm{types}"),
+    "sources": ("sources", r"\mathrm{sources}"), "targets": ("targets", r"\mathrm{targets}"),
 }
 
 
@@ -337,7 +339,9 @@ def _shapes_latex(shape) -> str:
 
 def to_latex(algorithm) -> str:
     """An ``algorithm``/``algorithmic`` (algpseudocode) environment, each line commented with its shape —
-    rendered from the :class:`View`."""
+    rendered from the :class:`View`.  Every line, loop headers and ``end for`` included, is one numbered
+    ``\\State`` (a body indented by ``\\algorithmicindent``): algpseudocode's ``\\EndFor`` is not numbered,
+    and the paper numbers its ``end for`` lines."""
     v = view(algorithm)
     out = [r"\begin{algorithm}", rf"\caption{{${v.header_latex}$}}", r"\begin{algorithmic}[1]"]
     inputs = ", ".join(f"${entry}$" for entry in v.inputs + v.hyperparameters)
@@ -345,21 +349,13 @@ def to_latex(algorithm) -> str:
     out.append(rf"\Ensure ${v.outputs[0]}$")
     if v.params:
         out.append(r"\Statex \textbf{Parameters:} " + ", ".join(f"${entry}$" for entry, _ in v.params))
-    levels = []
-    for line in v.lines:
-        while levels and levels[-1] >= line.level:
-            levels.pop()
-            out.append("  " * len(levels) + r"\EndFor")
-        pad = "  " * line.level
+    for line in v.lines:  # every line one numbered \State, so that LaTeX numbers them as the paper does
+        state = "  " * line.level + r"\State " + r"\hskip\algorithmicindent " * line.level
         if line.loop:
-            out.append(pad + rf"\For{{${line.latex}$}}")
-            levels.append(line.level)
+            out.append(state + rf"\textbf{{for}} ${line.latex}$ \textbf{{do}}")
         else:
             comment = rf" \Comment{{$\in \mathbb{{R}}^{{{line.shape_latex}}}$}}" if line.tensor else ""
-            out.append(pad + rf"\State ${line.latex}$" + comment)
-    while levels:
-        levels.pop()
-        out.append("  " * len(levels) + r"\EndFor")
+            out.append(state + f"${line.latex}$" + comment)
     out += [r"\end{algorithmic}", r"\end{algorithm}"]
     return "\n".join(out) + "\n" + options_latex(algorithm)
 
