@@ -152,7 +152,7 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
     else:
         lines, params, constraints, data = _patch_inputs(opts, length, patch_order)
     if embedding_norm:
-        lines.append(Assign("X", norm_columns("X", "_e", opts, glyph="_e"), forall="t"))
+        lines.append(Assign("X", norm_columns("X", "_e", opts), forall="t"))
         params += blocks.norm_params("_e", opts, doc="embedding norm")
     mask = const_mask("ones", length, length)
     body = sublayers("X", opts, l, [
@@ -222,7 +222,7 @@ def _mlm_head(opts, unembedding_bias):
         lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
         params += blocks.norm_params("", opts, doc="final")
     lines += [Assign("X", nonlinearity("gelu", affine("W_f", "X", "b_f", opts.bias))),
-              Assign("X", norm_columns("X", "_f", opts, glyph=""), forall="t")]
+              Assign("X", norm_columns("X", "_f", opts), forall="t")]
     params += [TensorSpec("W_f", (width, d_e), doc="final projection")]
     params += [TensorSpec("b_f", (width,), doc="final projection bias")] if opts.bias else []
     params += blocks.norm_params("_f", opts, width=width, doc="final")
@@ -269,9 +269,9 @@ def build_edtransformer(**options) -> Algorithm:
                                               glyph=("W^e/d_l", r"W^{\mathrm{e/d}}_l"))),
         ("5", lambda x: mlp("dec_", opts, l, x)),
     ])
-    final = [Assign("Z_final", norm_columns("Z", "_enc", opts, glyph="_enc"), forall="t")] if pre else []
+    final = [Assign("Z_final", norm_columns("Z", "_enc", opts), forall="t")] if pre else []
     last, unembedding_params = unembed("X", opts)
-    dec_final = [Assign("X", norm_columns("X", "_dec", opts, glyph="_dec"), forall="t")] if pre else []
+    dec_final = [Assign("X", norm_columns("X", "_dec", opts), forall="t")] if pre else []
     params = (blocks.token_params() + embedding_params
               + blocks.layer_params("enc_", opts, (L_enc,), ("1", "2"), ("enc_",))
               + blocks.layer_params("dec_", opts, (L_dec,), ("3", "4", "5"), ("dec_", "cross_"))

@@ -128,17 +128,16 @@ def norm_params(name, opts, layers=(), width=d_e, doc=""):
     return specs
 
 
-def norm_columns(x, name, opts, layer=None, glyph=""):
-    """``∀t: layer_norm(X[:, t] | γ, β)`` with this stack's norm, reading ``gamma<name>`` (layer ``layer``)."""
+def norm_columns(x, name, opts, layer=None):
+    """``∀t: layer_norm(X[:, t] | γ, β)`` with this stack's norm, reading ``gamma<name>`` (layer ``layer``), its
+    parameters written as their symbols (``γ^1_l``: :func:`formal.engine.names.symbol`)."""
+    from ..engine.names import symbol
     norm = build_layer_norm(norm=opts.norm, eps=opts.eps)
     read = (lambda p: pick(p, layer)) if layer is not None else (lambda p: p)
-    args = {"gamma": read(f"gamma{name}")}
-    text = f"γ{glyph}"
-    if opts.norm == "layer":
-        args["beta"] = read(f"beta{name}")
-        text += f", β{glyph}"
-    tex = text.replace("γ", r"\gamma").replace("β", r"\beta")
-    return call_columns(norm, label=(text, tex), e=x, **args)
+    names = [f"gamma{name}"] + ([f"beta{name}"] if opts.norm == "layer" else [])
+    index = layer.text() if layer is not None else None
+    label = tuple(", ".join(symbol(n, latex=latex, index=index) for n in names) for latex in (False, True))
+    return call_columns(norm, label=label, e=x, **{arg: read(n) for arg, n in zip(("gamma", "beta"), names)})
 
 
 def _attention_params(prefix, opts, layers):
@@ -200,13 +199,12 @@ def sublayers(x, opts, l, steps):
     expression; pre-LN: ``X̃ ← LN(X); X ← X + f(X̃)``; post-LN: ``X ← X + f(X); X ← LN(X)``."""
     lines = []
     for name, f in steps:
-        glyph = f"^{name}_l"
         if opts.norm_position == "pre":
             normed = "X_tilde" if x == "X" else f"{x}_tilde"
-            lines += [Assign(normed, norm_columns(x, name, opts, l, glyph), forall="t"),
+            lines += [Assign(normed, norm_columns(x, name, opts, l), forall="t"),
                       Assign(x, add(x, f(normed)))]
         else:
-            lines += [Assign(x, add(x, f(x))), Assign(x, norm_columns(x, name, opts, l, glyph), forall="t")]
+            lines += [Assign(x, add(x, f(x))), Assign(x, norm_columns(x, name, opts, l), forall="t")]
     return lines
 
 

@@ -91,10 +91,10 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     body = []
     source = "X_tilde" if pre else "X"
     if pre:
-        body.append(Assign("X_tilde", norm_columns("X", "1", opts, l, "^1_l"), forall="t"))
+        body.append(Assign("X_tilde", norm_columns("X", "1", opts, l), forall="t"))
     body += [Assign(("Y", "K_l", "V_l"), attend(source)), Assign("X", add("X", "Y"))]
     if not pre:
-        body.append(Assign("X", norm_columns("X", "1", opts, l, "^1_l"), forall="t"))
+        body.append(Assign("X", norm_columns("X", "1", opts, l), forall="t"))
     body += blocks.sublayers("X", opts, l, [("2", lambda x: mlp("", opts, l, x))])
     final = [Assign("X", norm_columns("X", "", opts), forall="t")] if pre else []
     last, unembedding_params = unembed("X", opts)

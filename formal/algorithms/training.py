@@ -37,9 +37,9 @@ __all__ = ["ALGORITHMS", "build_dloss", "build_eloss", "build_edloss", "build_dt
            "build_edtraining", "dloss", "eloss", "edloss", "dtraining", "etraining", "edtraining", "GradStepOp",
            "P_MASK", "ELOSS_OPTIONS"]
 
-#: Algorithm 12, line 4: each token is masked with probability p_mask (BERT's 15 %).
+#: Algorithm 12, line 5: each token is masked with probability p_mask (BERT's 15 %).
 P_MASK = Option("p_mask", 0.15, Real(0, 1, open_low=True, open_high=True),
-                "probability that a token is masked (Algorithm 12, line 4; BERT's 0.15)", examples=(0.15, 0.5))
+                "probability that a token is masked (Algorithm 12, line 5; BERT's 0.15)", examples=(0.15, 0.5))
 #: Algorithm 12's: p_mask, and Algorithm 9's with the token inputs and the masked-LM head it needs.
 ELOSS_OPTIONS = Options(P_MASK, *ETRANSFORMER_OPTIONS.replaced(
     INPUTS.only("tokens", why="a masked-token loss masks token ids; ViT's patches and images have none"),
@@ -106,7 +106,7 @@ def _returning(lines):
 
 @DTRANSFORMER_OPTIONS.builds
 def build_dloss(**model_options) -> Algorithm:
-    """Algorithm 13, lines 3–4: the loss of one sequence, ``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]``."""
+    """Algorithm 13, lines 4–5: the loss of one sequence, ``−Σ_{t=1}^{ℓ−1} log P[x[t+1], t]``."""
     model = build_dtransformer(**model_options)
     return Algorithm(
         number=13, name="dloss", display="DLoss",
@@ -120,7 +120,7 @@ def build_dloss(**model_options) -> Algorithm:
 
 @EDTRANSFORMER_OPTIONS.builds
 def build_edloss(**model_options) -> Algorithm:
-    """Algorithm 11, lines 3–4: the loss of one pair, ``−Σ_{t=1}^{ℓ_x−1} log P[x[t+1], t]``."""
+    """Algorithm 11, lines 4–5: the loss of one pair, ``−Σ_{t=1}^{ℓ_x−1} log P[x[t+1], t]``."""
     model = build_edtransformer(**model_options)
     return Algorithm(
         number=11, name="edloss", display="EDLoss",
@@ -135,7 +135,7 @@ def build_edloss(**model_options) -> Algorithm:
 
 @ELOSS_OPTIONS.builds
 def build_eloss(*, p_mask, **model_options) -> Algorithm:
-    """Algorithm 12, lines 3–5: mask each token with probability p_mask, then the loss over the masked ones,
+    """Algorithm 12, lines 4–9: mask each token with probability p_mask, then the loss over the masked ones,
     ``−Σ_{t: m[t]=1} log P[x[t], t]``.  Random: execution takes ``seed``."""
     model = build_etransformer(**model_options)
     extra = {"s": "s"} if model.options["token_types"] else {}

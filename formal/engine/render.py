@@ -10,7 +10,9 @@ from ..core.symbols import is_length, latex as sym_latex, text as sym_text
 from ..costs.asymptotics import big_theta
 from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
+from ..ops.indexing import Pick
 from .algorithm import Several
+from .names import symbol
 from .options import option_views, options_json, options_latex, options_text
 
 __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
@@ -20,42 +22,18 @@ __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_jso
 #: ``algpseudocode`` (algorithmicx's ``algorithmic`` with ``\State``, ``\Comment``), and AMS math.
 LATEX_PACKAGES = r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"
 
-_GLYPHS = {  # ASCII name → (text, LaTeX)
-    "V_tilde": ("Ṽ", r"\tilde{V}"), "v_tilde": ("ṽ", r"\tilde{v}"), "e_hat": ("ê", r"\hat{e}"),
-    "gamma": ("γ", r"\gamma"), "beta": ("β", r"\beta"), "alpha": ("α", r"\alpha"),
-    "mask": ("Mask", r"\mathrm{Mask}"), "X_tilde": ("X̃", r"\tilde{X}"), "Z_tilde": ("Z̃", r"\tilde{Z}"),
-    "Z_final": ("Z", "Z"), "theta": ("θ", r"\theta"), "theta_hat": ("θ̂", r"\hat{\theta}"),
-    "x_hat": ("x̂", r"\hat{x}"), "x_class": ("x_class", r"x_{\mathrm{class}}"),
-    "h_tilde": ("h̃", r"\tilde{h}"), "z_hat": ("ẑ", r"\hat{z}"), "a_bar": ("ā", r"\bar{a}"),
-    "w_beta": ("w_β", r"w_{\beta}"), "W_beta": ("W_β", r"W_{\beta}"), "b_beta": ("b_β", r"b_{\beta}"),
-    "alpha_map": ("α", r"\alpha"), "x_tilde": ("x̃", r"\tilde{x}"), "T_tilde": ("T̃", r"\tilde{T}"),
-    "loss": ("loss", r"\mathrm{loss}"), "data": ("data", r"\mathrm{data}"), "types": ("types", r"\mathrm{types}"),
-    "sources": ("sources", r"\mathrm{sources}"), "targets": ("targets", r"\mathrm{targets}"),
-}
-
-
 def display(name: str, latex: bool = False) -> str:
-    """How a value's ASCII name is written: ``V_tilde`` → ``Ṽ``, ``W_q`` → ``W_{q}`` in LaTeX; a backward
-    recurrence's parameter ``W_xi_back`` → ``W_{xi}^{\\leftarrow}``."""
-    if name in _GLYPHS:
-        return _GLYPHS[name][latex]
-    if latex and name.endswith("_back") and len(name) > 5:
-        return display(name[:-5], True) + r"^{\leftarrow}"
-    head, _, tail = name.partition("_")
-    if tail in _LOOP_VARS and head in _PER_HEAD:  # a per-head value: Y_h → Y^h (a bias b_h, L_h are not)
-        return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
-    if latex and tail:   # a_{b_c} is valid TeX, a_{b_c_d} is not: a deeper name nests (s1_{sw_{W_q}})
-        return f"{head}_{{{display(tail, True) if tail.count('_') > 1 else tail}}}"
-    return name
-
-
-_LOOP_VARS = ("h", "g")
-_PER_HEAD = ("Y", "K", "V")  # the values a head loop computes (K_g, V_g per key/value head)
+    """How a value's ASCII name is written (:func:`formal.engine.names.symbol`): ``V_tilde`` → ``Ṽ``, ``gamma1``
+    → ``γ^1``, ``W_mlp1`` → ``W_{\\mathrm{mlp1}}`` in LaTeX, ``enc_W_q`` → ``W^enc_q``."""
+    return symbol(name, latex=latex)
 
 
 def render_node(node, latex: bool = False) -> Rendered:
     if isinstance(node, Ref):
         return Rendered(display(node.name, latex))
+    if isinstance(node.op, Pick) and isinstance(node.args[0], Ref):  # a slice of a parameter: W^l_mlp1, γ^1_l
+        index = node.op.index.latex() if latex else node.op.index.text()
+        return Rendered(symbol(node.args[0].name, latex=latex, index=index), node.op.prec)
     args = [render_node(a, latex) for a in node.args]
     op = node.op
     return Rendered(op.latex(args) if latex else op.text(args), op.prec)
