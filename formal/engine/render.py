@@ -12,6 +12,7 @@ from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
 from ..ops.indexing import Pick
 from .algorithm import Several
+from .hyper import hyperparameters
 from .names import symbol
 from .options import option_views, options_json, options_latex, options_text
 
@@ -164,9 +165,9 @@ def to_text(algorithm, convention="matmul") -> str:
     d = algorithm.derivation
     out = [f"{algorithm.heading}: {header(algorithm)}", f"  {algorithm.summary}"]
     out.append("Input:       " + ", ".join(_signature_entry(s) for s in algorithm.inputs if s.kind != "mask"))
-    masks = [s for s in algorithm.inputs if s.kind == "mask"]
-    if masks:
-        out.append("Hyperparams: " + ", ".join(_signature_entry(s) for s in masks))
+    hyper = _hyperparameters(algorithm)
+    if hyper:
+        out.append("Hyperparams: " + ", ".join(hyper))
     out.append("Output:      " + ", ".join(_signature_entry(o) for o in algorithm.outputs))
     if algorithm.params:
         out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
@@ -198,6 +199,16 @@ def to_text(algorithm, convention="matmul") -> str:
     if d.assumptions:
         out.append(f"  assuming    {', '.join(d.assumptions)}  (no truncation; past it each step costs no more)")
     return "\n".join(out) + "\n"
+
+
+def _hyperparameters(algorithm, latex=False) -> tuple:
+    """The masks, then the sizes as one entry (``H, L, d_e ∈ ℕ``), then each scalar (:mod:`.hyper`)."""
+    found = hyperparameters(algorithm)
+    entries = tuple(_signature_entry(s, latex) for s in algorithm.inputs if s.kind == "mask")
+    sizes = found.latex()[:len(found.sizes)] if latex else found.text()[:len(found.sizes)]
+    if sizes:
+        entries += (", ".join(sizes) + (r" \in \mathbb{N}" if latex else " ∈ ℕ"),)
+    return entries + tuple(x if latex else t for t, x in found.scalars)
 
 
 def _shapes_text(shape) -> str:
@@ -244,7 +255,7 @@ class View:
     header_latex: str
     header_text: str
     inputs: tuple           # LaTeX of each signature entry
-    hyperparameters: tuple  # the masks
+    hyperparameters: tuple  # LaTeX: the masks, the sizes (``H, L, d_e \\in \\mathbb{N}``), the scalars (τ, η)
     outputs: tuple
     params: tuple           # (LaTeX entry, doc) per parameter
     constraints: tuple      # LaTeX
@@ -298,7 +309,7 @@ def view(algorithm) -> View:
         name=algorithm.name, heading=algorithm.heading, summary=algorithm.summary,
         header_latex=header(algorithm, True), header_text=header(algorithm),
         inputs=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind != "mask"),
-        hyperparameters=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind == "mask"),
+        hyperparameters=_hyperparameters(algorithm, True),
         outputs=tuple(_signature_entry(o, True) for o in algorithm.outputs),
         params=tuple((_signature_entry(p, True), p.doc) for p in algorithm.params),
         constraints=tuple(c.latex for c in algorithm.size_constraints), notes=tuple(algorithm.notes),
@@ -357,6 +368,8 @@ def to_json(algorithm, convention="matmul") -> dict:
         "assumptions": list(d.assumptions),
         "notes": list(algorithm.notes),
         "index_bounds": {s.name: str(s.bound) for s in algorithm.inputs if s.kind == "index"},
+        "hyperparameters": {"sizes": [str(s) for s in hyperparameters(algorithm).sizes],
+                            "scalars": [t for t, _ in hyperparameters(algorithm).scalars]},
         "constraints": [c.text for c in algorithm.size_constraints],
         "cost": {k: str(v) for k, v in cost.as_dict().items()},
         "flops": {c: str(d.work.flops[c]) for c in CONVENTIONS},

@@ -16,6 +16,7 @@ from formal.engine import render
 from formal.errors import FormalError
 
 #: Algorithm number → (registry name, {line number: a fragment of that line}, number of lines), from the paper.
+#: Algorithm 9's final γ, β are written γ_f, β_f: they are d_f wide, the package's decision W_u ∈ ℝ^(N_V×d_f).
 PAPER = {
     1: ("token_embedding", {1: "return e = W_e[:, v]"}, 1),
     2: ("positional_embedding", {1: "return e_p = W_p[:, t]"}, 1),
@@ -36,7 +37,7 @@ PAPER = {
     9: ("etransformer", {1: "ℓ ← length(x)", 2: "e_t ← TokenEmbedding(x[t]", 3: "X ← [e_1, …, e_ℓ]",
                          4: "for l ∈ [L]", 5: "X ← X + MHAttention(X | W_l, Mask ≡ 1)", 6: "γ^1_l, β^1_l",
                          7: "GELU(", 8: "γ^2_l, β^2_l", 9: "end for", 10: "X ← GELU(W_f X + b_f",
-                         11: "layer_norm(X[:, t] | γ, β)", 12: "return P[:, t] = Unembedding"}, 12),
+                         11: "layer_norm(X[:, t] | γ_f, β_f)", 12: "return P[:, t] = Unembedding"}, 12),
     10: ("dtransformer", {1: "ℓ ← length(x)", 2: "e_t ← TokenEmbedding(x[t]", 3: "X ← [e_1, …, e_ℓ]",
                           4: "for l ∈ [L]", 5: "X̃[:, t] ← layer_norm(X[:, t] | γ^1_l, β^1_l)",
                           6: "X ← X + MHAttention(X̃ | W_l, Mask[t_z, t_x] = [[t_z ≤ t_x]])",
@@ -128,3 +129,28 @@ def test_an_execution_error_names_the_papers_line():
     arguments["W_k"] = np.zeros(arguments["W_k"].shape[:-2] + (3, 4))  # d_attn 3 against W_q's 2
     with pytest.raises(FormalError, match=r"line 6\b"):
         formal.ALGORITHMS["dtransformer"].run(**arguments)
+
+
+#: Each algorithm's hyperparameters as the paper lists them, and (second) what the package's documented decisions
+#: add: d_attn and d_mid are hyperparameters of Algorithms 8–10, Algorithm 8's learned W_p has ℓ_max columns as
+#: Algorithm 9's and 10's do, and EDInference caps its output at ℓ_gen tokens.
+HYPERPARAMETERS = {
+    5: ({"H"}, set()),
+    8: ({"L_enc", "L_dec", "H", "d_e", "d_mlp"}, {"d_attn", "d_mid", "ℓ_max"}),
+    9: ({"ℓ_max", "L", "H", "d_e", "d_mlp", "d_f"}, {"d_attn", "d_mid"}),
+    10: ({"ℓ_max", "L", "H", "d_e", "d_mlp"}, {"d_attn", "d_mid"}),
+    11: ({"N_epochs", "η"}, set()), 12: ({"N_epochs", "η", "p_mask"}, set()), 13: ({"N_epochs", "η"}, set()),
+    14: ({"τ", "ℓ_gen"}, set()), 15: ({"τ"}, {"ℓ_gen"}),
+}
+
+
+@pytest.mark.parametrize("number", sorted(PAPER))
+def test_hyperparameters_are_the_papers(number):
+    from formal.engine.hyper import hyperparameters
+    algorithm = formal.ALGORITHMS[PAPER[number][0]]
+    paper, added = HYPERPARAMETERS.get(number, (set(), set()))
+    assert set(hyperparameters(algorithm).text()) == paper | added
+    shown = render.to_text(algorithm)
+    assert all(name in shown.split("Output:")[0] for name in paper | added)  # on the Hyperparams line
+    data = render.to_json(algorithm)["hyperparameters"]
+    assert len(data["sizes"]) + len(data["scalars"]) == len(paper | added)

@@ -1,0 +1,95 @@
+"""An algorithm's hyperparameters, derived from the object as the paper lists them in each algorithm's header.
+
+The sizes it is built at that are not the lengths or alphabets of its inputs: for a whole model with its own
+parameters (Algorithms 8–10), every size of its parameters and loops (L, H, d_e, d_mlp, d_attn, d_mid, ℓ_max);
+for a building block (Algorithms 1–7) or an algorithm that runs a model as a whole (θ: Algorithms 11–15), only
+its own loops' counts (H of Algorithm 5, N_epochs, ℓ_gen) — a block's widths are its parameters' shapes, and a
+model's are the model's.  Then the scalars it is run with: the learning rate η of its parameters label, the
+sampling temperature τ and the masking probability p_mask of its options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Hyperparameters", "hyperparameters", "SCALAR_OPTIONS"]
+
+#: Options that are the paper's scalar hyperparameters → (text, LaTeX).
+SCALAR_OPTIONS = {"tau": ("τ", r"\tau"), "p_mask": ("p_mask", r"p_{\mathrm{mask}}")}
+_LABEL_SCALARS = {"η": ("η", r"\eta")}
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    """``sizes``: size symbols, sorted by name; ``scalars``: (text, LaTeX) of each scalar hyperparameter."""
+
+    sizes: tuple
+    scalars: tuple
+
+    def text(self) -> tuple:
+        from ..core.symbols import text
+        return tuple(text(s) for s in self.sizes) + tuple(t for t, _ in self.scalars)
+
+    def latex(self) -> tuple:
+        from ..core.symbols import latex
+        return tuple(latex(s) for s in self.sizes) + tuple(x for _, x in self.scalars)
+
+
+def _runs_a_model(algorithm) -> bool:
+    """Whether every parameter of ``algorithm`` goes to one call of a model (θ of a training or inference)."""
+    from .calls import CallOp
+    mine = {p.name for p in algorithm.params}
+    found = []
+
+    def visit(node):
+        if hasattr(node, "op") and isinstance(node.op, CallOp) and node.op.callee.is_model:
+            passed = {a.name for a in node.args if hasattr(a, "name")}
+            found.append(bool(mine) and mine <= passed)
+        for arg in getattr(node, "args", ()):
+            visit(arg)
+
+    def walk(lines):
+        for line in lines:
+            if hasattr(line, "body"):
+                walk(line.body)
+            elif hasattr(line, "expr"):
+                visit(line.expr)
+    walk(algorithm.lines)
+    return any(found)
+
+
+def _loop_counts(lines) -> set:
+    import sympy as sp
+    found = set()
+    for line in lines:
+        if hasattr(line, "body"):
+            found |= sp.sympify(line.count).free_symbols | _loop_counts(line.body)
+    return found
+
+
+def hyperparameters(algorithm) -> Hyperparameters:
+    """The :class:`Hyperparameters` of ``algorithm``, derived from its signature, lines and options."""
+    inputs = set()
+    for spec in algorithm.inputs:
+        for d in spec.shape + ((spec.bound,) if spec.bound is not None else ()):
+            inputs |= d.free_symbols
+    sizes = _loop_counts(algorithm.lines)
+    if algorithm.is_model and not _runs_a_model(algorithm):
+        for spec in algorithm.params:
+            for d in spec.shape:
+                sizes |= d.free_symbols
+    indices = {line_index for line_index in _indices(algorithm.lines)}
+    sizes = tuple(sorted(sizes - inputs - indices, key=str))
+    scalars = tuple(_LABEL_SCALARS[part] for part in algorithm.params_label.split(", ") if part in _LABEL_SCALARS)
+    scalars += tuple(written for name, written in SCALAR_OPTIONS.items() if name in algorithm.options)
+    return Hyperparameters(sizes, scalars)
+
+
+def _indices(lines) -> set:
+    """The size symbols that index growing loops (their iteration, not a size of the algorithm)."""
+    found = set()
+    for line in lines:
+        if hasattr(line, "body"):
+            found |= ({line.index} if line.index is not None else set()) | ({line.trips} if line.trips is not None
+                                                                            else set()) | _indices(line.body)
+    return found
