@@ -115,7 +115,7 @@ def build_window_mhattention(*, shifted) -> Algorithm:
         output=TensorSpec("Y", (n_h, n_w, C), doc="the attended tokens, on the same grid", grid=True),
         lines=lines, params_label="W", options={"shifted": shifted}, builder=build_window_mhattention,
         notes=("σ = ⌊M/2⌋, or 0 where min(n_h, n_w) = M (one window), as in Swin's code.",
-               "Masked scores are −∞ here and −100 in Swin's code: the weights differ by less than e^{−100}."),
+               "Masked scores are −∞ here and −100 in Swin's code: the weights differ by less than e^(−100)."),
     )
 
 

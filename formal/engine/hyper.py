@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Hyperparameters", "hyperparameters", "SCALAR_OPTIONS"]
+__all__ = ["Hyperparameters", "hyperparameters", "SCALAR_OPTIONS", "param_groups", "param_group_entries",
+           "hyperparameter_entries"]
 
 #: Options that are the paper's scalar hyperparameters → (text, LaTeX).
 SCALAR_OPTIONS = {"tau": ("τ", r"\tau"), "p_mask": ("p_mask", r"p_{\mathrm{mask}}")}
@@ -93,3 +94,65 @@ def _indices(lines) -> set:
             found |= ({line.index} if line.index is not None else set()) | ({line.trips} if line.trips is not None
                                                                             else set()) | _indices(line.body)
     return found
+
+
+def _layer_loops(lines, found=None) -> dict:
+    """Layer-loop count → its variable (``L`` → ``l``): the loops whose count leads stacked parameters."""
+    found = {} if found is None else found
+    for line in lines:
+        if hasattr(line, "body"):
+            found.setdefault(line.count, line.var)
+            _layer_loops(line.body, found)
+    return found
+
+
+def param_groups(algorithm, entry) -> tuple:
+    """The parameters grouped as the paper lists them: ``(heading, entries)`` in order, a run of parameters
+    stacked on a layer loop's count under ``for l ∈ [L]`` (each entry its slice: ``γ^1_l ∈ ℝ^(d_e)``), the
+    others under an empty heading.  ``entry(spec, index)`` writes one parameter (``index``: the slice's)."""
+    loops = _layer_loops(algorithm.lines)
+    groups = []
+    for spec in algorithm.params:
+        lead = spec.shape[0] if spec.shape else None
+        var = loops.get(lead) if lead is not None and spec.shape and len(spec.shape) > 1 else None
+        heading = (lead, var) if var is not None else None
+        if not groups or groups[-1][0] != heading:
+            groups.append((heading, []))
+        groups[-1][1].append(entry(spec, var))
+    return tuple((heading, tuple(entries)) for heading, entries in groups)
+
+
+def param_group_entries(algorithm, latex=False) -> tuple:
+    """(heading, entries) of :func:`param_groups`, written: ``for l ∈ [L]`` and ``γ^1_l ∈ ℝ^(d_e)``."""
+    from dataclasses import replace
+
+    from ..core.symbols import latex as sym_latex, text as sym_text
+    from .names import symbol
+    from .signature import signature_entry as _signature_entry
+
+    def entry(spec, index):
+        if index is None:
+            return _signature_entry(spec, latex)
+        sliced = replace(spec, shape=spec.shape[1:])
+        return _signature_entry(sliced, latex).replace(symbol(spec.name, latex=latex),
+                                                       symbol(spec.name, latex=latex, index=index), 1)
+    out = []
+    for heading, entries in param_groups(algorithm, entry):
+        if heading is None:
+            out.append(("", entries))
+        else:
+            count, var = heading
+            out.append((rf"\text{{for }} {var} \in [{sym_latex(count)}]" if latex
+                        else f"for {var} ∈ [{sym_text(count)}]", entries))
+    return tuple(out)
+
+
+def hyperparameter_entries(algorithm, latex=False) -> tuple:
+    """The masks, then the sizes as one entry (``H, L, d_e ∈ ℕ``), then each scalar."""
+    from .signature import signature_entry as _signature_entry
+    found = hyperparameters(algorithm)
+    entries = tuple(_signature_entry(s, latex) for s in algorithm.inputs if s.kind == "mask")
+    sizes = found.latex()[:len(found.sizes)] if latex else found.text()[:len(found.sizes)]
+    if sizes:
+        entries += (", ".join(sizes) + (r" \in \mathbb{N}" if latex else " ∈ ℕ"),)
+    return entries + tuple(x if latex else t for t, x in found.scalars)

@@ -12,9 +12,10 @@ from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
 from ..ops.indexing import Pick
 from .algorithm import Several
-from .hyper import hyperparameters
+from .hyper import hyperparameter_entries, hyperparameters, param_group_entries
 from .names import symbol
 from .options import option_views, options_json, options_latex, options_text
+from .signature import signature_entry as _signature_entry
 
 __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
            "params_json", "leading_order", "view", "View", "LineView", "callees", "LATEX_PACKAGES"]
@@ -73,20 +74,6 @@ def line_text(line, latex: bool = False) -> str:
     return body
 
 
-def _signature_entry(spec, latex=False):
-    name = display(spec.name, latex)
-    if spec.kind == "index":
-        bound = sym_latex(spec.bound) if latex else sym_text(spec.bound)
-        power = "" if not spec.shape else (f"^{{{shape_latex(spec.shape)}}}" if latex
-                                           else f"^{shape_text(spec.shape)}")
-        return rf"{name} \in [{bound}]{power}" if latex else f"{name} ∈ [{bound}]{power}"
-    space = (r"\{0,1\}" if latex else "{0,1}") if spec.kind == "mask" else (r"\mathbb{R}" if latex else "ℝ")
-    if not spec.shape:
-        return rf"{name} \in {space}" if latex else f"{name} ∈ {space}"
-    return (rf"{name} \in {space}^{{{shape_latex(spec.shape)}}}" if latex
-            else f"{name} ∈ {space}^({shape_text(spec.shape)})")
-
-
 _LABEL_TEX = {"θ": r"\theta", "θ̂": r"\hat{\theta}", "γ": r"\gamma", "β": r"\beta", "η": r"\eta"}
 
 
@@ -110,12 +97,19 @@ def header(algorithm, latex=False) -> str:
     return rf"{out} \gets {name}({args})" if latex else f"{out} ← {name}({args})"
 
 
-def leading_order(algorithm, convention="matmul") -> str | None:
-    """Θ of the FLOPs in the algorithm's sequence lengths, or None when it has none."""
+def leading_order(algorithm, convention="matmul", *, latex: bool = False) -> str | None:
+    """Θ of the FLOPs in the algorithm's sequence lengths (``latex``: as LaTeX), or None when it has none."""
     flops = algorithm.cost(convention).flops
     lengths = sorted((s for s in flops.free_symbols if is_length(s)), key=str)
     if not lengths or flops == 0:
         return None
+    if latex:
+        import sympy as sp
+
+        from ..costs.asymptotics import leading_term
+        _, primitive = leading_term(flops, lengths).as_content_primitive()
+        names = ", ".join(sym_latex(s) for s in lengths)
+        return rf"\Theta\left({sym_latex(sp.factor_terms(primitive))}\right) \text{{ in }} {names}"
     names = ", ".join(sym_text(s) for s in lengths)
     return f"{big_theta(flops, lengths)} in {names}"
 
@@ -165,12 +159,12 @@ def to_text(algorithm, convention="matmul") -> str:
     d = algorithm.derivation
     out = [f"{algorithm.heading}: {header(algorithm)}", f"  {algorithm.summary}"]
     out.append("Input:       " + ", ".join(_signature_entry(s) for s in algorithm.inputs if s.kind != "mask"))
-    hyper = _hyperparameters(algorithm)
+    hyper = hyperparameter_entries(algorithm)
     if hyper:
         out.append("Hyperparams: " + ", ".join(hyper))
     out.append("Output:      " + ", ".join(_signature_entry(o) for o in algorithm.outputs))
-    if algorithm.params:
-        out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
+    for heading, entries in param_group_entries(algorithm):
+        out.append("Parameters:  " + (f"{heading}: " if heading else "") + ", ".join(entries))
     if algorithm.size_constraints:
         out.append("Requires:    " + ", ".join(c.text for c in algorithm.size_constraints))
     for note in algorithm.notes:
@@ -199,16 +193,6 @@ def to_text(algorithm, convention="matmul") -> str:
     if d.assumptions:
         out.append(f"  assuming    {', '.join(d.assumptions)}  (no truncation; past it each step costs no more)")
     return "\n".join(out) + "\n"
-
-
-def _hyperparameters(algorithm, latex=False) -> tuple:
-    """The masks, then the sizes as one entry (``H, L, d_e ∈ ℕ``), then each scalar (:mod:`.hyper`)."""
-    found = hyperparameters(algorithm)
-    entries = tuple(_signature_entry(s, latex) for s in algorithm.inputs if s.kind == "mask")
-    sizes = found.latex()[:len(found.sizes)] if latex else found.text()[:len(found.sizes)]
-    if sizes:
-        entries += (", ".join(sizes) + (r" \in \mathbb{N}" if latex else " ∈ ℕ"),)
-    return entries + tuple(x if latex else t for t, x in found.scalars)
 
 
 def _shapes_text(shape) -> str:
@@ -258,6 +242,7 @@ class View:
     hyperparameters: tuple  # LaTeX: the masks, the sizes (``H, L, d_e \\in \\mathbb{N}``), the scalars (τ, η)
     outputs: tuple
     params: tuple           # (LaTeX entry, doc) per parameter
+    param_groups: tuple     # (LaTeX heading or "", LaTeX entries) as the paper groups them: for l ∈ [L]: W^l_mlp1, …
     constraints: tuple      # LaTeX
     notes: tuple
     options: tuple          # an OptionView per option
@@ -266,6 +251,7 @@ class View:
     lines: tuple            # LineView
     totals: dict            # convention → {"params", "flops", "memory", "depth": LaTeX}
     leading: dict           # convention → text or None
+    leading_latex: dict     # convention → LaTeX or None (the same Θ as math)
     assumptions: tuple
 
 
@@ -299,23 +285,26 @@ def view(algorithm) -> View:
                            {c: sym_latex(r.work.flops[c]) for c in CONVENTIONS}, sym_latex(r.work.memory),
                            bool(r.shape) and not isinstance(r.shape, Several))
                   for r in d.records)
-    totals, leading = {}, {}
+    totals, leading, leading_latex = {}, {}, {}
     for convention in CONVENTIONS:
         cost = algorithm.cost(convention)
         totals[convention] = {"params": sym_latex(cost.params), "flops": sym_latex(cost.flops),
                               "memory": sym_latex(cost.memory), "depth": sym_latex(cost.depth)}
         leading[convention] = leading_order(algorithm, convention)
+        leading_latex[convention] = leading_order(algorithm, convention, latex=True)
     return View(
         name=algorithm.name, heading=algorithm.heading, summary=algorithm.summary,
         header_latex=header(algorithm, True), header_text=header(algorithm),
         inputs=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind != "mask"),
-        hyperparameters=_hyperparameters(algorithm, True),
+        hyperparameters=hyperparameter_entries(algorithm, True),
         outputs=tuple(_signature_entry(o, True) for o in algorithm.outputs),
         params=tuple((_signature_entry(p, True), p.doc) for p in algorithm.params),
+        param_groups=param_group_entries(algorithm, True),
         constraints=tuple(c.latex for c in algorithm.size_constraints), notes=tuple(algorithm.notes),
         options=option_views(algorithm),
         option_rules=tuple(rule.text() for rule in algorithm.option_specs.rules),
-        calls=callees(algorithm), lines=lines, totals=totals, leading=leading, assumptions=tuple(d.assumptions))
+        calls=callees(algorithm), lines=lines, totals=totals, leading=leading, leading_latex=leading_latex,
+        assumptions=tuple(d.assumptions))
 
 
 def _shapes_latex(shape) -> str:
@@ -336,8 +325,9 @@ def to_latex(algorithm) -> str:
     inputs = ", ".join(f"${entry}$" for entry in v.inputs + v.hyperparameters)
     out.append(rf"\Require {inputs}")
     out.append(rf"\Ensure ${v.outputs[0]}$")
-    if v.params:
-        out.append(r"\Statex \textbf{Parameters:} " + ", ".join(f"${entry}$" for entry, _ in v.params))
+    for heading, entries in v.param_groups:  # as the paper groups them: for l ∈ [L]: W^l_q, …
+        out.append(r"\Statex \textbf{Parameters:} " + (f"${heading}$: " if heading else "")
+                   + ", ".join(f"${entry}$" for entry in entries))
     for line in v.lines:  # every line one numbered \State, so that LaTeX numbers them as the paper does
         state = "  " * line.level + r"\State " + r"\hskip\algorithmicindent " * line.level
         if line.loop:

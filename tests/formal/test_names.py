@@ -106,3 +106,16 @@ def test_grouped_query_heads_read_unambiguously():
     two = render.to_latex(formal.get("mhattention", n_kv_heads=2))
     assert r"\lceil 2h/H \rceil" in two and "h 2" not in two
     assert "⌈" not in render.to_text(formal.get("mhattention"))
+
+
+@pytest.mark.parametrize("name, options", VARIANTS)
+def test_no_raw_latex_in_the_views_text(name, options):
+    """The View's text fields (summary, notes, meanings, the leading order) hold no LaTeX; the leading order
+    has a LaTeX form of its own."""
+    view = render.view(formal.get(name, **options))
+    texts = [view.summary, *view.notes, *(doc for _, doc in view.params), *view.assumptions,
+             *(lead for lead in view.leading.values() if lead), *(o.meaning for o in view.options)]
+    assert not [t for t in texts if "_{" in t or "^{" in t or "\\" in t]
+    for convention, lead in view.leading.items():
+        assert (lead is None) == (view.leading_latex[convention] is None)
+        assert lead is None or view.leading_latex[convention].startswith(r"\Theta\left(")
