@@ -119,8 +119,8 @@ class AlgorithmDirective(Entry):
         rows += [["memory (scalars materialised)", [build.math(first["memory"])]],
                  ["depth (sequential lines)", [build.math(first["depth"])]]]
         for c in conventions:
-            if v.leading[c]:
-                rows.append([f"leading order ({c})", v.leading[c]])
+            if v.leading_latex[c]:
+                rows.append([f"leading order ({c})", [build.math(v.leading_latex[c])]])
         if v.assumptions:
             rows.append(["assuming", ", ".join(v.assumptions)])
         return build.table(["total", "derived"], rows, classes=("formal-totals",), widths=[25, 75])
