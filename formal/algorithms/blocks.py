@@ -102,12 +102,12 @@ def length_line(length, tokens):
                 rf"{sym_latex(length)} \gets \mathrm{{length}}({render_node(node, True).text})", shape=())
 
 
-def embedding_lines(target, tokens, length, opts: StackOptions):
+def embedding_lines(target, tokens, length, opts: StackOptions, start=0):
     """The paper's three embedding lines: ``ℓ ← length(x)``; ``∀t: e_t ← W_e[:, x[t]] + W_p[:, t]``;
     ``X ← [e_1, …, e_ℓ]`` (the columns are written in place, so the last computes nothing): lines, the
-    embedding parameters and the constraints of :func:`embed`."""
+    embedding parameters and the constraints of :func:`embed` (positions from ``start``)."""
     from ..engine.render import display
-    line, params, constraints = embed(target, tokens, length, opts)
+    line, params, constraints = embed(target, tokens, length, opts, start=start)
     n_text, n_latex = sym_text(length), sym_latex(length)
     gather = Step(f"{display(target)} ← [e_1, …, e_{n_text}]",
                   rf"{display(target, True)} \gets [e_1, \dots, e_{{{n_latex}}}]", value=target)
