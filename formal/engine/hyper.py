@@ -108,14 +108,17 @@ def _layer_loops(lines, found=None) -> dict:
 
 def param_groups(algorithm, entry) -> tuple:
     """The parameters grouped as the paper lists them: ``(heading, entries)`` in order, a run of parameters
-    stacked on a layer loop's count under ``for l ∈ [L]`` (each entry its slice: ``γ^1_l ∈ ℝ^(d_e)``), the
-    others under an empty heading.  ``entry(spec, index)`` writes one parameter (``index``: the slice's)."""
+    stacked on a layer loop's count under ``for l ∈ [L]`` (each entry its slice: ``γ^1_l ∈ ℝ^(d_e)``), a run
+    of one stage's (Swin's ``s1_…``) under ``stage 1``, the others under an empty heading.  ``entry(spec,
+    index)`` writes one parameter (``index``: the slice's)."""
+    import re
     loops = _layer_loops(algorithm.lines)
     groups = []
     for spec in algorithm.params:
         lead = spec.shape[0] if spec.shape else None
         var = loops.get(lead) if lead is not None and spec.shape and len(spec.shape) > 1 else None
-        heading = (lead, var) if var is not None else None
+        stage = re.match(r"s(\d+)_", spec.name)
+        heading = (lead, var) if var is not None else (("stage", stage.group(1)) if stage else None)
         if not groups or groups[-1][0] != heading:
             groups.append((heading, []))
         groups[-1][1].append(entry(spec, var))
@@ -140,6 +143,8 @@ def param_group_entries(algorithm, latex=False) -> tuple:
     for heading, entries in param_groups(algorithm, entry):
         if heading is None:
             out.append(("", entries))
+        elif heading[0] == "stage":
+            out.append((rf"\text{{stage {heading[1]}}}" if latex else f"stage {heading[1]}", entries))
         else:
             count, var = heading
             out.append((rf"\text{{for }} {var} \in [{sym_latex(count)}]" if latex

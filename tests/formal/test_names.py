@@ -119,3 +119,20 @@ def test_no_raw_latex_in_the_views_text(name, options):
     for convention, lead in view.leading.items():
         assert (lead is None) == (view.leading_latex[convention] is None)
         assert lead is None or view.leading_latex[convention].startswith(r"\Theta\left(")
+
+
+def test_parameters_are_grouped_as_the_paper():
+    """Algorithm 10's parameters as the paper lists them: W_e, W_p; for l ∈ [L]: the attention's, γ¹_l, β¹_l,
+    γ²_l, β²_l, W^l_mlp1, b^l_mlp1, W^l_mlp2, b^l_mlp2; γ, β, W_u — each per-layer one written as its slice."""
+    groups = render.view(formal.get("dtransformer")).param_groups
+    headings = [heading for heading, _ in groups]
+    assert headings == ["", r"\text{for } l \in [L]", ""]
+    first, layer, last = (entries for _, entries in groups)
+    assert [e.split(r" \in")[0] for e in first] == ["W_{e}", "W_{p}"]
+    assert [e.split(r" \in")[0] for e in last] == [r"\gamma", r"\beta", "W_{u}"]
+    names = [e.split(r" \in")[0] for e in layer]
+    assert {r"\gamma^{1}_{l}", r"\beta^{1}_{l}", r"\gamma^{2}_{l}", r"\beta^{2}_{l}", r"W^{l}_{\mathrm{mlp1}}",
+            r"b^{l}_{\mathrm{mlp1}}", r"W^{l}_{\mathrm{mlp2}}", r"b^{l}_{\mathrm{mlp2}}", "W^{l}_{q}"} <= set(names)
+    assert layer[names.index(r"\gamma^{1}_{l}")].endswith(r"\mathbb{R}^{d_{\mathrm{e}}}")  # the slice's shape
+    assert [h for h, _ in render.view(formal.get("swin")).param_groups][1:5] == [
+        rf"\text{{stage {n}}}" for n in range(1, 5)]
