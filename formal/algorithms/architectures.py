@@ -45,7 +45,16 @@ from ..ops import (
 )
 from . import blocks
 from .attention import affine
-from .blocks import StackOptions, embed, layer_loop, mlp, norm_columns, stack_options, sublayers, unembed
+from .blocks import (
+    StackOptions,
+    embedding_lines,
+    layer_loop,
+    mlp,
+    norm_columns,
+    stack_options,
+    sublayers,
+    unembed,
+)
 from .embedding import build_positional_embedding, build_token_embedding
 from .unembedding import build_unembedding
 
@@ -97,7 +106,7 @@ def build_dtransformer(**options) -> Algorithm:
     """
     opts = StackOptions.of(options)
     l = LoopIndex("l")
-    first, embedding_params, constraints = embed("X", "x", ell, opts)
+    first, embedding_params, constraints = embedding_lines("X", "x", ell, opts)
     causal = const_mask("causal", ell, ell)
     body = sublayers("X", opts, l, [
         ("1", lambda x: blocks.attention_call("", opts, l, x, causal)),
@@ -113,7 +122,7 @@ def build_dtransformer(**options) -> Algorithm:
         summary="Algorithm 10: a decoder-only transformer (GPT): each token predicts the next.",
         inputs=[TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of token t + 1"),
-        lines=[first, layer_loop("l", L, body), *final, last], params_label="θ", constraints=constraints,
+        lines=[*first, layer_loop("l", L, body), *final, last], params_label="θ", constraints=constraints,
         options=opts.as_dict(), builder=build_dtransformer, causal="forward",
     )
 
@@ -143,7 +152,7 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
     else:
         lines, params, constraints, data = _patch_inputs(opts, length, patch_order)
     if embedding_norm:
-        lines.append(Assign("X", norm_columns("X", "_e", opts, glyph="_e"), forall="t"))
+        lines.append(Assign("X", norm_columns("X", "_e", opts), forall="t"))
         params += blocks.norm_params("_e", opts, doc="embedding norm")
     mask = const_mask("ones", length, length)
     body = sublayers("X", opts, l, [
@@ -170,15 +179,15 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
 
 def _token_inputs(opts, token_types):
     """Algorithm 9's embedding line, with BERT's token types added: lines, params, constraints, inputs."""
-    first, embedding_params, constraints = embed("X", "x", ell, opts)
+    lines, embedding_params, constraints = embedding_lines("X", "x", ell, opts)
     params = blocks.token_params() + embedding_params
     data = [TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V, role="tokens")]
     if token_types:
-        first = Assign("X", add(first.expr, call_columns(build_token_embedding(), label=("W_s", "W_s"),
-                                                         v="s", W_e="W_s")), forall="t")
+        lines[1] = Assign("X", add(lines[1].expr, call_columns(build_token_embedding(), label=("W_s", "W_s"),
+                                                               v="s", W_e="W_s")), forall="t", shown="e")
         params.append(TensorSpec("W_s", (d_e, n_types), doc="token-type (segment) embedding matrix", embedding=True))
         data.append(TensorSpec("s", (ell,), "index", "token types (segment ids), 0-based", bound=n_types))
-    return [first], params, constraints, data
+    return lines, params, constraints, data
 
 
 def _patch_inputs(opts, length, order=None):
@@ -206,14 +215,14 @@ def _patch_inputs(opts, length, order=None):
 
 
 def _mlm_head(opts, unembedding_bias):
-    """Algorithm 9, lines 14–16: ``GELU(W_f X + b_f 1ᵀ)``, LN, ``softmax(W_u X)``: lines, params, output."""
+    """Algorithm 9, lines 10–12: ``GELU(W_f X + b_f 1ᵀ)``, LN, ``softmax(W_u X)``: lines, params, output."""
     width = d_e if opts.tied else d_f  # tying W_u = W_eᵀ makes d_f = d_e
     lines, params = [], []
     if opts.norm_position == "pre":
         lines.append(Assign("X", norm_columns("X", "", opts), forall="t"))
         params += blocks.norm_params("", opts, doc="final")
     lines += [Assign("X", nonlinearity("gelu", affine("W_f", "X", "b_f", opts.bias))),
-              Assign("X", norm_columns("X", "_f", opts, glyph=""), forall="t")]
+              Assign("X", norm_columns("X", "_f", opts), forall="t")]
     params += [TensorSpec("W_f", (width, d_e), doc="final projection")]
     params += [TensorSpec("b_f", (width,), doc="final projection bias")] if opts.bias else []
     params += blocks.norm_params("_f", opts, width=width, doc="final")
@@ -244,8 +253,8 @@ def build_edtransformer(**options) -> Algorithm:
     """
     opts = StackOptions.of(options)
     l = LoopIndex("l")
-    enc_first, embedding_params, constraints = embed("Z", "z", ell_z, opts)
-    dec_first, _, dec_constraints = embed("X", "x", ell_x, opts)
+    enc_first, embedding_params, constraints = embedding_lines("Z", "z", ell_z, opts)
+    dec_first, _, dec_constraints = embedding_lines("X", "x", ell_x, opts)
     ones_z = const_mask("ones", ell_z, ell_z)
     encoder = sublayers("Z", opts, l, [
         ("1", lambda z: blocks.attention_call("enc_", opts, l, z, ones_z, glyph=("W^enc_l", r"W^{\mathrm{enc}}_l"))),
@@ -260,9 +269,9 @@ def build_edtransformer(**options) -> Algorithm:
                                               glyph=("W^e/d_l", r"W^{\mathrm{e/d}}_l"))),
         ("5", lambda x: mlp("dec_", opts, l, x)),
     ])
-    final = [Assign("Z_final", norm_columns("Z", "_enc", opts, glyph="_enc"), forall="t")] if pre else []
+    final = [Assign("Z_final", norm_columns("Z", "_enc", opts), forall="t")] if pre else []
     last, unembedding_params = unembed("X", opts)
-    dec_final = [Assign("X", norm_columns("X", "_dec", opts, glyph="_dec"), forall="t")] if pre else []
+    dec_final = [Assign("X", norm_columns("X", "_dec", opts), forall="t")] if pre else []
     params = (blocks.token_params() + embedding_params
               + blocks.layer_params("enc_", opts, (L_enc,), ("1", "2"), ("enc_",))
               + blocks.layer_params("dec_", opts, (L_dec,), ("3", "4", "5"), ("dec_", "cross_"))
@@ -277,7 +286,7 @@ def build_edtransformer(**options) -> Algorithm:
                 TensorSpec("x", (ell_x,), "index", "primary sequence of token ids, 0-based", bound=N_V,
                            role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell_x), doc="P[:, t] is the distribution of token t + 1"),
-        lines=[enc_first, layer_loop("l", L_enc, encoder), *final, dec_first, layer_loop("l", L_dec, decoder),
+        lines=[*enc_first, layer_loop("l", L_enc, encoder), *final, *dec_first, layer_loop("l", L_dec, decoder),
                *dec_final, last],
         params_label="θ", constraints=constraints + dec_constraints,
         options=opts.as_dict(), builder=build_edtransformer,

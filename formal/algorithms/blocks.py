@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from ..core.shapes import TensorSpec
-from ..core.symbols import N_V, H, d_attn, d_e, d_mid, d_mlp, ell_max
-from ..engine.algorithm import Assign, Loop, at_most, call, call_columns
+from ..core.symbols import N_V, H, d_attn, d_e, d_mid, d_mlp, ell_max, latex as sym_latex, text as sym_text
+from ..engine.algorithm import Assign, Loop, Step, at_most, call, call_columns
 from ..engine.declarations import Option
 from ..engine.domains import BOOL, Choice
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
@@ -22,7 +22,8 @@ from .normalization import EPS, NORM, build_layer_norm
 from .unembedding import build_unembedding
 
 __all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
-           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "sublayers",
+           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "embedding_lines",
+           "length_line", "sublayers",
            "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
            "mlp_expression", "mlp_params", "token_params"]
 
@@ -88,7 +89,29 @@ def embed(target, tokens, length, opts: StackOptions, start=0):
         if opts.position == "learned":
             params.append(TensorSpec("W_p", (d_e, ell_max), doc="positional embedding matrix", embedding=True))
         constraints.append(at_most(length + start, ell_max, f"the {opts.position} position table has ℓ_max columns"))
-    return Assign(target, expr, forall="t"), params, constraints
+    return Assign(target, expr, forall="t", shown="e"), params, constraints
+
+
+def length_line(length, tokens):
+    """``ℓ ← length(x)``: the paper's line naming a size the signature already binds; ``tokens`` is a name or
+    an expression (``data^n``)."""
+    from ..engine.render import render_node
+    from ..ops import Ref
+    node = Ref(tokens) if isinstance(tokens, str) else tokens
+    return Step(f"{sym_text(length)} ← length({render_node(node).text})",
+                rf"{sym_latex(length)} \gets \mathrm{{length}}({render_node(node, True).text})", shape=())
+
+
+def embedding_lines(target, tokens, length, opts: StackOptions, start=0):
+    """The paper's three embedding lines: ``ℓ ← length(x)``; ``∀t: e_t ← W_e[:, x[t]] + W_p[:, t]``;
+    ``X ← [e_1, …, e_ℓ]`` (the columns are written in place, so the last computes nothing): lines, the
+    embedding parameters and the constraints of :func:`embed` (positions from ``start``)."""
+    from ..engine.render import display
+    line, params, constraints = embed(target, tokens, length, opts, start=start)
+    n_text, n_latex = sym_text(length), sym_latex(length)
+    gather = Step(f"{display(target)} ← [e_1, …, e_{n_text}]",
+                  rf"{display(target, True)} \gets [e_1, \dots, e_{{{n_latex}}}]", value=target)
+    return [length_line(length, tokens), line, gather], params, constraints
 
 
 def token_params():
@@ -105,17 +128,16 @@ def norm_params(name, opts, layers=(), width=d_e, doc=""):
     return specs
 
 
-def norm_columns(x, name, opts, layer=None, glyph=""):
-    """``∀t: layer_norm(X[:, t] | γ, β)`` with this stack's norm, reading ``gamma<name>`` (layer ``layer``)."""
+def norm_columns(x, name, opts, layer=None):
+    """``∀t: layer_norm(X[:, t] | γ, β)`` with this stack's norm, reading ``gamma<name>`` (layer ``layer``), its
+    parameters written as their symbols (``γ^1_l``: :func:`formal.engine.names.symbol`)."""
+    from ..engine.names import symbol
     norm = build_layer_norm(norm=opts.norm, eps=opts.eps)
     read = (lambda p: pick(p, layer)) if layer is not None else (lambda p: p)
-    args = {"gamma": read(f"gamma{name}")}
-    text = f"γ{glyph}"
-    if opts.norm == "layer":
-        args["beta"] = read(f"beta{name}")
-        text += f", β{glyph}"
-    tex = text.replace("γ", r"\gamma").replace("β", r"\beta")
-    return call_columns(norm, label=(text, tex), e=x, **args)
+    names = [f"gamma{name}"] + ([f"beta{name}"] if opts.norm == "layer" else [])
+    index = layer.text() if layer is not None else None
+    label = tuple(", ".join(symbol(n, latex=latex, index=index) for n in names) for latex in (False, True))
+    return call_columns(norm, label=label, e=x, **{arg: read(n) for arg, n in zip(("gamma", "beta"), names)})
 
 
 def _attention_params(prefix, opts, layers):
@@ -177,13 +199,12 @@ def sublayers(x, opts, l, steps):
     expression; pre-LN: ``X̃ ← LN(X); X ← X + f(X̃)``; post-LN: ``X ← X + f(X); X ← LN(X)``."""
     lines = []
     for name, f in steps:
-        glyph = f"^{name}_l"
         if opts.norm_position == "pre":
             normed = "X_tilde" if x == "X" else f"{x}_tilde"
-            lines += [Assign(normed, norm_columns(x, name, opts, l, glyph), forall="t"),
+            lines += [Assign(normed, norm_columns(x, name, opts, l), forall="t"),
                       Assign(x, add(x, f(normed)))]
         else:
-            lines += [Assign(x, add(x, f(x))), Assign(x, norm_columns(x, name, opts, l, glyph), forall="t")]
+            lines += [Assign(x, add(x, f(x))), Assign(x, norm_columns(x, name, opts, l), forall="t")]
     return lines
 
 

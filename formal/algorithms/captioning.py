@@ -75,8 +75,8 @@ INITS = ("tanh", "linear")
 OUTPUTS = ("deep", "state")
 
 GATE = Option("gate", True, Choice(*GATES),
-              "the gate on the context: True, Xu et al.'s scalar β_t = σ(w_βᵀ h_{t−1} + b_β) (§4.2.1); vector, "
-              "β_t = σ(W_β h_{t−1} + b_β) ∈ ℝ^{d_z} applied elementwise; False, none")
+              "the gate on the context: True, Xu et al.'s scalar β_t = σ(w_βᵀ h_(t−1) + b_β) (§4.2.1); vector, "
+              "β_t = σ(W_β h_(t−1) + b_β) ∈ ℝ^(d_z) applied elementwise; False, none")
 LSTM_BIAS = CELL_BIAS.but(doc="the LSTM's bias convention: single, double or none")
 SCORE_ACTIVATION = Option("activation", "tanh", Choice(*SCORE_ACTIVATIONS),
                           "f_att's nonlinearity: tanh (Xu et al.'s), leaky_relu (slope 0.2) or relu")
@@ -86,7 +86,7 @@ SCORE_BIASES = Option("score_bias", False, BOOL,
 INIT = Option("init", "tanh", Choice(*INITS),
               "the initial states from ā: tanh(W_init ā + b) (Xu et al.'s f_init) or linear, W_init ā + b")
 OUTPUT = Option("output", "deep", Choice(*OUTPUTS),
-                "the word distribution: deep, softmax(L_o(E y_{t−1} + L_h h_t + L_z ẑ_t)) (Xu et al. eq. 7), or "
+                "the word distribution: deep, softmax(L_o(E y_(t−1) + L_h h_t + L_z ẑ_t)) (Xu et al. eq. 7), or "
                 "state, softmax(W_out h_t + b_out)")
 IMAGE_INPUTS = Option("inputs", "annotations", Choice(*INPUTS),
                       "annotations (A, D×L), or grid (the CNN's n_h×n_w×D features, read row-major)")

@@ -115,7 +115,7 @@ def build_conv1d(*, stride, padding, dilation, bias, activation) -> Algorithm:
         inputs=[TensorSpec("X", (d_in, ell), doc="the input sequence, one column per position")],
         params=params, output=TensorSpec("Y", (d_out, ell_out), doc="one column per window"),
         lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_conv1d,
-        notes=("W[j] (0-indexed; W_{j+1} in the lines) is torch's weight[:, :, j]: torch stores d_out×d_in×k",),
+        notes=("W[j] (0-indexed; W_(j+1) in the lines) is torch's weight[:, :, j]: torch stores d_out×d_in×k",),
     )
 
 

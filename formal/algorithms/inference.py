@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, L, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
-from ..engine.algorithm import Algorithm, Assign, Loop, call
+from ..engine.algorithm import Algorithm, Assign, Loop, Step, call
 from ..engine.declarations import Option, Options
 from ..engine.domains import BOOL, Choice, Real
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from .architectures import DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, build_dtransformer, build_edtransformer
+from .blocks import length_line
 from .kv_cache import build_kv_dtransformer
 
 __all__ = ["ALGORITHMS", "build_dinference", "build_edinference", "dinference", "edinference", "DECODINGS", "TAU",
@@ -70,7 +71,7 @@ def build_dinference(*, tau, decoding, kv_cache, **model_options) -> Algorithm:
             ), sequential=True, index=i,
                 carry=(("x", (ell + i,)), ("K", (L, kv, d_attn, ell + i - 1)), ("V", (L, kv, d_mid, ell + i - 1)))),
         ]
-    lines.append(Assign("y_gen", drop("x", ell), returns=True))
+    lines = [length_line(ell, "x"), *lines, Assign("y_gen", drop("x", ell), returns=True)]
     return Algorithm(
         number=14, name="dinference", display="DInference" + ("KV" if kv_cache else ""),
         summary="Algorithm 14: continue a prompt by sampling ℓ_gen tokens from a decoder-only transformer"
@@ -97,9 +98,11 @@ def build_edinference(*, tau, decoding, **model_options) -> Algorithm:
 
     lines = [
         Assign("x_hat", start_token("bos", N_V)),
+        Step("y ← 0", r"y \gets 0", shape=()),  # the paper's: any y that is not eos_token starts the loop
         Loop("i", ell_gen, (
             Assign("P", call(model, label=("θ̂", r"\hat{\theta}"), z="z", x="x_hat", **theta)),
-            Assign("y", _draw(last_column("P", "i"), tau, decoding)),
+            Assign("p", last_column("P", ("length(x̂)", r"\mathrm{length}(\hat{x})"))),  # column i: x̂ has i tokens
+            Assign("y", _draw("p", tau, decoding)),
             Assign("x_hat", concat("x_hat", "y")),
         ), sequential=True, index=i, carry=(("x_hat", (i,)),), until=eos_drawn, until_text="y = eos_token",
             trips=n_steps),

@@ -74,7 +74,7 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     start = ell_c if extend else 0
     length = ell_x if extend else ell
     total = ell_c + ell_x if extend else ell
-    first, embedding_params, constraints = blocks.embed("X", "x", length, opts, start=start)
+    first, embedding_params, constraints = blocks.embedding_lines("X", "x", length, opts, start=start)
     if extend and opts.position != "none":
         constraints = [at_most(total, ell_max, "every cached and new position needs a column of the position table")]
     attention = build_kv_mhattention(bias=bias, n_kv_heads=n_kv_heads, step=step)
@@ -91,10 +91,10 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     body = []
     source = "X_tilde" if pre else "X"
     if pre:
-        body.append(Assign("X_tilde", norm_columns("X", "1", opts, l, "^1_l"), forall="t"))
+        body.append(Assign("X_tilde", norm_columns("X", "1", opts, l), forall="t"))
     body += [Assign(("Y", "K_l", "V_l"), attend(source)), Assign("X", add("X", "Y"))]
     if not pre:
-        body.append(Assign("X", norm_columns("X", "1", opts, l, "^1_l"), forall="t"))
+        body.append(Assign("X", norm_columns("X", "1", opts, l), forall="t"))
     body += blocks.sublayers("X", opts, l, [("2", lambda x: mlp("", opts, l, x))])
     final = [Assign("X", norm_columns("X", "", opts), forall="t")] if pre else []
     last, unembedding_params = unembed("X", opts)
@@ -112,7 +112,7 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
         output=(TensorSpec("P", (N_V, length), doc="P[:, t] is the distribution of the token after new token t"),
                 TensorSpec("K_l", (L, kv, d_attn, total), doc="the key cache of every layer"),
                 TensorSpec("V_l", (L, kv, d_mid, total), doc="the value cache of every layer")),
-        lines=[first, Loop("l", L, tuple(body), stack=("K_l", "V_l"), sequential=True), *final, last],
+        lines=[*first, Loop("l", L, tuple(body), stack=("K_l", "V_l"), sequential=True), *final, last],
         params_label="θ", constraints=constraints,
         options={**opts.as_dict(), "step": step}, builder=build_kv_dtransformer,
     )

@@ -108,7 +108,7 @@ SEQ2SEQ_OPTIONS = Options(
     Option("output", "state_context", Choice(*OUTPUTS),
            "what the output layer reads: state_context (W_u [s_t; c_t]), state_context_embedding (W_u [s_t; c_t; "
            "E x_t], fc_out(cat(output, weighted, embedded))) or embedding_state_context (W_u [E x_t; s_t; c_t], "
-           "Cho et al.'s readout of y_{t−1}, s_t and c); E x_t embeds the token fed at step t, y_{t−1}"
+           "Cho et al.'s readout of y_(t−1), s_t and c); E x_t embeds the token fed at step t, y_(t−1)"
            ).when("attention", "none", "bahdanau"),
     rules=(Requires("score", ("dot",), "encoder", ("forward",),
                     "the dot score needs the encoder's states as wide as the decoder's; a bidirectional encoder's "

@@ -115,16 +115,16 @@ def build_window_mhattention(*, shifted) -> Algorithm:
         output=TensorSpec("Y", (n_h, n_w, C), doc="the attended tokens, on the same grid", grid=True),
         lines=lines, params_label="W", options={"shifted": shifted}, builder=build_window_mhattention,
         notes=("σ = ⌊M/2⌋, or 0 where min(n_h, n_w) = M (one window), as in Swin's code.",
-               "Masked scores are −∞ here and −100 in Swin's code: the weights differ by less than e^{−100}."),
+               "Masked scores are −∞ here and −100 in Swin's code: the weights differ by less than e^(−100)."),
     )
 
 
-def _norm(x, gamma, beta, eps, glyph, tex=None):
-    """``∀t: layer_norm(x[:, t] | γ, β)``, its parameters written γ``glyph`` (``tex`` in LaTeX: ``^{1}``)."""
+def _norm(x, gamma, beta, eps):
+    """``∀t: layer_norm(x[:, t] | γ, β)``, its parameters written as their symbols (``γ^1``)."""
+    from ..engine.names import symbol
     norm = build_layer_norm(norm="layer", eps=eps)
-    tex = glyph if tex is None else tex
-    return call_columns(norm, label=(f"γ{glyph}, β{glyph}", rf"\gamma{tex}, \beta{tex}"), e=x, gamma=gamma,
-                        beta=beta)
+    label = tuple(f"{symbol(gamma, latex=latex)}, {symbol(beta, latex=latex)}" for latex in (False, True))
+    return call_columns(norm, label=label, e=x, gamma=gamma, beta=beta)
 
 
 def _block_params(lead=()):
@@ -149,11 +149,11 @@ def build_swin_block(*, shifted, eps) -> Algorithm:
     up = affine("W_mlp1", "Z_tilde", "b_mlp1", True)
     lines = [
         Assign("Z", grid_columns("X", n_h, n_w), note="the grid as columns"),
-        Assign("Z_tilde", _norm("Z", "gamma1", "beta1", eps, "¹", "^{1}"), forall="t"),
+        Assign("Z_tilde", _norm("Z", "gamma1", "beta1", eps), forall="t"),
         Assign("Y", call(attention, label=("W", "W"), X=columns_grid("Z_tilde", n_h, n_w),
                          **{n: n for n in _ATTENTION + ("B_hat",)})),
         Assign("Z", add("Z", grid_columns("Y", n_h, n_w))),
-        Assign("Z_tilde", _norm("Z", "gamma2", "beta2", eps, "²", "^{2}"), forall="t"),
+        Assign("Z_tilde", _norm("Z", "gamma2", "beta2", eps), forall="t"),
         Assign("Z", add("Z", affine("W_mlp2", activation("gelu", up), "b_mlp2", True))),
         Assign("X_out", columns_grid("Z", n_h, n_w), returns=True),
     ]
@@ -179,7 +179,7 @@ def build_patch_merging(*, eps) -> Algorithm:
     half_h, half_w = n_h / 2, n_w / 2
     lines = [Assign("G", merge_patches("X"), note="2×2 groups"),
              Assign("Z", grid_columns("G", half_h, half_w)),
-             Assign("Z", _norm("Z", "gamma_m", "beta_m", eps, "_m"), forall="t"),
+             Assign("Z", _norm("Z", "gamma_m", "beta_m", eps), forall="t"),
              Assign("X_out", columns_grid(matmul("W_m", "Z"), half_h, half_w), returns=True)]
     return Algorithm(
         number=None, source="Liu et al. 2021", name="patch_merging", display="PatchMerging",
@@ -254,13 +254,13 @@ def build_swin(*, eps, mlp_ratio) -> Algorithm:
     stages = [build_swin_stage(merge=i < 4, eps=eps) for i in range(1, 5)]
     lines = [Assign("X_p", patchify("X_img", patch, n_h, n_w, "channel-first"), note="P×P patches, (c, i, j)"),
              Assign("X", affine("W_patch", "X_p", "b_patch", True, role="embed"), note="patch embedding"),
-             Assign("X", _norm("X", "gamma_e", "beta_e", eps, "_e"), forall="t"),
+             Assign("X", _norm("X", "gamma_e", "beta_e", eps), forall="t"),
              Assign("X", columns_grid("X", n_h, n_w))]
     lines += [Assign("X", _stage_call(i, stage), note=f"stage {i}") for i, stage in enumerate(stages, 1)]
     last_h, last_w = n_h / 8, n_w / 8
     classify = build_unembedding(bias=True)
     lines += [Assign("Z", grid_columns("X", last_h, last_w)),
-              Assign("Z", _norm("Z", "gamma", "beta", eps, ""), forall="t"),
+              Assign("Z", _norm("Z", "gamma", "beta", eps), forall="t"),
               Assign("x_bar", column_mean("Z", last_h * last_w), note="average pooling"),
               Assign("p", call(classify, label=("W_head, b_head", "W_head, b_head"), e="x_bar", W_u="W_head",
                                b_u="b_head"), returns=True)]

@@ -22,7 +22,7 @@ from ..ops import Apply, Node, Ref
 from .calls import CallOp, ColumnCallOp, Several, call, call_columns
 from .declarations import Options
 
-__all__ = ["Assign", "Loop", "Constraint", "Algorithm", "CallOp", "ColumnCallOp", "Several", "call",
+__all__ = ["Assign", "Loop", "Step", "numbered", "Constraint", "Algorithm", "CallOp", "ColumnCallOp", "Several", "call",
            "call_columns", "targets", "even", "divides", "at_most", "CAUSAL", "PERMUTATION"]
 
 #: The sides of its tokens an output column may read (:attr:`Algorithm.causal`).
@@ -42,6 +42,20 @@ class Assign:
     note: str = ""
     forall: str = ""
     returns: bool = False
+    shown: str = ""   # the name the line shows for its target (``e`` of ``∀t: e_t ← …``, a column of X)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A numbered line of the paper that computes nothing: ``ℓ ← length(x)`` (the length is a size already
+    bound), ``X ← [e_1, …, e_ℓ]`` (the columns were written in place), ``end for``, ``return θ``.  It renders
+    (``text``, ``latex``) and counts in the numbering, with zero cost; its shape is that of the value it
+    names (``value``), or ``shape`` when it states one (the scalar ℓ), else none."""
+
+    text: str
+    latex: str
+    value: str = ""
+    shape: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,9 @@ class Loop:
     body's cost over the iterations in closed form.  ``until`` (a function of the values) ends the loop
     early when it runs; costs are then the worst case, ``count`` iterations, and the values carried out
     of the loop have the size they reach after ``trips`` iterations, a size bound when the loop ends.
+
+    A ``columnwise`` loop is the paper's ``for t = 1, …, ℓ`` around a line whose ops act on every t at once
+    (Algorithm 12's masking): it renders as a loop, runs its body once, and its cost is the body's.
     """
 
     var: str
@@ -70,6 +87,19 @@ class Loop:
     until: Callable | None = None
     until_text: str = ""
     trips: sp.Symbol | None = None
+    columnwise: bool = False     # the body's ops act on every t at once: run once, its cost not multiplied
+    end: bool | None = None      # an ``end for`` line after the body (None: when the body has several lines)
+
+    @property
+    def closes(self) -> bool:
+        """Whether an ``end for`` (``end while`` for a loop with ``until``) line closes the body."""
+        return len(self.body) > 1 if self.end is None else self.end
+
+    @property
+    def end_line(self) -> Step:
+        """The line that closes the body (:attr:`closes`)."""
+        word = "end while" if self.until_text else "end for"
+        return Step(word, rf"\textbf{{{word}}}")
 
     @property
     def collected(self) -> tuple:
@@ -236,9 +266,11 @@ class Algorithm:
             found |= set(c.symbols)
         indices = set()
         for record in self.derivation.records:  # sizes only the lines use (a truncation's ℓ_max)
-            if record.shape is None:  # a loop: its trip count is a size (N_epochs), its index is not
+            if isinstance(record.line, Loop):  # a loop: its trip count is a size (N_epochs), its index is not
                 indices.add(record.line.index)
                 found |= sp.sympify(record.line.count).free_symbols
+                continue
+            if record.shape is None:  # a line that computes nothing (end for)
                 continue
             for shape in (record.shape if isinstance(record.shape, Several) else (record.shape,)):
                 for d in shape:
@@ -331,6 +363,8 @@ class Algorithm:
                 if isinstance(line, Loop):
                     walk(line.body)
                     defined.update(name for _, name in line.collected)
+                elif isinstance(line, Step):
+                    continue
                 else:
                     visit(line.expr)
                     defined.update(targets(line))
@@ -347,3 +381,8 @@ class Algorithm:
 def targets(line) -> tuple:
     """The names an assignment writes."""
     return line.target if isinstance(line.target, tuple) else (line.target,)
+
+
+def numbered(lines) -> int:
+    """How many numbered lines ``lines`` hold: loop headers, bodies and their ``end for`` lines included."""
+    return sum(1 + numbered(line.body) + line.closes if isinstance(line, Loop) else 1 for line in lines)

@@ -84,7 +84,7 @@ class CallOp(Op):
                and kinds[n] != "mask"]
         mask = [a.text for n, a in zip(self.names, args) if kinds[n] == "mask"]
         params = [a.text for n, a in zip(self.names, args) if n not in {s.name for s in self.callee.inputs}]
-        return ins, ([self.label[latex]] if self.label else params) + mask
+        return ins, ([_label(self.label, latex)] if self.label else params) + mask
 
     def text(self, args):
         ins, rest = self._parts(args)
@@ -154,7 +154,17 @@ class ColumnCallOp(CallOp):
             return text if text == "t" or text.endswith("+ t") else f"{text}[t]"  # positions are t already
         ins = [column(n, a.text) for n, a in zip(self.names, args) if n in kinds]
         params = [a.text for n, a in zip(self.names, args) if n not in kinds]
-        return ins, [self.label[latex]] if self.label else params
+        return ins, [_label(self.label, latex)] if self.label else params
+
+
+def _label(label: tuple, latex: bool) -> str:
+    """A call's label as written: each part that is a parameter's ASCII name (``W_head``) as its symbol
+    (:func:`formal.engine.names.symbol`), the others (``θ``, ``W^{h}_{qkv}``) as given."""
+    import re
+
+    from .names import symbol
+    return ", ".join(symbol(part, latex=latex) if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+", part)
+                     else part for part in label[latex].split(", "))
 
 
 def call_node(op_class, callee, label, arguments):

@@ -24,14 +24,15 @@ from ..costs.cost import Work
 from ..errors import ShapeError
 from ..ops import Ref
 from ..ops.sequences import capped
-from .algorithm import Several, targets
+from .algorithm import Loop, Several, Step, targets
 
 __all__ = ["LineRecord", "Derivation", "derive"]
 
 
 @dataclass(frozen=True)
 class LineRecord:
-    """One numbered line: its nesting level, the line object, its result shape (None for a loop header;
+    """One numbered line: its nesting level, the line object, its result shape (None for a loop header and a
+    line without one;
     a tuple of shapes for a line with several targets) and its work (for a loop header, the whole loop's)."""
 
     number: int
@@ -138,11 +139,18 @@ class _Deriver:
         total = Work()
         for line in lines:
             number = next(self.numbers)
-            if hasattr(line, "body"):
+            if isinstance(line, Step):
+                shape = self.env[line.value] if line.value else line.shape
+                self.records.append(LineRecord(number, level, line, shape, Work().canonical()))
+                continue
+            if isinstance(line, Loop):
                 slot = len(self.records)
                 self.records.append(None)  # the header is numbered before its body
                 work = self.loop(line, number, level)
                 self.records[slot] = LineRecord(number, level, line, None, work.canonical())
+                if line.closes:
+                    self.records.append(LineRecord(next(self.numbers), level, line.end_line, None,
+                                                   Work().canonical()))
             else:
                 shape, work = self.evaluate(line.expr, number)
                 work = Work(work.flops, work.memory, work.depth if work.depth != 0 else sp.Integer(1))
@@ -218,6 +226,8 @@ class _Deriver:
 
     def loop_work(self, line, body: Work) -> Work:
         """A loop's work: the body's times the count, or, over a growing index, summed in closed form."""
+        if line.columnwise:  # the body's ops already act on every t
+            return body
         if line.index is None:
             return body.times(line.count, sequential=line.sequential)
         args = (self.assumptions, line.index, line.count)

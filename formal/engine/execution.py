@@ -26,7 +26,7 @@ from ..errors import ConfigError, DomainError, FormalError, ShapeError
 from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Apply, Ref
-from .algorithm import targets
+from .algorithm import Loop, Step, numbered, targets
 from .calls import CallOp
 
 __all__ = ["Run", "execute", "returns_nonfinite", "flat_lines"]
@@ -92,9 +92,9 @@ def _refs(node):
 def flat_lines(lines):
     """Every assignment of ``lines``, loop bodies included, in order."""
     for line in lines:
-        if hasattr(line, "body"):
+        if isinstance(line, Loop):
             yield from flat_lines(line.body)
-        else:
+        elif not isinstance(line, Step):
             yield line
 
 
@@ -278,7 +278,9 @@ class _Executor:
         for line in lines:
             number = next(numbers)
             self.ctx.line = number
-            if hasattr(line, "body"):
+            if isinstance(line, Step):
+                continue
+            if isinstance(line, Loop):
                 self._loop(line, numbers, records)
                 continue
             self._estimate(line, records[number - 1])
@@ -316,9 +318,9 @@ class _Executor:
 
     def _loop(self, line, numbers, records):
         self._require(line.count, self.ctx.line)
-        trips = self.binding.evaluate(line.count)
+        trips = 1 if line.columnwise else self.binding.evaluate(line.count)  # columnwise: once, for every t
         start = next(numbers)  # the body's numbers are reused on every trip
-        for _ in range(_numbered(line.body) - 1):
+        for _ in range(numbered(line.body) - 1 + line.closes):  # and its end for
             next(numbers)
         collected = {pair: [] for pair in line.collected}
         done = 0
@@ -382,11 +384,6 @@ class _Executor:
         self._check_finite(output)
         return Run(output=output, binding=dict(self.binding.values), values=self.values,
                    consumed=tuple(self.consumed))
-
-
-def _numbered(lines) -> int:
-    """How many numbered lines ``lines`` hold, loop headers and bodies included."""
-    return sum(1 + _numbered(line.body) if hasattr(line, "body") else 1 for line in lines)
 
 
 def execute(algorithm, arguments: dict, *, observe=None) -> Run:

@@ -94,6 +94,8 @@ def evaluate(algorithm, values: dict, *, start: str | None = None, constants=Non
     for number, line in enumerate(algorithm.lines, 1):
         if hasattr(line, "body"):
             raise FormalError(f"{algorithm.label}, line {number}: a loop has no symbolic meaning here")
+        if not hasattr(line, "expr"):  # a line that computes nothing (ℓ ← length(x))
+            continue
         names = line.target if isinstance(line.target, tuple) else (line.target,)
         started = started or start in names
         if not started:

@@ -10,50 +10,32 @@ from ..core.symbols import is_length, latex as sym_latex, text as sym_text
 from ..costs.asymptotics import big_theta
 from ..costs.cost import CONVENTIONS, check_convention
 from ..ops import Apply, Ref, Rendered
+from ..ops.indexing import Pick
 from .algorithm import Several
+from .hyper import hyperparameter_entries, hyperparameters, param_group_entries
+from .names import symbol
 from .options import option_views, options_json, options_latex, options_text
+from .signature import signature_entry as _signature_entry
 
 __all__ = ["display", "render_node", "line_text", "to_text", "to_latex", "to_json", "params_text",
            "params_json", "leading_order", "view", "View", "LineView", "callees", "LATEX_PACKAGES"]
 
 #: What a LaTeX document needs for :func:`to_latex`'s environment: ``algorithm`` (the float) and
-#: ``algpseudocode`` (algorithmicx's ``algorithmic`` with ``\State``, ``\For``, ``\Comment``), and AMS math.
+#: ``algpseudocode`` (algorithmicx's ``algorithmic`` with ``\State``, ``\Comment``), and AMS math.
 LATEX_PACKAGES = r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"
 
-_GLYPHS = {  # ASCII name → (text, LaTeX)
-    "V_tilde": ("Ṽ", r"\tilde{V}"), "v_tilde": ("ṽ", r"\tilde{v}"), "e_hat": ("ê", r"\hat{e}"),
-    "gamma": ("γ", r"\gamma"), "beta": ("β", r"\beta"), "alpha": ("α", r"\alpha"),
-    "mask": ("Mask", r"\mathrm{Mask}"), "X_tilde": ("X̃", r"\tilde{X}"), "Z_tilde": ("Z̃", r"\tilde{Z}"),
-    "Z_final": ("Z", "Z"), "theta": ("θ", r"\theta"), "theta_hat": ("θ̂", r"\hat{\theta}"),
-    "x_hat": ("x̂", r"\hat{x}"), "x_class": ("x_class", r"x_{\mathrm{class}}"),
-    "h_tilde": ("h̃", r"\tilde{h}"), "z_hat": ("ẑ", r"\hat{z}"), "a_bar": ("ā", r"\bar{a}"),
-    "w_beta": ("w_β", r"w_{\beta}"), "W_beta": ("W_β", r"W_{\beta}"), "b_beta": ("b_β", r"b_{\beta}"),
-    "alpha_map": ("α", r"\alpha"),
-}
-
-
 def display(name: str, latex: bool = False) -> str:
-    """How a value's ASCII name is written: ``V_tilde`` → ``Ṽ``, ``W_q`` → ``W_{q}`` in LaTeX; a backward
-    recurrence's parameter ``W_xi_back`` → ``W_{xi}^{\\leftarrow}``."""
-    if name in _GLYPHS:
-        return _GLYPHS[name][latex]
-    if latex and name.endswith("_back") and len(name) > 5:
-        return display(name[:-5], True) + r"^{\leftarrow}"
-    head, _, tail = name.partition("_")
-    if tail in _LOOP_VARS and head in _PER_HEAD:  # a per-head value: Y_h → Y^h (a bias b_h, L_h are not)
-        return f"{head}^{{{tail}}}" if latex else f"{head}^{tail}"
-    if latex and tail:   # a_{b_c} is valid TeX, a_{b_c_d} is not: a deeper name nests (s1_{sw_{W_q}})
-        return f"{head}_{{{display(tail, True) if tail.count('_') > 1 else tail}}}"
-    return name
-
-
-_LOOP_VARS = ("h", "g")
-_PER_HEAD = ("Y", "K", "V")  # the values a head loop computes (K_g, V_g per key/value head)
+    """How a value's ASCII name is written (:func:`formal.engine.names.symbol`): ``V_tilde`` → ``Ṽ``, ``gamma1``
+    → ``γ^1``, ``W_mlp1`` → ``W_{\\mathrm{mlp1}}`` in LaTeX, ``enc_W_q`` → ``W^enc_q``."""
+    return symbol(name, latex=latex)
 
 
 def render_node(node, latex: bool = False) -> Rendered:
     if isinstance(node, Ref):
         return Rendered(display(node.name, latex))
+    if isinstance(node.op, Pick) and isinstance(node.args[0], Ref):  # a slice of a parameter: W^l_mlp1, γ^1_l
+        index = node.op.index.latex() if latex else node.op.index.text()
+        return Rendered(symbol(node.args[0].name, latex=latex, index=index), node.op.prec)
     args = [render_node(a, latex) for a in node.args]
     op = node.op
     return Rendered(op.latex(args) if latex else op.text(args), op.prec)
@@ -62,14 +44,17 @@ def render_node(node, latex: bool = False) -> Rendered:
 def _target(line, latex):
     if isinstance(line.target, tuple):
         return "(" + ", ".join(display(t, latex) for t in line.target) + ")"
-    name = display(line.target, latex)
-    if line.forall and line.target[:1].isupper():  # a matrix built column by column: X[:, t]
+    shown = line.shown or line.target
+    name = display(shown, latex)
+    if line.forall and shown[:1].isupper():  # a matrix built column by column: X[:, t]
         return f"{name}[:, {line.forall}]"
     return f"{name}_{{{line.forall}}}" if latex and line.forall else (f"{name}_{line.forall}" if line.forall else name)
 
 
 def line_text(line, latex: bool = False) -> str:
     """One line as the paper writes it (``Q ← W_q X + b_q1ᵀ``, ``for h ∈ [H]:``)."""
+    if not hasattr(line, "expr") and not hasattr(line, "body"):  # a Step: written as it is
+        return line.latex if latex else line.text
     if hasattr(line, "body"):
         count = sym_latex(line.count) if latex else sym_text(line.count)
         until = f" until {line.until_text}" if line.until_text else ""
@@ -87,20 +72,6 @@ def line_text(line, latex: bool = False) -> str:
     if line.forall:
         body = (rf"\forall {line.forall}:\ " if latex else f"∀{line.forall}: ") + body
     return body
-
-
-def _signature_entry(spec, latex=False):
-    name = display(spec.name, latex)
-    if spec.kind == "index":
-        bound = sym_latex(spec.bound) if latex else sym_text(spec.bound)
-        power = "" if not spec.shape else (f"^{{{shape_latex(spec.shape)}}}" if latex
-                                           else f"^{shape_text(spec.shape)}")
-        return rf"{name} \in [{bound}]{power}" if latex else f"{name} ∈ [{bound}]{power}"
-    space = (r"\{0,1\}" if latex else "{0,1}") if spec.kind == "mask" else (r"\mathbb{R}" if latex else "ℝ")
-    if not spec.shape:
-        return rf"{name} \in {space}" if latex else f"{name} ∈ {space}"
-    return (rf"{name} \in {space}^{{{shape_latex(spec.shape)}}}" if latex
-            else f"{name} ∈ {space}^({shape_text(spec.shape)})")
 
 
 _LABEL_TEX = {"θ": r"\theta", "θ̂": r"\hat{\theta}", "γ": r"\gamma", "β": r"\beta", "η": r"\eta"}
@@ -126,12 +97,19 @@ def header(algorithm, latex=False) -> str:
     return rf"{out} \gets {name}({args})" if latex else f"{out} ← {name}({args})"
 
 
-def leading_order(algorithm, convention="matmul") -> str | None:
-    """Θ of the FLOPs in the algorithm's sequence lengths, or None when it has none."""
+def leading_order(algorithm, convention="matmul", *, latex: bool = False) -> str | None:
+    """Θ of the FLOPs in the algorithm's sequence lengths (``latex``: as LaTeX), or None when it has none."""
     flops = algorithm.cost(convention).flops
     lengths = sorted((s for s in flops.free_symbols if is_length(s)), key=str)
     if not lengths or flops == 0:
         return None
+    if latex:
+        import sympy as sp
+
+        from ..costs.asymptotics import leading_term
+        _, primitive = leading_term(flops, lengths).as_content_primitive()
+        names = ", ".join(sym_latex(s) for s in lengths)
+        return rf"\Theta\left({sym_latex(sp.factor_terms(primitive))}\right) \text{{ in }} {names}"
     names = ", ".join(sym_text(s) for s in lengths)
     return f"{big_theta(flops, lengths)} in {names}"
 
@@ -181,12 +159,12 @@ def to_text(algorithm, convention="matmul") -> str:
     d = algorithm.derivation
     out = [f"{algorithm.heading}: {header(algorithm)}", f"  {algorithm.summary}"]
     out.append("Input:       " + ", ".join(_signature_entry(s) for s in algorithm.inputs if s.kind != "mask"))
-    masks = [s for s in algorithm.inputs if s.kind == "mask"]
-    if masks:
-        out.append("Hyperparams: " + ", ".join(_signature_entry(s) for s in masks))
+    hyper = hyperparameter_entries(algorithm)
+    if hyper:
+        out.append("Hyperparams: " + ", ".join(hyper))
     out.append("Output:      " + ", ".join(_signature_entry(o) for o in algorithm.outputs))
-    if algorithm.params:
-        out.append("Parameters:  " + ", ".join(_signature_entry(s) for s in algorithm.params))
+    for heading, entries in param_group_entries(algorithm):
+        out.append("Parameters:  " + (f"{heading}: " if heading else "") + ", ".join(entries))
     if algorithm.size_constraints:
         out.append("Requires:    " + ", ".join(c.text for c in algorithm.size_constraints))
     for note in algorithm.notes:
@@ -261,9 +239,10 @@ class View:
     header_latex: str
     header_text: str
     inputs: tuple           # LaTeX of each signature entry
-    hyperparameters: tuple  # the masks
+    hyperparameters: tuple  # LaTeX: the masks, the sizes (``H, L, d_e \\in \\mathbb{N}``), the scalars (τ, η)
     outputs: tuple
     params: tuple           # (LaTeX entry, doc) per parameter
+    param_groups: tuple     # (LaTeX heading or "", LaTeX entries) as the paper groups them: for l ∈ [L]: W^l_mlp1, …
     constraints: tuple      # LaTeX
     notes: tuple
     options: tuple          # an OptionView per option
@@ -272,6 +251,7 @@ class View:
     lines: tuple            # LineView
     totals: dict            # convention → {"params", "flops", "memory", "depth": LaTeX}
     leading: dict           # convention → text or None
+    leading_latex: dict     # convention → LaTeX or None (the same Θ as math)
     assumptions: tuple
 
 
@@ -291,7 +271,7 @@ def callees(algorithm) -> tuple:
         for line in lines:
             if hasattr(line, "body"):
                 walk(line.body)
-            else:
+            elif hasattr(line, "expr"):
                 visit(line.expr)
     walk(algorithm.lines)
     return tuple(found)
@@ -300,28 +280,31 @@ def callees(algorithm) -> tuple:
 def view(algorithm) -> View:
     """The :class:`View` of ``algorithm``: every line and total derived, under every FLOP convention."""
     d = algorithm.derivation
-    lines = tuple(LineView(r.number, r.level, r.shape is None, line_text(r.line, True), line_text(r.line),
+    lines = tuple(LineView(r.number, r.level, hasattr(r.line, "body"), line_text(r.line, True), line_text(r.line),
                            _shapes_latex(r.shape), _shapes_text(r.shape),
                            {c: sym_latex(r.work.flops[c]) for c in CONVENTIONS}, sym_latex(r.work.memory),
                            bool(r.shape) and not isinstance(r.shape, Several))
                   for r in d.records)
-    totals, leading = {}, {}
+    totals, leading, leading_latex = {}, {}, {}
     for convention in CONVENTIONS:
         cost = algorithm.cost(convention)
         totals[convention] = {"params": sym_latex(cost.params), "flops": sym_latex(cost.flops),
                               "memory": sym_latex(cost.memory), "depth": sym_latex(cost.depth)}
         leading[convention] = leading_order(algorithm, convention)
+        leading_latex[convention] = leading_order(algorithm, convention, latex=True)
     return View(
         name=algorithm.name, heading=algorithm.heading, summary=algorithm.summary,
         header_latex=header(algorithm, True), header_text=header(algorithm),
         inputs=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind != "mask"),
-        hyperparameters=tuple(_signature_entry(s, True) for s in algorithm.inputs if s.kind == "mask"),
+        hyperparameters=hyperparameter_entries(algorithm, True),
         outputs=tuple(_signature_entry(o, True) for o in algorithm.outputs),
         params=tuple((_signature_entry(p, True), p.doc) for p in algorithm.params),
+        param_groups=param_group_entries(algorithm, True),
         constraints=tuple(c.latex for c in algorithm.size_constraints), notes=tuple(algorithm.notes),
         options=option_views(algorithm),
         option_rules=tuple(rule.text() for rule in algorithm.option_specs.rules),
-        calls=callees(algorithm), lines=lines, totals=totals, leading=leading, assumptions=tuple(d.assumptions))
+        calls=callees(algorithm), lines=lines, totals=totals, leading=leading, leading_latex=leading_latex,
+        assumptions=tuple(d.assumptions))
 
 
 def _shapes_latex(shape) -> str:
@@ -334,29 +317,24 @@ def _shapes_latex(shape) -> str:
 
 def to_latex(algorithm) -> str:
     """An ``algorithm``/``algorithmic`` (algpseudocode) environment, each line commented with its shape —
-    rendered from the :class:`View`."""
+    rendered from the :class:`View`.  Every line, loop headers and ``end for`` included, is one numbered
+    ``\\State`` (a body indented by ``\\algorithmicindent``): algpseudocode's ``\\EndFor`` is not numbered,
+    and the paper numbers its ``end for`` lines."""
     v = view(algorithm)
     out = [r"\begin{algorithm}", rf"\caption{{${v.header_latex}$}}", r"\begin{algorithmic}[1]"]
     inputs = ", ".join(f"${entry}$" for entry in v.inputs + v.hyperparameters)
     out.append(rf"\Require {inputs}")
     out.append(rf"\Ensure ${v.outputs[0]}$")
-    if v.params:
-        out.append(r"\Statex \textbf{Parameters:} " + ", ".join(f"${entry}$" for entry, _ in v.params))
-    levels = []
-    for line in v.lines:
-        while levels and levels[-1] >= line.level:
-            levels.pop()
-            out.append("  " * len(levels) + r"\EndFor")
-        pad = "  " * line.level
+    for heading, entries in v.param_groups:  # as the paper groups them: for l ∈ [L]: W^l_q, …
+        out.append(r"\Statex \textbf{Parameters:} " + (f"${heading}$: " if heading else "")
+                   + ", ".join(f"${entry}$" for entry in entries))
+    for line in v.lines:  # every line one numbered \State, so that LaTeX numbers them as the paper does
+        state = "  " * line.level + r"\State " + r"\hskip\algorithmicindent " * line.level
         if line.loop:
-            out.append(pad + rf"\For{{${line.latex}$}}")
-            levels.append(line.level)
+            out.append(state + rf"\textbf{{for}} ${line.latex}$ \textbf{{do}}")
         else:
             comment = rf" \Comment{{$\in \mathbb{{R}}^{{{line.shape_latex}}}$}}" if line.tensor else ""
-            out.append(pad + rf"\State ${line.latex}$" + comment)
-    while levels:
-        levels.pop()
-        out.append("  " * len(levels) + r"\EndFor")
+            out.append(state + f"${line.latex}$" + comment)
     out += [r"\end{algorithmic}", r"\end{algorithm}"]
     return "\n".join(out) + "\n" + options_latex(algorithm)
 
@@ -380,6 +358,8 @@ def to_json(algorithm, convention="matmul") -> dict:
         "assumptions": list(d.assumptions),
         "notes": list(algorithm.notes),
         "index_bounds": {s.name: str(s.bound) for s in algorithm.inputs if s.kind == "index"},
+        "hyperparameters": {"sizes": [str(s) for s in hyperparameters(algorithm).sizes],
+                            "scalars": [t for t, _ in hyperparameters(algorithm).scalars]},
         "constraints": [c.text for c in algorithm.size_constraints],
         "cost": {k: str(v) for k, v in cost.as_dict().items()},
         "flops": {c: str(d.work.flops[c]) for c in CONVENTIONS},

@@ -14,7 +14,7 @@ from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt,
 from .images import PATCH_ORDERS, GridColumns, Patchify
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
 from .linalg import AddBias, MatMul, Transposed, WeightedSum
-from .losses import DrawMask, MaskedNLL, NextTokenNLL, Replace
+from .losses import MaskedNLL, MaskedPositions, MaskTokens, NextTokenNLL
 from .recurrence import Column, ColumnMean, Dot, Final, OneMinus, Sequence, StackVertical, Zeros
 from .reductions import EMPTY_POLICIES, MaskFill, Mean, Softmax, check_empty_policy, empty_neighbourhood
 from .scores import SCORE_ACTIVATIONS, AdditiveScore, LeakyReLU, additive_score, check_score_activation
@@ -60,9 +60,9 @@ __all__ = ["Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EM
            "window_regions", "columns_grid", "cyclic_shift", "windows", "unwindows", "shift_mask", "relative_bias",
            "merge_patches", "ACTIVATIONS", "Activation", "activation", "transpose", "positions", "const_mask",
            "concat", "truncate", "last_column", "first_column", "sample", "greedy", "strip", "next_token_nll",
-           "masked_nll", "draw_mask", "replace_masked", "drop", "start_token", "Drop", "SpecialToken", "capped",
-           "special_token", "ConstMask", "Concat", "DrawMask", "FirstColumn", "Greedy", "LastColumn", "MaskedNLL",
-           "NextTokenNLL", "Positions", "Replace", "Sample", "Strip", "Truncate"]
+           "masked_nll", "mask_tokens", "masked_positions", "drop", "start_token", "Drop", "SpecialToken", "capped",
+           "special_token", "ConstMask", "Concat", "MaskTokens", "MaskedPositions", "FirstColumn", "Greedy",
+           "LastColumn", "MaskedNLL", "NextTokenNLL", "Positions", "Sample", "Strip", "Truncate"]
 
 
 def matmul(a, b, *, role: str = "weight"):
@@ -201,12 +201,12 @@ def masked_nll(p, x, m):
     return MaskedNLL()(p, x, m)
 
 
-def draw_mask(x, p_mask: float):
-    return DrawMask(p_mask)(x)
+def mask_tokens(x, p_mask: float, n_vocab):
+    return MaskTokens(p_mask, n_vocab)(x)
 
 
-def replace_masked(x, m, n_vocab):
-    return Replace(n_vocab)(x, m)
+def masked_positions(x, n_vocab):
+    return MaskedPositions(n_vocab)(x)
 
 
 def drop(x, count):

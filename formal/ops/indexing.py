@@ -74,15 +74,27 @@ class KVGroup:
     def value(self, ctx) -> int:
         return ctx.loop[self.var] // (ctx.evaluate(self.heads) // ctx.evaluate(self.n_kv))
 
-    def text(self) -> str:
-        if self.n_kv == 1:  # multi-query attention: one key/value head for all
+    def _written(self, latex: bool) -> str:
+        """``1`` (multi-query), ``h`` (one key/value head per head), ``⌈2h/H⌉`` for a numeral, else
+        ``⌈h·H_kv/H⌉``: never a juxtaposition that reads as a subscript (``h2``)."""
+        import sympy as sp
+        n_kv, heads = sp.sympify(self.n_kv), sp.sympify(self.heads)
+        if n_kv == 1:
             return "1"
-        return f"⌈{self.var}·{sym_text(self.n_kv)}/{sym_text(self.heads)}⌉"
+        if sp.simplify(n_kv - heads) == 0:
+            return self.var
+        if n_kv.is_Integer:
+            inner = f"{n_kv}{self.var}/" + (sym_latex(heads) if latex else sym_text(heads))
+        else:
+            inner = (rf"{self.var} \cdot {sym_latex(n_kv)} / {sym_latex(heads)}" if latex
+                     else f"{self.var}·{sym_text(n_kv)}/{sym_text(heads)}")
+        return rf"\lceil {inner} \rceil" if latex else f"⌈{inner}⌉"
+
+    def text(self) -> str:
+        return self._written(False)
 
     def latex(self) -> str:
-        if self.n_kv == 1:
-            return "1"
-        return rf"\lceil {self.var} {sym_latex(self.n_kv)} / {sym_latex(self.heads)} \rceil"
+        return self._written(True)
 
 
 class Pick(Op):

@@ -10,7 +10,7 @@ from ..errors import DomainError
 from .base import POSTFIX, Op, rank
 from .sequences import special_token
 
-__all__ = ["NextTokenNLL", "MaskedNLL", "DoublyStochastic", "DrawMask", "Replace"]
+__all__ = ["NextTokenNLL", "MaskedNLL", "DoublyStochastic", "MaskTokens", "MaskedPositions"]
 
 
 class NextTokenNLL(Op):
@@ -75,7 +75,8 @@ class DoublyStochastic(Op):
 
 
 class MaskedNLL(Op):
-    """``−Σ_{t: m[t]=1} log P[x[t], t]`` (Algorithm 12), written ``−Σ_t m[t]·log P[x[t], t]``.
+    """``−Σ_{t∈T̃} log P[x[t], t]`` (Algorithm 12), computed ``−Σ_t m[t]·log P[x[t], t]`` with m the indicator
+    of T̃.
     FLOPs (full): ℓ logarithms, ℓ multiplications, ℓ − 1 additions and a negation, 3ℓ in all."""
 
     name = "masked_nll"
@@ -94,40 +95,50 @@ class MaskedNLL(Op):
         return np.negative(np.sum(np.multiply(m, np.log(picked))))
 
     def text(self, args):
-        return f"−Σ_(t: {args[2].text}[t]=1) log {args[0].at(POSTFIX)}[{args[1].text}[t], t]"
+        return f"−Σ_(t∈{args[2].text}) log {args[0].at(POSTFIX)}[{args[1].text}[t], t]"
 
     def latex(self, args):
-        return rf"-\sum_{{t: {args[2].text}[t]=1}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t], t]"
+        return rf"-\sum_{{t \in {args[2].text}}} \log {args[0].at(POSTFIX, True)}[{args[1].text}[t], t]"
 
 
-class DrawMask(Op):
-    """``m[t] ∼ Bernoulli(p_mask)`` for every token, with the execution's seeded generator (Algorithm 12,
-    line 4).  The draw is not counted; the 0/1 vector is materialised."""
+class MaskTokens(Op):
+    """``x̃[t] ← mask_token or x[t] randomly with probability p_mask or 1 − p_mask`` (Algorithm 12, line 5), for
+    every token at once with the execution's seeded generator (one uniform draw per token, in order).  Free."""
 
-    name = "draw_mask"
+    name = "mask_tokens"
     free = True
 
-    def __init__(self, p_mask: float):
-        self.p_mask = p_mask
+    def __init__(self, p_mask: float, n_vocab):
+        self.p_mask, self.n_vocab = p_mask, n_vocab
 
     def shape(self, shapes):
         return shapes[0]
 
     def numpy(self, ctx, x):
-        return (ctx.rng.random(np.shape(x)) < self.p_mask).astype(np.float64)
+        drawn = ctx.rng.random(np.shape(x)) < self.p_mask
+        return np.where(drawn, special_token("mask", ctx.evaluate(self.n_vocab)), x)
 
     def text(self, args):
-        return f"∀t: [[rand() < p_mask]], p_mask = {self.p_mask:g}"
+        return (f"mask_token or {args[0].text}[t] randomly with probability p_mask or 1 − p_mask, "
+                f"p_mask = {self.p_mask:g}")
 
     def latex(self, args):
         p = r"p_{\mathrm{mask}}"
-        return rf"\forall t: [\![\mathrm{{rand}}() < {p}]\!],\ {p} = {self.p_mask:g}"
+        return (rf"\mathrm{{mask\_token}} \text{{ or }} {args[0].text}[t] \text{{ randomly with probability }} {p}"
+                rf" \text{{ or }} 1 - {p},\ {p} = {self.p_mask:g}")
+
+    def line_text(self, target, args):
+        return f"x̃[t] ← {self.text(args)}"
+
+    def line_latex(self, target, args):
+        return rf"\tilde{{x}}[t] \gets {self.latex(args)}"
 
 
-class Replace(Op):
-    """``x̃[t] ← mask_token where m[t] = 1``, else x[t].  Free."""
+class MaskedPositions(Op):
+    """``T̃ ← {t ∈ [ℓ] : x̃[t] = mask_token}`` (Algorithm 12, line 7), held as its 0/1 indicator over the
+    tokens.  Free."""
 
-    name = "replace"
+    name = "masked_positions"
     free = True
 
     def __init__(self, n_vocab):
@@ -136,13 +147,13 @@ class Replace(Op):
     def shape(self, shapes):
         return shapes[0]
 
-    def numpy(self, ctx, x, m):
-        return np.where(m == 1, special_token("mask", ctx.evaluate(self.n_vocab)), x)
+    def numpy(self, ctx, x):
+        return (x == special_token("mask", ctx.evaluate(self.n_vocab))).astype(np.float64)
 
     def text(self, args):
-        return f"{args[0].text} with mask_token where {args[1].text}[t] = 1"
+        return f"{{t ∈ [ℓ] : {args[0].text}[t] = mask_token}}"
 
     def latex(self, args):
-        return rf"{args[0].text} \text{{ with mask\_token where }} {args[1].text}[t] = 1"
+        return rf"\{{t \in [\ell] : {args[0].text}[t] = \mathrm{{mask\_token}}\}}"
 
 

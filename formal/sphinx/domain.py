@@ -77,8 +77,11 @@ class AlgorithmDirective(Entry):
         if v.hyperparameters:
             fields.append(("Hyperparameters", build.joined([build.math(e) for e in v.hyperparameters])))
         fields.append(("Output", build.joined([build.math(e) for e in v.outputs])))
-        if v.params:
-            fields.append(("Parameters", build.joined([build.math(e) for e, _ in v.params])))
+        if v.params:  # grouped as the paper does: W_e, W_p; for l ∈ [L]: W^l_q, …, γ^1_l; γ, β; W_u
+            groups = [([build.math(heading), nodes.Text(": ")] if heading else [])
+                      + build.joined([build.math(e) for e in entries]) for heading, entries in v.param_groups]
+            fields.append(("Parameters", [node for i, group in enumerate(groups)
+                                          for node in ([nodes.Text("; ")] if i else []) + group]))
         if v.constraints:
             fields.append(("Requires", build.joined([build.math(c) for c in v.constraints])))
         for note in v.notes:
@@ -119,8 +122,8 @@ class AlgorithmDirective(Entry):
         rows += [["memory (scalars materialised)", [build.math(first["memory"])]],
                  ["depth (sequential lines)", [build.math(first["depth"])]]]
         for c in conventions:
-            if v.leading[c]:
-                rows.append([f"leading order ({c})", v.leading[c]])
+            if v.leading_latex[c]:
+                rows.append([f"leading order ({c})", [build.math(v.leading_latex[c])]])
         if v.assumptions:
             rows.append(["assuming", ", ".join(v.assumptions)])
         return build.table(["total", "derived"], rows, classes=("formal-totals",), widths=[25, 75])

@@ -160,7 +160,7 @@ def _trained() -> frozenset:
         for line in lines:
             if isinstance(line, Loop):
                 yield from callees(line.body)
-            elif isinstance(getattr(line.expr, "op", None), GradStepOp):
+            elif isinstance(getattr(getattr(line, "expr", None), "op", None), GradStepOp):
                 yield line.expr.op.callee.name
     return frozenset(name for a in algorithms.ALGORITHMS.values() for name in callees(a.lines))
 

@@ -95,7 +95,8 @@ def test_show_convention_full_differs(capsys):
 def test_show_latex_is_balanced(capsys):
     status, out, _ = run(capsys, "show", "mhattention", "--latex")
     assert status == 0
-    assert out.count(r"\For{") == out.count(r"\EndFor") == 1
+    # one numbered \State per line, as the paper numbers them (algpseudocode's \EndFor would not be numbered)
+    assert out.count(r"\State ") == 4 and r"\State \textbf{for} $h \in [H]$" in out and r"\EndFor" not in out
     first, rest = out.split("\n", 1)
     assert first == r"% \usepackage{amsmath,amssymb,algorithm,algpseudocode}"   # what a document needs
     assert rest.startswith(r"\begin{algorithm}") and r"\end{algorithm}" in out
