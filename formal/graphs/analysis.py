@@ -62,7 +62,7 @@ def symbolic_edge_count(pattern):
     # Symbols are positive integers, so a parameter that is 0 (no window, no global positions) stays a number.
     symbolic = {k for k, v in values.items() if k in names and v != 0}
     args = {k: by_name(names[k]) if k in symbolic else sp.Integer(v) if k in names else v for k, v in values.items()}
-    bindings = {by_name(names[k]): sp.Integer(values[k]) for k in symbolic}
+    bindings = {by_name(names[k]): sp.Integer(values[k]) for k in values if k in symbolic}  # in the sizes' order
     return sp.sympify(kind.count(**args)), bindings
 
 
