@@ -50,6 +50,8 @@ class _Context:
         self.loop: dict = {}
         self.line = "signature"
         self._rng = rng
+        #: What an op drew for a later line of the same execution to read (the tokens a masking line chose).
+        self.drawn: dict = {}
 
     @property
     def rng(self) -> np.random.Generator:

@@ -116,6 +116,7 @@ class MaskTokens(Op):
 
     def numpy(self, ctx, x):
         drawn = ctx.rng.random(np.shape(x)) < self.p_mask
+        ctx.drawn["mask"] = drawn          # the positions drawn: T̃ (MaskedPositions)
         return np.where(drawn, special_token("mask", ctx.evaluate(self.n_vocab)), x)
 
     def text(self, args):
@@ -136,7 +137,9 @@ class MaskTokens(Op):
 
 class MaskedPositions(Op):
     """``T̃ ← {t ∈ [ℓ] : x̃[t] = mask_token}`` (Algorithm 12, line 7), held as its 0/1 indicator over the
-    tokens.  Free."""
+    tokens: the positions the masking line drew (:class:`MaskTokens`).  The paper's set is the same when the
+    data holds no mask_token; a token that is mask_token already, and was not drawn, is not counted (the
+    positions *masked*, as BERT's loss and the reference count them).  Free."""
 
     name = "masked_positions"
     free = True
@@ -148,6 +151,9 @@ class MaskedPositions(Op):
         return shapes[0]
 
     def numpy(self, ctx, x):
+        drawn = ctx.drawn.get("mask")
+        if drawn is not None and np.shape(drawn) == np.shape(x):
+            return drawn.astype(np.float64)
         return (x == special_token("mask", ctx.evaluate(self.n_vocab))).astype(np.float64)
 
     def text(self, args):
