@@ -116,7 +116,8 @@ class MaskTokens(Op):
 
     def numpy(self, ctx, x):
         drawn = ctx.rng.random(np.shape(x)) < self.p_mask
-        ctx.drawn["mask"] = drawn          # the positions drawn: T̃ (MaskedPositions)
+        if hasattr(ctx, "drawn"):          # the positions drawn: T̃ (MaskedPositions) of the same execution
+            ctx.drawn["mask"] = drawn
         return np.where(drawn, special_token("mask", ctx.evaluate(self.n_vocab)), x)
 
     def text(self, args):
@@ -151,7 +152,7 @@ class MaskedPositions(Op):
         return shapes[0]
 
     def numpy(self, ctx, x):
-        drawn = ctx.drawn.get("mask")
+        drawn = getattr(ctx, "drawn", {}).get("mask")
         if drawn is not None and np.shape(drawn) == np.shape(x):
             return drawn.astype(np.float64)
         return (x == special_token("mask", ctx.evaluate(self.n_vocab))).astype(np.float64)
