@@ -1,4 +1,4 @@
-"""Time to build the docs (the budget: under 60 s on 2 cores), fresh and with nothing changed:
+"""Time to build the docs (the budget: a fresh build under 30 s on 2 cores), fresh and with nothing changed:
 ``sphinx-build -W -b html docs OUT`` in a subprocess, medians of ``--repeats`` runs.
 
     python benchmarks/bench_docs.py [--repeats N]
