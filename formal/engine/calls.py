@@ -15,7 +15,7 @@ from ..ops import Apply, Op, as_node
 if TYPE_CHECKING:
     from .algorithm import Algorithm
 
-__all__ = ["Several", "CallOp", "ColumnCallOp", "call", "call_columns", "call_node"]
+__all__ = ["Several", "CallOp", "ColumnCallOp", "call", "call_columns", "call_node", "calls_in"]
 
 
 class Several(tuple):
@@ -165,6 +165,23 @@ def _label(label: tuple, latex: bool) -> str:
     from .names import symbol
     return ", ".join(symbol(part, latex=latex) if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+", part)
                      else part for part in label[latex].split(", "))
+
+
+def calls_in(lines):
+    """Every call of another algorithm in ``lines`` (loops' bodies included), in order: each an ``Apply`` of a
+    :class:`CallOp`."""
+    def visit(node):
+        if isinstance(node, Apply):
+            if isinstance(node.op, CallOp):
+                yield node
+            for arg in node.args:
+                yield from visit(arg)
+
+    for line in lines:
+        if hasattr(line, "body"):
+            yield from calls_in(line.body)
+        elif hasattr(line, "expr"):
+            yield from visit(line.expr)
 
 
 def call_node(op_class, callee, label, arguments):

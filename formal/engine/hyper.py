@@ -38,24 +38,10 @@ class Hyperparameters:
 
 def _runs_a_model(algorithm) -> bool:
     """Whether every parameter of ``algorithm`` goes to one call of a model (θ of a training or inference)."""
-    from .calls import CallOp
+    from .calls import calls_in
     mine = {p.name for p in algorithm.params}
-    found = []
-
-    def visit(node):
-        if hasattr(node, "op") and isinstance(node.op, CallOp) and node.op.callee.is_model:
-            passed = {a.name for a in node.args if hasattr(a, "name")}
-            found.append(bool(mine) and mine <= passed)
-        for arg in getattr(node, "args", ()):
-            visit(arg)
-
-    def walk(lines):
-        for line in lines:
-            if hasattr(line, "body"):
-                walk(line.body)
-            elif hasattr(line, "expr"):
-                visit(line.expr)
-    walk(algorithm.lines)
+    found = [bool(mine) and mine <= {a.name for a in node.args if hasattr(a, "name")}
+             for node in calls_in(algorithm.lines) if node.op.callee.is_model]
     return any(found)
 
 

@@ -257,23 +257,11 @@ class View:
 
 def callees(algorithm) -> tuple:
     """The names of the algorithms ``algorithm``'s lines call, in the order first called."""
-    from .calls import CallOp
+    from .calls import calls_in
     found = []
-
-    def visit(node):
-        if isinstance(node, Apply):
-            if isinstance(node.op, CallOp) and node.op.callee.name not in found:
-                found.append(node.op.callee.name)
-            for a in node.args:
-                visit(a)
-
-    def walk(lines):
-        for line in lines:
-            if hasattr(line, "body"):
-                walk(line.body)
-            elif hasattr(line, "expr"):
-                visit(line.expr)
-    walk(algorithm.lines)
+    for node in calls_in(algorithm.lines):
+        if node.op.callee.name not in found:
+            found.append(node.op.callee.name)
     return tuple(found)
 
 
