@@ -9,6 +9,7 @@ from pathlib import Path
 from docutils import nodes
 from docutils.parsers.rst import directives
 
+from ..claims.claim import VERDICTS
 from . import nodes as build
 from .entry import Entry
 
@@ -158,16 +159,15 @@ def summary(verdicts, *, search: bool = True, by_file: bool = False) -> nodes.El
         files = {}
         for v in verdicts:
             files.setdefault(v.claim.file, []).append(v)
-        rows = [[Path(f).name, str(len(vs)), *(str(sum(v.verdict == w for v in vs)) for w in _VERDICT_WORDS),
+        rows = [[Path(f).name, str(len(vs)), *(str(sum(v.verdict == w for v in vs)) for w in VERDICTS),
                  str(sum(v.as_expected is True for v in vs))] for f, vs in files.items()]
-        box += build.table(["file", "claims", *_VERDICT_WORDS, "as expected"], rows, classes=("formal-claims-files",))
+        box += build.table(["file", "claims", *VERDICTS, "as expected"], rows, classes=("formal-claims-files",))
     if search:
         box += nodes.raw("", '<p class="formal-filter"><label>Show only the claims containing '
                              '<input type="search" placeholder="a word, an id, a verdict"></label></p>', format="html")
     return box
 
 
-_VERDICT_WORDS = ("holds", "fails", "undecided", "invalid")
 
 
 _VERDICTS: list = []

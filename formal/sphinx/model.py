@@ -13,7 +13,6 @@ from .entry import Entry
 __all__ = ["ModelDirective", "ModelsDirective", "human", "human_bytes"]
 
 _UNITS = ((10 ** 12, "T"), (10 ** 9, "B"), (10 ** 6, "M"), (10 ** 3, "K"))
-_BYTES = ((2 ** 40, "TiB"), (2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB"))
 
 
 def human(n) -> str:
@@ -25,10 +24,11 @@ def human(n) -> str:
 
 
 def human_bytes(n) -> str:
-    """``4,253,048,832 B (3.96 GiB)``."""
+    """``4,253,048,832 B (3.96 GiB)``: the exact figure, and its size in binary units
+    (:func:`formal.guards.limits.format_size`, as the memory limits are written)."""
+    from ..guards.limits import format_size
     from ..models.complexity import grouped
-    short = next((f"{n / size:,.2f} {unit}" for size, unit in _BYTES if abs(n) >= size), None)
-    return f"{grouped(n)} B" + (f" ({short})" if short else "")
+    return f"{grouped(n)} B" + (f" ({format_size(n)})" if abs(n) >= 1024 else "")
 
 
 def _sizes_math(sizes: dict, stated) -> list:
