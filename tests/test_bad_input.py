@@ -403,6 +403,10 @@ CASES = [
     C("table1-even-kernel", ("table1", "--kernel", "4"), 2),
     C("table1-huge-n", ("table1", "--measure-at", "10" * 50), 2),
     C("table1-json", ("table1", "--json"), 0, contains=('"parity"',)),
+    C("table1-old-n-text", ("table1", "--n", "abc"), 2),                       # the old spelling, as checked
+    C("graph-old-n-negative", ("graph", "full", "--n", "-1"), 2),
+    C("graph-context-len-0", ("graph", "cross", "--seq-len", "4", "--context-len", "0"), 2),
+    C("graph-draw-stdout", ("graph", "full", "--seq-len", "4", "--draw", "-"), 2),
 
     # ------------------------------------- graph: huge built-in patterns answered from their structure
     C("graph-full-1e6", ("graph", "full", "--seq-len", "1000000", "--json"), 0, contains=('"edges": 1000000000000',),
