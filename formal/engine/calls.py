@@ -170,6 +170,8 @@ def _label(label: tuple, latex: bool) -> str:
 def calls_in(lines):
     """Every call of another algorithm in ``lines`` (loops' bodies included), in order: each an ``Apply`` of a
     :class:`CallOp`."""
+    from .execution import flat_lines
+
     def visit(node):
         if isinstance(node, Apply):
             if isinstance(node.op, CallOp):
@@ -177,11 +179,8 @@ def calls_in(lines):
             for arg in node.args:
                 yield from visit(arg)
 
-    for line in lines:
-        if hasattr(line, "body"):
-            yield from calls_in(line.body)
-        elif hasattr(line, "expr"):
-            yield from visit(line.expr)
+    for line in flat_lines(lines):
+        yield from visit(line.expr)
 
 
 def call_node(op_class, callee, label, arguments):

@@ -45,13 +45,17 @@ def _runs_a_model(algorithm) -> bool:
     return any(found)
 
 
-def _loop_counts(lines) -> set:
-    import sympy as sp
-    found = set()
+def _loops(lines):
+    """Every loop of ``lines``, outer ones first (a loop before those in its body)."""
     for line in lines:
         if hasattr(line, "body"):
-            found |= sp.sympify(line.count).free_symbols | _loop_counts(line.body)
-    return found
+            yield line
+            yield from _loops(line.body)
+
+
+def _loop_counts(lines) -> set:
+    import sympy as sp
+    return {s for loop in _loops(lines) for s in sp.sympify(loop.count).free_symbols}
 
 
 def hyperparameters(algorithm) -> Hyperparameters:
@@ -65,7 +69,7 @@ def hyperparameters(algorithm) -> Hyperparameters:
         for spec in algorithm.params:
             for d in spec.shape:
                 sizes |= d.free_symbols
-    indices = {line_index for line_index in _indices(algorithm.lines)}
+    indices = _indices(algorithm.lines)
     sizes = tuple(sorted(sizes - inputs - indices, key=str))
     scalars = tuple(_LABEL_SCALARS[part] for part in algorithm.params_label.split(", ") if part in _LABEL_SCALARS)
     scalars += tuple(written for name, written in SCALAR_OPTIONS.items() if name in algorithm.options)
@@ -74,21 +78,14 @@ def hyperparameters(algorithm) -> Hyperparameters:
 
 def _indices(lines) -> set:
     """The size symbols that index growing loops (their iteration, not a size of the algorithm)."""
-    found = set()
-    for line in lines:
-        if hasattr(line, "body"):
-            found |= ({line.index} if line.index is not None else set()) | ({line.trips} if line.trips is not None
-                                                                            else set()) | _indices(line.body)
-    return found
+    return {s for loop in _loops(lines) for s in (loop.index, loop.trips) if s is not None}
 
 
-def _layer_loops(lines, found=None) -> dict:
+def _layer_loops(lines) -> dict:
     """Layer-loop count → its variable (``L`` → ``l``): the loops whose count leads stacked parameters."""
-    found = {} if found is None else found
-    for line in lines:
-        if hasattr(line, "body"):
-            found.setdefault(line.count, line.var)
-            _layer_loops(line.body, found)
+    found = {}
+    for loop in _loops(lines):
+        found.setdefault(loop.count, loop.var)
     return found
 
 
