@@ -22,10 +22,12 @@ False
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import sympy as sp
 
 from ..errors import ConfigError, condition_failure
+from .numeric import value
 from .symbols import latex as sym_latex, text as sym_text
 
 __all__ = ["RELATIONS", "Constraint", "even", "divides", "at_most"]
@@ -42,7 +44,7 @@ def _size(expr) -> sp.Expr:
 
 def _value(expr, values: dict) -> int:
     """A size expression at bound values."""
-    return int(expr.xreplace({s: values[s] for s in expr.free_symbols}))
+    return int(value(expr, values))
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class Constraint:
             return rf"{b} \text{{ is even}}"
         return rf"{a} \le {b}" if self.relation == "<=" else rf"{a} \mid {b}"
 
-    @property
+    @cached_property
     def symbols(self) -> tuple:
         """The size symbols the condition reads, sorted by name."""
         return tuple(sorted(self.args[0].free_symbols | self.args[1].free_symbols, key=str))

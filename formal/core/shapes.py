@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..errors import ConfigError
+from . import numeric
+from .numeric import free, ordered, shape_at
 from .symbols import latex, text
 
 __all__ = ["Shape", "TensorSpec", "ROLES", "Mismatch", "Binding", "as_shape", "numel", "same_dim",
@@ -178,14 +180,11 @@ class Binding:
         self.sources[symbol] = source
 
     def is_bound(self, expr) -> bool:
-        return all(s in self.values for s in expr.free_symbols)
+        return all(s in self.values for s in free(expr))
 
     def evaluate(self, expr) -> int:
         """The integer value of a size expression whose symbols are all bound."""
-        if isinstance(expr, sp.Symbol):
-            return self.values[expr]
-        value = expr.xreplace({s: self.values[s] for s in expr.free_symbols})
-        return int(value) if value.is_integer else value
+        return numeric.value(expr, self.values)
 
     def bind(self, declared: Shape, actual: tuple, what: str, *, allow_empty: bool = False) -> None:
         """Bind the symbols of ``declared`` to the sizes in ``actual`` (the shape of ``what``), checking
@@ -194,6 +193,8 @@ class Binding:
         if len(declared) != len(actual):
             raise Mismatch(f"rank of {what}", len(declared), len(actual),
                            f"{what} must have shape ({', '.join(map(str, declared))}), got {tuple(actual)}")
+        if shape_at(declared, self.values) == tuple(actual):   # every size bound and equal: nothing to do
+            return
         pending = []
         for axis, (dim, size) in enumerate(zip(declared, actual)):
             if size == 0 and allow_empty and isinstance(dim, sp.Symbol) and dim not in self.values:
@@ -205,11 +206,17 @@ class Binding:
         while pending:
             waiting = []
             for axis, dim, size in pending:
-                free = [s for s in dim.free_symbols if s not in self.values]
-                if not free:
+                if isinstance(dim, sp.Symbol):   # most dimensions: bind or compare, nothing to solve
+                    if dim not in self.values:
+                        self.set(dim, size, f"{what} axis {axis}")
+                    elif self.values[dim] != size:
+                        self._check(dim, size, what, axis)
+                    continue
+                unbound = [s for s in free(dim) if s not in self.values]
+                if not unbound:
                     self._check(dim, size, what, axis)
-                elif len(free) == 1:
-                    self._solve(dim, free[0], size, what, axis)
+                elif len(unbound) == 1:
+                    self._solve(dim, unbound[0], size, what, axis)
                 else:
                     waiting.append((axis, dim, size))
             if len(waiting) == len(pending):
@@ -221,16 +228,16 @@ class Binding:
             pending = waiting
 
     def _check(self, dim, size, what, axis):
-        value = self.evaluate(dim)
-        if value != size:
+        got = self.evaluate(dim)
+        if got != size:
             origin = ", ".join(f"{s} from {self.sources[s]}" for s in sorted(dim.free_symbols, key=str))
-            raise Mismatch(str(dim), value, size, f"{what} axis {axis}; {origin}")
+            raise Mismatch(str(dim), got, size, f"{what} axis {axis}; {origin}")
 
     def _solve(self, dim, symbol, size, what, axis):
-        rest = {s: sp.Integer(self.values[s]) for s in dim.free_symbols if s != symbol}
-        value = _root(dim, symbol, tuple(sorted(rest.items(), key=lambda kv: str(kv[0]))), size)
+        rest = tuple((s, sp.Integer(self.values[s])) for s in ordered(dim) if s != symbol)
+        value = _root(dim, symbol, rest, size)
         if value is None or value <= 0:
-            known = ", ".join(f"{s} = {v}" for s, v in sorted(rest.items(), key=lambda kv: str(kv[0])))
+            known = ", ".join(f"{s} = {v}" for s, v in rest)
             raise Mismatch(str(dim), f"a size of the form {dim}" + (f" with {known}" if known else ""), size,
                            f"{what} axis {axis}")
         self.set(symbol, int(value), f"{what} axis {axis}")

@@ -4,6 +4,7 @@ constraints are its callee's, renamed to the caller's symbols by unifying the si
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,7 +39,7 @@ class CallOp(Op):
     @property
     def nonfinite(self):
         """``"output"`` when the callee returns NaN by design (a softmax under ``empty="nan"``)."""
-        from .execution import returns_nonfinite
+        from .lines import returns_nonfinite
         return "output" if returns_nonfinite(self.callee) else None
 
     def _substitution(self, shapes) -> dict:
@@ -95,15 +96,20 @@ class CallOp(Op):
         name = self.callee.display.replace("_", r"\_")  # layer_norm: an underscore, not a subscript
         return rf"\mathrm{{{name}}}\left({', '.join(ins)} \mid {', '.join(rest)}\right)"
 
-    def _sizes(self, ctx) -> dict:
-        """Sizes the callee's arrays cannot tell it (a sinusoidal table's ℓ_max), passed on from the caller
-        under the same name: only symbols that no input or parameter of the callee carries."""
+    @functools.cached_property
+    def _untold(self) -> tuple:
+        """``(name, symbol)`` of each size no input or parameter of the callee carries."""
         carried = set()
         for spec in self.callee.signature:
             for d in spec.shape:
                 carried |= d.free_symbols
-        return {str(s): ctx.binding.values[s] for s in self.callee.symbols
-                if s not in carried and s in ctx.binding.values}
+        return tuple((str(s), s) for s in self.callee.symbols if s not in carried)
+
+    def _sizes(self, ctx) -> dict:
+        """Sizes the callee's arrays cannot tell it (a sinusoidal table's ℓ_max), passed on from the caller
+        under the same name: only symbols that no input or parameter of the callee carries."""
+        values = ctx.binding.values
+        return {name: values[s] for name, s in self._untold if s in values}
 
 
 class ColumnCallOp(CallOp):
@@ -139,8 +145,16 @@ class ColumnCallOp(CallOp):
         return super().constraints(self._split(shapes)[1])
 
     def numpy(self, ctx, *values):
+        """The callee on every column, one by one — the definition; where the callee can take every column at
+        once (:mod:`.columns`), it runs once, to the same values."""
+        from .columns import all_columns
         inputs = {s.name for s in self.callee.inputs}
         n = next(np.shape(v)[-1] for name, v in zip(self.names, values) if name in inputs)
+        arguments = dict(zip(self.names, values))
+        arguments.update(self._sizes(ctx))
+        together = all_columns(self.callee, arguments, inputs & set(self.names), n)
+        if together is not None:
+            return together
         columns = [super(ColumnCallOp, self).numpy(ctx, *(v[..., j] if name in inputs else v
                                                           for name, v in zip(self.names, values)))
                    for j in range(n)]
@@ -170,7 +184,7 @@ def _label(label: tuple, latex: bool) -> str:
 def calls_in(lines):
     """Every call of another algorithm in ``lines`` (loops' bodies included), in order: each an ``Apply`` of a
     :class:`CallOp`."""
-    from .execution import flat_lines
+    from .lines import flat_lines
 
     def visit(node):
         if isinstance(node, Apply):

@@ -14,22 +14,22 @@ design (the mask's −∞, ``empty="nan"``).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from itertools import count
 
 import numpy as np
 
 from ..core import masks
+from ..core.numeric import approximate, free
 from ..core.shapes import Binding, Mismatch
 from ..errors import ConfigError, DomainError, FormalError, ShapeError
 from ..guards import limits
 from ..guards.arrays import index_array, real_array
-from ..ops import Apply, Ref
+from ..ops import Ref
 from .algorithm import Loop, Step, numbered, targets
-from .calls import CallOp
+from .lines import finite, flat_lines, layout, ops_of, refs_of, returns_nonfinite
 
-__all__ = ["Run", "execute", "returns_nonfinite", "flat_lines"]
+__all__ = ["Run", "execute", "returns_nonfinite", "flat_lines", "finite", "ops_of"]
 
 
 @dataclass
@@ -74,46 +74,6 @@ class _Context:
         return f"{self.algorithm.label}, line {self.line}"
 
 
-def _ops(node):
-    """Every op of an expression tree."""
-    if isinstance(node, Apply):
-        yield node.op
-        for arg in node.args:
-            yield from _ops(arg)
-
-
-def _refs(node):
-    """The names an expression reads."""
-    if isinstance(node, Ref):
-        yield node.name
-    elif isinstance(node, Apply):
-        for arg in node.args:
-            yield from _refs(arg)
-
-
-def flat_lines(lines):
-    """Every assignment of ``lines``, loop bodies included, in order."""
-    for line in lines:
-        if isinstance(line, Loop):
-            yield from flat_lines(line.body)
-        elif not isinstance(line, Step):
-            yield line
-
-
-@functools.lru_cache(maxsize=None)
-def returns_nonfinite(algorithm) -> bool:
-    """Whether ``algorithm`` may return NaN by design (a softmax under ``empty="nan"``, in it or a callee)."""
-    return any(op.nonfinite == "output" for line in flat_lines(algorithm.lines) for op in _ops(line.expr))
-
-
-def _finite(value) -> bool:
-    """Whether a line's value (an array or a tuple of them) holds no NaN or ∞ (integers always do)."""
-    if isinstance(value, tuple):
-        return all(_finite(v) for v in value)
-    array = np.asarray(value)
-    return array.dtype.kind != "f" or bool(np.isfinite(array).all())
-
-
 def _rng(algorithm, arguments: dict):
     """The generator of a random algorithm, from its ``seed`` argument (an int, a Generator, or None for
     fresh entropy)."""
@@ -127,8 +87,7 @@ def _rng(algorithm, arguments: dict):
 
 
 def _split(algorithm, arguments: dict):
-    names = {s.name for s in algorithm.signature}
-    sizes = {str(s): s for s in algorithm.symbols}
+    names, sizes = layout(algorithm).names, layout(algorithm).sizes
     unknown = [k for k in arguments if k not in names and k not in sizes]
     if unknown:
         accepted = ", ".join([s.name for s in algorithm.signature] + list(sizes))
@@ -149,15 +108,6 @@ def _split(algorithm, arguments: dict):
     return given, values
 
 
-@functools.lru_cache(maxsize=None)
-def _compiled(expr):
-    """``(symbols, f)``: ``f(*values)`` evaluates the size expression ``expr`` fast (a line's memory is
-    estimated on every execution)."""
-    import sympy as sp
-    symbols = tuple(sorted(expr.free_symbols, key=str))
-    return symbols, sp.lambdify(symbols, expr, modules="math")
-
-
 def _sizes(values) -> str:
     return ", ".join(f"{k} = {v:,}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
 
@@ -167,9 +117,13 @@ def _shape_str(shape):
 
 
 class _Executor:
-    def __init__(self, algorithm, arguments, observe=None):
+    """One execution.  ``track``: follow which line first made a NaN or ∞ (a check of every line's values);
+    an untracked run that ends non-finite is run again tracked, from the same random state (:func:`execute`)."""
+
+    def __init__(self, algorithm, arguments, observe=None, *, track=True, rng=None):
         self.algorithm, self.observe, arguments = algorithm, observe, dict(arguments)
-        rng = _rng(algorithm, arguments)
+        self.layout, self.track = layout(algorithm), track
+        rng = _rng(algorithm, arguments) if rng is None else rng
         given, raw = _split(algorithm, arguments)
         self.binding = Binding(given)
         self.ctx = _Context(algorithm, self.binding, rng)
@@ -178,8 +132,9 @@ class _Executor:
         self.unchecked: dict = {}
         self.consumed: list = []
         self.first_nonfinite = None   # (line, name): the first value that became NaN or ∞ not by design
+        self.pending = list(self.layout.constraints)   # the size constraints not yet checked
         self._bind_inputs(raw)
-        self.unchecked = {p.name: raw[p.name] for p in algorithm.params}
+        self.unchecked = {name: raw[name] for name in self.layout.params}
         self._check_constraints()
 
     def _mismatch(self, m: Mismatch, line):
@@ -252,10 +207,14 @@ class _Executor:
                 raise self._mismatch(told if m.undetermined else m, "signature") from None
 
     def _check_constraints(self):
-        for c in self.algorithm.size_constraints:
-            if all(s in self.binding.values for s in c.symbols):
-                if not c.holds(self.binding.values):
-                    raise ConfigError(f"{self.algorithm.label}: {c.explain(self.binding.values)}")
+        """Check each size constraint once, as soon as its sizes are bound (bound sizes never change)."""
+        values, waiting = self.binding.values, []
+        for c, symbols in self.pending:
+            if not symbols <= values.keys():
+                waiting.append((c, symbols))
+            elif not c.holds(values):
+                raise ConfigError(f"{self.algorithm.label}: {c.explain(values)}")
+        self.pending = waiting
 
     def _read(self, name, line):
         if name in self.unchecked:
@@ -285,26 +244,24 @@ class _Executor:
             if isinstance(line, Loop):
                 self._loop(line, numbers, records)
                 continue
-            self._estimate(line, records[number - 1])
+            if not self.layout.line_calls[id(line)]:   # a call's lines are estimated when the callee runs
+                self._estimate(line, records[number - 1])
             value = self.evaluate(line.expr, number)
             self.ctx.line = number
-            names = targets(line)
+            names = self.layout.line_targets[id(line)]
             values = value if len(names) > 1 else (value,)
             shapes = records[number - 1].shape
             for name, v, shape in zip(names, values, shapes if len(names) > 1 else (shapes,)):
                 self._check_result(number, name, shape, v)
                 self.values[name] = v
-            if self.first_nonfinite is None and not _finite(value) and self._created_nonfinite(line):
+            if self.track and self.first_nonfinite is None and not finite(value) and self._created_nonfinite(line):
                 self.first_nonfinite = (number, ", ".join(names))
 
     def _estimate(self, line, record):
         """Refuse a line whose new arrays (its derived memory, 8 bytes a scalar) exceed the memory limit
-        (:mod:`formal.guards.limits`) before it runs; a call's lines are estimated when the callee runs."""
-        if any(isinstance(op, CallOp) for op in _ops(line.expr)):
-            return
-        symbols, scalars = _compiled(record.work.memory)
+        (:mod:`formal.guards.limits`) before it runs."""
         try:
-            nbytes = 8 * int(scalars(*(self.binding.values[s] for s in symbols)))
+            nbytes = 8 * int(approximate(record.work.memory, self.binding.values))
         except KeyError:  # a size known only after the line runs (a data-dependent length)
             return
         if nbytes > limits.max_memory():
@@ -314,8 +271,8 @@ class _Executor:
     def _require(self, expr, line):
         """Bind the symbols of ``expr`` by checking the parameters that carry them (a loop's trip count)."""
         for name in list(self.unchecked):
-            if not self.binding.is_bound(expr) and expr.free_symbols & set().union(
-                    *(d.free_symbols for d in self.algorithm.spec(name).shape)):
+            if not self.binding.is_bound(expr) and free(expr) & set().union(
+                    *(free(d) for d in self.algorithm.spec(name).shape)):
                 self._read(name, line)
 
     def _loop(self, line, numbers, records):
@@ -355,15 +312,15 @@ class _Executor:
     def _created_nonfinite(self, line) -> bool:
         """Whether a line whose value is not finite made it from finite values, and not by design (the mask's
         −∞, a NaN a callee returns under ``empty="nan"``): then float64 overflowed there."""
-        if any(op.nonfinite for op in _ops(line.expr)):
+        if any(op.nonfinite for op in ops_of(line.expr)):
             return False
-        return all(_finite(self.values[name]) for name in _refs(line.expr) if name in self.values)
+        return all(finite(self.values[name]) for name in refs_of(line.expr) if name in self.values)
 
     def _check_finite(self, output):
         """Never a wrong number silently: a NaN or ∞ in the output that began on a line whose values were all
         finite, not by design, is a float64 overflow (or an ∞ − ∞ after one); name the line it began on.
         A NaN passed in (an input or parameter holding one) passes through as numpy would."""
-        if self.first_nonfinite is None or _finite(output):
+        if self.first_nonfinite is None or finite(output):
             return
         line, name = self.first_nonfinite
         largest = max((float(np.max(np.abs(v))) for k, v in self.values.items()
@@ -394,6 +351,21 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
     numpy's floating-point warnings are silenced: a NaN or ∞ that reaches the output from finite inputs, not
     by design, is a :class:`~formal.errors.DomainError` naming the line it began on instead.  ``observe(op, ctx,
     args, value)`` is called after each op of the lines (a callee's run as its own algorithm) runs, in its context.
+
+    Which line began a NaN is followed from the start only where the output may hold one by design
+    (``empty="nan"``); elsewhere a run that ends non-finite — an overflow about to be reported, or a NaN passed
+    in — is run again, from the same random state, checking every line's values, and most runs, ending finite,
+    skip that check.
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _Executor(algorithm, arguments, observe).run()
+        if observe is not None or returns_nonfinite(algorithm):   # one run, every line's values checked
+            return _Executor(algorithm, arguments, observe).run()
+        arguments = dict(arguments)
+        rng = _rng(algorithm, arguments)
+        state = None if rng is None else rng.bit_generator.state
+        run = _Executor(algorithm, arguments, track=False, rng=rng).run()
+        if finite(run.output):
+            return run
+        if rng is not None:
+            rng.bit_generator.state = state
+        return _Executor(algorithm, arguments, rng=rng).run()

@@ -5,11 +5,12 @@ unification: a product of ``d_attn×d_x`` by ``d_z×ℓ_z`` is an error unless `
 symbol), its cost under every FLOP convention, its numpy semantics, and its rendering.  An algorithm line
 is a tree of :class:`Apply` nodes over :class:`Ref` leaves, so adding an op never touches the algorithms.
 
-Arrays follow the paper's layout: one column per token.  Reductions and softmax run over axis 0.
+Arrays follow the paper's layout: one column per token.  Reductions and softmax run over axis 0.  An op
+that can compute every column of a column call at once says how (:meth:`Op.columns`).
 """
 
 from .activations import ACTIVATIONS, Activation
-from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, Op, Ref, Rendered, as_node
+from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, NotColumnar, Op, Ref, Rendered, as_node
 from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Standardize, Sub
 from .images import PATCH_ORDERS, GridColumns, Patchify
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
@@ -46,7 +47,8 @@ from .windows import (
     window_regions,
 )
 
-__all__ = ["Node", "Ref", "Apply", "Op", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES", "check_empty_policy",
+__all__ = ["Node", "Ref", "Apply", "Op", "NotColumnar", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES",
+           "check_empty_policy",
            "empty_neighbourhood", "SINUSOIDS", "matmul", "matmul_t", "weighted_sum", "add", "add_bias",
            "add_constant", "sub", "mul", "div", "square", "sqrt", "standardize", "div_sqrt", "mean", "softmax",
            "mask_fill", "gather", "pick", "stack_rows", "sinusoid", "MatMul", "WeightedSum", "Transposed", "AddBias",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import sympy as sp
 
 from ..core.shapes import Mismatch, numel
@@ -49,6 +50,16 @@ class Rendered:
         return rf"\left({self.text}\right)" if latex else f"({self.text})"
 
 
+class NotColumnar(Exception):
+    """An op cannot compute every column of a column call at once: they run one by one."""
+
+
+def widened(values, batched) -> list:
+    """``values`` ready for an elementwise numpy function over columns: each array *not* batched gets a last
+    axis of length 1, so that it broadcasts over the batched ones' column axis as it did over one column."""
+    return [v if b or np.ndim(v) == 0 else np.asarray(v)[..., None] for v, b in zip(values, batched)]
+
+
 class Op:
     """A primitive operation (see the module docstring)."""
 
@@ -77,6 +88,13 @@ class Op:
 
     def numpy(self, ctx, *values):
         raise NotImplementedError
+
+    def columns(self, ctx, values, batched):
+        """Every column of a column call at once (:mod:`formal.engine.columns`): ``values`` as :meth:`numpy`
+        takes them, those flagged in ``batched`` with one more, last, axis (the columns).  Returns what
+        :meth:`numpy` would return for each column, stacked on a last axis; raises :class:`NotColumnar`
+        where it cannot (an op that does not override it never can: the columns then run one by one)."""
+        raise NotColumnar(self.name)
 
     meaning = None  # the symbolic face, meaning(ctx, *values) (formal.engine.meaning); None where there is none
 

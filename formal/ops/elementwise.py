@@ -11,7 +11,7 @@ from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
 from ..costs.cost import CONVENTIONS, Work
 from ..errors import DomainError
-from .base import ATOM, POSTFIX, PRODUCT, SUM, Op
+from .base import ATOM, POSTFIX, PRODUCT, SUM, Op, widened
 
 
 class Elementwise(Op):
@@ -37,6 +37,9 @@ class Elementwise(Op):
 
     def numpy(self, ctx, a, b):
         return self.ufunc(a, b)
+
+    def columns(self, ctx, values, batched):
+        return self.numpy(ctx, *widened(values, batched))
 
     def meaning(self, ctx, a, b):
         from ..core.symbolic import ELEMENTWISE, broadcast
@@ -122,6 +125,9 @@ class Square(Op):
     def numpy(self, ctx, a):
         return np.square(a)
 
+    def columns(self, ctx, values, batched):
+        return self.numpy(ctx, *values)
+
     def meaning(self, ctx, a):
         return a.map(lambda x: x**2)
 
@@ -198,6 +204,10 @@ class Standardize(Op):
         with np.errstate(divide="ignore", invalid="ignore"):
             quick = c / np.sqrt(np.where(fine, v, 1.0) + self.eps)
         return np.where(fine, quick, safe)
+
+    def columns(self, ctx, values, batched):
+        """Every step reduces or broadcasts over axis 0 of ``c`` and per entry of ``v`` (one per column)."""
+        return self.numpy(ctx, *widened(values, batched))
 
     def meaning(self, ctx, c, v):
         """``c / √(v + ε)``, v broadcast against c as numpy does (one value per column)."""

@@ -9,7 +9,7 @@ import numpy as np
 from ..core.shapes import Mismatch, numel
 from ..core.symbols import latex as sym_latex, text as sym_text
 from ..errors import DomainError
-from .base import POSTFIX, Op, rank
+from .base import POSTFIX, NotColumnar, Op, rank
 
 
 class Gather(Op):
@@ -38,6 +38,11 @@ class Gather(Op):
             found = v.item() if v.ndim == 0 else v[bad].tolist()
             raise DomainError(f"{ctx.where()}: {self.what} = {found} is outside [0, {w.shape[1]})")
         return w[:, v]
+
+    def columns(self, ctx, values, batched):
+        if batched[0]:
+            raise NotColumnar(self.name)
+        return self.numpy(ctx, *values)     # the ids' column axis becomes the result's last
 
     def text(self, args):
         return f"{args[0].at(POSTFIX)}[:, {args[1].text}]"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.shapes import Mismatch, numel, same_dim
-from .base import POSTFIX, PRODUCT, SUM, Op, rank
+from .base import POSTFIX, PRODUCT, SUM, NotColumnar, Op, rank
 
 #: What a product computes, which decides how the kaplan and chinchilla conventions count it.
 ROLES = {
@@ -48,6 +50,11 @@ class MatMul(Op):
 
     def numpy(self, ctx, a, b):
         return (a.T if self.transpose_a else a) @ b
+
+    def columns(self, ctx, values, batched):
+        if batched[0] or np.ndim(values[1]) != 2:   # a batched vector b is a matrix of columns; nothing else
+            raise NotColumnar(self.name)
+        return self.numpy(ctx, *values)
 
     def meaning(self, ctx, a, b):
         """``Σ_k A[i, k] B[k, j]`` (``A[k, i]`` under ``transpose_a``) over the inner size."""

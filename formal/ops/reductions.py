@@ -30,6 +30,9 @@ class Mean(Op):
     def numpy(self, ctx, a):
         return np.sum(a, axis=0) / a.shape[0]
 
+    def columns(self, ctx, values, batched):
+        return self.numpy(ctx, *values)     # over axis 0, which a batched value's column axis is not
+
     def meaning(self, ctx, a):
         """``Σ_k a[k, …] / size``, the sum over axis 0's (symbolic) length."""
         from ..core.symbolic import AXES, Value, fresh, total
@@ -116,6 +119,9 @@ class Softmax(Op):
         if self.empty == "uniform":
             return np.where(empty, 1.0 / s.shape[0], p)
         return np.where(empty, np.nan, p) if self.empty == "nan" else p
+
+    def columns(self, ctx, values, batched):
+        return self.numpy(ctx, *values)     # every step is over axis 0, kept per column
 
     def meaning(self, ctx, s):
         """``exp(s[i, j]) / Σ_k exp(s[k, j])``: each column normalised over axis 0 (finite scores; the maximum

@@ -1,0 +1,152 @@
+"""Every column of a column call in one execution.
+
+``∀t: X̃[:, t] ← layer_norm(X[:, t] | γ, β)`` *means* one run of the callee per column (:class:`~.calls.
+ColumnCallOp` runs them so, and that stays the definition).  A stack of L layers over ℓ tokens runs its
+layer norms 2Lℓ times, each a few microseconds of numpy under far more of bookkeeping; so where every op of
+the callee says how it computes all columns at once (:meth:`formal.ops.Op.columns`: the column axis rides
+last, through reductions over axis 0, products ``W x`` and lookups ``W[:, v]``), the callee runs once over
+all columns instead, with the same shape checks per column, the same memory guard (for all columns), and the
+same parameters read.
+
+The two paths agree to rounding (a sum over axis 0 of a matrix adds in another order than a sum of one
+column); ``tests/formal/test_columns.py`` checks that they do, for every algorithm that makes column calls.
+Where anything is not as expected — an error, a NaN or ∞ in the result, an op that cannot take these
+columns — the columns run one by one, so that every error and every value outside the finite case is the
+definition's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+
+import numpy as np
+
+from ..core.numeric import approximate
+from ..errors import FormalError, ShapeError
+from ..guards import limits
+from ..ops import Apply, NotColumnar, Op, Ref
+from .algorithm import Loop, Step
+from .execution import _Executor
+from .lines import finite, flat_lines, ops_of
+
+__all__ = ["columnar", "all_columns", "one_by_one"]
+
+_ONE_BY_ONE = contextvars.ContextVar("formal_columns_one_by_one", default=False)
+
+
+@contextlib.contextmanager
+def one_by_one():
+    """Within the block, every column call runs its columns one by one, as defined (tests and benchmarks
+    compare the two paths)."""
+    token = _ONE_BY_ONE.set(True)
+    try:
+        yield
+    finally:
+        _ONE_BY_ONE.reset(token)
+
+
+def _declares_columns(op) -> bool:
+    """Whether ``op`` says how it computes all columns, in the same class that defines its numpy semantics (a
+    subclass that changes :meth:`~formal.ops.Op.numpy` must say so again)."""
+    def owner(name):
+        return next(c for c in type(op).__mro__ if name in vars(c))
+    return owner("columns") is not Op and owner("columns") is owner("numpy")
+
+
+@functools.lru_cache(maxsize=None)
+def columnar(algorithm) -> bool:
+    """Whether ``algorithm`` can run every column at once: straight-line lines (no loop, no call, no random
+    draw), one output, and every op declaring :meth:`~formal.ops.Op.columns`."""
+    if algorithm.random or len(algorithm.outputs) != 1:
+        return False
+    if any(isinstance(line, Loop) for line in algorithm.lines):
+        return False
+    return all(_declares_columns(op) for line in flat_lines(algorithm.lines) for op in ops_of(line.expr))
+
+
+def all_columns(callee, arguments: dict, columns: set, n: int):
+    """The callee's output for every column at once (its last axis), or None where the columns must run one by
+    one: ``arguments`` as the callee takes them, those named in ``columns`` with a last axis of ``n`` columns."""
+    if _ONE_BY_ONE.get() or n < 1 or not columnar(callee):
+        return None
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            output = _Columns(callee, arguments, columns, n).run()
+    except (FormalError, NotColumnar):   # the definition's error, raised where it is raised
+        return None
+    return output if finite(output) else None
+
+
+class _Columns(_Executor):
+    """One execution of a columnar algorithm over ``n`` columns: values named in ``batched`` carry them last."""
+
+    def __init__(self, algorithm, arguments, columns: set, n: int):
+        self.n, self.batched = n, set(columns)
+        super().__init__(algorithm, arguments, track=False)
+
+    def _bind(self, spec, array, line):
+        super()._bind(spec, self._column(spec.name, array), line)
+
+    def _column(self, name, array):
+        """What one column of ``array`` looks like (its shape is what is checked)."""
+        if name not in self.batched:
+            return array
+        if np.ndim(array) == 0 or np.shape(array)[-1] != self.n:
+            raise NotColumnar(name)
+        return array[..., 0]
+
+    def _bind_inputs(self, raw):
+        for spec in self.algorithm.inputs:
+            if spec.kind == "mask":
+                raise NotColumnar(spec.name)
+        shown = {name: self._column(name, value) if name in raw and name in self.batched else value
+                 for name, value in raw.items()}
+        super()._bind_inputs(shown)
+        for name in self.batched:
+            self.values[name] = np.asanyarray(raw[name])   # a subclass (a counting array) stays one
+
+    def _apply(self, node, line):
+        if isinstance(node, Ref):
+            return self._read(node.name, line), node.name in self.batched
+        pairs = [self._apply(a, line) for a in node.args]
+        values, batched = [v for v, _ in pairs], [b for _, b in pairs]
+        if not any(batched):
+            return node.op.numpy(self.ctx, *values), False
+        return node.op.columns(self.ctx, values, batched), True
+
+    def run(self):
+        records = self.algorithm.derivation.records
+        for number, line in enumerate(self.algorithm.lines, start=1):
+            self.ctx.line = number
+            if isinstance(line, Step):
+                continue
+            record = records[number - 1]
+            self._estimate_all(line, record)
+            value, batched = self._apply(line.expr, number) if isinstance(line.expr, Apply) else \
+                (self._read(line.expr.name, number), line.expr.name in self.batched)
+            (name,) = self.layout.line_targets[id(line)]
+            if batched:
+                if np.ndim(value) == 0 or np.shape(value)[-1] != self.n:
+                    raise ShapeError(algorithm=self.algorithm.label, line=number, symbol=f"columns of {name}",
+                                     expected=self.n, got=np.shape(value),
+                                     detail="an op's columns lost the column axis")
+                self.batched.add(name)
+            self._check_result(number, name, record.shape, value[..., 0] if batched else value)
+            self.values[name] = value
+        for name in list(self.unchecked):
+            self._read(name, "signature")
+        output = self.values[self.algorithm.output.name]
+        if self.algorithm.output.name not in self.batched:   # the same for every column
+            output = np.repeat(np.asanyarray(output)[..., None], self.n, axis=-1)
+        return output
+
+    def _estimate_all(self, line, record):
+        """The memory guard, for the line's arrays over all columns."""
+        try:
+            nbytes = 8 * self.n * int(approximate(record.work.memory, self.binding.values))
+        except KeyError:
+            return
+        if nbytes > limits.max_memory():
+            raise NotColumnar("memory")   # one column at a time may fit: the definition decides
