@@ -113,8 +113,9 @@ def swin_cases(draw):
     return Case(algorithms.get("swin", mlp_ratio=ratio), {"X_img": X, **params}, sizes, tuple(params))
 
 
-#: The examples a property affords per slow algorithm: a whole Swin executes for about a second.
-SWIN_EXAMPLES = {"swin": 4, "swin_stage": 15}
+#: The examples a property affords per slow algorithm: a whole Swin executes in about a tenth of a second (its
+#: windows one by one, each head of each an Attention), a stage in about a hundredth.
+SWIN_EXAMPLES = {"swin": 12, "swin_stage": 45}
 
 SWIN_STRATEGIES = {"window_mhattention": window_mhattention_cases(), "swin_block": swin_block_cases(),
                    "patch_merging": patch_merging_cases(), "swin_stage": swin_stage_cases(), "swin": swin_cases()}

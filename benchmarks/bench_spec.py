@@ -1,0 +1,119 @@
+"""The spec's own numpy execution against independent numpy implementations of the same algorithms, per
+algorithm, printed as a table of ratios.
+
+    python benchmarks/bench_spec.py [--repeats N] [--algorithms NAME ...] [--profile quick|thorough] [--json FILE]
+
+For every algorithm ``conform`` checks, the examples are the profile's (its boundary cases and random examples
+growing to its largest size, every option drawn from its domain: what ``verify`` and ``conform`` run), and the
+control is the correct implementation the mutant catalogue holds for that variant
+(:mod:`reference.checking.mutants`: numpy, the paper's column layout, written as a user would).  Each
+repetition runs the spec on every example, then the control on every example, then the spec again with every
+column call run column by column (:func:`formal.engine.columns.one_by_one`, the definition), so the three are
+measured side by side; the figures are the minimum CPU time over the repetitions (the least disturbed by
+other work on a shared machine) and the ratio spec / control.  The spec checks every argument's shape, every
+line's result shape, the memory guard and NaN's origin, which the control does not: its floor per call is the
+price of those checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def _cases(name, profile):
+    """``(algorithm, spec arguments, control, control arguments)`` per example the spec defines."""
+    from formal.errors import FormalError
+    from reference.checking.conform import normalise
+    from reference.checking.examples import PROFILES, examples
+    from reference.checking.mutants import IMPLEMENTATIONS
+    from reference.checking.targets import Target
+
+    settings = PROFILES[profile]
+    cases = []
+    for example in examples(name, settings.examples, seed=0, max_size=settings.max_size):
+        arguments = normalise(example)
+        control = IMPLEMENTATIONS[name].factory(**example.algorithm.options)
+        try:
+            example.algorithm(**arguments)
+        except FormalError:      # undefined there: conform skips it too
+            continue
+        called = Target(control, name, example.algorithm).arguments(arguments)   # as conform calls it
+        cases.append((example.algorithm, arguments, control, called))
+    return cases
+
+
+def _cpu(run) -> float:
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
+def measure(name, *, repeats=5, profile="quick") -> dict:
+    """The minimum CPU seconds of the spec, the control and the spec column by column over ``repeats``."""
+    from formal.engine.columns import one_by_one
+
+    cases = _cases(name, profile)
+
+    def spec():
+        for algorithm, arguments, _, _ in cases:
+            algorithm(**arguments)
+
+    def control():
+        for _, _, function, arguments in cases:
+            function(**arguments)
+
+    def definition():
+        with one_by_one():
+            spec()
+
+    spec(), control()   # warm: the derivations, the compiled size expressions
+    times = {"spec": [], "control": [], "one_by_one": []}
+    for _ in range(repeats):
+        for key, run in (("spec", spec), ("control", control), ("one_by_one", definition)):
+            times[key].append(_cpu(run))
+    best = {key: min(values) for key, values in times.items()}
+    return {"algorithm": name, "examples": len(cases), **{f"{k}_ms": 1e3 * v for k, v in best.items()},
+            "ratio": best["spec"] / best["control"], "ratio_one_by_one": best["one_by_one"] / best["control"]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, metavar="N", help="repetitions per algorithm (default 5)")
+    parser.add_argument("--algorithms", nargs="+", metavar="NAME", help="these algorithms only (default: all)")
+    parser.add_argument("--profile", default="quick", choices=("quick", "thorough"), help="examples (default quick)")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--goal", type=float, default=3.0, metavar="RATIO", help="the ratio aimed at (default 3)")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats {args.repeats} must be at least 1")
+    from reference.checking.examples import EXAMPLE_ALGORITHMS
+    names = args.algorithms or list(EXAMPLE_ALGORITHMS)
+    unknown = [n for n in names if n not in EXAMPLE_ALGORITHMS]
+    if unknown:
+        parser.error(f"unknown algorithm {unknown[0]!r}; known: {', '.join(EXAMPLE_ALGORITHMS)}")
+    print(f"{'algorithm':<24} {'examples':>8} {'spec ms':>9} {'control ms':>10} {'ratio':>6}  "
+          f"{'col. by col. ms':>15} {'ratio':>6}", flush=True)
+    rows = []
+    for name in names:
+        row = measure(name, repeats=args.repeats, profile=args.profile)
+        rows.append(row)
+        print(f"{name:<24} {row['examples']:>8} {row['spec_ms']:>9.1f} {row['control_ms']:>10.1f} "
+              f"{row['ratio']:>6.1f}  {row['one_by_one_ms']:>15.1f} {row['ratio_one_by_one']:>6.1f}", flush=True)
+    within = sum(r["ratio"] <= args.goal for r in rows)
+    total = {k: sum(r[k] for r in rows) for k in ("spec_ms", "control_ms", "one_by_one_ms")}
+    print(f"{within} of {len(rows)} algorithms within {args.goal:g}× their control; all together "
+          f"{total['spec_ms'] / total['control_ms']:.1f}× (column by column: "
+          f"{total['one_by_one_ms'] / total['control_ms']:.1f}×); minimum CPU time of {args.repeats} "
+          f"repetitions, {args.profile} profile, python {sys.version.split()[0]}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump({"profile": args.profile, "repeats": args.repeats, "goal": args.goal, "rows": rows}, out,
+                      indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
