@@ -84,8 +84,14 @@ def run_step(step: Step, env: dict) -> dict:
     a step out of time is killed with every process it started."""
     argv = step.dry_command if step.dry_run else step.command
     start = time.perf_counter()
-    child = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, start_new_session=True)
+    record = {"name": step.name, "purpose": step.purpose, "command": shlex.join(step.command),
+              "dry_run": step.dry_run, "ran": shlex.join(argv), "timeout_s": step.timeout_s}
+    try:
+        child = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        return {**record, "exit_status": None, "seconds": 0.0, "status": "fail",
+                "reason": f"could not start {argv[0]!r}: {exc.strerror}", "result": {}, "tail": ""}
     try:
         output, _ = child.communicate(timeout=step.timeout_s)
         timed_out = False
@@ -95,9 +101,7 @@ def run_step(step: Step, env: dict) -> dict:
         timed_out = True
     seconds = time.perf_counter() - start
     text = output.decode("utf-8", errors="replace")
-    record = {"name": step.name, "purpose": step.purpose, "command": shlex.join(step.command),
-              "dry_run": step.dry_run, "ran": shlex.join(argv), "timeout_s": step.timeout_s,
-              "exit_status": child.returncode, "seconds": round(seconds, 2)}
+    record.update(exit_status=child.returncode, seconds=round(seconds, 2))
     if timed_out:
         status, result, reason = "timeout", {}, f"ran past its {step.timeout_s:g} s limit and was ended"
     else:
