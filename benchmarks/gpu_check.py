@@ -2,7 +2,7 @@
 
     bash benchmarks/gpu_check.sh OUTDIR [--dry-run]
 
-Each step runs in its own process with its own time limit (together within :data:`BUDGET_S`); a step that
+Each step runs in its own process with its own time limit (together within ``BUDGET_S``, 8 minutes); a step that
 fails or runs out of time is recorded as such and the next one runs:
 
 1. ``environment`` — Python, torch and its CUDA, the GPU and its driver, transformers, the package
@@ -12,14 +12,17 @@ fails or runs out of time is recorded as such and the next one runs:
 3. ``verify`` — ``formal-transformers verify --device cuda``: float64, float32 and bfloat16 against the spec, on
    the SDPA and the FlexAttention paths, as checks of one run (its ``--json`` report, summed up per check);
 4. ``gpu tests`` — the tests marked ``gpu`` (``python -m pytest -m gpu tests/reference``), read from JUnit XML;
-5. ``speed vs HF`` — ``benchmarks/bench_reference.py --device cuda``: GPT-2 small through the reference and
+5. ``conform`` — ``formal-transformers conform --device cuda`` of a paged kernel as vLLM's test oracle writes it;
+6. ``speed vs HF`` — ``benchmarks/bench_reference.py --device cuda``: GPT-2 small through the reference and
    through HF transformers on the same GPU, judged against the design's budget.
 
 ``OUTDIR/gpu_check.json`` holds the machine, each step (its command, exit status, wall seconds, parsed result
 and the tail of its output) and the verdict; it is rewritten after each step, so a run cut short leaves what
-it did.  ``--dry-run`` needs no GPU: it runs each step in a form a CPU can (pip's own ``--dry-run``, verify on
-the CPU for one algorithm, the ``gpu`` tests collected and skipped, the benchmark on a tiny GPT-2) and writes
-the same JSON, every step marked ``"dry_run": true`` and its GPU command beside what ran.
+it did.  The package's commands run as ``python -m formal ...`` (``formal-transformers ...`` under the
+interpreter that runs the check, installed or not).  ``--dry-run`` needs no GPU: it runs each step in a form a
+CPU can (pip's own ``--dry-run``, verify on the CPU for one algorithm, the ``gpu`` tests collected and skipped,
+conform on the CPU, the benchmark on a tiny GPT-2) and writes the same JSON, every step marked
+``"dry_run": true`` and its GPU command beside what ran.
 
 Exit status: 0 when every step passed, 1 when one failed or ran out of time, 2 on bad usage.
 """

@@ -18,9 +18,12 @@ from typing import Callable
 PRECISIONS = ("float64", "float32", "bfloat16")
 PATHS = ("sdpa path", "flex path")
 
-#: Each step's time limit in seconds, about 3× to 6× what it took on an H100 (environment and install: a few
-#: seconds; verify 30 s; the gpu tests 39 s; the benchmark's model built on the CPU, then 60 timed passes).
-TIMEOUTS = {"environment": 30, "install": 45, "verify": 180, "gpu tests": 120, "speed vs HF": 90}
+#: Each step's time limit in seconds, about 3× to 5× what it took on an H100 (environment and install: a few
+#: seconds; verify 30 s; the gpu tests 39 s; conform a few seconds; the benchmark's GPT-2 built on the CPU, then
+#: 60 timed passes).
+TIMEOUTS = {"environment": 30, "install": 45, "verify": 150, "gpu tests": 110, "conform": 45, "speed vs HF": 80}
+#: A third party's kernel that conform checks on CUDA: PagedAttention as vLLM's test oracle writes it.
+CONFORMED = ("tests/reference/checking/targets/vllm_paged.py:paged_attention", "paged_attention")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ def plan(work: Path, *, dry_run: bool, python: str, root: Path) -> list:
              "--junitxml", str(junit)]
     bench = [python, "benchmarks/bench_reference.py", "--skip-verify", "--json", str(speed_json)]
     probe = [python, "benchmarks/gpu_environment.py", str(env_json)]
+    conform = [python, "-m", "formal", "conform", CONFORMED[0], "--algorithm", CONFORMED[1], "--examples", "4",
+               "--json"]
 
     def step(name, purpose, command, dry_command, judge):
         return Step(name, purpose, command, dry_command, TIMEOUTS[name], judge, dry_run)
@@ -58,6 +63,8 @@ def plan(work: Path, *, dry_run: bool, python: str, root: Path) -> list:
              verify[:4] + ["--device", "cpu", "--only", "attention", "--jobs", "1"] + verify[4:],
              _judge_verify(verify_json, dry_run)),
         step("gpu tests", "the tests marked gpu", tests, tests, _judge_tests(junit, dry_run)),
+        step("conform", "a paged kernel written as vLLM's test oracle writes it, run with device='cuda'",
+             conform + ["--device", "cuda"], conform + ["--device", "cpu"], _judge_conform),
         step("speed vs HF", "GPT-2 small forward, the reference against HF transformers on the same GPU",
              bench[:2] + ["--device", "cuda", "--repeats", "20", "--seq-len", "1024"] + bench[2:],
              bench[:2] + ["--device", "cpu", "--repeats", "1", "--seq-len", "8", "--tiny"] + bench[2:],
@@ -148,6 +155,22 @@ def _judge_verify(path, dry_run):
             return "fail", result, f"no {', '.join(absent)} check ran"
         return "pass", result, None
     return judge
+
+
+def _judge_conform(status, output, env):
+    """conform's JSON report (on stdout, after anything torch may have warned) read into its verdict."""
+    lines = output.splitlines()
+    if "{" not in lines:
+        return "fail", {}, f"no JSON report in the output (exit status {status})"
+    try:
+        report = json.loads("\n".join(lines[lines.index("{"):]))
+    except ValueError:
+        return "fail", {}, f"conform's JSON report is cut short (exit status {status})"
+    result = {"verdict": report["verdict"], "examples": report["examples"], "boundary": report["boundary"],
+              "properties": {c["property"]: c["verdict"] for c in report["checks"]}, "failure": report["failure"]}
+    if status != 0 or report["verdict"] != "pass":
+        return "fail", result, f"conform's verdict: {report['verdict']} (exit status {status})"
+    return "pass", result, None
 
 
 def _judge_tests(path, dry_run):
