@@ -105,6 +105,11 @@ def test_bad_usage_is_one_line_and_exit_2(tmp_path, args, says):
     assert not (tmp_path / "out").exists()
 
 
+def test_the_steps_fit_in_eight_minutes(bench):
+    gpu_check, steps = bench
+    assert sum(steps.TIMEOUTS.values()) <= gpu_check.BUDGET_S <= EIGHT_MINUTES
+
+
 def test_a_relative_outdir_is_the_callers(tmp_path, bench):
     """OUTDIR is read from where the script is called, not from the repository (the script does not cd)."""
     gpu_check, _ = bench
@@ -190,3 +195,13 @@ def test_without_pip_the_tree_runs_with_its_entry_points(bench, tmp_path):
              "print(' '.join(sorted(e.name for e in entry_points(group='formal_transformers.commands'))))")
     done = subprocess.run([sys.executable, "-S", "-c", probe, site], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["conform", "prove", "verify"], done.stderr
+
+
+def test_the_readme_states_the_scripts_limits(bench):
+    """The README's paragraph on the script names its steps' time limit and the speed budget it judges by."""
+    import bench_reference
+    _, steps = bench
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "bash benchmarks/gpu_check.sh gpu-results --dry-run" in readme
+    assert f"({sum(steps.TIMEOUTS.values())} s together;" in readme
+    assert f"within {bench_reference.HF_BUDGET}× of HF's time" in readme
