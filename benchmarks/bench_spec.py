@@ -7,12 +7,19 @@ For every algorithm ``conform`` checks, the examples are the profile's (its boun
 growing to its largest size, every option drawn from its domain: what ``verify`` and ``conform`` run), and the
 control is the correct implementation the mutant catalogue holds for that variant
 (:mod:`reference.checking.mutants`: numpy, the paper's column layout, written as a user would).  Each
-repetition runs the spec on every example, then the control on every example, then the spec again with every
-column call run column by column (:func:`formal.engine.columns.one_by_one`, the definition), so the three are
-measured side by side; the figures are the minimum CPU time over the repetitions (the least disturbed by
-other work on a shared machine) and the ratio spec / control.  The spec checks every argument's shape, every
-line's result shape, the memory guard and NaN's origin, which the control does not: its floor per call is the
-price of those checks.
+repetition runs, side by side:
+
+- ``spec``: the spec on every example, as a program calling it again on the same shapes meets it (a run on the
+  shapes of an earlier one replays that one's checked tape, :mod:`formal.engine.tape`);
+- ``control``: the control on every example;
+- ``first``: the spec's first runs (every tape forgotten first: each example checked in full, what repeats
+  inside it — windows, heads, layers — replayed): what ``verify`` and ``conform`` meet;
+- ``plain``: the spec with no tape (:func:`formal.engine.tape.untaped`) and every column call column by column
+  (:func:`formal.engine.columns.one_by_one`): the definition, executed as before either existed.
+
+The figures are the minimum CPU time over the repetitions (the least disturbed by other work on a shared
+machine) and each ratio to the control.  The spec checks every argument's shape, every line's result shape,
+the memory guard and NaN's origin, which the control does not: its floor per call is the price of those checks.
 """
 
 from __future__ import annotations
@@ -52,8 +59,11 @@ def _cpu(run) -> float:
 
 
 def measure(name, *, repeats=5, profile="quick") -> dict:
-    """The minimum CPU seconds of the spec, the control and the spec column by column over ``repeats``."""
+    """The minimum CPU seconds over ``repeats`` of the spec (its runs replayed), the control, the spec's first
+    runs (every tape forgotten: each example checked in full, what repeats inside it replayed) and the spec
+    with neither tapes nor columns at once (the definition, as executed before either)."""
     from formal.engine.columns import one_by_one
+    from formal.engine.tape import forget, untaped
 
     cases = _cases(name, profile)
 
@@ -65,18 +75,23 @@ def measure(name, *, repeats=5, profile="quick") -> dict:
         for _, _, function, arguments in cases:
             function(**arguments)
 
+    def first():
+        forget()
+        spec()
+
     def definition():
-        with one_by_one():
+        with one_by_one(), untaped():
             spec()
 
     spec(), control()   # warm: the derivations, the compiled size expressions
-    times = {"spec": [], "control": [], "one_by_one": []}
+    times = {"spec": [], "control": [], "first": [], "one_by_one": []}
     for _ in range(repeats):
-        for key, run in (("spec", spec), ("control", control), ("one_by_one", definition)):
+        for key, run in (("spec", spec), ("control", control), ("first", first), ("one_by_one", definition)):
             times[key].append(_cpu(run))
     best = {key: min(values) for key, values in times.items()}
     return {"algorithm": name, "examples": len(cases), **{f"{k}_ms": 1e3 * v for k, v in best.items()},
-            "ratio": best["spec"] / best["control"], "ratio_one_by_one": best["one_by_one"] / best["control"]}
+            "ratio": best["spec"] / best["control"], "ratio_first": best["first"] / best["control"],
+            "ratio_one_by_one": best["one_by_one"] / best["control"]}
 
 
 def main(argv=None) -> int:
@@ -94,20 +109,21 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in EXAMPLE_ALGORITHMS]
     if unknown:
         parser.error(f"unknown algorithm {unknown[0]!r}; known: {', '.join(EXAMPLE_ALGORITHMS)}")
-    print(f"{'algorithm':<24} {'examples':>8} {'spec ms':>9} {'control ms':>10} {'ratio':>6}  "
-          f"{'col. by col. ms':>15} {'ratio':>6}", flush=True)
+    print(f"{'algorithm':<24} {'examples':>8} {'control ms':>10} {'spec ms':>8} {'ratio':>6}  {'first ms':>8} "
+          f"{'ratio':>6}  {'plain ms':>8} {'ratio':>6}", flush=True)
     rows = []
     for name in names:
         row = measure(name, repeats=args.repeats, profile=args.profile)
         rows.append(row)
-        print(f"{name:<24} {row['examples']:>8} {row['spec_ms']:>9.1f} {row['control_ms']:>10.1f} "
-              f"{row['ratio']:>6.1f}  {row['one_by_one_ms']:>15.1f} {row['ratio_one_by_one']:>6.1f}", flush=True)
+        print(f"{name:<24} {row['examples']:>8} {row['control_ms']:>10.1f} {row['spec_ms']:>8.1f} {row['ratio']:>6.1f}"
+              f"  {row['first_ms']:>8.1f} {row['ratio_first']:>6.1f}  {row['one_by_one_ms']:>8.1f} "
+              f"{row['ratio_one_by_one']:>6.1f}", flush=True)
     within = sum(r["ratio"] <= args.goal for r in rows)
-    total = {k: sum(r[k] for r in rows) for k in ("spec_ms", "control_ms", "one_by_one_ms")}
-    print(f"{within} of {len(rows)} algorithms within {args.goal:g}× their control; all together "
-          f"{total['spec_ms'] / total['control_ms']:.1f}× (column by column: "
-          f"{total['one_by_one_ms'] / total['control_ms']:.1f}×); minimum CPU time of {args.repeats} "
-          f"repetitions, {args.profile} profile, python {sys.version.split()[0]}")
+    total = {k: sum(r[k] for r in rows) for k in ("spec_ms", "control_ms", "first_ms", "one_by_one_ms")}
+    print(f"{within} of {len(rows)} algorithms within {args.goal:g}× their control (replayed runs); all together "
+          f"{total['spec_ms'] / total['control_ms']:.1f}× replayed, {total['first_ms'] / total['control_ms']:.1f}× "
+          f"first runs, {total['one_by_one_ms'] / total['control_ms']:.1f}× plain; minimum CPU time of "
+          f"{args.repeats} repetitions, {args.profile} profile, python {sys.version.split()[0]}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump({"profile": args.profile, "repeats": args.repeats, "goal": args.goal, "rows": rows}, out,

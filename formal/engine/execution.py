@@ -26,8 +26,9 @@ from ..errors import ConfigError, DomainError, FormalError, ShapeError
 from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Ref
+from . import tape
 from .algorithm import Loop, Step, numbered, targets
-from .lines import finite, flat_lines, layout, ops_of, refs_of, returns_nonfinite
+from .lines import finite, flat_lines, layout, ops_of, random_generator, refs_of, returns_nonfinite, split_arguments
 
 __all__ = ["Run", "execute", "returns_nonfinite", "flat_lines", "finite", "ops_of"]
 
@@ -64,7 +65,8 @@ class _Context:
     def evaluate(self, expr) -> int:
         if self.require is not None and not self.binding.is_bound(expr):
             self.require(expr, self.line)
-        missing = sorted(str(s) for s in expr.free_symbols if s not in self.binding.values)
+        unbound = () if self.binding.is_bound(expr) else free(expr) - self.binding.values.keys()
+        missing = sorted(map(str, unbound))
         if missing:
             raise ConfigError(f"{self.where()} needs the size {missing[0]}, which no argument determines: "
                               f"pass {missing[0]}=<int>")
@@ -74,57 +76,22 @@ class _Context:
         return f"{self.algorithm.label}, line {self.line}"
 
 
-def _rng(algorithm, arguments: dict):
-    """The generator of a random algorithm, from its ``seed`` argument (an int, a Generator, or None for
-    fresh entropy)."""
-    if not algorithm.random:
-        return None
-    seed = arguments.pop("seed", None)
-    if seed is not None and not isinstance(seed, np.random.Generator) and (
-            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ConfigError(f"seed = {seed!r} must be a non-negative integer or a numpy Generator")
-    return np.random.default_rng(seed)
-
-
-def _split(algorithm, arguments: dict):
-    names, sizes = layout(algorithm).names, layout(algorithm).sizes
-    unknown = [k for k in arguments if k not in names and k not in sizes]
-    if unknown:
-        accepted = ", ".join([s.name for s in algorithm.signature] + list(sizes))
-        raise ConfigError(f"{algorithm.label} got an unexpected argument {unknown[0]!r}; it takes {accepted}")
-    given = {sizes[k]: v for k, v in arguments.items() if k in sizes}
-    values = {k: v for k, v in arguments.items() if k in names}
-    for spec in algorithm.signature:
-        if values.get(spec.name) is None and spec.name in algorithm.defaults:
-            values.pop(spec.name, None)  # Z=None means "the default", Z = X
-        if spec.name not in values:
-            if spec.name in algorithm.defaults:
-                values[spec.name] = values.get(algorithm.defaults[spec.name])
-            elif spec.kind == "mask":
-                values[spec.name] = None  # bidirectional, Mask ≡ 1
-            else:
-                raise ConfigError(f"{algorithm.label} is missing argument {spec.name!r} "
-                                  f"({_shape_str(spec.shape)})")
-    return given, values
-
-
 def _sizes(values) -> str:
     return ", ".join(f"{k} = {v:,}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
-
-
-def _shape_str(shape):
-    return "×".join(map(str, shape)) if shape else "scalar"
 
 
 class _Executor:
     """One execution.  ``track``: follow which line first made a NaN or ∞ (a check of every line's values);
     an untracked run that ends non-finite is run again tracked, from the same random state (:func:`execute`)."""
 
-    def __init__(self, algorithm, arguments, observe=None, *, track=True, rng=None):
+    def __init__(self, algorithm, arguments, observe=None, *, track=True, rng=None, record=False):
         self.algorithm, self.observe, arguments = algorithm, observe, dict(arguments)
         self.layout, self.track = layout(algorithm), track
-        rng = _rng(algorithm, arguments) if rng is None else rng
-        given, raw = _split(algorithm, arguments)
+        self.steps = [] if record else None   # the lines in the order they ran, for a Tape
+        self.indices: dict = {}                # the loop index sizes bound now
+        self.from_data = False                 # whether a line bound a size (a length the data decides)
+        rng = random_generator(algorithm, arguments) if rng is None else rng
+        given, raw = split_arguments(algorithm, arguments)
         self.binding = Binding(given)
         self.ctx = _Context(algorithm, self.binding, rng)
         self.ctx.require = self._require
@@ -246,6 +213,8 @@ class _Executor:
                 continue
             if not self.layout.line_calls[id(line)]:   # a call's lines are estimated when the callee runs
                 self._estimate(line, records[number - 1])
+            if self.steps is not None:
+                self.steps.append(("line", number, line, dict(self.ctx.loop), dict(self.indices)))
             value = self.evaluate(line.expr, number)
             self.ctx.line = number
             names = self.layout.line_targets[id(line)]
@@ -283,27 +252,38 @@ class _Executor:
             next(numbers)
         collected = {pair: [] for pair in line.collected}
         done = 0
+        self.from_data |= line.until is not None
+        self._step("begin", line)
         for i in range(trips):
             self.ctx.loop[line.var] = i
             if line.index is not None:
-                self.binding.values[line.index] = i + 1  # shapes inside the body are stated at `index`
+                self.binding.values[line.index] = self.indices[line.index] = i + 1  # the body's shapes are at it
             self.walk(line.body, count(start), records)
             for name, as_name in collected:
                 collected[name, as_name].append(self.values[name])
+            self._step("collect", line)
             done = i + 1
             if line.until is not None and line.until(self.values, self.ctx):
                 break
+        self._step("end", line)
         self.ctx.loop.pop(line.var, None)
         if line.index is not None:
             self.binding.values.pop(line.index, None)
+            self.indices.pop(line.index, None)
         if line.trips is not None:
             self.binding.set(line.trips, done, f"the loop of line {self.ctx.line}") if done else None
         self.values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(self.values.get(name, ())))
                             for (name, as_name), parts in collected.items()})
 
+    def _step(self, kind, line):
+        if self.steps is not None:
+            self.steps.append((kind, line))
+
     def _check_result(self, number, name, shape, value):
+        bound = len(self.binding.values)
         try:  # a size known only now (a data-dependent length) is bound here; the others are checked
             self.binding.bind(shape, np.shape(value), f"{name} (line {number})", allow_empty=True)
+            self.from_data |= len(self.binding.values) != bound
         except Mismatch as m:
             raise ShapeError(algorithm=self.algorithm.label, line=number, symbol=f"shape of {name}",
                              expected=m.expected, got=np.shape(value),
@@ -361,10 +341,23 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
         if observe is not None or returns_nonfinite(algorithm):   # one run, every line's values checked
             return _Executor(algorithm, arguments, observe).run()
         arguments = dict(arguments)
-        rng = _rng(algorithm, arguments)
+        rng = random_generator(algorithm, arguments)
         state = None if rng is None else rng.bit_generator.state
-        run = _Executor(algorithm, arguments, track=False, rng=rng).run()
+        signature, tapes = tape.key(arguments), layout(algorithm).tapes
+        taped = tape.recall(tapes, signature)
+        if taped is not None:
+            given, raw = split_arguments(algorithm, arguments)
+            replayed = tape.replay(algorithm, raw, taped, _Context(algorithm, Binding(given), rng))
+            if replayed is not None:
+                return Run(output=replayed[0], binding=dict(taped.binding), values=replayed[1],
+                           consumed=taped.consumed)
+            if rng is not None:
+                rng.bit_generator.state = state
+        executor = _Executor(algorithm, arguments, track=False, rng=rng, record=signature is not None)
+        run = executor.run()
         if finite(run.output):
+            if signature is not None and not executor.from_data:
+                tape.remember(tapes, signature, tape.Tape(tuple(executor.steps), run.binding, run.consumed))
             return run
         if rng is not None:
             rng.bit_generator.state = state

@@ -1,7 +1,8 @@
 """What the executor reads off an algorithm's lines, computed once per algorithm object: every assignment
 (loop bodies included), the ops and names of an expression, whether NaN is returned by design, and
 :class:`Layout` (argument names, sizes, constraints, what each line writes and whether it calls another
-algorithm) — a window loop runs the same callee thousands of times, each execution looking these up."""
+algorithm) — a window loop runs the same callee thousands of times, each execution looking these up; and how
+a call's keyword arguments split into sizes, arrays and a random generator."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import functools
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..ops import Apply, Ref
 from .algorithm import Loop, Step, targets
 from .calls import CallOp
 
-__all__ = ["flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout", "layout"]
+__all__ = ["flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout", "layout", "random_generator",
+           "split_arguments", "shape_str"]
 
 
 def ops_of(node):
@@ -69,6 +72,7 @@ class Layout:
         self.inputs = frozenset(s.name for s in algorithm.signature)
         self.line_targets: dict = {}
         self.line_calls: dict = {}
+        self.tapes: dict = {}   # shape signature → the Tape of a checked run (formal.engine.tape)
         for line in flat_lines(algorithm.lines):
             self.line_targets[id(line)] = targets(line)
             self.line_calls[id(line)] = any(isinstance(op, CallOp) for op in ops_of(line.expr))
@@ -80,3 +84,39 @@ def layout(algorithm) -> Layout:
     return Layout(algorithm)
 
 
+def random_generator(algorithm, arguments: dict):
+    """The generator of a random algorithm, from its ``seed`` argument (an int, a Generator, or None for
+    fresh entropy)."""
+    if not algorithm.random:
+        return None
+    seed = arguments.pop("seed", None)
+    if seed is not None and not isinstance(seed, np.random.Generator) and (
+            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ConfigError(f"seed = {seed!r} must be a non-negative integer or a numpy Generator")
+    return np.random.default_rng(seed)
+
+
+def split_arguments(algorithm, arguments: dict):
+    names, sizes = layout(algorithm).names, layout(algorithm).sizes
+    unknown = [k for k in arguments if k not in names and k not in sizes]
+    if unknown:
+        accepted = ", ".join([s.name for s in algorithm.signature] + list(sizes))
+        raise ConfigError(f"{algorithm.label} got an unexpected argument {unknown[0]!r}; it takes {accepted}")
+    given = {sizes[k]: v for k, v in arguments.items() if k in sizes}
+    values = {k: v for k, v in arguments.items() if k in names}
+    for spec in algorithm.signature:
+        if values.get(spec.name) is None and spec.name in algorithm.defaults:
+            values.pop(spec.name, None)  # Z=None means "the default", Z = X
+        if spec.name not in values:
+            if spec.name in algorithm.defaults:
+                values[spec.name] = values.get(algorithm.defaults[spec.name])
+            elif spec.kind == "mask":
+                values[spec.name] = None  # bidirectional, Mask ≡ 1
+            else:
+                raise ConfigError(f"{algorithm.label} is missing argument {spec.name!r} "
+                                  f"({shape_str(spec.shape)})")
+    return given, values
+
+
+def shape_str(shape):
+    return "×".join(map(str, shape)) if shape else "scalar"

@@ -1,0 +1,149 @@
+"""Replaying an execution whose checks are known to pass.
+
+An execution checks, line by line, what depends only on the shapes of its arguments: every size binding,
+every size constraint, every line's result shape against the derived one, the memory guard.  Run again on
+arguments of the same shapes (another window, head or layer of a model; another example of the same sizes),
+those checks give the same answers.  So a first, fully checked run records the order in which its lines ran —
+each with its loop indices — as a :class:`Tape`, and a later run on arguments of the same shapes (and under the
+same memory limit) replays it: the arguments are still read and validated, the lines' numpy semantics still
+run, but the shape bookkeeping is not repeated.
+
+What is not a function of the shapes is not taped: an algorithm whose lines bind a size from data (a length
+the data decides, a loop ``until`` a token), or a run that ends in a NaN, ∞ or error — a replay that meets one
+hands over to a fully checked run, from the same random state, so every error is the checked run's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import masks
+from ..guards import limits
+from ..guards.arrays import index_array, real_array
+from ..ops import Ref
+
+__all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
+
+#: Tapes kept per algorithm object (one per shape signature met): past it they are forgotten and re-recorded.
+MAX_TAPES = 256
+_GENERATION = [0]   # bumped by forget(): tapes recorded before no longer match
+
+
+_UNTAPED = contextvars.ContextVar("formal_untaped", default=False)
+
+
+def forget() -> None:
+    """Forget every tape: the next run of any algorithm is checked in full (benchmarks measure both paths)."""
+    _GENERATION[0] += 1
+
+
+@contextlib.contextmanager
+def untaped():
+    """Within the block every run is checked in full, none recorded or replayed (tests and benchmarks compare)."""
+    token = _UNTAPED.set(True)
+    try:
+        yield
+    finally:
+        _UNTAPED.reset(token)
+
+
+@dataclass(frozen=True)
+class Tape:
+    """A checked run's order of lines: ``steps`` of ``("line", number, line, loop indices, index sizes)``,
+    ``("begin" | "collect" | "end", loop)``; its final ``binding`` and the parameters in order of first use."""
+
+    steps: tuple
+    binding: dict
+    consumed: tuple
+
+
+def _signature(value):
+    if isinstance(value, np.ndarray):
+        return value.shape, value.dtype.kind
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return None if callable(value) else ("?", np.shape(value))
+
+
+def key(arguments: dict):
+    """What a run's checks depend on: every argument's shape and kind (a mask or size given as a value), and the
+    memory limit; None where an argument cannot be described so (a ragged list, a mask function), or within
+    :func:`untaped`."""
+    if _UNTAPED.get():
+        return None
+    try:
+        parts = tuple((name, _signature(arguments[name])) for name in sorted(arguments))
+    except (ValueError, TypeError):
+        return None
+    if any(part is None and arguments[name] is not None for name, part in parts):
+        return None
+    return parts, limits.max_memory(), _GENERATION[0]
+
+
+def remember(tapes: dict, signature, tape: Tape) -> None:
+    if len(tapes) >= MAX_TAPES:
+        tapes.clear()
+    tapes[signature] = tape
+
+
+def recall(tapes: dict, signature):
+    return None if signature is None else tapes.get(signature)
+
+
+def _inputs(algorithm, raw: dict, binding) -> dict:
+    """The arguments as a checked run reads them: arrays validated, masks resolved, parameters as float64."""
+    values = {}
+    for spec in algorithm.inputs:
+        if spec.kind == "mask":
+            ell_z, ell_x = (binding.evaluate(d) for d in spec.shape)
+            values[spec.name] = masks.resolve(raw[spec.name], ell_z, ell_x)
+        else:
+            values[spec.name] = (index_array if spec.kind == "index" else real_array)(spec.name, raw[spec.name])
+    for spec in algorithm.params:
+        values[spec.name] = real_array(spec.name, raw[spec.name])
+    return values
+
+
+def replay(algorithm, raw: dict, tape: Tape, ctx):
+    """``(output, values)`` of the taped run on ``raw`` (the arguments by name), or None where the replay meets
+    something a checked run must judge (an error, or an output not finite)."""
+    from ..errors import FormalError
+    from .lines import finite
+
+    ctx.binding.values = dict(tape.binding)
+    values = _inputs(algorithm, raw, ctx.binding)
+
+    def evaluate(node):
+        if isinstance(node, Ref):
+            return values[node.name]
+        return node.op.numpy(ctx, *[evaluate(a) for a in node.args])
+
+    collected: dict = {}
+    try:
+        for step in tape.steps:
+            kind, line = step[0], step[-1] if step[0] != "line" else step[2]
+            if kind == "line":
+                _, number, _, loop, index = step
+                ctx.line, ctx.loop = number, dict(loop)
+                ctx.binding.values.update(index)
+                value = evaluate(line.expr)
+                names = line.target if isinstance(line.target, tuple) else (line.target,)
+                for name, v in zip(names, value if len(names) > 1 else (value,)):
+                    values[name] = v
+            elif kind == "begin":
+                collected[id(line)] = {pair: [] for pair in line.collected}
+            elif kind == "collect":
+                for (name, as_name), parts in collected[id(line)].items():
+                    parts.append(values[name])
+            else:
+                values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(values.get(name, ())))
+                               for (name, as_name), parts in collected.pop(id(line)).items()})
+    except FormalError:
+        return None
+    outputs = tuple(values[o.name] for o in algorithm.outputs)
+    output = outputs if len(outputs) > 1 else outputs[0]
+    return (output, values) if finite(output) else None
