@@ -1,10 +1,12 @@
 """The spec's own numpy execution against independent numpy implementations of the same algorithms, per
 algorithm, printed as a table of ratios.
 
-    python benchmarks/bench_spec.py [--repeats N] [--algorithms NAME ...] [--profile quick|thorough] [--json FILE]
+    python benchmarks/bench_spec.py [--repeats N] [--algorithms NAME ...] [--profile P] [--sizes largest|all]
+                                    [--json FILE]
 
-For every algorithm ``conform`` checks, the examples are the profile's (its boundary cases and random examples
-growing to its largest size, every option drawn from its domain: what ``verify`` and ``conform`` run), and the
+For every algorithm ``conform`` checks, the examples are the profile's at its largest sizes (the largest quarter
+of its boundary cases and random examples, by total size, every option drawn from its domain; ``--sizes all``:
+every one, as ``verify`` and ``conform`` run them), each set repeated to at least 20 ms of the control, and the
 control is the correct implementation the mutant catalogue holds for that variant
 (:mod:`reference.checking.mutants`: numpy, the paper's column layout, written as a user would).  Each
 repetition runs, side by side:
@@ -30,8 +32,15 @@ import sys
 import time
 
 
-def _cases(name, profile):
-    """``(algorithm, spec arguments, control, control arguments)`` per example the spec defines."""
+def _largest(examples: list) -> list:
+    """The largest quarter of ``examples`` by total size (at least 3): the profile's largest sizes."""
+    ranked = sorted(examples, key=lambda e: e.size)
+    return ranked[-max(3, len(ranked) // 4):]
+
+
+def _cases(name, profile, sizes="largest"):
+    """``(algorithm, spec arguments, control, control arguments)`` per example the spec defines: the profile's
+    examples at its largest sizes, or all of them."""
     from formal.errors import FormalError
     from reference.checking.conform import normalise
     from reference.checking.examples import PROFILES, examples
@@ -40,7 +49,8 @@ def _cases(name, profile):
 
     settings = PROFILES[profile]
     cases = []
-    for example in examples(name, settings.examples, seed=0, max_size=settings.max_size):
+    drawn = examples(name, settings.examples, seed=0, max_size=settings.max_size)
+    for example in _largest(drawn) if sizes == "largest" else drawn:
         arguments = normalise(example)
         control = IMPLEMENTATIONS[name].factory(**example.algorithm.options)
         try:
@@ -58,38 +68,44 @@ def _cpu(run) -> float:
     return time.process_time() - start
 
 
-def measure(name, *, repeats=5, profile="quick") -> dict:
+def measure(name, *, repeats=5, profile="quick", sizes="largest") -> dict:
     """The minimum CPU seconds over ``repeats`` of the spec (its runs replayed), the control, the spec's first
     runs (every tape forgotten: each example checked in full, what repeats inside it replayed) and the spec
     with neither tapes nor columns at once (the definition, as executed before either)."""
     from formal.engine.columns import one_by_one
     from formal.engine.tape import forget, untaped
 
-    cases = _cases(name, profile)
+    cases = _cases(name, profile, sizes)
+    rounds = [1]
 
-    def spec():
-        for algorithm, arguments, _, _ in cases:
-            algorithm(**arguments)
+    def spec(fresh=False):
+        for _ in range(rounds[0]):
+            if fresh:      # every tape forgotten: each example's first run
+                forget()
+            for algorithm, arguments, _, _ in cases:
+                algorithm(**arguments)
 
     def control():
-        for _, _, function, arguments in cases:
-            function(**arguments)
+        for _ in range(rounds[0]):
+            for _, _, function, arguments in cases:
+                function(**arguments)
 
     def first():
-        forget()
-        spec()
+        spec(fresh=True)
 
     def definition():
         with one_by_one(), untaped():
             spec()
 
     spec(), control()   # warm: the derivations, the compiled size expressions
+    rounds[0] = max(1, int(0.02 / max(_cpu(control), 1e-6)))   # ≥ 20 ms of the control per measurement
     times = {"spec": [], "control": [], "first": [], "one_by_one": []}
     for _ in range(repeats):
         for key, run in (("spec", spec), ("control", control), ("first", first), ("one_by_one", definition)):
             times[key].append(_cpu(run))
     best = {key: min(values) for key, values in times.items()}
-    return {"algorithm": name, "examples": len(cases), **{f"{k}_ms": 1e3 * v for k, v in best.items()},
+    return {"algorithm": name, "examples": len(cases), "rounds": rounds[0],
+            **{f"{k}_ms": 1e3 * v / rounds[0] for k, v in best.items()},
             "ratio": best["spec"] / best["control"], "ratio_first": best["first"] / best["control"],
             "ratio_one_by_one": best["one_by_one"] / best["control"]}
 
@@ -99,6 +115,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5, metavar="N", help="repetitions per algorithm (default 5)")
     parser.add_argument("--algorithms", nargs="+", metavar="NAME", help="these algorithms only (default: all)")
     parser.add_argument("--profile", default="quick", choices=("quick", "thorough"), help="examples (default quick)")
+    parser.add_argument("--sizes", default="largest", choices=("largest", "all"),
+                        help="the profile's examples at its largest sizes (the largest quarter, default) or all")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--goal", type=float, default=3.0, metavar="RATIO", help="the ratio aimed at (default 3)")
     args = parser.parse_args(argv)
@@ -113,7 +131,7 @@ def main(argv=None) -> int:
           f"{'ratio':>6}  {'plain ms':>8} {'ratio':>6}", flush=True)
     rows = []
     for name in names:
-        row = measure(name, repeats=args.repeats, profile=args.profile)
+        row = measure(name, repeats=args.repeats, profile=args.profile, sizes=args.sizes)
         rows.append(row)
         print(f"{name:<24} {row['examples']:>8} {row['control_ms']:>10.1f} {row['spec_ms']:>8.1f} {row['ratio']:>6.1f}"
               f"  {row['first_ms']:>8.1f} {row['ratio_first']:>6.1f}  {row['one_by_one_ms']:>8.1f} "
@@ -123,11 +141,11 @@ def main(argv=None) -> int:
     print(f"{within} of {len(rows)} algorithms within {args.goal:g}× their control (replayed runs); all together "
           f"{total['spec_ms'] / total['control_ms']:.1f}× replayed, {total['first_ms'] / total['control_ms']:.1f}× "
           f"first runs, {total['one_by_one_ms'] / total['control_ms']:.1f}× plain; minimum CPU time of "
-          f"{args.repeats} repetitions, {args.profile} profile, python {sys.version.split()[0]}")
+          f"{args.repeats} repetitions, {args.profile} profile, {args.sizes} sizes, python {sys.version.split()[0]}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"profile": args.profile, "repeats": args.repeats, "goal": args.goal, "rows": rows}, out,
-                      indent=2)
+            json.dump({"profile": args.profile, "sizes": args.sizes, "repeats": args.repeats, "goal": args.goal,
+                       "rows": rows}, out, indent=2)
     return 0
 
 
