@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 from multiprocessing.connection import wait
 
@@ -17,6 +18,7 @@ from formal.errors import FormalError
 from .. import require_torch
 from ..model.device import device as resolve_device
 from .checks import Measure, Row, allowed, by_algorithm, rows as check_rows
+from .settings import SYMPY_CACHE_SIZE
 
 __all__ = ["SECONDS", "WorkerError", "in_workers"]
 
@@ -119,7 +121,7 @@ def _start(setting, started):
     context = multiprocessing.get_context("spawn")
     here, there = context.Pipe()
     process = context.Process(target=_work, args=(there, *setting), name="verify worker", daemon=True)
-    with _sigint_blocked():
+    with _sigint_blocked(), _environment(SYMPY_CACHE_SIZE=str(SYMPY_CACHE_SIZE)):
         try:
             process.start()
         except OSError as exc:  # no processes or memory left
@@ -128,6 +130,18 @@ def _start(setting, started):
         started.append(process)
     there.close()
     return here, process
+
+
+@contextlib.contextmanager
+def _environment(**defaults):
+    """``defaults`` in the environment a process started meanwhile inherits, where it does not set them."""
+    added = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            del os.environ[k]
 
 
 @contextlib.contextmanager
