@@ -25,12 +25,16 @@ __all__ = ["SECONDS", "WorkerError", "in_workers"]
 torch = require_torch()
 
 
-#: Seconds of each algorithm's checks (quick profile, one CPU thread, measured): the worker processes take
-#: the longest first, so that none is left running a long check while the others idle at the end.
-SECONDS = {"edloss": 5.1, "edtransformer": 4.0, "edinference": 3.5, "dinference": 3.4, "eloss": 2.7,
-           "kv_dtransformer": 2.1, "etransformer": 2.0, "dloss": 2.0, "dtransformer": 1.5, "token_embedding": 0.8,
-           "mhattention": 0.4, "kv_mhattention": 0.4, "attention": 0.2, "single_query_attention": 0.1,
-           "swin": 43.0, "swin_stage": 2.7, "swin_block": 0.9, "window_mhattention": 0.6, "patch_merging": 0.1}
+#: CPU seconds of each algorithm's checks (quick profile, one torch thread, each in a fresh process; measured with
+#: ``python benchmarks/bench_verify.py``; those under 0.05 s left out): the worker processes take the longest
+#: first, so that none is left running a long one while the others idle at the end.
+SECONDS = {"swin": 7.1, "edloss": 2.1, "edinference": 2.1, "dinference": 2.0, "edtransformer": 1.3, "eloss": 1.1,
+           "kv_dtransformer": 1.1, "dloss": 0.9, "etransformer": 0.9, "swin_stage": 0.7, "dtransformer": 0.6,
+           "seq2seq": 0.5, "show_attend_tell_loss": 0.5, "han": 0.5, "show_attend_tell": 0.4, "rnn": 0.3,
+           "swin_block": 0.3, "paged_mhattention": 0.2, "mhattention": 0.2, "kv_mhattention": 0.2,
+           "window_mhattention": 0.2, "conv1d": 0.15, "rnn_layer": 0.12, "gat": 0.11, "attention": 0.1,
+           "paged_attention": 0.09, "single_query_attention": 0.07, "lstm_cell": 0.06, "gru_cell": 0.05,
+           "graph_conv": 0.05}
 
 
 class WorkerError(FormalError):
