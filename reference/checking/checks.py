@@ -22,7 +22,7 @@ from .examples import Profile, example, examples
 from .records import chosen, record
 
 __all__ = ["PROFILES", "Check", "CHECKS", "Row", "Measure", "relative_error", "example_loss", "allowed", "row",
-           "plan"]
+           "rows", "plan", "by_algorithm"]
 
 torch = require_torch()
 
@@ -48,14 +48,28 @@ def relative_error(want, got) -> float:
 
 
 class Measure:
-    """One method per check: each returns the deviation measured on one example, on ``device``."""
+    """One method per check: each returns the deviation measured on one example, on ``device``.
+
+    The spec's output on an example is computed once, whichever check meets it first (float64, the sdpa
+    path, float32 and bfloat16 compare with the same one), and kept until :meth:`forget`."""
 
     def __init__(self, device):
         self.device = device
+        self._spec = {}   # id(example) → (the example, kept so that its id is not reused; the spec's output)
+
+    def spec(self, ex):
+        """The spec's output on ``ex`` (computed once: the spec is deterministic, its seed an argument)."""
+        if id(ex) not in self._spec:
+            self._spec[id(ex)] = (ex, ex.algorithm(**ex.arguments))
+        return self._spec[id(ex)][1]
+
+    def forget(self):
+        """Drop the spec's outputs kept so far (one algorithm's: :func:`rows`)."""
+        self._spec.clear()
 
     def float64(self, ex, **kw):
         got = execute(ex.algorithm, device=self.device, **kw, **ex.arguments)
-        want = ex.algorithm(**ex.arguments)
+        want = self.spec(ex)
         if record(ex.algorithm).token_outputs:  # token ids: how many differ
             return float(np.sum(np.asarray(want) != np.asarray(got))) if np.shape(want) == np.shape(got) else np.inf
         return relative_error(want, got)
@@ -71,11 +85,10 @@ class Measure:
         the spec's are (0 or ∞): scores of ~10⁸ leave no margin for rounding, but an overflow is NaN or ∞."""
         if ex.large:
             got = _outputs(execute(ex.algorithm, device=self.device, dtype=dtype, **ex.arguments))
-            want = _outputs(ex.algorithm(**ex.arguments))
+            want = _outputs(self.spec(ex))
             return 0.0 if all(w.shape == g.shape and np.array_equal(np.isfinite(w), np.isfinite(g))
                               for w, g in zip(want, got)) else float("inf")
-        return relative_error(ex.algorithm(**ex.arguments), execute(ex.algorithm, device=self.device, dtype=dtype,
-                                                            **ex.arguments))
+        return relative_error(self.spec(ex), execute(ex.algorithm, device=self.device, dtype=dtype, **ex.arguments))
 
     def flops(self, ex):
         from torch.utils.flop_counter import FlopCounterMode
@@ -194,20 +207,53 @@ def allowed(name, check) -> float:
     return tolerances.relative(check, name) if figure is None else figure
 
 
-def _cases(name, check, profile, seed) -> list:
-    """The examples ``check`` runs on: seeded ones of every variant, those that take the check's path."""
+def by_algorithm(plan) -> list:
+    """``plan`` (``(algorithm, check)`` pairs, each algorithm's together) as ``(algorithm, [its checks])``."""
+    grouped = {}
+    for name, check in plan:
+        grouped.setdefault(name, []).append(check)
+    return list(grouped.items())
+
+
+def _draw(name, check, profile, seed) -> list:
+    """The seeded examples of every variant that ``check`` draws from (one list for all checks but the SGD
+    step's)."""
     n = PROFILES[profile].examples
     if check == "SGD step":  # tiny sizes; a masked loss masks half its tokens so that it is not 0
         masked = {"p_mask": 0.5} if "p_mask" in record(name).algorithm.options else {}
         return [example(name, seed + k, small=2, **masked) for k in range(n)]
-    cases = examples(name, n, seed=seed, max_size=PROFILES[profile].max_size)
+    return examples(name, n, seed=seed, max_size=PROFILES[profile].max_size)
+
+
+def _on_path(cases, check) -> list:
+    """Those of ``cases`` whose variant takes ``check``'s attention path."""
     path = CHECKS[check].path
     return cases if path is None else [ex for ex in cases if path in record(ex.algorithm).paths]
 
 
+def rows(name, checks, profile, seed, measure):
+    """The rows of ``checks`` of algorithm ``name``, in that order, one at a time: the examples drawn once for
+    all of them (the SGD step's apart) and the spec's output on each computed once (:meth:`Measure.spec`) —
+    the rows each check would have alone."""
+    drawn = {}
+    try:
+        for check in checks:
+            source = "SGD step" if check == "SGD step" else "examples"
+            if source not in drawn:
+                drawn[source] = _draw(name, check, profile, seed)
+            yield _row(name, check, _on_path(drawn[source], check), measure)
+    finally:
+        measure.forget()
+
+
 def row(name, check, profile, seed, measure) -> Row:
     """One check of one algorithm on its seeded examples: the same row whichever process runs it."""
-    cases = _cases(name, check, profile, seed)
+    (only,) = rows(name, [check], profile, seed, measure)
+    return only
+
+
+def _row(name, check, cases, measure) -> Row:
+    """One check of one algorithm on ``cases``."""
     limit, worst, detail = allowed(name, check), 0.0, ""
     for ex in cases:
         try:

@@ -180,6 +180,9 @@ def _verify(args, out) -> int:
     if args.mutants and args.jobs is not None:
         raise FormalError("--jobs applies to the reference's checks, which --mutants does not run")
     progress = None if args.quiet else sys.stderr
+    if "sympy" not in sys.modules:  # it is imported next, and reads this once (the workers inherit it)
+        from .settings import SYMPY_CACHE_SIZE
+        os.environ.setdefault("SYMPY_CACHE_SIZE", str(SYMPY_CACHE_SIZE))
     try:
         if args.mutants:
             from .mutation import kill_rate

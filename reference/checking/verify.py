@@ -27,6 +27,7 @@ and 15) count the tokens that differ.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -36,7 +37,7 @@ from formal.errors import ConfigError
 
 from .. import require_torch
 from ..model.device import device as resolve_device
-from .checks import CHECKS, PROFILES, Measure, Row, example_loss, plan, relative_error, row
+from .checks import CHECKS, PROFILES, Measure, Row, by_algorithm, example_loss, plan, relative_error, rows
 from .examples import checked_int
 from .records import chosen
 from .reports import check_destination, write_json
@@ -90,7 +91,7 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progres
     """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live line.
 
     ``jobs=1`` runs the checks here, one after another; more run them in that many worker processes (at most
-    one per check), each check on the same seeded examples as here, so the report is the same.
+    one per algorithm), each check on the same seeded examples as here, so the report is the same.
     """
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -110,11 +111,13 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progres
     try:
         if jobs == 1 or len(checks) == 1:
             measure = Measure(dev)
-            for i, (name, check) in enumerate(checks):
-                show(i + 1, f"{name}: {check}")
-                report.rows.append(row(name, check, profile, seed, measure))
+            for name, its in by_algorithm(checks):
+                with contextlib.closing(rows(name, its, profile, seed, measure)) as measured:
+                    for check in its:
+                        show(len(report.rows) + 1, f"{name}: {check}")
+                        report.rows.append(next(measured))
         else:
-            report.rows = in_workers(checks, min(jobs, len(checks)), (profile, seed, str(dev)), show)
+            report.rows = in_workers(checks, jobs, (profile, seed, str(dev)), show)
     finally:  # Ctrl-C included: the live line does not stay behind
         if live:
             progress.write("\r\033[K")

@@ -1,14 +1,15 @@
 """``verify --jobs N``: the checks run in worker processes, the longest first (needs torch).
 
-Each worker is a fresh interpreter (``spawn``) that takes one ``(algorithm, check)`` at a time and sends back its
-row (:func:`reference.checking.checks.row`), so the report is the one a single process writes; a worker that
-dies fails the check it held and is replaced.
+Each worker is a fresh interpreter (``spawn``) that takes one algorithm's checks at a time and sends back each
+row as it is measured (:func:`reference.checking.checks.rows`), so the report is the one a single process
+writes; a worker that dies fails the check it held and is replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 from multiprocessing.connection import wait
 
@@ -16,19 +17,24 @@ from formal.errors import FormalError
 
 from .. import require_torch
 from ..model.device import device as resolve_device
-from .checks import Measure, Row, allowed, row as check_row
+from .checks import Measure, Row, allowed, by_algorithm, rows as check_rows
+from .settings import SYMPY_CACHE_SIZE
 
 __all__ = ["SECONDS", "WorkerError", "in_workers"]
 
 torch = require_torch()
 
 
-#: Seconds of each algorithm's checks (quick profile, one CPU thread, measured): the worker processes take
-#: the longest first, so that none is left running a long check while the others idle at the end.
-SECONDS = {"edloss": 5.1, "edtransformer": 4.0, "edinference": 3.5, "dinference": 3.4, "eloss": 2.7,
-           "kv_dtransformer": 2.1, "etransformer": 2.0, "dloss": 2.0, "dtransformer": 1.5, "token_embedding": 0.8,
-           "mhattention": 0.4, "kv_mhattention": 0.4, "attention": 0.2, "single_query_attention": 0.1,
-           "swin": 43.0, "swin_stage": 2.7, "swin_block": 0.9, "window_mhattention": 0.6, "patch_merging": 0.1}
+#: CPU seconds of each algorithm's checks (quick profile, one torch thread, each in a fresh process; measured with
+#: ``python benchmarks/bench_verify.py``; those under 0.05 s left out): the worker processes take the longest
+#: first, so that none is left running a long one while the others idle at the end.
+SECONDS = {"swin": 7.1, "edloss": 2.1, "edinference": 2.1, "dinference": 2.0, "edtransformer": 1.3, "eloss": 1.1,
+           "kv_dtransformer": 1.1, "dloss": 0.9, "etransformer": 0.9, "swin_stage": 0.7, "dtransformer": 0.6,
+           "seq2seq": 0.5, "show_attend_tell_loss": 0.5, "han": 0.5, "show_attend_tell": 0.4, "rnn": 0.3,
+           "swin_block": 0.3, "paged_mhattention": 0.2, "mhattention": 0.2, "kv_mhattention": 0.2,
+           "window_mhattention": 0.2, "conv1d": 0.15, "rnn_layer": 0.12, "gat": 0.11, "attention": 0.1,
+           "paged_attention": 0.09, "single_query_attention": 0.07, "lstm_cell": 0.06, "gru_cell": 0.05,
+           "graph_conv": 0.05}
 
 
 class WorkerError(FormalError):
@@ -38,47 +44,55 @@ class WorkerError(FormalError):
 
 
 def in_workers(plan, jobs, setting, show) -> list:
-    """The rows of ``plan`` from ``jobs`` worker processes, each sent one check at a time, the longest first;
-    a worker that dies fails the check it held and is replaced.  ``setting``: (profile, seed, device)."""
-    todo = sorted(range(len(plan)), key=lambda i: (SECONDS.get(plan[i][0], 0.0), -i))  # pop(): the longest
+    """The rows of ``plan`` from at most ``jobs`` worker processes, each sent one algorithm's checks at a time
+    (they share its examples and the spec's outputs: :func:`reference.checking.checks.rows`), the longest
+    first; a worker that dies fails the check it held and is replaced, and the checks of that algorithm it
+    had not reached go to the next worker free.  ``setting``: (profile, seed, device)."""
+    todo = [[(i, check) for i, (of, check) in enumerate(plan) if of == name] for name, _ in by_algorithm(plan)]
+    todo.sort(key=lambda task: (SECONDS.get(plan[task[0][0]][0], 0.0), -task[0][0]))  # pop(): the longest
     rows, done = [None] * len(plan), 0
-    held = {}  # connection → (its process, the index of the check it holds, or None until it is ready)
+    held = {}  # connection → (its process, the (index, check) pairs it holds, or None until it is ready)
     started, finished = [], []
 
     def dispatch(conn, process):
         if todo:
-            held[conn] = (process, todo[-1])
-            with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this check
-                conn.send(plan[todo.pop()])
+            task = held[conn] = (process, todo.pop())
+            with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this task
+                conn.send((plan[task[1][0][0]][0], [check for _, check in task[1]]))
         else:
             with contextlib.suppress(OSError):
                 conn.send(None)  # nothing left: it returns
             finished.append(process)
 
     try:
+        jobs = min(jobs, len(todo))
         show(0, f"starting {jobs} worker processes")
         for _ in range(jobs):
             conn, process = _start(setting, started)
             held[conn] = (process, None)
         while held:
             for conn in wait(list(held)):
-                process, i = held.pop(conn)
+                process, task = held.pop(conn)
                 try:
                     message = conn.recv()
                 except (EOFError, OSError):  # it died: a crash, the OOM killer, a signal
                     process.join()
-                    message = _died(plan, i, process.exitcode)
-                    conn = None
+                    message = _died(plan, task, process.exitcode)
+                    if task[1:]:  # the checks it had not reached: taken next
+                        todo.append(task[1:])
+                    task, conn = task[:1], None
                     if todo:
                         replacement, process = _start(setting, started)
                         held[replacement] = (process, None)
                 if isinstance(message, BaseException):  # a bug escaping a check: raised, as with --jobs 1
                     raise message
-                if i is not None:
+                if task:
+                    (i, check), *task = task
                     rows[i], done = message, done + 1
-                    name, check = plan[i]
-                    show(done, f"{name}: {check}")
-                if conn is not None:
+                    show(done, f"{plan[i][0]}: {check}")
+                if conn is not None and task:
+                    held[conn] = (process, task)  # more of this algorithm's checks to come
+                elif conn is not None:
                     dispatch(conn, process)
     finally:  # Ctrl-C or an error included: no worker outlives the run
         for process in started:
@@ -92,14 +106,14 @@ def in_workers(plan, jobs, setting, show) -> list:
     return rows
 
 
-def _died(plan, i, exitcode) -> Row:
-    """The row of check ``i`` whose worker died holding it; a worker that died before it was ready is a
-    WorkerError."""
+def _died(plan, task, exitcode) -> Row:
+    """The row of the check (the first of ``task``) whose worker died holding it; a worker that died before
+    it was ready is a WorkerError."""
     how = f"killed by {signal.Signals(-exitcode).name}" if exitcode < 0 else f"exit status {exitcode}"
-    if i is None:
+    if task is None:
         raise WorkerError(f"a verify worker process died before it could check anything ({how}); --jobs 1 "
                           f"checks in this process")
-    name, check = plan[i]
+    name, check = plan[task[0][0]]
     return Row(name, check, 0, float("inf"), allowed(name, check), "FAIL",
                f"the worker process running this check died ({how})")
 
@@ -111,7 +125,7 @@ def _start(setting, started):
     context = multiprocessing.get_context("spawn")
     here, there = context.Pipe()
     process = context.Process(target=_work, args=(there, *setting), name="verify worker", daemon=True)
-    with _sigint_blocked():
+    with _sigint_blocked(), _environment(SYMPY_CACHE_SIZE=str(SYMPY_CACHE_SIZE)):
         try:
             process.start()
         except OSError as exc:  # no processes or memory left
@@ -120,6 +134,18 @@ def _start(setting, started):
         started.append(process)
     there.close()
     return here, process
+
+
+@contextlib.contextmanager
+def _environment(**defaults):
+    """``defaults`` in the environment a process started meanwhile inherits, where it does not set them."""
+    added = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            del os.environ[k]
 
 
 @contextlib.contextmanager
@@ -132,19 +158,24 @@ def _sigint_blocked():
 
 
 def _work(conn, profile, seed, device):
-    """A worker: it checks each (algorithm, check) the parent sends and sends back its row (or the exception
-    that escaped it), until it is sent None."""
+    """A worker: for each (algorithm, checks) the parent sends, it sends back each check's row as it is
+    measured (or the exception that escaped it), until it is sent None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)  # jobs × 1 thread: these tensors are too small to gain from more (measured)
     measure = Measure(resolve_device(device))
     with contextlib.suppress(EOFError, OSError):  # the parent is gone: nothing to report to
         conn.send("ready")
         while (task := conn.recv()) is not None:
-            try:
-                row = check_row(*task, profile, seed, measure)
-            except Exception as exc:  # noqa: BLE001 - re-raised in the parent
-                row = exc
-            try:
-                conn.send(row)
-            except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
-                conn.send(RuntimeError(f"{type(row).__name__}: {row} (and {type(exc).__name__} sending it)"))
+            for row in _measured(*task, profile, seed, measure):
+                try:
+                    conn.send(row)
+                except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+                    conn.send(RuntimeError(f"{type(row).__name__}: {row} (and {type(exc).__name__} sending it)"))
+
+
+def _measured(name, checks, profile, seed, measure):
+    """The rows of ``checks`` of ``name``, then, if an exception escapes one, that exception (and no more)."""
+    try:
+        yield from check_rows(name, checks, profile, seed, measure)
+    except Exception as exc:  # noqa: BLE001 - re-raised in the parent
+        yield exc

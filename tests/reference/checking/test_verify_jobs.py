@@ -54,9 +54,10 @@ if __name__ == "__mp_main__":  # in the workers only
 """
 
 
-def _drive(tmp_path, plant, argv, timeout=240):
+def _drive(tmp_path, plant, argv, timeout=240, env=None):
     """Run ``python driver.py``: the driver plants ``plant`` (in this process and, run again as
-    ``__mp_main__``, in every worker), then runs the command line ``argv``."""
+    ``__mp_main__``, in every worker), then runs the command line ``argv`` (in ``os.environ`` updated by ``env``,
+    where None unsets)."""
     driver = tmp_path / "driver.py"
     driver.write_text(textwrap.dedent(plant) + textwrap.dedent(f"""
         if __name__ == "__main__":
@@ -65,7 +66,11 @@ def _drive(tmp_path, plant, argv, timeout=240):
             sys.exit(main({list(argv)!r}))
         """))
     return subprocess.run([sys.executable, str(driver)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+                          timeout=timeout, env=_environment({**(env or {}), "PYTHONPATH": str(REPO)}))
+
+
+def _environment(changes) -> dict:
+    return {k: v for k, v in {**os.environ, **changes}.items() if v is not None}
 
 
 def _report(capsys, tmp_path, jobs):
@@ -85,6 +90,49 @@ def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
     assert one == two
     rows = [(r["algorithm"], r["check"]) for r in one[3]["rows"]]
     assert rows == [(name, check) for name, check in checks.plan(SUBSET.split(","), torch.device("cpu"))]
+
+
+def test_one_algorithm_s_checks_share_its_examples_and_the_spec_s_outputs(monkeypatch):
+    """``rows`` (what a worker runs) gives the rows each check gives alone, on fresh examples, while it draws
+    the examples once for all checks but the SGD step and runs the spec once per example."""
+    measure, cpu = checks.Measure(torch.device("cpu")), torch.device("cpu")
+    for name, its in checks.by_algorithm(checks.plan(SUBSET.split(","), cpu)):
+        alone = [checks.row(name, check, "quick", 0, measure) for check in its]
+        drawn, ran = [], []
+        monkeypatch.setattr(checks, "examples", lambda *a, _f=checks.examples, **k: drawn.append(a) or _f(*a, **k))
+        monkeypatch.setattr(checks.Measure, "spec", lambda m, ex, _f=checks.Measure.spec: ran.append(ex) or _f(m, ex))
+        assert list(checks.rows(name, its, "quick", 0, measure)) == alone
+        monkeypatch.undo()
+        assert len(drawn) == 1
+        compared = {r.check: r.examples for r in alone if r.check in ("float64", "sdpa path", "float32", "bfloat16")}
+        assert len(ran) == sum(compared.values())  # every comparison asks for the spec's output …
+        assert len({id(ex) for ex in ran}) == compared["float64"]  # … computed once per example
+
+
+def test_verify_s_sympy_keeps_every_derivation_unless_told_otherwise(tmp_path):
+    """The workers (and a one-process run) import sympy with ``SYMPY_CACHE_SIZE`` at
+    :data:`~reference.checking.settings.SYMPY_CACHE_SIZE` (its 1,000 entries evict what the derivations of the
+    variants expand again); a size the environment sets is kept."""
+    from reference.checking.settings import SYMPY_CACHE_SIZE
+    plant = """
+        import atexit, os, sys
+        def _cache():
+            with open(f"cache-{os.getpid()}.txt", "w") as f:
+                f.write(str(sys.modules["sympy.core.cache"].SYMPY_CACHE_SIZE))
+        if __name__ == "__mp_main__":
+            import sympy.core.cache
+            _cache()
+        else:
+            atexit.register(_cache)
+        """
+    for jobs, given, want in (("2", None, SYMPY_CACHE_SIZE), ("1", None, SYMPY_CACHE_SIZE), ("2", "5000", 5000)):
+        for old in tmp_path.glob("cache-*.txt"):
+            old.unlink()
+        done = _drive(tmp_path, plant, ["verify", "--only", "layer_norm,attention", "--device", "cpu", "--jobs",
+                                        jobs, "--quiet"], env={"SYMPY_CACHE_SIZE": given})
+        assert done.returncode == 0, done.stderr
+        sizes = [p.read_text() for p in tmp_path.glob("cache-*.txt")]
+        assert len(sizes) == (3 if jobs == "2" else 1) and set(sizes) == {str(want)}, (jobs, given, sizes)
 
 
 def test_a_planted_bug_fails_in_the_workers(tmp_path):
