@@ -26,7 +26,8 @@ Every case checks:
 - the files under the working directory and HOME afterwards are those before, plus at most the paths the case
   names in ``files`` (nothing else is created, changed into something else, or removed).
 
-The cases run in a small thread pool (2 workers) in one module-scoped fixture, only those selected.
+The cases run in a small thread pool (2 workers) in one module-scoped fixture, only those selected: the fast
+tier (``-m "not slow"``) runs the first case of each command, the full suite all of them.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
+from tests.tiers import fast_few
 
 AS_LIMIT = 6 * 2**30      # RLIMIT_AS of every run (torch imports and runs under it)
 # The hang limit, in seconds: a run still going after it is killed and its case fails as hung.  It detects hangs,
@@ -851,7 +854,12 @@ def _is_json(case: Case) -> bool:
     return "--json" in case.argv and case.argv[0] != "verify"  # verify's --json names a file
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def _first_of_each_command(case: Case) -> bool:
+    """Whether ``case`` is the catalogue's first of its command: the fast tier runs those (tests/tiers.py)."""
+    return case is next(c for c in CASES if c.argv[:1] == case.argv[:1])
+
+
+@pytest.mark.parametrize("case", fast_few(CASES, keep=_first_of_each_command), ids=[c.id for c in CASES])
 def test_bad_input(case, results):
     r = results[case.id]
     shown = (f"exit {r.status}, {r.seconds:.1f} s\n--- stderr (tail)\n{r.stderr[-1500:]}\n"

@@ -11,6 +11,7 @@ from formal.algorithms.pooling import build_attention_pooling
 from formal.core.symbols import ell, ell_x, n_sent
 from formal.errors import ConfigError
 from tests.strategies.recurrent import han_cases, locations, show_attend_tell_cases
+from tests.tiers import slow
 
 
 @given(show_attend_tell_cases())
@@ -47,6 +48,7 @@ def test_the_caption_is_decoded_left_to_right(case, data):
         np.testing.assert_array_equal(a[:, :t + 1], b[:, :t + 1])
 
 
+@slow
 @given(show_attend_tell_cases(inputs=st.just("grid")), show_attend_tell_cases(loss=True, inputs=st.just("grid")))
 def test_a_feature_grid_is_read_row_major_into_annotations(case, loss_case):
     """Xu et al. §3.1.1: the 14×14×512 grid is "flattened" into L = 196 annotation vectors.  inputs="grid" is

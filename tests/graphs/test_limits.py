@@ -24,6 +24,7 @@ from formal.errors import ResourceError
 from formal.graphs import analysis, attention, edgelist, from_mask, from_pairs, memory, mhattention, patterns
 from formal.guards import limits
 from tests.strategies.graphs import builtin, masks
+from tests.tiers import fast_few, slow
 
 CAP = 3 * 2**30
 REFUSED = re.compile(r"formal-transformers: error: .+ needs about [0-9.]+(e\+[0-9]+)? [KMGTPE]?i?B, "
@@ -66,7 +67,7 @@ def run(capsys, *argv):
 
 
 # ------------------------------------------------------------------------------- refused, before building
-@pytest.mark.parametrize("argv, what", [
+@pytest.mark.parametrize("argv, what", fast_few([
     (["random", "--seq-len", "1000000000", "--random", "3"], "the random pattern at ℓ = 1,000,000,000"),
     (["sliding-window", "--seq-len", "64", "--window", "4", "--layers", "100000000"],
      "the report of 100,000,000 layers"),
@@ -74,7 +75,7 @@ def run(capsys, *argv):
      "the full pattern at ℓ = 1,000,000 (1,000,000,000,000 edges)"),
     (["swin", "--grid", "100000x100000", "--window", "8", "--draw", "mask.png"],
      "the swin pattern on a 100,000×100,000 grid"),
-])
+], keep=2, unpack=True))
 def test_the_command_refuses_what_would_not_fit_in_one_line(argv, what, tmp_path):
     r = subprocess.run([sys.executable, "-m", "formal", "graph", *argv], preexec_fn=_capped, capture_output=True,
                        text=True, timeout=60, cwd=tmp_path)
@@ -83,7 +84,7 @@ def test_the_command_refuses_what_would_not_fit_in_one_line(argv, what, tmp_path
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("argv, edges", [
+@pytest.mark.parametrize("argv, edges", fast_few([
     (["full", "--seq-len", "1000000"], "1,000,000,000,000"),
     (["causal", "--seq-len", "3000000"], "4,500,001,500,000"),
     (["sliding-window", "--seq-len", "1000000000", "--window", "4"], "3,999,999,994"),
@@ -93,7 +94,7 @@ def test_the_command_refuses_what_would_not_fit_in_one_line(argv, what, tmp_path
     (["strided", "--seq-len", "1" + "0" * 12, "--stride", "1000"], None),
     (["fixed", "--seq-len", "1" + "0" * 12, "--stride", "128", "--summary", "8"], None),
     (["global-local", "--seq-len", "1" + "0" * 12, "--window", "256", "--global", "2", "--bidirectional"], None),
-])
+], keep=3, unpack=True))
 def test_the_built_in_patterns_are_answered_at_any_length_without_edges(argv, edges):
     """What would need terabytes of edges is answered from the pattern's structure, at once and in little
     memory (the same 3 GiB cap and a timeout)."""
@@ -189,7 +190,8 @@ REVERSED = np.arange(200_000)[::-1]
      "sorting 200,000 edges"),
     (lambda: patterns.sliding_window(4096, 2), lambda p: analysis.receptive_field(p, 3), "2M",
      "the layered analysis at ℓ = 4,096"),
-    (lambda: plain(patterns.sliding_window(4096, 2)), analysis.layers_to_coverage, "2M", "the layered analysis"),
+    pytest.param(lambda: plain(patterns.sliding_window(4096, 2)), analysis.layers_to_coverage, "2M",
+                 "the layered analysis", marks=slow),
     (lambda: patterns.sliding_window(64, 2), lambda p: analysis.receptive_field_sizes(p, 100_000), "2M",
      "the receptive-field sizes of 100,000 layers"),
 ])
@@ -234,12 +236,12 @@ def test_the_estimate_counts_the_edges_exactly(case):
     assert afford(name, p.ell_x, ell=p.ell_x, **p.params) == p.n_edges
 
 
-@pytest.mark.parametrize("step, estimate", [
+@pytest.mark.parametrize("step, estimate", fast_few([
     (lambda: patterns.fixed(2048, 64, 64), memory.build_bytes("fixed", edges=2_098_176, positions=2048)),
     (lambda: patterns.strided(1024, 1), memory.build_bytes("strided", edges=524_800, positions=1024)),
     (lambda: patterns.random(2048, 16, window=8, n_global=4), None),
     (lambda: patterns.full(512).to_networkx(), memory.networkx_bytes(512**2, 512)),
-])
+], keep=2, unpack=True))
 def test_the_estimates_stay_above_what_is_allocated(step, estimate):
     """tracemalloc sees numpy's arrays: the measured peak stays below the estimate (benchmarks/bench_graphs.py
     --peaks measures every step)."""

@@ -14,6 +14,7 @@ from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.outputs import Failed, as_arrays
 from tests.reference.checking.targets import escapes
+from tests.tiers import fast_few
 
 TARGETS = Path(__file__).parent / "targets"
 
@@ -43,7 +44,7 @@ def _conform_json(capsys, function, *args):
     return status, _strict(out), err
 
 
-@pytest.mark.parametrize("function", sorted(HOSTILE))
+@pytest.mark.parametrize("function", fast_few(sorted(HOSTILE), keep=2))
 def test_a_hostile_output_is_one_fail_in_a_worker(capsys, function):
     """In the worker conform runs a named target in: one FAIL of the property, exit 1, the JSON parses
     strictly, nothing on stderr, and no traceback anywhere."""
@@ -102,10 +103,10 @@ def test_an_ndarray_subclass_is_read_as_its_values(capsys):
     assert status == 0 and report["verdict"] == "pass" and err == "", report["failure"]
 
 
-@pytest.mark.parametrize("function, texts", [
+@pytest.mark.parametrize("function, texts", fast_few([
     ("registers_atexit", ("atexit: goodbye from the target", "atexit: raw write to fd 2")),
     ("prints_from_a_thread", ("thread: printed after the call returned", "thread: raw write to fd 1")),
-])
+], unpack=True))
 def test_printing_after_the_call_stays_in_the_report(capfd, function, texts):
     """A correct target that prints after its call has returned — from an atexit handler as its worker ends,
     from a thread it left running, to Python's streams and to the file descriptors — passes, the JSON on

@@ -13,6 +13,7 @@ from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.sandbox import Failed, InProcess
 from tests.reference.checking.targets import hostile
+from tests.tiers import fast_few
 
 #: The files conform loads by path, as it loads a user's.
 TARGETS = Path(__file__).parent / "targets"
@@ -49,7 +50,7 @@ def test_a_misbehaving_target_is_one_fail_line(capsys, function, prop, words):
     assert "Traceback" not in out + err and err == ""
 
 
-@pytest.mark.parametrize("function", ["hangs", "sleeps"])
+@pytest.mark.parametrize("function", fast_few(["hangs", "sleeps"]))
 def test_a_hanging_target_is_ended_by_the_timeout(capsys, function):
     """A call that outlives --timeout is ended (the worker process is killed): FAIL runs, exit 1, in about
     the time given."""

@@ -12,12 +12,13 @@ from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.examples import examples
 from reference.checking.sizes import mend_sizes
+from tests.tiers import fast_few
 
 #: The file conform loads by path, as it loads a user's.
 TARGET = Path(__file__).parent / "targets" / "vllm_paged.py"
 
 
-@pytest.mark.parametrize("options", [{}, {"n_kv_heads": 1}, {"n_kv_heads": 2}])
+@pytest.mark.parametrize("options", fast_few([{}, {"n_kv_heads": 1}, {"n_kv_heads": 2}]))
 def test_an_oracle_written_as_vllms_conforms(options):
     report = conform(f"{TARGET}:paged_attention", "paged_attention", options=options, n_examples=10)
     assert report.ok, report.failure

@@ -19,6 +19,7 @@ import pytest
 from formal.cli import main
 from reference.checking.commands import MAX_JOBS
 from reference.checking.examples import EXAMPLE_ALGORITHMS
+from tests.tiers import slow
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
 from reference.checking import checks, workers  # noqa: E402 - the checks run the torch reference
@@ -77,6 +78,7 @@ def _report(capsys, tmp_path, jobs):
     return status, table[:-1], table[-1].rsplit(",", 1)[0], data
 
 
+@slow
 def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
     """The same rows — names, examples, measured deviations, verdicts — in the same order, the table and the
     JSON report alike (all but the seconds taken)."""
@@ -87,6 +89,7 @@ def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
     assert rows == [(name, check) for name, check in checks.plan(SUBSET.split(","), torch.device("cpu"))]
 
 
+@slow
 def test_a_planted_bug_fails_in_the_workers(tmp_path):
     """The unbiased variance of test_verify, planted in every worker: layer_norm's float64 check fails, exit 1."""
     done = _drive(tmp_path, UNBIASED, ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
@@ -96,6 +99,7 @@ def test_a_planted_bug_fails_in_the_workers(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@slow
 def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
     """A worker killed in the middle of layer_norm's bfloat16 check: that check fails with one line saying so,
     the others pass (a new worker takes what is left), exit 1, no traceback."""
@@ -118,6 +122,7 @@ def test_a_worker_that_cannot_start_is_one_line(tmp_path):
         "3); --jobs 1 checks in this process"]
 
 
+@slow
 def test_an_exception_escaping_a_check_is_an_internal_error_as_in_one_process(tmp_path):
     plant = """
         from reference.checking import checks
@@ -149,6 +154,7 @@ def _running(pid) -> bool:
         return False
 
 
+@slow
 @pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                     reason="reads the process tree from /proc")
 def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):
