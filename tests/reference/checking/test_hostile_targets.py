@@ -12,7 +12,7 @@ import pytest
 from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.sandbox import Failed, InProcess
-from tests.reference.checking.targets import hostile
+from tests.reference.checking.targets import HANG_LIMIT, hostile
 from tests.tiers import fast_few
 
 #: The files conform loads by path, as it loads a user's.
@@ -58,7 +58,7 @@ def test_a_hanging_target_is_ended_by_the_timeout(capsys, function):
     status, out, _ = run(capsys, f"hostile.py:{function}", "--timeout", "1")
     assert status == 1
     assert "FAIL runs: " in out and "did not return within 1 s" in out
-    assert time.perf_counter() - start < 30
+    assert time.perf_counter() - start < HANG_LIMIT
 
 
 def test_in_process_timeout_ends_a_python_loop():
@@ -118,4 +118,4 @@ def test_a_target_that_takes_all_memory_fails_runs_within_the_limit(capsys):
     status, out, err = run(capsys, "hostile.py:hoards", "--max-memory", "1G")
     assert status == 1 and err == "", out + err
     assert "FAIL runs: " in out and "raised MemoryError" in out
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < HANG_LIMIT
