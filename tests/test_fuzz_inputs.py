@@ -36,6 +36,7 @@ from formal.guards.files import read_toml
 from formal.models.complexity import MODELS
 from formal.models.config import KEYS, load_config
 from formal.models.presets import PRESETS
+from tests.tiers import fast_few, in_fast_tier
 
 _PROFILE_EXAMPLES = settings.default.max_examples
 
@@ -373,7 +374,7 @@ def option_texts(draw, name):
     return texts
 
 
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(ALGORITHMS), keep=in_fast_tier))
 @fuzz(25)
 @given(data=st.data())
 def test_parse_options_and_get(name, data):

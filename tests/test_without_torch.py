@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import slow
+
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "pip install torch==2.13.0 'formal-transformers[torch]'"
 
@@ -120,6 +122,7 @@ def test_property_and_implementation_claims_without_torch(without_torch, tmp_pat
     assert "2 claims: 2 hold" in done.stdout
 
 
+@slow
 def test_the_checking_tests_are_collected_without_torch(without_torch):
     """The tests of the checking tools run where torch is missing, as the tools do: every module of
     tests/reference/checking is collected but verify's, which skip (a test that drives torch skips itself)."""

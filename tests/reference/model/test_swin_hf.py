@@ -16,6 +16,7 @@ from reference.checking import tolerances
 from reference.model import third_party
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
+from tests.tiers import fast_few, slow
 
 transformers = pytest.importorskip("transformers")
 FLOAT64 = 1e-10
@@ -34,7 +35,7 @@ def _config(*, window, patch, grid, embed, heads, depths=(2, 2, 2, 2), n_classes
                                    attn_implementation=attention)
 
 
-@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize("attention", fast_few(["eager", "sdpa"]))
 @given(window=st.integers(1, 3), per_side=st.tuples(st.integers(1, 3), st.integers(1, 3)), heads=st.integers(1, 2),
        head_width=st.integers(2, 3), shifted=st.booleans(), seed=SEED)
 @settings(max_examples=15, deadline=None)
@@ -59,6 +60,7 @@ def test_hf_swin_layer_is_swin_block(attention, window, per_side, heads, head_wi
                                                                                     "swin_block", want)
 
 
+@slow
 @given(window=st.integers(1, 2), patch=st.integers(1, 2), windows=st.integers(1, 2), heads=st.integers(1, 2),
        seed=SEED)
 @settings(max_examples=4, deadline=None)

@@ -13,6 +13,7 @@ from formal.errors import ConfigError
 from reference.model import third_party
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
+from tests.tiers import fast_few, slow
 
 F = torch.nn.functional
 FLOAT64 = 1e-10
@@ -101,7 +102,7 @@ def test_transformer_encoder_layer_without_bias_is_refused():
 transformers = pytest.importorskip("transformers")
 
 
-@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+@pytest.mark.parametrize("attn_implementation", fast_few(["eager", "sdpa"]))
 @given(s=sizes(), eps=st.sampled_from([1e-5, 1e-2]))
 def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
     """HF GPT2LMHeadModel = Algorithm 10 (pre-LN, causal) with activation=gelu-tanh (``gelu_new``), the
@@ -119,6 +120,7 @@ def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
     assert np.max(np.abs(spec(x=x, **params) - got)) <= FLOAT64
 
 
+@slow
 @pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
 @given(s=sizes(), patch=st.integers(1, 3), grid=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        channels=st.integers(1, 3), n_classes=st.integers(2, 5))
@@ -153,6 +155,7 @@ def test_hf_vit_from_pixel_values_is_algorithm_9_on_the_image(attn_implementatio
         assert gap <= FLOAT64 if order == "channel-first" else (gap > FLOAT64 or patch == 1 or channels == 1)
 
 
+@slow
 @pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
 @given(s=sizes(), n_types=st.integers(1, 3), eps=st.sampled_from([1e-12, 1e-2]))
 def test_hf_bert_for_masked_lm_is_algorithm_9(attn_implementation, s, n_types, eps):
