@@ -36,7 +36,7 @@ from formal.guards.files import read_toml
 from formal.models.complexity import MODELS
 from formal.models.config import KEYS, load_config
 from formal.models.presets import PRESETS
-from tests.tiers import fast_few, in_fast_tier
+from tests.tiers import fast_few, in_fast_tier, slow
 
 _PROFILE_EXAMPLES = settings.default.max_examples
 
@@ -323,6 +323,7 @@ def configs(draw):
     return {**config, "options": options, "sizes": sizes}
 
 
+@slow
 @fuzz(60)
 @given(config=configs(), flags=st.lists(st.sampled_from(["--json", "--symbolic", "--seq-len=7", "--batch=3",
                                                        "--dtype=bf16", "--convention=kaplan",
@@ -510,6 +511,7 @@ def _small_graph(argv) -> bool:
     return True
 
 
+@slow
 @fuzz(200)
 @given(argv=argvs())
 def test_main_answers_0_or_2(argv):

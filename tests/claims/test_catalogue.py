@@ -6,6 +6,7 @@ import pytest
 from formal.claims.catalogue import files
 from formal.claims.claim import load
 from formal.claims.decide import decide
+from tests.tiers import slow
 
 CLAIMS = [c for f in files() for c in load(f)]
 
@@ -28,6 +29,7 @@ def test_each_claim_gets_its_expected_verdict(claim):
     assert verdict.verdict == claim.expect, f"{verdict.verdict}: {verdict.reason}"
 
 
+@slow
 def test_check_catalogue_exits_0(capsys):
     from formal.cli import main
     assert main(["check", "--catalogue", "--json"]) == 0

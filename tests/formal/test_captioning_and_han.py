@@ -24,6 +24,7 @@ def test_every_step_attends_with_a_distribution_over_the_locations(case):
     np.testing.assert_allclose(P.sum(axis=0), 1.0, rtol=1e-12)
 
 
+@slow
 @given(show_attend_tell_cases(loss=True))
 def test_the_loss_is_the_captions_nll_plus_the_doubly_stochastic_penalty(case):
     """Xu et al. eq. (14): L_d = −Σ_t log p(y_{t+1}) + λ Σ_i (1 − Σ_t α_ti)², computed here by hand from the
@@ -69,6 +70,7 @@ def test_a_feature_grid_is_read_row_major_into_annotations(case, loss_case):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)  # a view's layout changes BLAS's order
 
 
+@slow
 @given(show_attend_tell_cases(inputs=st.just("annotations")), st.data())
 def test_the_locations_are_a_set(case, data):
     """Soft attention treats the L annotations as a set: permuting them by π leaves every word distribution P
@@ -103,6 +105,7 @@ def test_show_attend_tell_decodes_sequentially():
         "show_attend_tell").inputs[0].shape[1])
 
 
+@slow
 @given(han_cases())
 def test_han_is_its_levels_composed(case):
     """Yang et al. §2: each sentence j is encoded by the word bi-GRU and pooled by word attention; the

@@ -14,6 +14,7 @@ from formal import ConfigError
 from formal.arguments import bounded_int
 from formal.cli import main
 from formal.core.symbols import dim
+from tests.tiers import slow
 
 
 def run(capsys, *argv):
@@ -189,6 +190,7 @@ def test_bounded_int_with_bad_bounds_is_a_config_error(minimum, maximum):
         bounded_int(minimum, maximum)
 
 
+@slow
 def test_python_dash_m_formal_works_as_a_process():
     """`python -m formal show attention --json` runs as a whole process; a bad name exits 2 without a
     traceback."""

@@ -122,6 +122,7 @@ def test_dtransformer_is_column_stochastic_and_causal(case):
         np.testing.assert_allclose(q[:, :-1], p[:, :-1], rtol=1e-12, atol=1e-12)
 
 
+@slow
 @given(etransformer_cases())
 def test_etransformer_is_column_stochastic(case):
     assert _column_stochastic(case.algorithm(**case.kwargs))

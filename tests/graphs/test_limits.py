@@ -93,7 +93,7 @@ def test_the_command_refuses_what_would_not_fit_in_one_line(argv, what, tmp_path
     (["strided", "--seq-len", "1" + "0" * 12, "--stride", "1000"], None),
     (["fixed", "--seq-len", "1" + "0" * 12, "--stride", "128", "--summary", "8"], None),
     (["global-local", "--seq-len", "1" + "0" * 12, "--window", "256", "--global", "2", "--bidirectional"], None),
-], keep=3, unpack=True))
+], unpack=True))
 def test_the_built_in_patterns_are_answered_at_any_length_without_edges(argv, edges):
     """What would need terabytes of edges is answered from the pattern's structure, at once and in little
     memory (the same 3 GiB cap and a timeout)."""
@@ -239,7 +239,7 @@ def test_the_estimate_counts_the_edges_exactly(case):
     (lambda: patterns.strided(1024, 1), memory.build_bytes("strided", edges=524_800, positions=1024)),
     (lambda: patterns.random(2048, 16, window=8, n_global=4), None),
     (lambda: patterns.full(512).to_networkx(), memory.networkx_bytes(512**2, 512)),
-], keep=2, unpack=True))
+], unpack=True))
 def test_the_estimates_stay_above_what_is_allocated(step, estimate):
     """tracemalloc sees numpy's arrays: the measured peak stays below the estimate (benchmarks/bench_graphs.py
     --peaks measures every step)."""
@@ -334,14 +334,14 @@ def test_edge_lists_allow_comments_blank_lines_and_no_edges(tmp_path, capsys):
     assert keys.tolist() == [1, 2, 0] and queries.tolist() == [0, 0, 1]
 
 
-@pytest.mark.parametrize("make, message", [
+@pytest.mark.parametrize("make, message", fast_few([
     (lambda d: (d / "bin").write_bytes(b"0 1\n\xff\xfe\x00\n") and d / "bin", "is not UTF-8 text (byte 4"),
     (lambda d: d, "is not a regular file (a directory)"),
     (lambda d: "/dev/zero", "is not a regular file (a character device)"),
     (lambda d: os.mkfifo(d / "fifo") or d / "fifo", "is not a regular file (a FIFO (named pipe))"),
     (lambda d: (d / "big").write_bytes(b"0 1\n" * 257) and d / "big",
      "has 1,028 bytes, more than the 1,024 read under a memory limit of 32 KiB (a 32nd of it"),
-])
+], keep=2, unpack=True))
 def test_edge_lists_that_are_not_regular_text_files_are_refused(tmp_path, make, message):
     """In a subprocess with a timeout: read naively, /dev/zero and a FIFO without a writer never end."""
     path = make(tmp_path)

@@ -95,6 +95,7 @@ def test_every_theorem_is_checked_without_about():
     assert "kaplan-n" in result.failed and result.collateral == [n for n in result.failed if n != "kaplan-n"]
 
 
+@slow
 def test_the_command(capsys, monkeypatch):
     from formal.cli import main
     assert main(["prove", "--mutants", "--about", "--only", "div-sqrt-by-d", "--json"]) == 0

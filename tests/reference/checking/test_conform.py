@@ -94,13 +94,14 @@ def _caught(status, out, err, prop):
     assert "Traceback" not in out + err
 
 
-@pytest.mark.parametrize("name, prop", fast_few(PUBLIC + REVIEWED, keep=2, unpack=True))
+@pytest.mark.parametrize("name, prop", fast_few(PUBLIC + REVIEWED, unpack=True))
 def test_every_planted_bug_is_caught(capsys, name, prop):
     """Each planted bug of the catalogue, under its variant: exit 1, the property it breaks named, the smallest
     failing configuration and the seed reported, one line of verdict — no traceback."""
     _caught(*conform_entry(capsys, name), prop)
 
 
+@slow
 @pytest.mark.parametrize("function, prop", fast_few(BROKEN_CALLS, unpack=True))
 def test_every_broken_call_is_caught(capsys, function, prop):
     """A wrong shape, text returned, a raise, a wrong signature: each fails conform's own check the same way."""
@@ -115,6 +116,7 @@ def test_json_report(capsys):
     assert report["seed"] == 3 and {c["property"] for c in report["checks"]} >= {"spec", "shape", "masks"}
 
 
+@slow
 def test_variant_options_are_checked(capsys):
     """``-o`` picks the variant: an implementation that requires the biases fails the bias-free variant's
     signature, since no b_q is passed to it."""
@@ -187,7 +189,7 @@ CORRECT = "catalogue.py:attention_correct"
     (CORRECT, ["-o", "colour=red"], 2, "no option 'colour'"),
     ("mechanics.py:NOT_A_FUNCTION", [], 1, "not a function"),
     ("broken.py:attention", [], 1, "importing"),
-], keep=3, unpack=True))
+], keep=2, unpack=True))
 def test_bad_targets_and_usage(capsys, tmp_path, target, args, status, message):
     if target.startswith("broken.py"):
         broken = tmp_path / "broken.py"
@@ -202,6 +204,7 @@ def test_bad_targets_and_usage(capsys, tmp_path, target, args, status, message):
     assert "Traceback" not in err
 
 
+@slow
 def test_module_targets(capsys):
     """``module:function`` imports a module from sys.path (the tests' package, from the repository root); an
     unknown module is a usage error."""
@@ -282,6 +285,7 @@ def test_the_algorithm_object_is_used_as_given():
 
 
 # ------------------------------------------------------------------------------------ verify --mutants
+@slow
 def test_verify_mutants_reports_the_kill_rate(capsys, tmp_path):
     """`verify --mutants` runs conform on the catalogue's controls and mutants: a table per algorithm, the
     kill rate, exit 0 when every control passes and every mutant fails; the JSON report agrees."""
@@ -296,6 +300,7 @@ def test_verify_mutants_reports_the_kill_rate(capsys, tmp_path):
     assert out.splitlines()[-1].startswith("kill rate 100.0%")
 
 
+@slow
 def test_verify_mutants_fails_when_the_generator_is_weak(capsys, monkeypatch):
     """With the old generator's faults put back (no boundary cases, sizes capped at 6), the chunked-attention
     mutant survives: the kill rate drops, the survivor is named, exit 1."""
@@ -374,6 +379,7 @@ def _torch_show_attend_tell(flatten):
     return show_attend_tell
 
 
+@slow
 def test_a_grid_input_is_channel_last_in_the_rows_layout_too():
     """An image's grid F is n_h×n_w×D in either layout (the rows layout transposes feature columns, not a
     grid): a rows-layout Show-Attend-Tell that reshapes F row-major conforms; one that reads it as channel

@@ -50,7 +50,7 @@ def test_every_example_satisfies_the_constraints_and_the_spec_is_defined(name, s
         ex.algorithm(**ex.arguments)
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 def test_boundary_cases_are_always_there(name):
     """Whatever the seed: a sequence of length 1, ℓ = ℓ_max (the longest sequence fills the table), ℓ_z ≠ ℓ_x
     both ways, H = 1 and L = 1, several heads and layers, and a length past every power of two ≤ max_size."""

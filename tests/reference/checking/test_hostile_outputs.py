@@ -14,7 +14,7 @@ from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.outputs import Failed, as_arrays
 from tests.reference.checking.targets import HANG_LIMIT, escapes
-from tests.tiers import fast_few
+from tests.tiers import fast_few, slow
 
 TARGETS = Path(__file__).parent / "targets"
 
@@ -83,6 +83,7 @@ def test_an_output_of_the_right_shape_converts_as_before():
     assert got[0].dtype == np.float64 and got[0].shape == (3, 4) and got[1].tolist() == [[1.0, 2.0]]
 
 
+@slow
 def test_a_hanging_array_conversion_is_ended(capsys):
     """An ``__array__`` that never returns: in process the timer ends it as a failure of ``type``; in a worker
     the worker is ended at the time limit (a failure of ``runs``: only silence reaches the checker)."""

@@ -113,6 +113,7 @@ def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
     assert failed[0].endswith("FAIL  the worker process running this check died (killed by SIGKILL)")
 
 
+@slow
 def test_a_worker_that_cannot_start_is_one_line(tmp_path):
     done = _drive(tmp_path, 'import os\nif __name__ == "__mp_main__":\n    os._exit(3)\n',
                   ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])

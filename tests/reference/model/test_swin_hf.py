@@ -35,6 +35,7 @@ def _config(*, window, patch, grid, embed, heads, depths=(2, 2, 2, 2), n_classes
                                    attn_implementation=attention)
 
 
+@slow
 @pytest.mark.parametrize("attention", fast_few(["eager", "sdpa"]))
 @given(window=st.integers(1, 3), per_side=st.tuples(st.integers(1, 3), st.integers(1, 3)), heads=st.integers(1, 2),
        head_width=st.integers(2, 3), shifted=st.booleans(), seed=SEED)
@@ -176,6 +177,7 @@ def _hf_swin_block(shift_of_block):
     return swin_block
 
 
+@slow
 def test_conform_passes_hf_swin_layer_as_a_users_block_and_fails_a_misplaced_shift():
     """``conform`` checks a user's Swin block: HF's SwinLayer wrapped as a function of the spec's parameters
     conforms to ``swin_block`` regular and shifted, in either layout (a grid, in and out, is channel-last in

@@ -60,6 +60,7 @@ def test_torch_multihead_attention_is_algorithm_5(s, bias, need_weights, cross, 
 
 
 # ---------------------------------------------------------------------------- torch.nn.TransformerEncoderLayer
+@slow
 @given(sizes(), st.booleans(), st.sampled_from(["relu", "gelu"]), st.sampled_from([1e-5, 1e-3]))
 def test_torch_transformer_encoder_layers_are_algorithm_9_layers(s, norm_first, activation, eps):
     """A stack of torch.nn.TransformerEncoderLayer (either ``norm_first``) between an embedding and the MLM
@@ -102,6 +103,7 @@ def test_transformer_encoder_layer_without_bias_is_refused():
 transformers = pytest.importorskip("transformers")
 
 
+@slow
 @pytest.mark.parametrize("attn_implementation", fast_few(["eager", "sdpa"]))
 @given(s=sizes(), eps=st.sampled_from([1e-5, 1e-2]))
 def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
