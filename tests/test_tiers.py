@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiers import fast_few
+from tests.tiers import fast_few, slow
 
 ROOT = Path(__file__).resolve().parent.parent
 # areas that are one file of tests/ rather than a folder: the command line's help and the bad-input catalogue
@@ -31,6 +31,7 @@ def _collect(*marker: str) -> tuple[list[str], str]:
     return [line for line in lines if "::" in line], next(line for line in reversed(lines) if "collected" in line)
 
 
+@slow
 def test_the_fast_tier_leaves_out_the_slow_tests_and_keeps_every_area():
     """``python -m pytest -m "not slow"`` deselects the tests marked slow (the marker is used), and still runs
     tests of every folder of tests/, of the command line, of the bad-input catalogue and the doctests."""

@@ -108,6 +108,7 @@ def _build(source: Path, out: Path, builder="html"):
     return build_main(["-W", "-q", "-b", builder, str(source), str(out)])
 
 
+@slow
 def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
     """``extensions = ["formal.sphinx"]`` is all a project needs: an algorithm with options, a model, a
     pattern, a theorem, a claim and the roles build without warnings."""

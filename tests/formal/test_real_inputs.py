@@ -121,7 +121,7 @@ def test_a_complex_index_argument_is_a_config_error_naming_it(name, argument):
         algorithm.run(**arguments)
 
 
-@pytest.mark.parametrize("name", sorted(algorithms.ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(sorted(algorithms.ALGORITHMS), keep=in_fast_tier))
 def test_the_arguments_above_are_valid(name):
     """The arguments the tests above perturb run (training stops at its gradient step, by design)."""
     algorithm = algorithms.ALGORITHMS[name]

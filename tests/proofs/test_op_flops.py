@@ -102,6 +102,7 @@ def test_the_grid_alone_finds_a_wrong_rule(monkeypatch):
                                         "perform 8")
 
 
+@slow
 def test_every_op_is_counted():
     """No op class of the package goes uncounted: each is in an algorithm's lines or run on its own (a new op that
     is neither makes the theorem undecided, naming it)."""

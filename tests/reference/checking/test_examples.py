@@ -186,7 +186,7 @@ class _Untouchable:
         raise AssertionError(f"the generator drew {name} with every option fixed")
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 def test_with_every_option_fixed_nothing_is_drawn(name):
     """conform checks an algorithm object: its examples are drawn with no option drawn at all."""
     a = algorithms.get(name)
