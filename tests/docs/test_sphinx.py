@@ -183,6 +183,16 @@ def test_the_latex_builder_renders_the_same_model(tmp_path):
         assert line.latex in tex
 
 
+def test_a_second_build_after_the_worker_was_collected_checks_its_theorems_itself(monkeypatch):
+    """The worker of an earlier build in this process, once collected, leaves no results to read: the next build
+    checks its theorems itself instead of failing."""
+    import os
+
+    from formal.sphinx import theorems
+    monkeypatch.setattr(theorems, "_WORKER", {"owner": os.getpid()})       # what a collected worker leaves
+    assert theorems._collected() == {}
+
+
 def test_a_theorem_entry_shows_its_result_unless_asked_not_to(tmp_path):
     """The entry shows the theorem's result when the docs were built — the proof's verdict and detail, the twin's
     verdict and counterexample — the same as ``prove`` gives; ``:no-result:`` leaves the result out."""
