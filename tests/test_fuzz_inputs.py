@@ -202,6 +202,7 @@ def toml_texts(draw):
     return text
 
 
+@slow
 @fuzz(80)
 @given(text=toml_texts())
 def test_load_config_on_generated_toml(folder, text):

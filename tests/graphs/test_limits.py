@@ -234,6 +234,7 @@ def test_the_estimate_counts_the_edges_exactly(case):
     assert afford(name, p.ell_x, ell=p.ell_x, **p.params) == p.n_edges
 
 
+@slow
 @pytest.mark.parametrize("step, estimate", fast_few([
     (lambda: patterns.fixed(2048, 64, 64), memory.build_bytes("fixed", edges=2_098_176, positions=2048)),
     (lambda: patterns.strided(1024, 1), memory.build_bytes("strided", edges=524_800, positions=1024)),

@@ -49,6 +49,7 @@ def test_gpt2_is_identified_as_exactly_its_variant(capsys):
     assert err == ""  # no progress under --json
 
 
+@slow
 def test_gpt2_text_names_only_the_options_that_differ(capsys):
     status, out, err = run(capsys, f"{ROOT}/examples/gpt2.py:gpt2", "--algorithm", "dtransformer", "--identify",
                            *GPT2_FIXED, *SMALL)
