@@ -20,6 +20,7 @@ from formal.cli import build_parser, main, sizes_text
 from formal.core.symbols import by_name, info
 from formal.helptext import DOCS_POINTER, Formatter
 from formal.models.presets import PRESETS
+from tests.tiers import fast_few, in_fast_tier
 
 HEAVY = ("sympy", "numpy", "networkx", "torch", "matplotlib")
 
@@ -205,7 +206,7 @@ def test_help_lists_the_entry_points_commands():
 
 
 # ------------------------------------------------------------------------------- one name per size
-@pytest.mark.parametrize("name", list(formal.ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(formal.ALGORITHMS), keep=in_fast_tier))
 def test_show_says_each_size_s_data_name(capsys, name):
     assert main(["show", name]) == 0
     out, _ = capsys.readouterr()

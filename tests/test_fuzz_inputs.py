@@ -36,6 +36,7 @@ from formal.guards.files import read_toml
 from formal.models.complexity import MODELS
 from formal.models.config import KEYS, load_config
 from formal.models.presets import PRESETS
+from tests.tiers import fast_few, in_fast_tier, slow
 
 _PROFILE_EXAMPLES = settings.default.max_examples
 
@@ -201,6 +202,7 @@ def toml_texts(draw):
     return text
 
 
+@slow
 @fuzz(80)
 @given(text=toml_texts())
 def test_load_config_on_generated_toml(folder, text):
@@ -322,6 +324,7 @@ def configs(draw):
     return {**config, "options": options, "sizes": sizes}
 
 
+@slow
 @fuzz(60)
 @given(config=configs(), flags=st.lists(st.sampled_from(["--json", "--symbolic", "--seq-len=7", "--batch=3",
                                                        "--dtype=bf16", "--convention=kaplan",
@@ -373,7 +376,7 @@ def option_texts(draw, name):
     return texts
 
 
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(ALGORITHMS), keep=in_fast_tier))
 @fuzz(25)
 @given(data=st.data())
 def test_parse_options_and_get(name, data):
@@ -509,6 +512,7 @@ def _small_graph(argv) -> bool:
     return True
 
 
+@slow
 @fuzz(200)
 @given(argv=argvs())
 def test_main_answers_0_or_2(argv):

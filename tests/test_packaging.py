@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import slow
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -68,6 +70,7 @@ def wheel(tmp_path_factory):
     return zipfile.ZipFile(next(out.glob("*.whl")))
 
 
+@slow
 def test_the_wheel_ships_the_license_py_typed_and_the_metadata(wheel):
     names = wheel.namelist()
     assert "formal/py.typed" in names

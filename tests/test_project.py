@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+from tests.tiers import slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -79,6 +81,7 @@ def _shown_commands():
     return [shlex.split(line, comments=True)[1:] for line in lines if line.startswith("formal-transformers ")]
 
 
+@slow
 def test_readme_commands_of_the_specification_run(tmp_path, monkeypatch, capsys):
     """Each ``list``/``show``/``complexity``/``graph``/``check``/``prove``/``table1`` command the README shows exits 0
     as written, the configuration file being the README's first TOML block and the claims file its second

@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from formal.models.presets import PRESETS
+from tests.tiers import slow
 
 HEAVY = ("sympy", "numpy", "networkx", "torch", "matplotlib", "reference")
 
@@ -73,6 +74,7 @@ def test_the_numeric_report_api_imports_no_heavy_module():
     """) == []
 
 
+@slow
 def test_symbolic_and_uncached_options_derive_with_sympy(tmp_path):
     """The check above can fail: these two paths do import sympy."""
     config = tmp_path / "gqa.toml"

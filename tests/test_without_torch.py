@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import slow
+
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "pip install torch==2.13.0 'formal-transformers[torch]'"
 
@@ -65,11 +67,13 @@ def test_conform_passes_a_numpy_implementation(without_torch):
     assert done.stdout.splitlines()[-1].startswith("PASS")
 
 
+@slow
 def test_conform_of_a_function_that_imports_torch_says_to_install_it(without_torch):
     target = "examples/attention_rows_torch.py:attention"
     _one_line_install(without_torch("conform", target, "--algorithm", "attention", "--layout", "rows"), target)
 
 
+@slow
 def test_a_function_that_imports_torch_when_called_says_so_too(without_torch, tmp_path):
     module = tmp_path / "late.py"
     module.write_text(textwrap.dedent("""
@@ -91,6 +95,7 @@ def test_verify_needs_torch(without_torch):
     _one_line_install(without_torch("verify", "--only", "attention"), "verify")
 
 
+@slow
 def test_verify_mutants_runs_conform_without_torch(without_torch):
     """The kill rate measures conform, which needs no torch."""
     done = without_torch("verify", "--mutants", "--only", "layer_norm", "--quiet")
@@ -98,6 +103,7 @@ def test_verify_mutants_runs_conform_without_torch(without_torch):
     assert done.stdout.splitlines()[-1].startswith("kill rate 100.0%")
 
 
+@slow
 def test_property_and_implementation_claims_without_torch(without_torch, tmp_path):
     claims = tmp_path / "claims.toml"
     claims.write_text(textwrap.dedent(f"""
@@ -120,6 +126,7 @@ def test_property_and_implementation_claims_without_torch(without_torch, tmp_pat
     assert "2 claims: 2 hold" in done.stdout
 
 
+@slow
 def test_the_checking_tests_are_collected_without_torch(without_torch):
     """The tests of the checking tools run where torch is missing, as the tools do: every module of
     tests/reference/checking is collected but verify's, which skip (a test that drives torch skips itself)."""

@@ -107,8 +107,8 @@ def stop(app=None, exception=None) -> None:
 def _collected() -> dict:
     """The worker's results (name → :class:`Checked`); none when there is no worker in this process or it
     failed (the theorems are then checked in the build itself)."""
-    if not _WORKER or _WORKER.get("owner") != os.getpid():
-        return {}
+    if _WORKER.get("owner") != os.getpid() or "process" not in _WORKER:
+        return {}                   # (a worker already collected or stopped leaves nothing to read)
     process = _WORKER.pop("process")
     out, _ = process.communicate()
     if process.returncode != 0:

@@ -6,6 +6,7 @@ import pytest
 from formal.claims.catalogue import files
 from formal.claims.claim import load
 from formal.claims.decide import decide
+from tests.tiers import fast_few, slow
 
 CLAIMS = [c for f in files() for c in load(f)]
 
@@ -22,12 +23,13 @@ def test_the_catalogue_is_large_and_documented():
                 f"{c.id}: a failing claim says what the source probably meant (note)"
 
 
-@pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
+@pytest.mark.parametrize("claim", fast_few(CLAIMS, keep=20), ids=[c.id for c in CLAIMS])
 def test_each_claim_gets_its_expected_verdict(claim):
     verdict = decide(claim)
     assert verdict.verdict == claim.expect, f"{verdict.verdict}: {verdict.reason}"
 
 
+@slow
 def test_check_catalogue_exits_0(capsys):
     from formal.cli import main
     assert main(["check", "--catalogue", "--json"]) == 0

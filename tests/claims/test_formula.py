@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 
 from formal.claims.formula import MAX_LENGTH, FormulaError, parse
 from formal.core.symbols import by_name
+from tests.tiers import slow
 
 
 @pytest.mark.parametrize("text, value", [
@@ -69,6 +70,7 @@ def test_unknown_names_are_listed():
         parse("zz*H", names={"H", "d_e"})
 
 
+@slow
 @given(st.text(max_size=80))
 def test_arbitrary_text_is_a_formula_or_a_formula_error(text):
     """Property: parse never raises anything but FormulaError, and never runs code (a file named by the

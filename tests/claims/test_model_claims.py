@@ -13,6 +13,7 @@ from formal.algorithms import get as algorithm
 from formal.cli import main
 from formal.models.presets import PRESETS, resolve_sizes
 from tests.claims.test_check import claim
+from tests.tiers import slow
 
 
 def check(tmp_path, capsys, *claims) -> dict:
@@ -216,6 +217,7 @@ def test_weights_are_the_parameters_at_the_dtype(name, dtype, layers):
     assert v.verdict == "holds", v.reason
 
 
+@slow
 def test_opt_13b_against_hf_transformers(tmp_path, capsys):
     """OPT-13B is GPT-3 13B's shape with d_model 5120, ReLU, 50272 tokens and 2050 position rows; HF's
     OPTForCausalLM, built on the meta device (no memory, no weights), counts the same parameters."""

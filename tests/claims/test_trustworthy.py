@@ -20,6 +20,7 @@ from formal.claims import check_text
 from formal.claims.claim import parse_claims
 from formal.claims.decide import decide
 from formal.guards.files import json_text
+from tests.tiers import slow
 
 from .test_check import claim
 
@@ -190,6 +191,7 @@ def test_algebraic_identities_hold_exactly(p, q, k):
     assert v.verdict == "fails"
 
 
+@slow
 def test_a_comparison_that_cannot_be_decided_exactly_is_undecided():
     """log(8)/log(2) is 3, which sympy proves: the claim holds.  log(5 + 2√6) − 2·log(√2 + √3) is 0 too (the
     square of √2 + √3 is 5 + 2√6), which neither its digits nor sympy's simplification can show: undecided,

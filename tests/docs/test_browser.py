@@ -15,9 +15,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from formal import algorithms
+from tests.tiers import slow
 
 # the browser fixture first: where there is none the tests are skipped before the docs are built
-pytestmark = pytest.mark.usefixtures("browser")
+pytestmark = [pytest.mark.usefixtures("browser"), slow]
 
 ALGORITHM_PAGE = "algorithms/mhattention.html"
 LAYER_NORM_PAGE = "algorithms/layer_norm.html"

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.usefixtures("browser")
+from tests.tiers import slow
+
+pytestmark = [pytest.mark.usefixtures("browser"), slow]
 
 WIDTH, HEIGHT = 1400, 1000
 #: The tables the extension writes: each must fit the column it is in.

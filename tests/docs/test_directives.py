@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import slow
+
 sphinx = pytest.importorskip("sphinx")
 pytest.importorskip("latex2mathml")
 
@@ -118,6 +120,7 @@ def test_presets_side_by_side(tmp_path):
         assert name in _text(row) and f"{r['params']['total']:,}" in _text(row)
 
 
+@slow
 def test_the_theorems_page_has_a_summary_of_results(built_docs):
     """The theorems page opens with one row per declared theorem and the counts, from a run at build time."""
     from proofs.registry import theorems
@@ -126,6 +129,7 @@ def test_the_theorems_page_has_a_summary_of_results(built_docs):
     assert f"{n} theorems: {n} proved, {n} twins rejected" in page
 
 
+@slow
 def test_an_algorithm_entry_offers_a_call_and_commands_and_links(built_docs):
     """Each algorithm page has the Python call and the ``conform`` command to copy, and links to the algorithms
     it calls, the theorems about it and the catalogue's claims about it."""

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import fast_few, slow
+
 sphinx = pytest.importorskip("sphinx")
 pytest.importorskip("latex2mathml")
 
@@ -32,6 +34,7 @@ def _text(fragment: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
 
 
+@slow
 def test_every_algorithm_has_a_page_with_its_numbered_lines(built_docs):
     """One page per algorithm of ``list``, generated: its table has one row per line of the object, numbered
     1 … N, in order."""
@@ -40,6 +43,7 @@ def test_every_algorithm_has_a_page_with_its_numbered_lines(built_docs):
         assert [_text(r[0]) for r in rows] == [str(i) for i in range(1, len(algorithm.derivation.records) + 1)]
 
 
+@slow
 @pytest.mark.parametrize("name", ["mhattention", "layer_norm", "dtransformer", "window_mhattention"])
 def test_every_formula_on_an_algorithm_page_is_the_derived_one(built_docs, name):
     """Each line, its shape and its FLOPs (matmul) are the MathML of the object's own derivation — the same
@@ -58,6 +62,7 @@ def test_every_formula_on_an_algorithm_page_is_the_derived_one(built_docs, name)
         assert written(v.totals["matmul"][key]) in page
 
 
+@slow
 def test_the_index_finds_algorithm_5_in_one_click(built_docs):
     """The general index has an entry "Algorithm 5" that links straight to the multi-head attention page."""
     index = _page(built_docs, "genindex.html")
@@ -65,6 +70,7 @@ def test_the_index_finds_algorithm_5_in_one_click(built_docs):
     assert any(link.startswith("algorithms/mhattention.html#") for link in links), links
 
 
+@slow
 def test_no_page_loads_anything_from_the_network(built_docs):
     """Scripts, stylesheets, images and fonts are all local: formulas are MathML written at build time, no
     MathJax, no CDN."""
@@ -75,6 +81,7 @@ def test_no_page_loads_anything_from_the_network(built_docs):
         assert not re.search(r"<script[^>]*mathjax", text, re.I), page
 
 
+@slow
 def test_the_catalogue_page_shows_every_claim_with_its_verdict(built_docs):
     """Every claim of the shipped catalogue, decided when the pages were built, with its verdict and an anchor
     that ``:formal:claim:`` links to; none unexpected."""
@@ -101,6 +108,7 @@ def _build(source: Path, out: Path, builder="html"):
     return build_main(["-W", "-q", "-b", builder, str(source), str(out)])
 
 
+@slow
 def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
     """``extensions = ["formal.sphinx"]`` is all a project needs: an algorithm with options, a model, a
     pattern, a theorem, a claim and the roles build without warnings."""
@@ -142,7 +150,7 @@ def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, 
     assert f"no package declares the '{THEOREMS}' entry point" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("directive, message", [
+@pytest.mark.parametrize("directive, message", fast_few([
     (".. formal:algorithm:: nosuch", "unknown algorithm 'nosuch'"),
     (".. formal:algorithm:: attention\n   :options: nosuch=1", "attention has no option 'nosuch'"),
     (".. formal:algorithm:: attention\n   :convention: flops", "unknown convention 'flops'"),
@@ -157,7 +165,7 @@ def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, 
     (".. formal:model::", "formal:model needs a preset name or :file: PATH.toml"),
     (".. formal:claims:: nosuch.toml", "nosuch.toml"),
     ("See :formal:sym:`nosuch`.", "'nosuch' is not a size symbol"),
-])
+], keep=3, unpack=True))
 def test_a_bad_entry_is_a_warning_naming_it(tmp_path, capsys, directive, message):
     """A directive the objects cannot render is a warning that names what is wrong — a failed build under -W."""
     source = _project(tmp_path, f"Title\n=====\n\n{directive}\n")
@@ -173,6 +181,16 @@ def test_the_latex_builder_renders_the_same_model(tmp_path):
     tex = next((tmp_path / "out").glob("*.tex")).read_text(encoding="utf-8")
     for line in view(algorithms.get("layer_norm")).lines:
         assert line.latex in tex
+
+
+def test_a_second_build_after_the_worker_was_collected_checks_its_theorems_itself(monkeypatch):
+    """The worker of an earlier build in this process, once collected, leaves no results to read: the next build
+    checks its theorems itself instead of failing."""
+    import os
+
+    from formal.sphinx import theorems
+    monkeypatch.setattr(theorems, "_WORKER", {"owner": os.getpid()})       # what a collected worker leaves
+    assert theorems._collected() == {}
 
 
 def test_a_theorem_entry_shows_its_result_unless_asked_not_to(tmp_path):

@@ -11,6 +11,7 @@ from formal.algorithms.pooling import build_attention_pooling
 from formal.core.symbols import ell, ell_x, n_sent
 from formal.errors import ConfigError
 from tests.strategies.recurrent import han_cases, locations, show_attend_tell_cases
+from tests.tiers import slow
 
 
 @given(show_attend_tell_cases())
@@ -23,6 +24,7 @@ def test_every_step_attends_with_a_distribution_over_the_locations(case):
     np.testing.assert_allclose(P.sum(axis=0), 1.0, rtol=1e-12)
 
 
+@slow
 @given(show_attend_tell_cases(loss=True))
 def test_the_loss_is_the_captions_nll_plus_the_doubly_stochastic_penalty(case):
     """Xu et al. eq. (14): L_d = −Σ_t log p(y_{t+1}) + λ Σ_i (1 − Σ_t α_ti)², computed here by hand from the
@@ -47,6 +49,7 @@ def test_the_caption_is_decoded_left_to_right(case, data):
         np.testing.assert_array_equal(a[:, :t + 1], b[:, :t + 1])
 
 
+@slow
 @given(show_attend_tell_cases(inputs=st.just("grid")), show_attend_tell_cases(loss=True, inputs=st.just("grid")))
 def test_a_feature_grid_is_read_row_major_into_annotations(case, loss_case):
     """Xu et al. §3.1.1: the 14×14×512 grid is "flattened" into L = 196 annotation vectors.  inputs="grid" is
@@ -67,6 +70,7 @@ def test_a_feature_grid_is_read_row_major_into_annotations(case, loss_case):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)  # a view's layout changes BLAS's order
 
 
+@slow
 @given(show_attend_tell_cases(inputs=st.just("annotations")), st.data())
 def test_the_locations_are_a_set(case, data):
     """Soft attention treats the L annotations as a set: permuting them by π leaves every word distribution P
@@ -101,6 +105,7 @@ def test_show_attend_tell_decodes_sequentially():
         "show_attend_tell").inputs[0].shape[1])
 
 
+@slow
 @given(han_cases())
 def test_han_is_its_levels_composed(case):
     """Yang et al. §2: each sentence j is encoded by the word bi-GRU and pooled by word attention; the

@@ -14,6 +14,7 @@ from formal import ConfigError
 from formal.arguments import bounded_int
 from formal.cli import main
 from formal.core.symbols import dim
+from tests.tiers import fast_few, in_fast_tier, slow
 
 
 def run(capsys, *argv):
@@ -55,7 +56,7 @@ def _parse(expr: str):
     return sp.Add(*terms)
 
 
-@pytest.mark.parametrize("name", list(formal.ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(formal.ALGORITHMS), keep=in_fast_tier))
 def test_show_json_has_the_signature_and_costs(capsys, name):
     status, out, _ = run(capsys, "show", name, "--json")
     assert status == 0
@@ -189,6 +190,7 @@ def test_bounded_int_with_bad_bounds_is_a_config_error(minimum, maximum):
         bounded_int(minimum, maximum)
 
 
+@slow
 def test_python_dash_m_formal_works_as_a_process():
     """`python -m formal show attention --json` runs as a whole process; a bad name exits 2 without a
     traceback."""

@@ -13,6 +13,7 @@ from formal.core.constraints import Constraint, at_most, divides, even
 from formal.core.shapes import Binding
 from formal.core.symbols import H, by_name, d_e, d_f, ell, ell_gen, ell_max, n_kv_heads
 from formal.models.presets import resolve_sizes
+from tests.tiers import fast_few, in_fast_tier
 
 sizes = st.integers(1, 40)
 
@@ -110,7 +111,7 @@ def test_size_constraints_are_the_callees_in_the_callers_symbols(name, options, 
     assert sorted(_texts(algorithms.get(name, **options))) == sorted(expected)
 
 
-@pytest.mark.parametrize("name", sorted(algorithms.ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(sorted(algorithms.ALGORITHMS), keep=in_fast_tier))
 def test_size_constraints_are_unique_and_in_the_algorithms_symbols(name):
     algorithm = algorithms.ALGORITHMS[name]
     found = algorithm.size_constraints

@@ -18,6 +18,7 @@ from formal.errors import ConfigError
 from formal.models import complexity, costcache
 from formal.models.complexity import Model
 from formal.models.presets import PRESETS, resolve_sizes
+from tests.tiers import fast_few
 
 HOW = f"the cost formula cache is stale: regenerate it with {costcache.REGENERATE}"
 
@@ -113,7 +114,7 @@ FLAGS = [[], ["--json"], ["--seq-len", "100"], ["--seq-len", "1", "--json"], ["-
          ["--convention", "chinchilla", "--seq-len", "77", "--batch", "3", "--json"], ["--seq-len", "3000"]]
 
 
-@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("preset", fast_few(list(PRESETS), keep=3))
 def test_complexity_prints_the_same_from_the_file_as_from_a_fresh_derivation(preset, capsys, monkeypatch, derived):
     """Byte for byte, text and --json, under every flag of ``complexity``: the shipped formulas and a fresh
     derivation (substituted for the file's entry) give the same output, errors included."""
@@ -141,7 +142,7 @@ def _model(preset):
     return _MODELS[k]
 
 
-@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("preset", fast_few(list(PRESETS), keep=3))
 def test_the_figures_are_sympys_evaluation_of_the_derived_formulas(preset):
     """The oracle for the polynomials: each figure of ``report`` equals the Model's sympy expression evaluated
     by sympy (``xreplace``, rounded up when not whole) at the resolved sizes, under every convention."""

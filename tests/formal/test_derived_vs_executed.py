@@ -18,6 +18,7 @@ from tests.strategies.recurrent import RECURRENT_STRATEGIES
 from tests.strategies.scores import SCORE_STRATEGIES
 from tests.strategies.stacks import STACK_STRATEGIES
 from tests.strategies.swin import SWIN_EXAMPLES, SWIN_STRATEGIES
+from tests.tiers import fast_few, in_fast_tier
 
 STRATEGIES = {**EMBEDDING_STRATEGIES, **ATTENTION_STRATEGIES, **NORMALIZATION_STRATEGIES, **STACK_STRATEGIES,
               **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES, **PAGED_STRATEGIES,
@@ -52,7 +53,7 @@ def _bounded(name, check):
     return check if cap is None else settings(max_examples=min(cap, settings.default.max_examples))(check)
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(ALGORITHMS, keep=in_fast_tier))
 def test_executed_shapes_equal_derived_shapes(name):
     """Every output of an execution has its derived shape evaluated at the binding, and the binding is
     exactly the sizes the case was built from."""
@@ -68,7 +69,7 @@ def test_executed_shapes_equal_derived_shapes(name):
     _bounded(name, check)()
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(ALGORITHMS, keep=in_fast_tier))
 def test_derived_parameter_count_equals_arrays_consumed(name):
     """The derived parameter count equals the total size of the parameter arrays the execution read, and
     the execution reads every parameter it is given."""
@@ -83,8 +84,8 @@ def test_derived_parameter_count_equals_arrays_consumed(name):
     _bounded(name, check)()
 
 
-@pytest.mark.parametrize("convention", ["matmul", "full"])  # kaplan and chinchilla drop parts of these
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("convention", fast_few(["matmul", "full"]))  # kaplan and chinchilla drop parts of these
+@pytest.mark.parametrize("name", fast_few(ALGORITHMS, keep=in_fast_tier))
 def test_derived_flops_equal_counted_flops(name, convention):
     """Derived FLOPs equal an independent tally of what numpy performed: the matrix products (matmul
     convention, 2mkn each) or every floating-point operation (full convention)."""

@@ -15,11 +15,13 @@ from formal.engine.calls import CallOp
 from formal.engine.names import symbol
 from formal.ops import Apply, Ref
 from formal.ops.indexing import Pick
+from tests.tiers import fast_few, in_fast_tier
 
 VARIANTS = [(name, {}) for name in ALGORITHMS] + [
     ("mhattention", {"n_kv_heads": 2}), ("dtransformer", {"n_kv_heads": 2}), ("mhattention", {"n_kv_heads": None}),
     ("edtransformer", {"norm_position": "pre"}), ("etransformer", {"norm_position": "pre"}),
 ]
+FAST_VARIANTS = fast_few(VARIANTS, keep=lambda v: in_fast_tier(v[0]), unpack=True)
 
 #: Words that are names, never products of italic letters.
 WORDS = ("enc", "dec", "head", "mlp", "bar", "hat", "tilde", "patch", "init", "class", "loss", "data", "gamma",
@@ -45,7 +47,7 @@ def _italic_words(latex: str) -> list:
     return [w for w in WORDS if re.search(rf"(?<![A-Za-z]){w}", bare)]
 
 
-@pytest.mark.parametrize("name, options", VARIANTS)
+@pytest.mark.parametrize("name, options", FAST_VARIANTS)
 def test_no_mangled_names(name, options):
     algorithm = formal.get(name, **options)
     text, latex = _texts(algorithm)
@@ -69,7 +71,7 @@ def _used(node, found):
             _used(arg, found)
 
 
-@pytest.mark.parametrize("name, options", VARIANTS)
+@pytest.mark.parametrize("name, options", FAST_VARIANTS)
 def test_a_parameter_reads_the_same_in_the_list_and_the_lines(name, options):
     algorithm = formal.get(name, **options)
     params = {p.name for p in algorithm.params}
@@ -108,7 +110,7 @@ def test_grouped_query_heads_read_unambiguously():
     assert "⌈" not in render.to_text(formal.get("mhattention"))
 
 
-@pytest.mark.parametrize("name, options", VARIANTS)
+@pytest.mark.parametrize("name, options", FAST_VARIANTS)
 def test_no_raw_latex_in_the_views_text(name, options):
     """The View's text fields (summary, notes, meanings, the leading order) hold no LaTeX; the leading order
     has a LaTeX form of its own."""

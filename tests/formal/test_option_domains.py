@@ -16,6 +16,7 @@ from formal.engine.domains import BOOL, AnyOf, Choice, Integer, Real, written
 from formal.engine.latex_text import GLYPHS, latex_text
 from formal.engine.options import parse_options
 from formal.errors import ConfigError
+from tests.tiers import fast_few, in_fast_tier
 
 PAIRS = [(name, option) for name, a in ALGORITHMS.items() for option in a.option_specs]
 
@@ -103,7 +104,8 @@ _ANY = st.one_of(st.none(), st.booleans(), st.integers(-5, 10), st.floats(allow_
                  st.text(max_size=6), st.lists(st.integers(), max_size=2))
 
 
-@pytest.mark.parametrize("name, option", PAIRS, ids=[f"{n}-{o}" for n, o in PAIRS])
+@pytest.mark.parametrize("name, option", fast_few(PAIRS, keep=lambda p: in_fast_tier(p[0]), unpack=True),
+                         ids=[f"{n}-{o}" for n, o in PAIRS])
 @settings(max_examples=15)
 @given(value=_ANY)
 def test_a_value_outside_the_domain_is_a_config_error_naming_option_value_and_domain(name, option, value):
@@ -173,7 +175,7 @@ def test_a_text_the_domain_cannot_read_names_what_the_option_takes(name, text, m
         parse_options(name, [text])
 
 
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(ALGORITHMS), keep=in_fast_tier))
 def test_every_declared_value_round_trips_through_the_command_line(name):
     """Each choice and each stated example value, written as on the command line, parses back to itself."""
     for option, spec in ALGORITHMS[name].option_specs.items():
@@ -183,7 +185,7 @@ def test_every_declared_value_round_trips_through_the_command_line(name):
 
 
 # ----------------------------------------------------------------------------------------- show
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(ALGORITHMS), keep=in_fast_tier))
 def test_show_lists_every_option_with_domain_default_and_meaning(name):
     a = ALGORITHMS[name]
     text = render.to_text(a)
@@ -207,7 +209,7 @@ def test_show_lists_the_rules_and_the_value_shown_is_the_variants():
     assert "  padding = 'same' " in text and "rule: padding = 'same' needs stride = 1" in text
 
 
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(list(ALGORITHMS), keep=in_fast_tier))
 def test_show_latex_tabulates_every_option_in_ascii(name):
     a = ALGORITHMS[name]
     table = render.to_latex(a).split(r"\end{algorithm}")[1]

@@ -12,6 +12,7 @@ from formal import ConfigError, algorithms
 from formal.core import masks
 from formal.core.shapes import Binding
 from formal.guards.arrays import index_array, real_array
+from tests.tiers import fast_few, in_fast_tier
 
 REAL_DTYPES = st.one_of(hnp.boolean_dtypes(), hnp.integer_dtypes(), hnp.unsigned_integer_dtypes(),
                         hnp.floating_dtypes())
@@ -101,7 +102,7 @@ def _specs(kind):
             if spec.kind == kind]
 
 
-@pytest.mark.parametrize("name, argument", _specs("real"))
+@pytest.mark.parametrize("name, argument", fast_few(_specs("real"), keep=lambda s: in_fast_tier(s[0]), unpack=True))
 def test_a_complex_real_argument_is_a_config_error_naming_it(name, argument):
     """Every real input and parameter of every algorithm: a complex array is refused, not truncated."""
     algorithm = algorithms.ALGORITHMS[name]
@@ -120,7 +121,7 @@ def test_a_complex_index_argument_is_a_config_error_naming_it(name, argument):
         algorithm.run(**arguments)
 
 
-@pytest.mark.parametrize("name", sorted(algorithms.ALGORITHMS))
+@pytest.mark.parametrize("name", fast_few(sorted(algorithms.ALGORITHMS), keep=in_fast_tier))
 def test_the_arguments_above_are_valid(name):
     """The arguments the tests above perturb run (training stops at its gradient step, by design)."""
     algorithm = algorithms.ALGORITHMS[name]

@@ -8,6 +8,7 @@ import pytest
 
 import formal
 from formal.engine import render
+from tests.tiers import fast_few, in_fast_tier, slow
 
 VARIANTS = [
     ("token_embedding", {}), ("positional_embedding", {"encoding": "sinusoidal-paper"}),
@@ -18,7 +19,7 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("name, options", VARIANTS)
+@pytest.mark.parametrize("name, options", fast_few(VARIANTS, keep=lambda v: in_fast_tier(v[0]), unpack=True))
 def test_every_view_renders(name, options):
     algorithm = formal.get(name, **options)
     for convention in formal.CONVENTIONS:
@@ -52,6 +53,7 @@ def test_formal_imports_none_of_the_other_packages():
     assert out.strip() == "[]"
 
 
+@slow
 def test_latex_is_ascii_for_every_algorithm():
     """``show --latex`` writes LaTeX macros, never a raw glyph (ℓ, −, ←) that pdflatex rejects: every
     algorithm, every line (the LaTeX test compiles them where a LaTeX is installed)."""

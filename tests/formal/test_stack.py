@@ -18,6 +18,7 @@ from formal.models.complexity import Model
 from tests.oracles.flops import tallied_run
 from tests.strategies.cases import evaluate
 from tests.strategies.stacks import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases
+from tests.tiers import slow
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -121,16 +122,19 @@ def test_dtransformer_is_column_stochastic_and_causal(case):
         np.testing.assert_allclose(q[:, :-1], p[:, :-1], rtol=1e-12, atol=1e-12)
 
 
+@slow
 @given(etransformer_cases())
 def test_etransformer_is_column_stochastic(case):
     assert _column_stochastic(case.algorithm(**case.kwargs))
 
 
+@slow
 @given(edtransformer_cases())
 def test_edtransformer_is_column_stochastic(case):
     assert _column_stochastic(case.algorithm(**case.kwargs))
 
 
+@slow
 @given(dtransformer_cases(), st.integers(1, 3), st.integers(0, 2**32 - 1), st.sampled_from(["sample", "greedy"]))
 def test_kv_cache_decoding_gives_the_same_tokens(case, ell_gen, seed, decoding):
     """KV-cache decoding produces exactly the tokens of decoding without the cache, with the same seed."""
@@ -159,6 +163,7 @@ def test_cache_saves_a_derived_formula():
     assert sp.degree(plain, ell_gen) == 3 and sp.degree(cached, ell_gen) == 2
 
 
+@slow
 @pytest.mark.parametrize("convention", ["matmul", "full"])
 @given(edinference_cases())
 def test_edinference_cost_of_the_steps_taken_equals_counted_flops(convention, case):
@@ -175,6 +180,7 @@ def _model_options(algorithm):
     return {k: v for k, v in algorithm.options.items() if k not in ("tau", "decoding")}
 
 
+@slow
 @given(edinference_cases())
 def test_edinference_equals_a_hand_written_greedy_loop(case):
     """Algorithm 15 written out here with Algorithm 8 as the model: from [bos], append the argmax of the

@@ -9,6 +9,7 @@ import pytest
 from formal.cli import main
 from formal.errors import ConfigError
 from formal.graphs import analysis, from_pairs, patterns
+from tests.tiers import slow
 
 
 def run(capsys, *argv):
@@ -70,6 +71,7 @@ def test_edgelist_file_is_a_user_graph(capsys, tmp_path):
     assert r["in_degree"]["empty"] == 1                                    # position 3 sees nothing
 
 
+@slow
 def test_draw_writes_a_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     for argv, name in ((["causal", "--seq-len", "12"], "small.png"),

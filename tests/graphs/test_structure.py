@@ -16,6 +16,7 @@ from formal import ConfigError
 from formal.graphs import analysis, from_mask, from_pairs, layered, patterns, structure
 from formal.graphs.pattern import plain as formal_plain
 from tests.strategies.graphs import builtin
+from tests.tiers import slow
 
 LAYERS = 6
 
@@ -79,6 +80,7 @@ def cases():
             yield "swin", (height, width, window), {"shifted": True, "shift": shift}
 
 
+@slow
 def test_every_small_pattern_agrees_with_its_edges():
     count = 0
     for name, args, kwargs in cases():

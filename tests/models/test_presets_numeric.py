@@ -22,6 +22,7 @@ from reference.model.execute import execute
 from tests.models import published
 from tests.models.test_presets_hf import complete
 from tests.reference.model.torch_modules import randomise
+from tests.tiers import fast_few
 
 #: The size fields of each config class, shrunk; every other field stays as published.
 TINY = {
@@ -108,7 +109,7 @@ def _tolerance(cls, algorithm, want):
     return tolerances.allowed("float32" if cls == "LlamaConfig" else "float64", algorithm, want)
 
 
-@pytest.mark.parametrize("name", sorted(published.HF) + sorted(published.GPT3))
+@pytest.mark.parametrize("name", fast_few(sorted(published.HF) + sorted(published.GPT3)))
 def test_preset_options_compute_what_hf_computes(name):
     """The preset's variant, run by the spec (numpy) and by the torch reference on the HF model's weights,
     equals HF's output; the reader's options are the preset's; and the same weights under ε/10 are told

@@ -16,6 +16,9 @@ from proofs import attention, decoding
 from proofs.command import prove
 from proofs.mutants.attention import MUTANTS
 from proofs.registry import theorems
+from tests.tiers import slow
+
+pytestmark = slow   # every theorem here is proved once for the module: seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("attention-permutation-equivariant", "attention-context-order", "causal-masking", "gqa-repeats-kv-heads",

@@ -11,6 +11,7 @@ from proofs.mutants import catalogue, families
 from proofs.mutants.entry import WHERE
 from proofs.mutation import campaign
 from proofs.registry import theorems
+from tests.tiers import slow
 
 PLANTED = "tests.proofs.planted"   # a test catalogue: one bug caught, one survivor, one broken, one about nothing
 
@@ -28,6 +29,7 @@ def test_the_catalogue_is_well_formed():
     assert {m.where for m in mutants} == set(WHERE), "bugs in ops, algorithms, cost rules and pattern builders"
 
 
+@slow
 def test_every_bug_is_caught_by_the_theorems_it_is_about():
     """The requirement: planted one at a time, each in a fresh process, every catalogued bug makes every theorem
     it is about fail (its statement, not its twin) — decidedly, with a counterexample, not by a crash."""
@@ -59,6 +61,7 @@ def test_the_runner_reports_each_outcome_as_it_is():
                               "broken": 1, "theorems_checked": "about"}
 
 
+@slow
 def test_a_process_that_dies_or_hangs_costs_its_own_bug_only():
     """A bug whose process dies while planting, or hangs there past the timeout, is broken; one whose process dies
     while checking leaves its theorem undecided, saying why; the bug planted after them in the same single worker is
@@ -82,6 +85,7 @@ def test_a_bug_is_planted_before_anything_is_computed():
     assert not result.broken and result.status == "survived" and result.verdicts["kaplan-n"][0] == "proved"
 
 
+@slow
 def test_every_theorem_is_checked_without_about():
     """Without `about`, every theorem's statement is checked under the bug, and those it is not about that fail are
     its collateral."""
@@ -91,6 +95,7 @@ def test_every_theorem_is_checked_without_about():
     assert "kaplan-n" in result.failed and result.collateral == [n for n in result.failed if n != "kaplan-n"]
 
 
+@slow
 def test_the_command(capsys, monkeypatch):
     from formal.cli import main
     assert main(["prove", "--mutants", "--about", "--only", "div-sqrt-by-d", "--json"]) == 0

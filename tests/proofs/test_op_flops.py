@@ -10,6 +10,7 @@ import pytest
 from proofs.counting import counted
 from proofs.flops import THEOREMS, unchecked
 from proofs.theorem import run
+from tests.tiers import slow
 
 
 @pytest.mark.parametrize("function, shape, expected", [
@@ -44,6 +45,7 @@ def test_the_counter_records_what_it_does_not_model():
     assert counted(lambda x: x @ x.T, a).unseen == set()
 
 
+@slow
 def test_op_flop_counts_is_proved_and_its_twin_refuted():
     theorem, = THEOREMS
     result = run(theorem)
@@ -100,6 +102,7 @@ def test_the_grid_alone_finds_a_wrong_rule(monkeypatch):
                                         "perform 8")
 
 
+@slow
 def test_every_op_is_counted():
     """No op class of the package goes uncounted: each is in an algorithm's lines or run on its own (a new op that
     is neither makes the theorem undecided, naming it)."""

@@ -10,6 +10,9 @@ import pytest
 
 from proofs.command import prove
 from proofs.mutants.numerics import MUTANTS
+from tests.tiers import slow
+
+pytestmark = slow   # every theorem here is proved once for the module: seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("softmax-shift-invariance", "online-softmax-merge", "online-softmax-associative", "sqrt-d-scaling",

@@ -18,6 +18,7 @@ from reference.checking.examples import examples
 from reference.checking.mutants import FACTORIES, MUTANTS
 from reference.checking.targets import Failed, Target
 from tests.reference.checking.targets import catalogue
+from tests.tiers import fast_few, slow
 
 #: The files conform loads by path, as it loads a user's.
 TARGETS = Path(__file__).parent / "targets"
@@ -36,7 +37,7 @@ def conform_entry(capsys, name, *args):
     return conform(capsys, f"catalogue.py:{name}", "--algorithm", entry.algorithm, *options, *args)
 
 
-@pytest.mark.parametrize("name", [
+@pytest.mark.parametrize("name", fast_few([
     "attention_correct",
     "mhattention_correct",
     "layer_norm_correct",
@@ -45,7 +46,7 @@ def conform_entry(capsys, name, *args):
     "edtransformer_correct",
     "lstm_cell_correct",
     "rnn_layer_correct",
-])
+]))
 def test_correct_implementations_conform(capsys, name):
     """A correct implementation of the default variant passes every property (exit 0)."""
     status, out, _ = conform_entry(capsys, name, "--examples", "12")
@@ -93,14 +94,15 @@ def _caught(status, out, err, prop):
     assert "Traceback" not in out + err
 
 
-@pytest.mark.parametrize("name, prop", PUBLIC + REVIEWED)
+@pytest.mark.parametrize("name, prop", fast_few(PUBLIC + REVIEWED, unpack=True))
 def test_every_planted_bug_is_caught(capsys, name, prop):
     """Each planted bug of the catalogue, under its variant: exit 1, the property it breaks named, the smallest
     failing configuration and the seed reported, one line of verdict — no traceback."""
     _caught(*conform_entry(capsys, name), prop)
 
 
-@pytest.mark.parametrize("function, prop", BROKEN_CALLS)
+@slow
+@pytest.mark.parametrize("function, prop", fast_few(BROKEN_CALLS, unpack=True))
 def test_every_broken_call_is_caught(capsys, function, prop):
     """A wrong shape, text returned, a raise, a wrong signature: each fails conform's own check the same way."""
     _caught(*conform(capsys, f"mechanics.py:{function}", "--algorithm", "attention"), prop)
@@ -114,6 +116,7 @@ def test_json_report(capsys):
     assert report["seed"] == 3 and {c["property"] for c in report["checks"]} >= {"spec", "shape", "masks"}
 
 
+@slow
 def test_variant_options_are_checked(capsys):
     """``-o`` picks the variant: an implementation that requires the biases fails the bias-free variant's
     signature, since no b_q is passed to it."""
@@ -172,7 +175,7 @@ def test_equivariance_property_catches_a_position_dependent_attention():
 CORRECT = "catalogue.py:attention_correct"
 
 
-@pytest.mark.parametrize("target, args, status, message", [
+@pytest.mark.parametrize("target, args, status, message", fast_few([
     ("nowhere.py:attention", [], 2, "does not exist"),
     ("catalogue.py", [], 2, "must be path/to/file.py:function"),
     ("catalogue.py:missing", [], 2, "has no function 'missing'"),
@@ -186,7 +189,7 @@ CORRECT = "catalogue.py:attention_correct"
     (CORRECT, ["-o", "colour=red"], 2, "no option 'colour'"),
     ("mechanics.py:NOT_A_FUNCTION", [], 1, "not a function"),
     ("broken.py:attention", [], 1, "importing"),
-])
+], keep=2, unpack=True))
 def test_bad_targets_and_usage(capsys, tmp_path, target, args, status, message):
     if target.startswith("broken.py"):
         broken = tmp_path / "broken.py"
@@ -201,6 +204,7 @@ def test_bad_targets_and_usage(capsys, tmp_path, target, args, status, message):
     assert "Traceback" not in err
 
 
+@slow
 def test_module_targets(capsys):
     """``module:function`` imports a module from sys.path (the tests' package, from the repository root); an
     unknown module is a usage error."""
@@ -214,6 +218,7 @@ def test_module_targets(capsys):
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@slow
 def test_readme_conform_examples_pass_as_written(capsys, monkeypatch):
     """The README's `conform` commands name files that exist (examples/) and pass: a new user can copy one.
     Among them Algorithm 4 with the paper's signature, Z required (self-attention examples pass Z = X), and
@@ -280,6 +285,7 @@ def test_the_algorithm_object_is_used_as_given():
 
 
 # ------------------------------------------------------------------------------------ verify --mutants
+@slow
 def test_verify_mutants_reports_the_kill_rate(capsys, tmp_path):
     """`verify --mutants` runs conform on the catalogue's controls and mutants: a table per algorithm, the
     kill rate, exit 0 when every control passes and every mutant fails; the JSON report agrees."""
@@ -294,6 +300,7 @@ def test_verify_mutants_reports_the_kill_rate(capsys, tmp_path):
     assert out.splitlines()[-1].startswith("kill rate 100.0%")
 
 
+@slow
 def test_verify_mutants_fails_when_the_generator_is_weak(capsys, monkeypatch):
     """With the old generator's faults put back (no boundary cases, sizes capped at 6), the chunked-attention
     mutant survives: the kill rate drops, the survivor is named, exit 1."""
@@ -329,6 +336,7 @@ def test_causality_property_catches_a_forward_recurrence_that_reads_backwards():
         checker.causality(args, checker.target(args))
 
 
+@slow
 def test_conform_checks_a_torch_lstm_through_its_reader(capsys, tmp_path):
     """A user's torch.nn.LSTM wrapped as a function of the spec's parameters conforms to the spec's stack
     with torch's conventions (two biases per gate)."""
@@ -371,6 +379,7 @@ def _torch_show_attend_tell(flatten):
     return show_attend_tell
 
 
+@slow
 def test_a_grid_input_is_channel_last_in_the_rows_layout_too():
     """An image's grid F is n_h×n_w×D in either layout (the rows layout transposes feature columns, not a
     grid): a rows-layout Show-Attend-Tell that reshapes F row-major conforms; one that reads it as channel

@@ -11,6 +11,7 @@ from formal.engine.declarations import same_value
 from formal.errors import ConfigError
 from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, boundary_cases, example, examples
 from reference.checking.variants import draw_options
+from tests.tiers import fast_few, in_fast_tier, slow
 
 _LENGTHS = ("ell", "ell_x", "ell_z", "T")
 
@@ -36,7 +37,7 @@ def _full(ex) -> bool:
         if "ell_max" in {str(s) for s in c.symbols})
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 @settings(max_examples=4)
 @given(seed=st.integers(0, 2**31))
 def test_every_example_satisfies_the_constraints_and_the_spec_is_defined(name, seed):
@@ -49,7 +50,7 @@ def test_every_example_satisfies_the_constraints_and_the_spec_is_defined(name, s
         ex.algorithm(**ex.arguments)
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 def test_boundary_cases_are_always_there(name):
     """Whatever the seed: a sequence of length 1, ℓ = ℓ_max (the longest sequence fills the table), ℓ_z ≠ ℓ_x
     both ways, H = 1 and L = 1, several heads and layers, and a length past every power of two ≤ max_size."""
@@ -120,6 +121,7 @@ def test_bad_arguments(call, message):
         call()
 
 
+@slow
 def test_examples_are_the_same_in_every_process():
     """The same seed gives the same examples whatever Python's string hashing (a set iterated in a different
     order once drew sizes in a different order)."""
@@ -153,7 +155,7 @@ def _unreached(name, seeds=_SEEDS) -> list:
     return sorted(wanted, key=repr)
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 def test_every_declared_option_value_is_reached_by_an_example(name):
     """Each choice of each option, and each example value a range states, is some example's (seeds 0–79), or
     its declaration says why none is (``empty="error"`` raises by design; ``n_kv_heads="symbolic"``)."""
@@ -184,7 +186,7 @@ class _Untouchable:
         raise AssertionError(f"the generator drew {name} with every option fixed")
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 def test_with_every_option_fixed_nothing_is_drawn(name):
     """conform checks an algorithm object: its examples are drawn with no option drawn at all."""
     a = algorithms.get(name)

@@ -1,5 +1,5 @@
 """Targets whose harm comes from what they return or do after returning (:mod:`targets.escapes`): each output
-that cannot be converted is one FAIL line of the target, in a worker and in process, within bounded time; what
+that cannot be converted is one FAIL line of the target, in a worker and in process, without hanging; what
 a target prints once its call has returned (an atexit handler, a thread) stays in the report; and the JSON of
 ``conform --json`` parses strictly after each."""
 
@@ -13,7 +13,8 @@ import pytest
 from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.outputs import Failed, as_arrays
-from tests.reference.checking.targets import escapes
+from tests.reference.checking.targets import HANG_LIMIT, escapes
+from tests.tiers import fast_few, slow
 
 TARGETS = Path(__file__).parent / "targets"
 
@@ -43,7 +44,7 @@ def _conform_json(capsys, function, *args):
     return status, _strict(out), err
 
 
-@pytest.mark.parametrize("function", sorted(HOSTILE))
+@pytest.mark.parametrize("function", fast_few(sorted(HOSTILE), keep=2))
 def test_a_hostile_output_is_one_fail_in_a_worker(capsys, function):
     """In the worker conform runs a named target in: one FAIL of the property, exit 1, the JSON parses
     strictly, nothing on stderr, and no traceback anywhere."""
@@ -55,7 +56,7 @@ def test_a_hostile_output_is_one_fail_in_a_worker(capsys, function):
     assert status == 1 and report["verdict"] == "fail" and err == "", (report, err)
     assert report["failure"]["property"] == prop and words in report["failure"]["message"], report["failure"]
     assert len(report["failure"]["message"].splitlines()) == 1 and "Traceback" not in json.dumps(report)
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < HANG_LIMIT
 
 
 @pytest.mark.parametrize("function", sorted(HOSTILE))
@@ -71,10 +72,9 @@ def test_a_hostile_output_is_one_fail_in_process(function):
 
 def test_a_huge_view_fails_before_it_is_copied():
     """The shape is compared with the spec's before any copy: 10¹² entries fail at once, without memory."""
-    start = time.perf_counter()
-    with pytest.raises(Failed) as failed:
+    with pytest.raises(Failed) as failed:     # a copy would be 8 TB: a MemoryError, not this failure
         as_arrays(np.broadcast_to(0.5, (10**6, 10**6)), (("Y", "real"),), ((3, 4),))
-    assert failed.value.property == "shape" and time.perf_counter() - start < 1
+    assert failed.value.property == "shape"
 
 
 def test_an_output_of_the_right_shape_converts_as_before():
@@ -83,6 +83,7 @@ def test_an_output_of_the_right_shape_converts_as_before():
     assert got[0].dtype == np.float64 and got[0].shape == (3, 4) and got[1].tolist() == [[1.0, 2.0]]
 
 
+@slow
 def test_a_hanging_array_conversion_is_ended(capsys):
     """An ``__array__`` that never returns: in process the timer ends it as a failure of ``type``; in a worker
     the worker is ended at the time limit (a failure of ``runs``: only silence reaches the checker)."""
@@ -92,7 +93,7 @@ def test_a_hanging_array_conversion_is_ended(capsys):
     start = time.perf_counter()
     status, report, err = _conform_json(capsys, "returns_array_that_hangs", "--timeout", "1")
     assert status == 1 and report["failure"]["property"] == "runs" and err == ""
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < HANG_LIMIT
 
 
 def test_an_ndarray_subclass_is_read_as_its_values(capsys):
@@ -102,10 +103,10 @@ def test_an_ndarray_subclass_is_read_as_its_values(capsys):
     assert status == 0 and report["verdict"] == "pass" and err == "", report["failure"]
 
 
-@pytest.mark.parametrize("function, texts", [
+@pytest.mark.parametrize("function, texts", fast_few([
     ("registers_atexit", ("atexit: goodbye from the target", "atexit: raw write to fd 2")),
     ("prints_from_a_thread", ("thread: printed after the call returned", "thread: raw write to fd 1")),
-])
+], unpack=True))
 def test_printing_after_the_call_stays_in_the_report(capfd, function, texts):
     """A correct target that prints after its call has returned — from an atexit handler as its worker ends,
     from a thread it left running, to Python's streams and to the file descriptors — passes, the JSON on

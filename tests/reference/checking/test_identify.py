@@ -15,6 +15,7 @@ from formal.cli import main
 from formal.errors import ConfigError
 from reference.checking.identified import identify_text
 from reference.checking.identify import identify, variants
+from tests.tiers import slow
 
 ROOT = Path(__file__).parents[3]
 TARGETS = Path(__file__).parent / "targets"
@@ -30,6 +31,7 @@ def run(capsys, target, *args):
     return status, out, err
 
 
+@slow
 def test_gpt2_is_identified_as_exactly_its_variant(capsys):
     """GPT-2's code (eps = 1e-5, GELU's tanh approximation, tied unembedding) is that variant and no other; every
     variant tried is reported once, and variants drawing the same arguments share one call of the function."""
@@ -47,6 +49,7 @@ def test_gpt2_is_identified_as_exactly_its_variant(capsys):
     assert err == ""  # no progress under --json
 
 
+@slow
 def test_gpt2_text_names_only_the_options_that_differ(capsys):
     status, out, err = run(capsys, f"{ROOT}/examples/gpt2.py:gpt2", "--algorithm", "dtransformer", "--identify",
                            *GPT2_FIXED, *SMALL)
@@ -107,6 +110,7 @@ def test_several_passing_variants_are_all_named():
     assert "  layer_norm with eps=1e-06\n  layer_norm with eps=1e-05\n" in text
 
 
+@slow
 def test_planted_bug_reports_the_nearest_variants(capsys):
     """GPT-2 without the 1/√d_attn of its scores: no variant passes (exit 1); the nearest is GPT-2's own
     variant, failing the spec comparison at an example it names."""

@@ -12,6 +12,7 @@ from reference.checking.mutants.attention import attention
 from reference.checking.mutants.catalogue import mutants
 from reference.checking.sizes import LARGE_SCORES
 from reference.checking.variants import EXAMPLE_ALGORITHMS
+from tests.tiers import fast_few, in_fast_tier
 
 #: The algorithms whose spec runs quickly enough to execute here (a whole Swin takes seconds per example).
 _SLOW = {"swin"}
@@ -31,7 +32,7 @@ def softmax_inputs(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("name", [n for n in EXAMPLE_ALGORITHMS if n not in _SLOW])
+@pytest.mark.parametrize("name", fast_few([n for n in EXAMPLE_ALGORITHMS if n not in _SLOW], keep=in_fast_tier))
 def test_the_case_exists_exactly_where_a_softmax_runs_and_overflows_exp_there(name, softmax_inputs):
     """On a random example the spec runs a softmax iff the algorithm has the large-score case; on that case
     some softmax input is past exp's range (above 709.8 exp is ∞; far below 0 every exp of a column is 0), so

@@ -12,6 +12,7 @@ from formal import algorithms
 from reference.checking.conform import conform
 from reference.checking.examples import EXAMPLE_ALGORITHMS
 from reference.checking.mutants.catalogue import CONTROLS, FACTORIES, MUTANTS
+from tests.tiers import fast_few, in_fast_tier
 
 #: Correct implementations conform rejects (its defects), and why.
 CONFORM_DEFECTS: dict = {}
@@ -28,8 +29,11 @@ def check(entry):
 
 
 def _params(entries, known):
-    return [pytest.param(e, id=e.name, marks=[pytest.mark.xfail(strict=True, reason=known[e.name])]
-                         if e.name in known else []) for e in entries]
+    """One parameter per entry, named by it; the fast tier keeps the default variants of its algorithms
+    (in_fast_tier)."""
+    return fast_few([pytest.param(e, id=e.name, marks=[pytest.mark.xfail(strict=True, reason=known[e.name])]
+                                  if e.name in known else []) for e in entries],
+                    keep=lambda e: in_fast_tier(e.algorithm) and not e.options)
 
 
 @pytest.mark.parametrize("entry", _params(CONTROLS, CONFORM_DEFECTS))

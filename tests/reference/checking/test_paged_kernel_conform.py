@@ -12,18 +12,21 @@ from formal.cli import main
 from reference.checking.conform import conform
 from reference.checking.examples import examples
 from reference.checking.sizes import mend_sizes
+from tests.tiers import fast_few, slow
 
 #: The file conform loads by path, as it loads a user's.
 TARGET = Path(__file__).parent / "targets" / "vllm_paged.py"
 
 
-@pytest.mark.parametrize("options", [{}, {"n_kv_heads": 1}, {"n_kv_heads": 2}])
+@slow
+@pytest.mark.parametrize("options", fast_few([{}, {"n_kv_heads": 1}, {"n_kv_heads": 2}]))
 def test_an_oracle_written_as_vllms_conforms(options):
     report = conform(f"{TARGET}:paged_attention", "paged_attention", options=options, n_examples=10)
     assert report.ok, report.failure
     assert report.checks["spec"].examples > 0 and report.checks["spec"].verdict == "pass"
 
 
+@slow
 def test_the_oracle_with_a_slot_off_by_one_fails_the_spec(capsys):
     """The slot within a block counted from 1: exit 1, the ``spec`` property named."""
     status = main(["conform", f"{TARGET}:stale_slot_paged_attention", "--algorithm", "paged_attention",

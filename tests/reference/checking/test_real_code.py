@@ -13,6 +13,7 @@ import pytest
 
 from reference.checking.conform import conform
 from reference.checking.identify import identify
+from tests.tiers import fast_few
 
 ROOT = Path(__file__).parents[3]
 TARGETS = Path(__file__).parent / "targets"
@@ -64,7 +65,7 @@ BUGGY = [
 ]
 
 
-@pytest.mark.parametrize("target, algorithm, sizes, layout, confirmed", CORRECT)
+@pytest.mark.parametrize("target, algorithm, sizes, layout, confirmed", fast_few(CORRECT, unpack=True))
 def test_real_code_is_identified_and_conforms(target, algorithm, sizes, layout, confirmed):
     """--identify, told nothing but the ties, confirms exactly the variants the code implements; conform with
     those options passes."""
@@ -76,7 +77,7 @@ def test_real_code_is_identified_and_conforms(target, algorithm, sizes, layout, 
     assert report.ok, report.failure
 
 
-@pytest.mark.parametrize("target, algorithm, sizes, layout", BUGGY)
+@pytest.mark.parametrize("target, algorithm, sizes, layout", fast_few(BUGGY, unpack=True))
 def test_real_code_with_a_planted_bug_fails_under_every_variant(target, algorithm, sizes, layout, tmp_path):
     """A planted bug is no variant: --identify confirms none and names the nearest, each with the property it
     fails; conform under the correct copy's options fails."""

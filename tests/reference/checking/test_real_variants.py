@@ -12,6 +12,7 @@ from formal import algorithms
 from formal.cli import main
 from formal.errors import ConfigError
 from formal.graphs.message_passing import propagate_edges, propagate_loop
+from tests.tiers import fast_few, slow
 
 TARGETS = Path(__file__).parent / "targets"
 REAL = f"{TARGETS}/real_variants.py"
@@ -159,6 +160,7 @@ def _conform_seq2seq(capsys, name, options):
     return status, capsys.readouterr().out
 
 
+@slow
 def test_torch_style_seq2seq_conforms_under_its_options_only(capsys):
     """The seq2seq-with-attention code as widely copied (rows, nn.Linear weights, torch's GRU, attn over
     cat(hidden, encoder_outputs), fc_out over cat(output, weighted, embedded)) passes under the options that
@@ -172,8 +174,9 @@ def test_torch_style_seq2seq_conforms_under_its_options_only(capsys):
         assert status == 1, (left_out, out)
 
 
-@pytest.mark.parametrize("name", ["seq2seq_torch_style_attn_without_bias", "seq2seq_torch_style_cat_order_mismatch",
-                                  "seq2seq_torch_style_readout_order"])
+@pytest.mark.parametrize("name", fast_few(["seq2seq_torch_style_attn_without_bias",
+                                           "seq2seq_torch_style_cat_order_mismatch",
+                                           "seq2seq_torch_style_readout_order"]))
 def test_torch_style_seq2seq_with_a_planted_bug_fails(capsys, name):
     """Copies of that code with one bug planted — attn without its bias, attn's weight laid out for the other
     cat order, fc_out's parts in another order — fail the spec under the same options."""

@@ -17,6 +17,7 @@ from reference.checking.examples import EXAMPLE_ALGORITHMS, example
 from reference.checking.mutants import catalogue
 from reference.checking.records import permute, record, records
 from reference.model import runners
+from tests.tiers import fast_few, in_fast_tier
 
 
 def test_every_algorithm_with_examples_has_a_record():
@@ -73,7 +74,8 @@ DECLARED = [  # (algorithm, options): variants whose objects declare masks, caus
 ]
 
 
-@pytest.mark.parametrize("name, options", DECLARED, ids=[n for n, _ in DECLARED])
+@pytest.mark.parametrize("name, options", fast_few(DECLARED, keep=lambda d: in_fast_tier(d[0]), unpack=True),
+                         ids=[n for n, _ in DECLARED])
 def test_the_declared_properties_hold_on_the_spec(name, options):
     """conform runs on the spec itself the properties its object declares: each one applies and holds."""
     algorithm = algorithms.get(name, **options)

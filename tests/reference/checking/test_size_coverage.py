@@ -13,6 +13,7 @@ from reference.checking.conform import conform
 from reference.checking.examples import EXAMPLE_ALGORITHMS, PROFILES, examples
 from reference.checking.mutants import FACTORIES
 from reference.checking.sizes import RUN_SIZES
+from tests.tiers import fast_few, in_fast_tier
 
 QUICK = PROFILES["quick"]
 
@@ -41,7 +42,7 @@ def _reachable(algorithm, top: int) -> dict:
     return best
 
 
-@pytest.mark.parametrize("name", EXAMPLE_ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(EXAMPLE_ALGORITHMS, keep=in_fast_tier))
 def test_every_size_reaches_the_largest_the_constraints_allow(name):
     """In the quick profile each size symbol reaches the largest size, 17, in at least one example — or, where
     the algorithm's divisibility constraints forbid 17 with every size at most 17, the largest value they

@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from formal.cli import main
+from tests.tiers import slow
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
 from reference.model import layers  # noqa: E402 - the torch reference: imported where torch is
 
 
+@slow
 def test_verify_passes_and_writes_the_json_report(capsys, tmp_path):
     report = tmp_path / "report.json"
     status = main(["verify", "--only", "attention,layer_norm,dloss", "--device", "cpu", "--json", str(report)])

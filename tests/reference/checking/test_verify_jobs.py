@@ -19,6 +19,7 @@ import pytest
 from formal.cli import main
 from reference.checking.commands import MAX_JOBS
 from reference.checking.examples import EXAMPLE_ALGORITHMS
+from tests.tiers import slow
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
 from reference.checking import checks, workers  # noqa: E402 - the checks run the torch reference
@@ -82,6 +83,7 @@ def _report(capsys, tmp_path, jobs):
     return status, table[:-1], table[-1].rsplit(",", 1)[0], data
 
 
+@slow
 def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
     """The same rows — names, examples, measured deviations, verdicts — in the same order, the table and the
     JSON report alike (all but the seconds taken)."""
@@ -92,6 +94,7 @@ def test_two_jobs_give_the_report_of_one(capsys, tmp_path):
     assert rows == [(name, check) for name, check in checks.plan(SUBSET.split(","), torch.device("cpu"))]
 
 
+@slow
 def test_one_algorithm_s_checks_share_its_examples_and_the_spec_s_outputs(monkeypatch):
     """``rows`` (what a worker runs) gives the rows each check gives alone, on fresh examples, while it draws
     the examples once for all checks but the SGD step and runs the spec once per example."""
@@ -109,6 +112,7 @@ def test_one_algorithm_s_checks_share_its_examples_and_the_spec_s_outputs(monkey
         assert len({id(ex) for ex in ran}) == compared["float64"]  # … computed once per example
 
 
+@slow
 def test_verify_s_sympy_keeps_every_derivation_unless_told_otherwise(tmp_path):
     """The workers (and a one-process run) import sympy with ``SYMPY_CACHE_SIZE`` at
     :data:`~reference.checking.settings.SYMPY_CACHE_SIZE` (its 1,000 entries evict what the derivations of the
@@ -135,6 +139,7 @@ def test_verify_s_sympy_keeps_every_derivation_unless_told_otherwise(tmp_path):
         assert len(sizes) == (3 if jobs == "2" else 1) and set(sizes) == {str(want)}, (jobs, given, sizes)
 
 
+@slow
 def test_a_planted_bug_fails_in_the_workers(tmp_path):
     """The unbiased variance of test_verify, planted in every worker: layer_norm's float64 check fails, exit 1."""
     done = _drive(tmp_path, UNBIASED, ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
@@ -144,6 +149,7 @@ def test_a_planted_bug_fails_in_the_workers(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@slow
 def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
     """A worker killed in the middle of layer_norm's bfloat16 check: that check fails with one line saying so,
     the others pass (a new worker takes what is left), exit 1, no traceback."""
@@ -157,6 +163,7 @@ def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
     assert failed[0].endswith("FAIL  the worker process running this check died (killed by SIGKILL)")
 
 
+@slow
 def test_a_worker_that_cannot_start_is_one_line(tmp_path):
     done = _drive(tmp_path, 'import os\nif __name__ == "__mp_main__":\n    os._exit(3)\n',
                   ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
@@ -166,6 +173,7 @@ def test_a_worker_that_cannot_start_is_one_line(tmp_path):
         "3); --jobs 1 checks in this process"]
 
 
+@slow
 def test_an_exception_escaping_a_check_is_an_internal_error_as_in_one_process(tmp_path):
     plant = """
         from reference.checking import checks
@@ -197,6 +205,7 @@ def _running(pid) -> bool:
         return False
 
 
+@slow
 @pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                     reason="reads the process tree from /proc")
 def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):

@@ -10,6 +10,8 @@ test run.
 import subprocess
 import sys
 
+from tests.tiers import slow
+
 _SWEEP = """
 import itertools
 import numpy as np, torch
@@ -35,6 +37,7 @@ print("ok", checked)
 """
 
 
+@slow
 def test_conv1d_in_bfloat16_survives_every_small_configuration():
     """Every stride, dilation, padding and kernel up to 3 over sequences up to 5 tokens: the process survives
     and each output equals the spec's within a bfloat16 margin (on a CPU with AMX, torch padding by itself

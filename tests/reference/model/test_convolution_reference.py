@@ -18,6 +18,7 @@ from reference.model.execute import Call
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
 from tests.strategies.convolution import conv1d_cases, geometries, graph_conv_cases, shortest
+from tests.tiers import slow
 
 FLOAT64 = 1e-10
 
@@ -122,6 +123,7 @@ def test_pyg_graph_convolutions_equal_the_spec(norm, seed):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
+@slow
 def test_conv1d_in_bfloat16_on_one_thread_survives_the_padding_torch_crashes_on():
     """torch 2.13's CPU bfloat16 convolution, padding by itself, ends the process on one thread (the
     configuration below: stride 2, padding 1, dilation 2 over one token), as verify's workers run it; the

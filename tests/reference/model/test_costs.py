@@ -9,6 +9,7 @@ from reference.checking.examples import examples
 from reference.model.convert import params_to_torch
 from reference.model.execute import execute
 from tests.strategies.cases import evaluate
+from tests.tiers import fast_few, in_fast_tier
 
 COUNTED = ["single_query_attention", "attention", "mhattention", "kv_mhattention", "unembedding", "layer_norm",
            "token_embedding", "positional_embedding", "dtransformer", "etransformer", "edtransformer",
@@ -16,7 +17,7 @@ COUNTED = ["single_query_attention", "attention", "mhattention", "kv_mhattention
            "swin_stage", "swin"]
 
 
-@pytest.mark.parametrize("name", COUNTED)
+@pytest.mark.parametrize("name", fast_few(COUNTED, keep=in_fast_tier))
 def test_matmul_flops_equal_flop_counter_mode(name):
     """FLOPs under ``matmul`` (2 per multiply-add of every matrix product, full score matrices) = the
     FLOPs FlopCounterMode sees the explicit path perform, on seeded examples of every variant."""
@@ -27,7 +28,7 @@ def test_matmul_flops_equal_flop_counter_mode(name):
         assert counter.get_total_flops() == derived, ex.describe()
 
 
-@pytest.mark.parametrize("name", COUNTED + ["dinference", "edinference"])
+@pytest.mark.parametrize("name", fast_few(COUNTED + ["dinference", "edinference"], keep=in_fast_tier))
 def test_parameter_count_equals_numel(name):
     """The derived parameter count = Σ numel over the reference's parameter tensors."""
     for ex in examples(name, 10, seed=11):

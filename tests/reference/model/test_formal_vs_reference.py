@@ -18,6 +18,7 @@ from tests.strategies.paged import PAGED_STRATEGIES
 from tests.strategies.recurrent import RECURRENT_STRATEGIES
 from tests.strategies.stacks import STACK_STRATEGIES, dtransformer_cases, edinference_cases
 from tests.strategies.swin import SWIN_EXAMPLES, SWIN_STRATEGIES
+from tests.tiers import fast_few, in_fast_tier, slow
 
 ALL = {**EMBEDDING_STRATEGIES, **ATTENTION_STRATEGIES, **NORMALIZATION_STRATEGIES, **STACK_STRATEGIES,
        **RECURRENT_STRATEGIES, **PAGED_STRATEGIES, **SWIN_STRATEGIES, "edinference": edinference_cases()}
@@ -42,7 +43,7 @@ def max_error(want, got) -> float:
     return worst
 
 
-@pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.parametrize("name", fast_few(sorted(ALL), keep=in_fast_tier))
 def test_reference_equals_spec_in_float64(name):
     """Every algorithm and variant: the reference's output equals the spec's numpy execution, |Δ| ≤ 1e-10
     (for Algorithms 14 and 15: the same tokens from the same seed)."""
@@ -54,8 +55,8 @@ def test_reference_equals_spec_in_float64(name):
     _bounded(name, check)()
 
 
-@pytest.mark.parametrize("name", ["attention", "mhattention", "dtransformer", "etransformer", "edtransformer",
-                                  "window_mhattention", "swin_block"])
+@pytest.mark.parametrize("name", fast_few(["attention", "mhattention", "dtransformer", "etransformer", "edtransformer",
+                                           "window_mhattention", "swin_block"]))
 def test_sdpa_path_equals_explicit_path(name):
     """The fast path (scaled_dot_product_attention) computes what the explicit one does (Algorithm 4,
     lines 4–6), empty neighbourhoods included."""
@@ -68,8 +69,9 @@ def test_sdpa_path_equals_explicit_path(name):
     check()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("name", [n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")])
+@pytest.mark.parametrize("dtype", fast_few(["float32", "bfloat16"]))
+@pytest.mark.parametrize("name", fast_few([n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")],
+                                           keep=in_fast_tier))
 def test_lower_precision_within_calibrated_tolerance(name, dtype):
     """In float32 and bfloat16 the reference stays within the tolerance calibrated for that precision and
     algorithm (:mod:`reference.checking.tolerances`) of the float64 spec — on seeded examples other than the ones
@@ -88,6 +90,7 @@ def prefill_then_extend(draw):
     return case, draw(st.integers(1, ell)) if ell > 1 else 1
 
 
+@slow
 @given(prefill_then_extend())
 def test_kv_dtransformer_equals_spec_and_recomputation(split):
     """Decoding with a key/value cache: the reference's prefill then extend equals the spec's, cache

@@ -16,6 +16,7 @@ from reference.checking import tolerances
 from reference.model import third_party
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
+from tests.tiers import fast_few, slow
 
 transformers = pytest.importorskip("transformers")
 FLOAT64 = 1e-10
@@ -34,7 +35,8 @@ def _config(*, window, patch, grid, embed, heads, depths=(2, 2, 2, 2), n_classes
                                    attn_implementation=attention)
 
 
-@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@slow
+@pytest.mark.parametrize("attention", fast_few(["eager", "sdpa"]))
 @given(window=st.integers(1, 3), per_side=st.tuples(st.integers(1, 3), st.integers(1, 3)), heads=st.integers(1, 2),
        head_width=st.integers(2, 3), shifted=st.booleans(), seed=SEED)
 @settings(max_examples=30, deadline=None)
@@ -59,6 +61,7 @@ def test_hf_swin_layer_is_swin_block(attention, window, per_side, heads, head_wi
                                                                                     "swin_block", want)
 
 
+@slow
 @given(window=st.integers(1, 2), patch=st.integers(1, 2), windows=st.integers(1, 2), heads=st.integers(1, 2),
        seed=SEED)
 @settings(max_examples=8, deadline=None)
@@ -174,6 +177,7 @@ def _hf_swin_block(shift_of_block):
     return swin_block
 
 
+@slow
 def test_conform_passes_hf_swin_layer_as_a_users_block_and_fails_a_misplaced_shift():
     """``conform`` checks a user's Swin block: HF's SwinLayer wrapped as a function of the spec's parameters
     conforms to ``swin_block`` regular and shifted, in either layout (a grid, in and out, is channel-last in

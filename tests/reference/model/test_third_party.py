@@ -13,6 +13,7 @@ from formal.errors import ConfigError
 from reference.model import third_party
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
+from tests.tiers import fast_few, slow
 
 F = torch.nn.functional
 FLOAT64 = 1e-10
@@ -59,6 +60,7 @@ def test_torch_multihead_attention_is_algorithm_5(s, bias, need_weights, cross, 
 
 
 # ---------------------------------------------------------------------------- torch.nn.TransformerEncoderLayer
+@slow
 @given(sizes(), st.booleans(), st.sampled_from(["relu", "gelu"]), st.sampled_from([1e-5, 1e-3]))
 def test_torch_transformer_encoder_layers_are_algorithm_9_layers(s, norm_first, activation, eps):
     """A stack of torch.nn.TransformerEncoderLayer (either ``norm_first``) between an embedding and the MLM
@@ -101,7 +103,8 @@ def test_transformer_encoder_layer_without_bias_is_refused():
 transformers = pytest.importorskip("transformers")
 
 
-@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+@slow
+@pytest.mark.parametrize("attn_implementation", fast_few(["eager", "sdpa"]))
 @given(s=sizes(), eps=st.sampled_from([1e-5, 1e-2]))
 def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
     """HF GPT2LMHeadModel = Algorithm 10 (pre-LN, causal) with activation=gelu-tanh (``gelu_new``), the
@@ -119,6 +122,7 @@ def test_hf_gpt2_lm_head_model_is_algorithm_10(attn_implementation, s, eps):
     assert np.max(np.abs(spec(x=x, **params) - got)) <= FLOAT64
 
 
+@slow
 @pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
 @given(s=sizes(), patch=st.integers(1, 3), grid=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        channels=st.integers(1, 3), n_classes=st.integers(2, 5))
@@ -153,6 +157,7 @@ def test_hf_vit_from_pixel_values_is_algorithm_9_on_the_image(attn_implementatio
         assert gap <= FLOAT64 if order == "channel-first" else (gap > FLOAT64 or patch == 1 or channels == 1)
 
 
+@slow
 @pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
 @given(s=sizes(), n_types=st.integers(1, 3), eps=st.sampled_from([1e-12, 1e-2]))
 def test_hf_bert_for_masked_lm_is_algorithm_9(attn_implementation, s, n_types, eps):

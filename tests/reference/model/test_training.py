@@ -10,6 +10,7 @@ from reference.checking.examples import example
 from reference.checking.verify import example_loss
 from reference.model import training
 from reference.model.convert import params_to_torch, tokens_to_torch
+from tests.tiers import slow
 
 H_FD = 1e-6
 
@@ -25,6 +26,7 @@ def _finite_difference(ex, name, index):
     return (values[0] - values[1]) / (2 * H_FD)
 
 
+@slow
 @pytest.mark.parametrize("name", ["dloss", "edloss", "eloss"])
 def test_sgd_step_follows_finite_differences_of_the_spec_loss(name):
     """Algorithms 11–13, the update line: the reference's step is θ − η·g where g agrees with central
