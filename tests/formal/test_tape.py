@@ -11,6 +11,7 @@ from formal.engine.lines import layout
 from formal.errors import DomainError, ResourceError, ShapeError
 from formal.guards import limits
 from tests.formal.test_derived_vs_executed import STRATEGIES
+from tests.tiers import fast_few, in_fast_tier, slow
 
 ALGORITHMS = sorted(name for name in STRATEGIES if name in algorithms.ALGORITHMS)
 
@@ -20,7 +21,7 @@ def _checked(algorithm, kwargs):
     return algorithm.run(**kwargs)
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name", fast_few(ALGORITHMS, keep=lambda name: in_fast_tier(name) or name == "swin_block"))
 def test_a_replayed_run_is_the_checked_run(name):
     """Property: a run on arguments of the shapes of an earlier one (which may replay its tape) returns the
     output, every intermediate value, the binding and the parameters read of a fully checked run, exactly."""
@@ -89,6 +90,7 @@ def test_other_shapes_and_another_memory_limit_are_checked_in_full():
         stack.run(**kwargs)
 
 
+@slow
 def test_a_run_that_binds_a_size_from_data_is_not_taped():
     """Algorithm 15 decodes until eos is drawn: the generated length is the data's, so no tape is kept, while
     Algorithm 14 (ℓ_gen tokens, always) keeps one."""
@@ -105,6 +107,7 @@ def test_a_run_that_binds_a_size_from_data_is_not_taped():
     check()
 
 
+@slow
 def test_a_random_algorithm_replays_from_the_same_seed():
     """A random algorithm (Algorithm 12's masking, sampled decoding) draws from its seed: a replay draws what a
     checked run draws."""
