@@ -1,12 +1,12 @@
 """Every column of a column call in one execution.
 
 ``∀t: X̃[:, t] ← layer_norm(X[:, t] | γ, β)`` *means* one run of the callee per column
-(:class:`~formal.engine.calls.ColumnCallOp` runs them so, and that stays the definition).  A stack of L layers over ℓ tokens runs its
-layer norms 2Lℓ times, each a few microseconds of numpy under far more of bookkeeping; so where every op of
-the callee says how it computes all columns at once (:meth:`formal.ops.Op.columns`: the column axis rides
-last, through reductions over axis 0, products ``W x`` and lookups ``W[:, v]``), the callee runs once over
-all columns instead, with the same shape checks per column, the same memory guard (for all columns), and the
-same parameters read.
+(:class:`~formal.engine.calls.ColumnCallOp` runs them so, and that stays the definition).  A stack of L layers
+over ℓ tokens runs its layer norms 2Lℓ times, each a few microseconds of numpy under far more of bookkeeping;
+so where every op of the callee says how it computes all columns at once (:meth:`formal.ops.Op.columns`: the
+column axis rides last, through reductions over axis 0, products ``W x`` and lookups ``W[:, v]``), the callee
+runs once over all columns instead, with the same shape checks per column, the same memory guard (for all
+columns), and the same parameters read.
 
 The two paths agree to rounding (a sum over axis 0 of a matrix adds in another order than a sum of one
 column); ``tests/formal/test_columns.py`` checks that they do, for every algorithm that makes column calls.
