@@ -211,8 +211,9 @@ def _running(pid) -> bool:
 def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):
     """SIGINT to the whole process group, as a terminal sends it, while the workers check: exit 130, one line
     on stderr, no traceback, no report, no worker left."""
+    # the thorough profile: minutes of checks, so that the signal comes mid-check however fast the checks get
     process = subprocess.Popen([sys.executable, "-m", "formal", "verify", "--only", "dloss,eloss,edloss", "--device",
-                                "cpu", "--jobs", "2", "--json", "report.json"], cwd=tmp_path,
+                                "cpu", "--jobs", "2", "--profile", "thorough", "--json", "report.json"], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
