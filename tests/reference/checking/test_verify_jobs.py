@@ -205,6 +205,13 @@ def _running(pid) -> bool:
         return False
 
 
+def _interruptible():
+    """In the child, before it runs: SIGINT as a terminal's foreground process has it.  A test suite run as a
+    background job of a non-interactive shell inherits SIGINT ignored, and Python then never raises
+    KeyboardInterrupt: the signal would not reach verify at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @slow
 @pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                     reason="reads the process tree from /proc")
@@ -214,7 +221,8 @@ def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):
     # the thorough profile: minutes of checks, so that the signal comes mid-check however fast the checks get
     process = subprocess.Popen([sys.executable, "-m", "formal", "verify", "--only", "dloss,eloss,edloss", "--device",
                                 "cpu", "--jobs", "2", "--profile", "thorough", "--json", "report.json"], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=_interruptible)
     try:
         deadline = time.monotonic() + 60
         while len(_workers(process.pid)) < 2 and time.monotonic() < deadline:
