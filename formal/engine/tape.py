@@ -62,11 +62,17 @@ class Tape:
 
 
 def _signature(value):
+    """What of ``value`` a run's checks depend on: an array's shape and kind, a scalar's type and value (a size
+    given as ``ell_max=np.int64(8)`` is its value), a nested list's shape; None for anything else."""
     if isinstance(value, np.ndarray):
         return value.shape, value.dtype.kind
     if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    return None if callable(value) else ("?", np.shape(value))
+        return type(value).__name__, value
+    if isinstance(value, np.generic):
+        return type(value).__name__, value.item()
+    if isinstance(value, (list, tuple)):
+        return "list", np.shape(value)
+    return None
 
 
 def key(arguments: dict):
@@ -77,9 +83,9 @@ def key(arguments: dict):
         return None
     try:
         parts = tuple((name, _signature(arguments[name])) for name in sorted(arguments))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError):   # a ragged list
         return None
-    if any(part is None and arguments[name] is not None for name, part in parts):
+    if any(part is None for _, part in parts):
         return None
     return parts, limits.max_memory(), _GENERATION[0]
 

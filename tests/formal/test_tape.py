@@ -78,6 +78,15 @@ def test_an_error_on_replay_is_the_checked_runs():
     assert str(replayed.value) == str(checked.value) and "9" in str(checked.value)
 
 
+def test_the_key_tells_sizes_given_as_numpy_scalars_apart():
+    """A size passed as a numpy integer is its value in the key: ``ell_max=np.int64(6)`` and ``np.int64(8)`` are
+    two runs, not one replayed at the other's size; an argument the key cannot describe is never taped."""
+    assert tape.key({"ell_max": np.int64(6)}) != tape.key({"ell_max": np.int64(8)})
+    assert tape.key({"ell_max": 6}) != tape.key({"ell_max": 6.0})
+    assert tape.key({"mask": lambda t_z, t_x: True}) is None
+    assert tape.key({"x": [[1, 2], [3]]}) is None
+
+
 def test_other_shapes_and_another_memory_limit_are_checked_in_full():
     """A parameter of another shape is a ShapeError naming it, even after a taped run; a lower memory limit is
     a ResourceError, not a replay of a run made under a higher one."""
