@@ -121,7 +121,7 @@ def replay(algorithm, raw: dict, tape: Tape, ctx):
     from .lines import finite
 
     ctx.binding.values = dict(tape.binding)
-    values = _inputs(algorithm, raw, ctx.binding)
+    values: dict = {}
 
     def evaluate(node):
         if isinstance(node, Ref):
@@ -130,6 +130,7 @@ def replay(algorithm, raw: dict, tape: Tape, ctx):
 
     collected: dict = {}
     try:
+        values.update(_inputs(algorithm, raw, ctx.binding))   # a bad argument: the checked run says which, where
         for step in tape.steps:
             kind, line = step[0], step[-1] if step[0] != "line" else step[2]
             if kind == "line":
