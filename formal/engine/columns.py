@@ -23,7 +23,6 @@ import functools
 
 import numpy as np
 
-from ..core.numeric import approximate
 from ..errors import FormalError, ShapeError
 from ..guards import limits
 from ..ops import Apply, NotColumnar, Op, Ref
@@ -123,7 +122,7 @@ class _Columns(_Executor):
             if isinstance(line, Step):
                 continue
             record = records[number - 1]
-            self._estimate_all(line, record)
+            self._estimate_all(record)
             value, batched = self._apply(line.expr, number) if isinstance(line.expr, Apply) else \
                 (self._read(line.expr.name, number), line.expr.name in self.batched)
             (name,) = self.layout.line_targets[id(line)]
@@ -142,11 +141,8 @@ class _Columns(_Executor):
             output = np.repeat(np.asanyarray(output)[..., None], self.n, axis=-1)
         return output
 
-    def _estimate_all(self, line, record):
+    def _estimate_all(self, record):
         """The memory guard, for the line's arrays over all columns."""
-        try:
-            nbytes = 8 * self.n * int(approximate(record.work.memory, self.binding.values))
-        except KeyError:
-            return
-        if nbytes > limits.max_memory():
+        nbytes = self._bytes(record)
+        if nbytes is not None and self.n * nbytes > limits.max_memory():
             raise NotColumnar("memory")   # one column at a time may fit: the definition decides

@@ -226,14 +226,18 @@ class _Executor:
             if self.track and self.first_nonfinite is None and not finite(value) and self._created_nonfinite(line):
                 self.first_nonfinite = (number, ", ".join(names))
 
-    def _estimate(self, line, record):
-        """Refuse a line whose new arrays (its derived memory, 8 bytes a scalar) exceed the memory limit
-        (:mod:`formal.guards.limits`) before it runs."""
+    def _bytes(self, record):
+        """The bytes a line's new arrays take (its derived memory, 8 bytes a scalar), or None where a size is
+        known only after the line runs (a data-dependent length)."""
         try:
-            nbytes = 8 * int(approximate(record.work.memory, self.binding.values))
-        except KeyError:  # a size known only after the line runs (a data-dependent length)
-            return
-        if nbytes > limits.max_memory():
+            return 8 * int(approximate(record.work.memory, self.binding.values))
+        except KeyError:
+            return None
+
+    def _estimate(self, line, record):
+        """Refuse a line whose new arrays exceed the memory limit (:mod:`formal.guards.limits`) before it runs."""
+        nbytes = self._bytes(record)
+        if nbytes is not None and nbytes > limits.max_memory():
             limits.require(nbytes, f"{self.algorithm.label}, line {record.number} "
                                    f"({', '.join(targets(line))} at {_sizes(self.binding.values)})")
 
