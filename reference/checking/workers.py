@@ -48,62 +48,85 @@ def in_workers(plan, jobs, setting, show) -> list:
     (they share its examples and the spec's outputs: :func:`reference.checking.checks.rows`), the longest
     first; a worker that dies fails the check it held and is replaced, and the checks of that algorithm it
     had not reached go to the next worker free.  ``setting``: (profile, seed, device)."""
-    todo = [[(i, check) for i, (of, check) in enumerate(plan) if of == name] for name, _ in by_algorithm(plan)]
-    todo.sort(key=lambda task: (SECONDS.get(plan[task[0][0]][0], 0.0), -task[0][0]))  # pop(): the longest
-    rows, done = [None] * len(plan), 0
-    held = {}  # connection → (its process, the (index, check) pairs it holds, or None until it is ready)
-    started, finished = [], []
+    pool = _Pool(plan, setting, show)
+    try:
+        jobs = min(jobs, len(pool.todo))
+        show(0, f"starting {jobs} worker processes")
+        for _ in range(jobs):
+            pool.start()
+        while pool.held:
+            for conn in wait(list(pool.held)):
+                pool.receive(conn)
+    finally:  # Ctrl-C or an error included: no worker outlives the run
+        pool.close()
+    return pool.rows
 
-    def dispatch(conn, process):
-        if todo:
-            task = held[conn] = (process, todo.pop())
+
+class _Pool:
+    """The worker processes of one run: what each holds, the algorithms' checks still to send, the rows back."""
+
+    def __init__(self, plan, setting, show):
+        self.plan, self.setting, self.show = plan, setting, show
+        self.todo = [[(i, check) for i, (of, check) in enumerate(plan) if of == name]
+                     for name, _ in by_algorithm(plan)]
+        self.todo.sort(key=lambda task: (SECONDS.get(plan[task[0][0]][0], 0.0), -task[0][0]))  # pop(): longest
+        self.rows, self.done = [None] * len(plan), 0
+        self.held = {}  # connection → (its process, the (index, check) pairs it holds, or None until it is ready)
+        self.started, self.finished = [], []
+
+    def start(self):
+        conn, process = _start(self.setting, self.started)
+        self.held[conn] = (process, None)
+
+    def dispatch(self, conn, process):
+        """Send a free worker the next algorithm's checks, or tell it to return."""
+        if self.todo:
+            task = self.held[conn] = (process, self.todo.pop())
             with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this task
-                conn.send((plan[task[1][0][0]][0], [check for _, check in task[1]]))
+                conn.send((self.plan[task[1][0][0]][0], [check for _, check in task[1]]))
         else:
             with contextlib.suppress(OSError):
                 conn.send(None)  # nothing left: it returns
-            finished.append(process)
+            self.finished.append(process)
 
-    try:
-        jobs = min(jobs, len(todo))
-        show(0, f"starting {jobs} worker processes")
-        for _ in range(jobs):
-            conn, process = _start(setting, started)
-            held[conn] = (process, None)
-        while held:
-            for conn in wait(list(held)):
-                process, task = held.pop(conn)
-                try:
-                    message = conn.recv()
-                except (EOFError, OSError):  # it died: a crash, the OOM killer, a signal
-                    process.join()
-                    message = _died(plan, task, process.exitcode)
-                    if task[1:]:  # the checks it had not reached: taken next
-                        todo.append(task[1:])
-                    task, conn = task[:1], None
-                    if todo:
-                        replacement, process = _start(setting, started)
-                        held[replacement] = (process, None)
-                if isinstance(message, BaseException):  # a bug escaping a check: raised, as with --jobs 1
-                    raise message
-                if task:
-                    (i, check), *task = task
-                    rows[i], done = message, done + 1
-                    show(done, f"{plan[i][0]}: {check}")
-                if conn is not None and task:
-                    held[conn] = (process, task)  # more of this algorithm's checks to come
-                elif conn is not None:
-                    dispatch(conn, process)
-    finally:  # Ctrl-C or an error included: no worker outlives the run
-        for process in started:
-            if process not in finished:
+    def receive(self, conn):
+        """What a worker sent: a row (the next of those it holds), word that it is ready, or its death."""
+        process, task = self.held.pop(conn)
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # it died: a crash, the OOM killer, a signal
+            message, task, conn = self._lost(process, task), task[:1], None
+        if isinstance(message, BaseException):  # a bug escaping a check: raised, as with --jobs 1
+            raise message
+        if task:
+            (i, check), *task = task
+            self.rows[i], self.done = message, self.done + 1
+            self.show(self.done, f"{self.plan[i][0]}: {check}")
+        if conn is not None and task:
+            self.held[conn] = (process, task)  # more of this algorithm's checks to come
+        elif conn is not None:
+            self.dispatch(conn, process)
+
+    def _lost(self, process, task) -> Row:
+        """The row of the check a dead worker held; the checks it had not reached go to the next worker free,
+        and a new worker takes its place while any are left."""
+        process.join()
+        message = _died(self.plan, task, process.exitcode)
+        if task[1:]:
+            self.todo.append(task[1:])
+        if self.todo:
+            self.start()
+        return message
+
+    def close(self):
+        for process in self.started:
+            if process not in self.finished:
                 process.terminate()
-        for process in started:
+        for process in self.started:
             process.join(5)
             if process.is_alive():
                 process.kill()
                 process.join()
-    return rows
 
 
 def _died(plan, task, exitcode) -> Row:
