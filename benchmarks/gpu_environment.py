@@ -4,7 +4,8 @@ the GPU and its driver, transformers, and where this package is imported from.
     python benchmarks/gpu_environment.py [FILE]     # into FILE, else on stdout
 
 ``benchmarks/gpu_check.py`` runs it as its first step, in its own process, so that a torch that fails to
-import is reported as such, not as the check's own crash.  A package that cannot be imported is ``null``,
+import is reported as such, not as the check's own crash.  The package is imported from this tree, which the
+install step installs only after this one.  A package that cannot be imported is ``null``,
 with the reason in ``errors``; the exit status is 0 either way (the check judges what is there).
 """
 
@@ -15,6 +16,11 @@ import platform
 import shutil
 import subprocess
 import sys
+from importlib import metadata
+from pathlib import Path
+
+#: The tree this script belongs to: the package the GPU check checks, importable before it is installed.
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _torch(info):
@@ -33,9 +39,17 @@ def _transformers(info):
 
 
 def _package(info):
+    """The tree's package, imported from the tree (this step runs before the install step), and the version
+    pip has installed here, if any."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     import formal
     import reference
-    info["package"] = {"formal": formal.__file__, "reference": reference.__file__}
+    try:
+        installed = metadata.version("formal-transformers")
+    except metadata.PackageNotFoundError:
+        installed = None
+    info["package"] = {"formal": formal.__file__, "reference": reference.__file__, "installed": installed}
 
 
 def _driver(info):

@@ -197,6 +197,22 @@ def test_without_pip_the_tree_runs_with_its_entry_points(bench, tmp_path):
     assert done.stdout.split() == ["conform", "prove", "verify"], done.stderr
 
 
+def test_the_environment_step_finds_the_package_before_it_is_installed(tmp_path):
+    """The environment step runs before the install step: on a GPU machine the package is not installed yet, and
+    the probe imports it from the tree.  Here a Python started with -S (no site-packages processing, so no
+    installed or editable copy) sees only the third-party packages, and still reports the tree's package."""
+    import numpy
+    third_party = str(Path(numpy.__file__).resolve().parent.parent)
+    out = tmp_path / "environment.json"
+    done = subprocess.run([sys.executable, "-S", str(ROOT / "benchmarks" / "gpu_environment.py"), str(out)],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": third_party}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    info = json.loads(out.read_text())
+    assert "package" not in info["errors"], info["errors"]
+    assert Path(info["package"]["formal"]).resolve().is_relative_to(ROOT)
+
+
 def test_the_readme_states_the_scripts_limits(bench):
     """The README's paragraph on the script names its steps' time limit and the speed budget it judges by."""
     import bench_reference
