@@ -25,10 +25,10 @@ import numpy as np
 
 from ..errors import FormalError, ShapeError
 from ..guards import limits
-from ..ops import Apply, NotColumnar, Op, Ref
+from ..ops import Apply, NotColumnar, Ref
 from .algorithm import Loop, Step
 from .execution import _Executor
-from .lines import finite, flat_lines, ops_of
+from .lines import declares, finite, flat_lines, ops_of
 
 __all__ = ["columnar", "all_columns", "one_by_one"]
 
@@ -37,8 +37,8 @@ _ONE_BY_ONE = contextvars.ContextVar("formal_columns_one_by_one", default=False)
 
 @contextlib.contextmanager
 def one_by_one():
-    """Within the block, every column call runs its columns one by one, as defined (tests and benchmarks
-    compare the two paths)."""
+    """Within the block, every column call runs its columns one by one, and every loop its trips one by one
+    (:mod:`.batches`), as defined (tests and benchmarks compare the paths)."""
     token = _ONE_BY_ONE.set(True)
     try:
         yield
@@ -46,12 +46,9 @@ def one_by_one():
         _ONE_BY_ONE.reset(token)
 
 
-def _declares_columns(op) -> bool:
-    """Whether ``op`` says how it computes all columns, in the same class that defines its numpy semantics (a
-    subclass that changes :meth:`~formal.ops.Op.numpy` must say so again)."""
-    def owner(name):
-        return next(c for c in type(op).__mro__ if name in vars(c))
-    return owner("columns") is not Op and owner("columns") is owner("numpy")
+def as_defined() -> bool:
+    """Whether :func:`one_by_one` is in force: column calls, and loops (:mod:`.batches`), run as defined."""
+    return _ONE_BY_ONE.get()
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,7 +59,7 @@ def columnar(algorithm) -> bool:
         return False
     if any(isinstance(line, Loop) for line in algorithm.lines):
         return False
-    return all(_declares_columns(op) for line in flat_lines(algorithm.lines) for op in ops_of(line.expr))
+    return all(declares(op, "columns") for line in flat_lines(algorithm.lines) for op in ops_of(line.expr))
 
 
 def all_columns(callee, arguments: dict, columns: set, n: int):

@@ -61,6 +61,7 @@ class _Context:
         return self._rng
 
     require = None  # the executor's: binds a size by checking the parameters that carry it
+    lead = 0        # the batch axes of the values an op's Op.leading gets (formal.engine.batches)
 
     def evaluate(self, expr) -> int:
         if self.require is not None and not self.binding.is_bound(expr):
@@ -254,6 +255,8 @@ class _Executor:
         start = next(numbers)  # the body's numbers are reused on every trip
         for _ in range(numbered(line.body) - 1 + line.closes):  # and its end for
             next(numbers)
+        if self.observe is None and self._all_trips(line, start):
+            return
         collected = {pair: [] for pair in line.collected}
         done = 0
         self.from_data |= line.until is not None
@@ -278,6 +281,21 @@ class _Executor:
             self.binding.set(line.trips, done, f"the loop of line {self.ctx.line}") if done else None
         self.values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(self.values.get(name, ())))
                             for (name, as_name), parts in collected.items()})
+
+    def _all_trips(self, line, start) -> bool:
+        """Every trip of ``line`` at once, where :mod:`.batches` can: the same values to rounding, after the same
+        checks.  Where it cannot, what its attempt changed (parameters read, sizes bound) is put back."""
+        from .batches import all_trips
+        binding = self.binding
+        saved = dict(binding.values), dict(binding.sources), dict(self.unchecked), list(self.consumed), self.pending
+        made = all_trips(self.algorithm, line, start, self.ctx, self._read, track=self.track)
+        if made is None:
+            binding.values, binding.sources, self.unchecked, self.consumed, self.pending = saved
+            return False
+        self.values.update(made[0])
+        if self.steps is not None:
+            self.steps.append(("batched", made[1], dict(self.ctx.loop), dict(self.indices), line))
+        return True
 
     def _step(self, kind, line):
         if self.steps is not None:
@@ -339,11 +357,13 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
     Which line began a NaN is followed from the start only where the output may hold one by design
     (``empty="nan"``); elsewhere a run that ends non-finite — an overflow about to be reported, or a NaN passed
     in — is run again, from the same random state, checking every line's values, and most runs, ending finite,
-    skip that check.
+    skip that check.  A run on the shapes of an earlier checked one replays it (:mod:`.tape`) where its output
+    is finite; one that is not is checked in full.
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if observe is not None or returns_nonfinite(algorithm):   # one run, every line's values checked
+        if observe is not None:   # one run, every op seen
             return _Executor(algorithm, arguments, observe).run()
+        by_design = returns_nonfinite(algorithm)   # NaN by design: every line's values checked from the start
         arguments = dict(arguments)
         rng = random_generator(algorithm, arguments)
         state = None if rng is None else rng.bit_generator.state
@@ -357,11 +377,13 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
                            consumed=taped.consumed)
             if rng is not None:
                 rng.bit_generator.state = state
-        executor = _Executor(algorithm, arguments, track=False, rng=rng, record=signature is not None)
+        executor = _Executor(algorithm, arguments, track=by_design, rng=rng, record=signature is not None)
         run = executor.run()
         if finite(run.output):
             if signature is not None and not executor.from_data:
                 tape.remember(tapes, signature, tape.Tape(tuple(executor.steps), run.binding, run.consumed))
+            return run
+        if by_design:   # tracked: a NaN by design, or its overflow already reported
             return run
         if rng is not None:
             rng.bit_generator.state = state

@@ -11,12 +11,12 @@ import functools
 import numpy as np
 
 from ..errors import ConfigError
-from ..ops import Apply, Ref
+from ..ops import Apply, Op, Ref
 from .algorithm import Loop, Step, targets
 from .calls import CallOp
 
-__all__ = ["flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout", "layout", "random_generator",
-           "split_arguments", "shape_str"]
+__all__ = ["declares", "flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout", "layout",
+           "random_generator", "split_arguments", "shape_str"]
 
 
 def ops_of(node):
@@ -34,6 +34,14 @@ def refs_of(node):
     elif isinstance(node, Apply):
         for arg in node.args:
             yield from refs_of(arg)
+
+
+def declares(op, method: str) -> bool:
+    """Whether ``op`` says how it computes a batch (``method``: ``"columns"``, ``"leading"``) in the same class
+    that defines its numpy semantics (a subclass that changes :meth:`~formal.ops.Op.numpy` must say so again)."""
+    def owner(name):
+        return next(c for c in type(op).__mro__ if name in vars(c))
+    return owner(method) is not Op and owner(method) is owner("numpy")
 
 
 def flat_lines(lines):

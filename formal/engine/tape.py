@@ -54,7 +54,9 @@ def untaped():
 @dataclass(frozen=True)
 class Tape:
     """A checked run's order of lines: ``steps`` of ``("line", number, line, loop indices, index sizes)``,
-    ``("begin" | "collect" | "end", loop)``; its final ``binding`` and the parameters in order of first use."""
+    ``("begin" | "collect" | "end", loop)``, ``("batched", program, loop indices, index sizes, loop)``
+    (every trip at once, :mod:`formal.engine.batches`); its final ``binding`` and the parameters in order of
+    first use."""
 
     steps: tuple
     binding: dict
@@ -141,6 +143,14 @@ def replay(algorithm, raw: dict, tape: Tape, ctx):
                 names = line.target if isinstance(line.target, tuple) else (line.target,)
                 for name, v in zip(names, value if len(names) > 1 else (value,)):
                     values[name] = v
+            elif kind == "batched":   # a loop whose trips ran at once: its program (formal.engine.batches)
+                _, program, loop, index, _ = step
+                ctx.loop = dict(loop)
+                ctx.binding.values.update(index)
+                made = program.run(ctx, lambda name, _: values[name])
+                if made is None:
+                    return None
+                values.update(made)
             elif kind == "begin":
                 collected[id(line)] = {pair: [] for pair in line.collected}
             elif kind == "collect":

@@ -10,7 +10,7 @@ that can compute every column of a column call at once says how (:meth:`Op.colum
 """
 
 from .activations import ACTIVATIONS, Activation
-from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, NotColumnar, Op, Ref, Rendered, as_node
+from .base import ATOM, POSTFIX, PRODUCT, SUM, Apply, Node, NotBatched, NotColumnar, Op, Ref, Rendered, as_node
 from .elementwise import Add, AddConstant, Div, DivSqrt, Elementwise, Mul, Sqrt, Square, Standardize, Sub
 from .images import PATCH_ORDERS, GridColumns, Patchify
 from .indexing import SINUSOIDS, Gather, KVGroup, LoopIndex, Pick, Sinusoid, StackRows
@@ -47,8 +47,8 @@ from .windows import (
     window_regions,
 )
 
-__all__ = ["Node", "Ref", "Apply", "Op", "NotColumnar", "Rendered", "LoopIndex", "KVGroup", "EMPTY_POLICIES",
-           "check_empty_policy",
+__all__ = ["Node", "Ref", "Apply", "Op", "NotColumnar", "NotBatched", "Rendered", "LoopIndex", "KVGroup",
+           "EMPTY_POLICIES", "check_empty_policy",
            "empty_neighbourhood", "SINUSOIDS", "matmul", "matmul_t", "weighted_sum", "add", "add_bias",
            "add_constant", "sub", "mul", "div", "square", "sqrt", "standardize", "div_sqrt", "mean", "softmax",
            "mask_fill", "gather", "pick", "stack_rows", "sinusoid", "MatMul", "WeightedSum", "Transposed", "AddBias",

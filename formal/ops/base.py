@@ -54,10 +54,24 @@ class NotColumnar(Exception):
     """An op cannot compute every column of a column call at once: they run one by one."""
 
 
+class NotBatched(Exception):
+    """An op (or a loop, or a call) cannot compute every trip of a loop at once: they run one by one."""
+
+
 def widened(values, batched) -> list:
     """``values`` ready for an elementwise numpy function over columns: each array *not* batched gets a last
     axis of length 1, so that it broadcasts over the batched ones' column axis as it did over one column."""
     return [v if b or np.ndim(v) == 0 else np.asarray(v)[..., None] for v, b in zip(values, batched)]
+
+
+def ranked(values, lead, depth) -> list:
+    """``values`` ready for a broadcasting numpy function over ``depth`` leading (batch) axes: a value flagged in
+    ``lead`` whose own rank is below the largest gets axes of length 1 after its batch axes, so that it
+    broadcasts as it did on one trip (a scalar against a matrix); the others broadcast as they are."""
+    own = [np.ndim(v) - depth if b else np.ndim(v) for v, b in zip(values, lead)]
+    top = max(own)
+    return [np.reshape(v, np.shape(v)[:depth] + (1,) * (top - r) + np.shape(v)[depth:]) if b and r < top else v
+            for v, b, r in zip(values, lead, own)]
 
 
 class Op:
@@ -95,6 +109,14 @@ class Op:
         :meth:`numpy` would return for each column, stacked on a last axis; raises :class:`NotColumnar`
         where it cannot (an op that does not override it never can: the columns then run one by one)."""
         raise NotColumnar(self.name)
+
+    def leading(self, ctx, values, lead):
+        """Every trip of one or more loops at once (:mod:`formal.engine.batches`): ``values`` as :meth:`numpy`
+        takes them, those flagged in ``lead`` with ``ctx.lead`` more, leading, axes (one per loop; of length 1
+        where a value does not vary over that loop).  Returns what :meth:`numpy` would return on each trip,
+        on the same leading axes; raises :class:`NotBatched` where it cannot (an op that does not override it
+        never can: the trips then run one by one)."""
+        raise NotBatched(self.name)
 
     meaning = None  # the symbolic face, meaning(ctx, *values) (formal.engine.meaning); None where there is none
 

@@ -11,7 +11,7 @@ from ..core.shapes import Mismatch, numel, same_dim
 from ..core.symbols import latex as sym_latex, text as sym_text
 from ..costs.cost import CONVENTIONS, Work
 from ..errors import DomainError
-from .base import ATOM, POSTFIX, PRODUCT, SUM, Op, widened
+from .base import ATOM, POSTFIX, PRODUCT, SUM, Op, ranked, widened
 
 
 class Elementwise(Op):
@@ -40,6 +40,9 @@ class Elementwise(Op):
 
     def columns(self, ctx, values, batched):
         return self.numpy(ctx, *widened(values, batched))
+
+    def leading(self, ctx, values, lead):
+        return self.numpy(ctx, *ranked(values, lead, ctx.lead))
 
     def meaning(self, ctx, a, b):
         from ..core.symbolic import ELEMENTWISE, broadcast
@@ -255,6 +258,9 @@ class DivSqrt(Op):
 
     def numpy(self, ctx, a):
         return a / math.sqrt(ctx.evaluate(self.size))
+
+    def leading(self, ctx, values, lead):
+        return self.numpy(ctx, *values)
 
     def meaning(self, ctx, a):
         return a.map(lambda x: x / sp.sqrt(self.size))

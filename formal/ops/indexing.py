@@ -120,6 +120,10 @@ class Pick(Op):
     def numpy(self, ctx, a):
         return a[self.index.value(ctx)]
 
+    def leading(self, ctx, values, lead):
+        (a,) = values   # the index of a loop run trip by trip, inside a batch (a loop index of the batch is
+        return a[(slice(None),) * ctx.lead + (self.index.value(ctx),)]   # the batch's own: formal.engine.batches)
+
     def text(self, args):
         return f"{_stem(args[0].text)}^{self.index.text()}"
 
@@ -149,6 +153,11 @@ class StackRows(Op):
 
     def numpy(self, ctx, a):
         return a.reshape(a.shape[0] * a.shape[1], a.shape[2])
+
+    def leading(self, ctx, values, lead):
+        (a,) = values
+        k = ctx.lead
+        return a.reshape(a.shape[:k] + (a.shape[k] * a.shape[k + 1], a.shape[k + 2]))
 
     def text(self, args):
         y = _stem(args[0].text)

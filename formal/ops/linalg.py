@@ -56,6 +56,14 @@ class MatMul(Op):
             raise NotColumnar(self.name)
         return self.numpy(ctx, *values)
 
+    def leading(self, ctx, values, lead):
+        a, b = values
+        if self.transpose_a:
+            a = np.swapaxes(a, -1, -2) if lead[0] else a.T
+        if lead[1] and np.ndim(b) - ctx.lead == 1:   # a batch of vectors: each a column of its own
+            return (a @ b[..., None])[..., 0]
+        return a @ b
+
     def meaning(self, ctx, a, b):
         """``Σ_k A[i, k] B[k, j]`` (``A[k, i]`` under ``transpose_a``) over the inner size."""
         from ..core.symbolic import AXES, Value, fresh, total
@@ -140,6 +148,10 @@ class AddBias(Op):
 
     def numpy(self, ctx, a, b):
         return a + b[:, None]
+
+    def leading(self, ctx, values, lead):
+        a, b = values
+        return a + b[..., None]
 
     def meaning(self, ctx, a, b):
         from ..core.symbolic import AXES

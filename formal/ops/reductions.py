@@ -107,21 +107,25 @@ class Softmax(Op):
             counts["chinchilla"] = 3 * numel(out)
         return counts
 
-    def numpy(self, ctx, s):
-        top = np.max(s, axis=0, keepdims=True)
+    def numpy(self, ctx, s, axis=0):
+        top = np.max(s, axis=axis, keepdims=True)
         empty = np.isneginf(top)  # a column of −∞ only (a score of +∞ or NaN is an overflow, not this)
         if np.any(empty) and self.empty == "error":
             columns = np.flatnonzero(np.reshape(empty, -1))
             raise empty_neighbourhood(columns.tolist(), f"{ctx.where()}: ")
         e = np.exp(s - np.where(empty, 0.0, top))
-        total = np.sum(e, axis=0, keepdims=True)
+        total = np.sum(e, axis=axis, keepdims=True)
         p = e / np.where(empty, 1.0, total)  # an empty column is exp(−∞) = 0 everywhere
         if self.empty == "uniform":
-            return np.where(empty, 1.0 / s.shape[0], p)
+            return np.where(empty, 1.0 / s.shape[axis], p)
         return np.where(empty, np.nan, p) if self.empty == "nan" else p
 
     def columns(self, ctx, values, batched):
         return self.numpy(ctx, *values)     # every step is over axis 0, kept per column
+
+    def leading(self, ctx, values, lead):
+        (s,) = values   # an error (empty="error") is the one-by-one run's to raise: formal.engine.batches
+        return self.numpy(ctx, s, axis=ctx.lead)   # axis 0 of each trip's scores
 
     def meaning(self, ctx, s):
         """``exp(s[i, j]) / Σ_k exp(s[k, j])``: each column normalised over axis 0 (finite scores; the maximum
@@ -150,6 +154,9 @@ class MaskFill(Op):
 
     def numpy(self, ctx, s, mask):
         return np.where(mask, s, -np.inf)
+
+    def leading(self, ctx, values, lead):
+        return self.numpy(ctx, *values)   # both of one rank: they broadcast over the batch axes
 
     def meaning(self, ctx, s, mask):
         """The identity under an all-ones mask; a mask of symbolic entries has no meaning here."""

@@ -122,6 +122,12 @@ class Concat(Op):
     def numpy(self, ctx, a, b):
         return np.concatenate([a, b], axis=-1)
 
+    def leading(self, ctx, values, lead):
+        k = ctx.lead   # both to the same batch axes (one may vary over a loop the other does not)
+        batch = np.broadcast_shapes(*(np.shape(v)[:k] for v, b in zip(values, lead) if b))
+        return np.concatenate([np.broadcast_to(v, batch + np.shape(v)[k if b else 0:])
+                               for v, b in zip(values, lead)], axis=-1)
+
     def text(self, args):
         return f"[{args[0].text}, {args[1].text}]"
 

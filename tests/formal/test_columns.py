@@ -173,5 +173,5 @@ def test_an_op_that_cannot_take_the_columns_says_so():
         def numpy(self, ctx, a):
             return 2 * super().numpy(ctx, a)
 
-    from formal.engine.columns import _declares_columns
-    assert _declares_columns(Mean(2)) and not _declares_columns(Doubled(2))
+    from formal.engine.lines import declares
+    assert declares(Mean(2), "columns") and not declares(Doubled(2), "columns")

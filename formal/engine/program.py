@@ -1,0 +1,86 @@
+"""The program of a batched loop (:mod:`formal.engine.batches`): what its checked run did, op by op, callees
+inlined, replayed on arguments of the same shapes (:mod:`formal.engine.tape`) without the checks, which gave
+the same answers.  A value in a batch has ``depth`` leading axes, one per loop batched (of length 1 where it
+does not vary over that loop)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Program", "align", "take", "stacked"]
+
+
+def align(value, depth: int, to: int):
+    """``value`` with ``depth`` batch axes given ``to`` of them: axes of length 1 after its own."""
+    if depth >= to:
+        return value
+    shape = np.shape(value)
+    return np.reshape(value, shape[:depth] + (1,) * (to - depth) + shape[depth:])
+
+
+def take(value, depth: int, axis: int, index):
+    """Entries ``index`` (a slice, or a list) of ``value`` on ``axis``: that axis becomes a batch axis."""
+    value = align(value, depth, axis)
+    if isinstance(index, slice):
+        return value[(slice(None),) * axis + (index,)]
+    return np.take(value, index, axis=axis)
+
+
+def stacked(value, axis: int, trips: int):
+    """A body result collected over a batched loop: its batch axis ``axis`` is the stack's (repeated where
+    the result was the same on every trip)."""
+    shape = np.shape(value)
+    if shape[axis] == trips:
+        return value
+    return np.array(np.broadcast_to(value, shape[:axis] + (trips,) + shape[axis + 1:]))
+
+
+class Program:
+    """What a checked batched run did, op by op, callees inlined: replayed on arguments of the same shapes
+    (:mod:`formal.engine.tape`) without the checks, which gave the same answers.  Each instruction writes one
+    slot; ``outputs`` names the slots of the values the loop leaves."""
+
+    def __init__(self):
+        self.code: list = []
+        self.size = 0
+        self.outputs: dict = {}
+
+    def emit(self, kind, *operands) -> int:
+        self.code.append((kind, self.size) + operands)
+        self.size += 1
+        return self.size - 1
+
+    def run(self, ctx, read) -> dict | None:
+        """The loop's values, computed with ``ctx`` (the replayed run's) and ``read(name, line)`` for the values
+        made outside the loop; None where anything is not as recorded (the checked run then decides)."""
+        slots: list = [None] * self.size
+        try:
+            for kind, out, *rest in self.code:
+                if kind == "lead":
+                    op, own, args, aligns, flags, depth = rest
+                    c = own or ctx
+                    c.lead = depth
+                    slots[out] = op.leading(c, [slots[a] if al is None else align(slots[a], *al)
+                                                for a, al in zip(args, aligns)], flags)
+                elif kind == "numpy":
+                    op, own, args = rest
+                    slots[out] = op.numpy(own or ctx, *[slots[a] for a in args])
+                elif kind == "read":
+                    slots[out] = read(rest[0], None)
+                elif kind == "pick":
+                    slots[out] = take(slots[rest[0]], *rest[1:])
+                elif kind == "align":
+                    slots[out] = align(slots[rest[0]], *rest[1:])
+                elif kind == "item":
+                    slots[out] = slots[rest[0]][rest[1]]
+                elif kind == "tuple":
+                    slots[out] = tuple(slots[a] for a in rest[0])
+                elif kind == "stack":
+                    slots[out] = stacked(slots[rest[0]], *rest[1:])
+                elif kind == "last":
+                    slots[out] = np.take(slots[rest[0]], -1, axis=rest[1])
+                else:   # "const": what depends on the shapes alone (a default mask)
+                    slots[out] = rest[0]
+        except Exception:   # noqa: BLE001 — the checked run raises what the definition raises
+            return None
+        return {name: np.asarray(slots[slot]) for name, slot in self.outputs.items()}
