@@ -342,5 +342,5 @@ def all_trips(algorithm, loop, start: int, ctx, read, *, track=False):
     body = {n for line in loop.body if not isinstance(line, Step) for n in targets(line)}
     body |= set(dict(loop.collected).values())
     trips.program.outputs = {name: trips.local[name][2] for name in body}
-    values = {name: np.asarray(trips.local[name][0]) for name in body}
+    values = {name: np.asanyarray(trips.local[name][0]) for name in body}
     return values, trips.program

@@ -25,10 +25,12 @@ import numpy as np
 
 from ..errors import FormalError, ShapeError
 from ..guards import limits
-from ..ops import Apply, NotColumnar, Ref
+from ..ops import NotColumnar, Ref
+from . import tape
 from .algorithm import Loop, Step
 from .execution import _Executor
-from .lines import declares, finite, flat_lines, ops_of
+from .lines import declares, finite, flat_lines, layout, ops_of
+from .program import Program
 
 __all__ = ["columnar", "all_columns", "one_by_one"]
 
@@ -67,12 +69,22 @@ def all_columns(callee, arguments: dict, columns: set, n: int):
     one: ``arguments`` as the callee takes them, those named in ``columns`` with a last axis of ``n`` columns."""
     if _ONE_BY_ONE.get() or n < 1 or not columnar(callee):
         return None
-    try:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            output = _Columns(callee, arguments, columns, n).run()
-    except (FormalError, NotColumnar):   # the definition's error, raised where it is raised
-        return None
-    return output if finite(output) else None
+    signature = tape.key(arguments)   # the shapes and kinds of the arguments (n among them), the memory limit
+    programs = layout(callee).programs
+    program = programs.get((signature, frozenset(columns))) if signature is not None else None
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if program is not None:   # a checked run on these shapes: its program, without the checks
+            made = program.run(None, lambda name, _: arguments[name if name in arguments else callee.defaults[name]])
+            output = None if made is None else made["output"]
+        else:
+            try:
+                run = _Columns(callee, arguments, columns, n)
+                output = run.run()
+            except (FormalError, NotColumnar):   # the definition's error, raised where it is raised
+                return None
+            if signature is not None and finite(output):
+                tape.remember(programs, (signature, frozenset(columns)), run.program)
+    return output if output is not None and finite(output) else None
 
 
 class _Columns(_Executor):
@@ -80,6 +92,7 @@ class _Columns(_Executor):
 
     def __init__(self, algorithm, arguments, columns: set, n: int):
         self.n, self.batched = n, set(columns)
+        self.program, self.slots = Program(), {}   # what it does, for a run on the same shapes (name → slot)
         super().__init__(algorithm, arguments, track=False)
 
     def _bind(self, spec, array, line):
@@ -103,14 +116,21 @@ class _Columns(_Executor):
         for name in self.batched:
             self.values[name] = np.asanyarray(raw[name])   # a subclass (a counting array) stays one
 
+    def _slot(self, name):
+        if name not in self.slots:   # an argument (a value a line made has its slot already)
+            self.slots[name] = self.program.emit("read", name)
+        return self.slots[name]
+
     def _apply(self, node, line):
+        """``(value, batched, slot)`` of an expression."""
         if isinstance(node, Ref):
-            return self._read(node.name, line), node.name in self.batched
-        pairs = [self._apply(a, line) for a in node.args]
-        values, batched = [v for v, _ in pairs], [b for _, b in pairs]
+            return self._read(node.name, line), node.name in self.batched, self._slot(node.name)
+        triples = [self._apply(a, line) for a in node.args]
+        values, batched, slots = [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]
         if not any(batched):
-            return node.op.numpy(self.ctx, *values), False
-        return node.op.columns(self.ctx, values, batched), True
+            return node.op.numpy(self.ctx, *values), False, self.program.emit("numpy", node.op, self.ctx, slots)
+        return (node.op.columns(self.ctx, values, batched), True,
+                self.program.emit("columns", node.op, self.ctx, slots, batched))
 
     def run(self):
         records = self.algorithm.derivation.records
@@ -120,8 +140,7 @@ class _Columns(_Executor):
                 continue
             record = records[number - 1]
             self._estimate_all(record)
-            value, batched = self._apply(line.expr, number) if isinstance(line.expr, Apply) else \
-                (self._read(line.expr.name, number), line.expr.name in self.batched)
+            value, batched, slot = self._apply(line.expr, number)
             (name,) = self.layout.line_targets[id(line)]
             if batched:
                 if np.ndim(value) == 0 or np.shape(value)[-1] != self.n:
@@ -130,12 +149,16 @@ class _Columns(_Executor):
                                      detail="an op's columns lost the column axis")
                 self.batched.add(name)
             self._check_result(number, name, record.shape, value[..., 0] if batched else value)
-            self.values[name] = value
+            self.values[name], self.slots[name] = value, slot
         for name in list(self.unchecked):
             self._read(name, "signature")
-        output = self.values[self.algorithm.output.name]
-        if self.algorithm.output.name not in self.batched:   # the same for every column
+        name = self.algorithm.output.name
+        output, slot = self.values[name], self.slots[name]
+        if name not in self.batched:   # the same for every column
             output = np.repeat(np.asanyarray(output)[..., None], self.n, axis=-1)
+            slot = self.program.emit("repeat", slot, self.n)
+        self.program.outputs = {"output": slot}
+        self.ctx.require = None   # every size is bound: the program keeps the context, not this executor
         return output
 
     def _estimate_all(self, record):

@@ -81,6 +81,7 @@ class Layout:
         self.line_targets: dict = {}
         self.line_calls: dict = {}
         self.tapes: dict = {}   # shape signature → the Tape of a checked run (formal.engine.tape)
+        self.programs: dict = {}   # shape signature → the Program of a column call on every column at once
         for line in flat_lines(algorithm.lines):
             self.line_targets[id(line)] = targets(line)
             self.line_calls[id(line)] = any(isinstance(op, CallOp) for op in ops_of(line.expr))

@@ -1,7 +1,7 @@
-"""The program of a batched loop (:mod:`formal.engine.batches`): what its checked run did, op by op, callees
-inlined, replayed on arguments of the same shapes (:mod:`formal.engine.tape`) without the checks, which gave
-the same answers.  A value in a batch has ``depth`` leading axes, one per loop batched (of length 1 where it
-does not vary over that loop)."""
+"""The program of a batched loop (:mod:`formal.engine.batches`) or of a column call run on every column at
+once (:mod:`formal.engine.columns`): what its checked run did, op by op, callees inlined, replayed on arguments
+of the same shapes (:mod:`formal.engine.tape`) without the checks, which gave the same answers.  A value in a
+batch has ``depth`` leading axes, one per loop batched (of length 1 where it does not vary over that loop)."""
 
 from __future__ import annotations
 
@@ -65,6 +65,9 @@ class Program:
                 elif kind == "numpy":
                     op, own, args = rest
                     slots[out] = op.numpy(own or ctx, *[slots[a] for a in args])
+                elif kind == "columns":
+                    op, own, args, flags = rest
+                    slots[out] = op.columns(own or ctx, [slots[a] for a in args], flags)
                 elif kind == "read":
                     slots[out] = read(rest[0], None)
                 elif kind == "pick":
@@ -79,8 +82,10 @@ class Program:
                     slots[out] = stacked(slots[rest[0]], *rest[1:])
                 elif kind == "last":
                     slots[out] = np.take(slots[rest[0]], -1, axis=rest[1])
+                elif kind == "repeat":   # a column call's output the same for every column
+                    slots[out] = np.repeat(np.asanyarray(slots[rest[0]])[..., None], rest[1], axis=-1)
                 else:   # "const": what depends on the shapes alone (a default mask)
                     slots[out] = rest[0]
         except Exception:   # noqa: BLE001 — the checked run raises what the definition raises
             return None
-        return {name: np.asarray(slots[slot]) for name, slot in self.outputs.items()}
+        return {name: np.asanyarray(slots[slot]) for name, slot in self.outputs.items()}
