@@ -358,7 +358,7 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
     (``empty="nan"``); elsewhere a run that ends non-finite — an overflow about to be reported, or a NaN passed
     in — is run again, from the same random state, checking every line's values, and most runs, ending finite,
     skip that check.  A run on the shapes of an earlier checked one replays it (:mod:`.tape`) where its output
-    is finite; one that is not is checked in full.
+    is finite (or, by design, where no line overflowed); one that is not is checked in full.
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if observe is not None:   # one run, every op seen
@@ -371,19 +371,17 @@ def execute(algorithm, arguments: dict, *, observe=None) -> Run:
         taped = tape.recall(tapes, signature)
         if taped is not None:
             given, raw = split_arguments(algorithm, arguments)
-            replayed = tape.replay(algorithm, raw, taped, _Context(algorithm, Binding(given), rng))
+            replayed = tape.replay(algorithm, raw, taped, _Context(algorithm, Binding(given), rng), track=by_design)
             if replayed is not None:
                 return Run(output=replayed[0], binding=dict(taped.binding), values=replayed[1],
                            consumed=taped.consumed)
             if rng is not None:
                 rng.bit_generator.state = state
         executor = _Executor(algorithm, arguments, track=by_design, rng=rng, record=signature is not None)
-        run = executor.run()
-        if finite(run.output):
+        run = executor.run()   # tracked (by design), an overflow is reported here
+        if finite(run.output) or by_design:
             if signature is not None and not executor.from_data:
                 tape.remember(tapes, signature, tape.Tape(tuple(executor.steps), run.binding, run.consumed))
-            return run
-        if by_design:   # tracked: a NaN by design, or its overflow already reported
             return run
         if rng is not None:
             rng.bit_generator.state = state

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core import masks
+from ..core.shapes import Binding
 from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Ref
+from .calls import CallOp
+from .lines import finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments
 
 __all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
 
@@ -56,11 +59,13 @@ class Tape:
     """A checked run's order of lines: ``steps`` of ``("line", number, line, loop indices, index sizes)``,
     ``("begin" | "collect" | "end", loop)``, ``("batched", program, loop indices, index sizes, loop)``
     (every trip at once, :mod:`formal.engine.batches`); its final ``binding`` and the parameters in order of
-    first use."""
+    first use.  ``calls``: the callee's tape of each call a replay met, by step and call (a replay makes the same
+    call on the same shapes each time: it replays that tape without looking it up)."""
 
     steps: tuple
     binding: dict
     consumed: tuple
+    calls: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _signature(value):
@@ -116,30 +121,64 @@ def _inputs(algorithm, raw: dict, binding) -> dict:
     return values
 
 
-def replay(algorithm, raw: dict, tape: Tape, ctx):
+def _call(calls: dict, where, op, args, ctx):
+    """The output of a call a replay meets, its callee's tape replayed (found once, then kept in ``calls``), or
+    None where it has none (the call then runs as any call does: replayed, or checked)."""
+    callee = op.callee
+    arguments = dict(zip(op.names, args))
+    arguments.update(op._sizes(ctx))
+    taped = calls.get(where)
+    if taped is None:
+        taped = recall(layout(callee).tapes, key(arguments))
+        if taped is None:
+            return None
+        calls[where] = taped
+    given, raw = split_arguments(callee, arguments)
+    replayed = replay(callee, raw, taped, type(ctx)(callee, Binding(given)), track=returns_nonfinite(callee))
+    return None if replayed is None else replayed[0]
+
+
+def _began(line, values) -> bool:
+    """Whether a line whose value is not finite made it from finite values, and not by design: an overflow."""
+    if any(op.nonfinite for op in ops_of(line.expr)):
+        return False
+    return all(finite(values[name]) for name in refs_of(line.expr) if name in values)
+
+
+def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False):
     """``(output, values)`` of the taped run on ``raw`` (the arguments by name), or None where the replay meets
-    something a checked run must judge (an error, or an output not finite)."""
+    something a checked run must judge (an error, or an output not finite).  ``track`` (an algorithm that may
+    return NaN by design): an output not finite is returned too, unless a line made a NaN or ∞ from finite
+    values not by design (an overflow, which the checked run reports)."""
     from ..errors import FormalError
-    from .lines import finite
 
     ctx.binding.values = dict(tape.binding)
     values: dict = {}
+    at = [0]   # the step being replayed: a call's tape is known by its step and its node
+    overflowed = [False]
 
     def evaluate(node):
         if isinstance(node, Ref):
             return values[node.name]
-        return node.op.numpy(ctx, *[evaluate(a) for a in node.args])
+        args = [evaluate(a) for a in node.args]
+        if type(node.op) is CallOp and not node.op.callee.random:
+            output = _call(tape.calls, (at[0], id(node)), node.op, args, ctx)
+            if output is not None:
+                return output
+        return node.op.numpy(ctx, *args)
 
     collected: dict = {}
     try:
         values.update(_inputs(algorithm, raw, ctx.binding))   # a bad argument: the checked run says which, where
-        for step in tape.steps:
+        for i, step in enumerate(tape.steps):
             kind, line = step[0], step[-1] if step[0] != "line" else step[2]
             if kind == "line":
                 _, number, _, loop, index = step
-                ctx.line, ctx.loop = number, dict(loop)
+                ctx.line, ctx.loop, at[0] = number, dict(loop), i
                 ctx.binding.values.update(index)
                 value = evaluate(line.expr)
+                if track and not overflowed[0] and not finite(value):
+                    overflowed[0] = _began(line, values)
                 names = line.target if isinstance(line.target, tuple) else (line.target,)
                 for name, v in zip(names, value if len(names) > 1 else (value,)):
                     values[name] = v
@@ -163,4 +202,4 @@ def replay(algorithm, raw: dict, tape: Tape, ctx):
         return None
     outputs = tuple(values[o.name] for o in algorithm.outputs)
     output = outputs if len(outputs) > 1 else outputs[0]
-    return (output, values) if finite(output) else None
+    return (output, values) if finite(output) or (track and not overflowed[0]) else None
