@@ -26,7 +26,7 @@ from ..core.shapes import Binding
 from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Ref
-from .calls import CallOp
+from .calls import CallOp, ColumnCallOp
 from .lines import finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments
 
 __all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
@@ -107,8 +107,16 @@ def recall(tapes: dict, signature):
     return None if signature is None else tapes.get(signature)
 
 
-def _inputs(algorithm, raw: dict, binding) -> dict:
-    """The arguments as a checked run reads them: arrays validated, masks resolved, parameters as float64."""
+def _inputs(algorithm, raw: dict, binding, trusted=False) -> dict:
+    """The arguments as a checked run reads them: arrays validated, masks resolved, parameters as float64.
+    ``trusted``: the values of a caller's replay, made by its lines from its own arguments on the shapes and
+    kinds of a checked run: only a mask left out (None) or named is resolved."""
+    if trusted:
+        values = {spec.name: raw.get(spec.name) for spec in algorithm.signature}
+        for spec in algorithm.inputs:
+            if spec.kind == "mask" and (values[spec.name] is None or isinstance(values[spec.name], str)):
+                values[spec.name] = masks.resolve(values[spec.name], *(binding.evaluate(d) for d in spec.shape))
+        return values
     values = {}
     for spec in algorithm.inputs:
         if spec.kind == "mask":
@@ -122,19 +130,31 @@ def _inputs(algorithm, raw: dict, binding) -> dict:
 
 
 def _call(calls: dict, where, op, args, ctx):
-    """The output of a call a replay meets, its callee's tape replayed (found once, then kept in ``calls``), or
-    None where it has none (the call then runs as any call does: replayed, or checked)."""
-    callee = op.callee
-    arguments = dict(zip(op.names, args))
-    arguments.update(op._sizes(ctx))
-    taped = calls.get(where)
-    if taped is None:
-        taped = recall(layout(callee).tapes, key(arguments))
-        if taped is None:
+    """The output of a call a replay meets — its callee's tape replayed, or for a column call the program of
+    every column at once (found once, then kept in ``calls``: the call is made on the same shapes each time) —
+    or None where it has none, or the replay meets what a checked run must judge (the call then runs as any
+    call does)."""
+    callee, known = op.callee, calls.get(where)
+    if known is None:
+        arguments = dict(zip(op.names, args))
+        arguments.update(op._sizes(ctx))
+        if isinstance(op, ColumnCallOp):
+            batched = frozenset(s.name for s in callee.inputs) & set(op.names)
+            found = layout(callee).programs.get((key(arguments), batched))
+        else:
+            found = recall(layout(callee).tapes, key(arguments))
+        if found is None:
             return None
-        calls[where] = taped
-    given, raw = split_arguments(callee, arguments)
-    replayed = replay(callee, raw, taped, type(ctx)(callee, Binding(given)), track=returns_nonfinite(callee))
+        known = calls[where] = (found, split_arguments(callee, arguments)[0], returns_nonfinite(callee))
+    found, given, by_design = known
+    raw = dict(zip(op.names, args))
+    for name, source in callee.defaults.items():   # Z omitted (or None) is X
+        if raw.get(name) is None:
+            raw[name] = raw.get(source)
+    if isinstance(op, ColumnCallOp):
+        made = found.run(None, lambda name, _: raw[name])
+        return made["output"] if made is not None and finite(made["output"]) else None
+    replayed = replay(callee, raw, found, type(ctx)(callee, Binding(given)), track=by_design, trusted=True)
     return None if replayed is None else replayed[0]
 
 
@@ -145,7 +165,7 @@ def _began(line, values) -> bool:
     return all(finite(values[name]) for name in refs_of(line.expr) if name in values)
 
 
-def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False):
+def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False, trusted=False):
     """``(output, values)`` of the taped run on ``raw`` (the arguments by name), or None where the replay meets
     something a checked run must judge (an error, or an output not finite).  ``track`` (an algorithm that may
     return NaN by design): an output not finite is returned too, unless a line made a NaN or ∞ from finite
@@ -161,7 +181,7 @@ def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False):
         if isinstance(node, Ref):
             return values[node.name]
         args = [evaluate(a) for a in node.args]
-        if type(node.op) is CallOp and not node.op.callee.random:
+        if type(node.op) in (CallOp, ColumnCallOp) and not node.op.callee.random:
             output = _call(tape.calls, (at[0], id(node)), node.op, args, ctx)
             if output is not None:
                 return output
@@ -169,7 +189,7 @@ def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False):
 
     collected: dict = {}
     try:
-        values.update(_inputs(algorithm, raw, ctx.binding))   # a bad argument: the checked run says which, where
+        values.update(_inputs(algorithm, raw, ctx.binding, trusted))   # a bad one: the checked run says which
         for i, step in enumerate(tape.steps):
             kind, line = step[0], step[-1] if step[0] != "line" else step[2]
             if kind == "line":
