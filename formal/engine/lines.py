@@ -82,9 +82,16 @@ class Layout:
         self.line_calls: dict = {}
         self.tapes: dict = {}   # shape signature → the Tape of a checked run (formal.engine.tape)
         self.programs: dict = {}   # shape signature → the Program of a column call on every column at once
+        self._lines = algorithm.lines
         for line in flat_lines(algorithm.lines):
             self.line_targets[id(line)] = targets(line)
             self.line_calls[id(line)] = any(isinstance(op, CallOp) for op in ops_of(line.expr))
+
+    @functools.cached_property
+    def compiled(self) -> dict:
+        """Per line, its expression as nested functions for a replay (None for a line that makes a call)."""
+        from .tape import compiled
+        return {id(line): compiled(line) for line in flat_lines(self._lines)}
 
 
 @functools.lru_cache(maxsize=None)

@@ -89,7 +89,7 @@ def key(arguments: dict):
     if _UNTAPED.get():
         return None
     try:
-        parts = tuple((name, _signature(arguments[name])) for name in sorted(arguments))
+        parts = tuple((name, _signature(value)) for name, value in arguments.items())   # in the order given
     except (ValueError, TypeError):   # a ragged list
         return None
     if any(part is None for _, part in parts):
@@ -158,6 +158,29 @@ def _call(calls: dict, where, op, args, ctx):
     return None if replayed is None else replayed[0]
 
 
+def _compiled(node):
+    """``f(values, ctx)``: an expression without calls as nested functions, each op's numpy semantics bound
+    once (a replay evaluates the same lines again and again)."""
+    if isinstance(node, Ref):
+        name = node.name
+        return lambda values, ctx: values[name]
+    numpy, args = node.op.numpy, [_compiled(a) for a in node.args]
+    if len(args) == 1:
+        (a,) = args
+        return lambda values, ctx: numpy(ctx, a(values, ctx))
+    if len(args) == 2:
+        a, b = args
+        return lambda values, ctx: numpy(ctx, a(values, ctx), b(values, ctx))
+    return lambda values, ctx: numpy(ctx, *[f(values, ctx) for f in args])
+
+
+def compiled(line):
+    """The line's expression compiled by :func:`_compiled`, or None where it makes a call."""
+    if any(isinstance(op, CallOp) for op in ops_of(line.expr)):
+        return None
+    return _compiled(line.expr)
+
+
 def _began(line, values) -> bool:
     """Whether a line whose value is not finite made it from finite values, and not by design: an overflow."""
     if any(op.nonfinite for op in ops_of(line.expr)):
@@ -175,6 +198,7 @@ def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False, trusted=False)
     ctx.binding.values = dict(tape.binding)
     values: dict = {}
     at = [0]   # the step being replayed: a call's tape is known by its step and its node
+    lines = layout(algorithm).compiled
     overflowed = [False]
 
     def evaluate(node):
@@ -195,8 +219,10 @@ def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False, trusted=False)
             if kind == "line":
                 _, number, _, loop, index = step
                 ctx.line, ctx.loop, at[0] = number, dict(loop), i
-                ctx.binding.values.update(index)
-                value = evaluate(line.expr)
+                if index:
+                    ctx.binding.values.update(index)
+                run = lines[id(line)]
+                value = evaluate(line.expr) if run is None else run(values, ctx)
                 if track and not overflowed[0] and not finite(value):
                     overflowed[0] = _began(line, values)
                 names = line.target if isinstance(line.target, tuple) else (line.target,)

@@ -162,6 +162,9 @@ class Sqrt(Op):
         return rf"\sqrt{{{args[0].text}}}"
 
 
+_TINY = np.finfo(np.float64).tiny
+
+
 class Standardize(Op):
     """``c / √(v + ε)`` for centred values ``c`` (``e − m``; ``e`` in RMSNorm) and their mean square ``v``
     (per column), as layer norm's last line writes it, computed without squaring ``c``: the columns are
@@ -192,8 +195,9 @@ class Standardize(Op):
 
     def numpy(self, ctx, c, v):
         v = np.asanyarray(v)
-        constant = np.all(np.asanyarray(c) == 0, axis=0)              # v = 0 exactly, not by underflow
-        fine = np.isfinite(v) & ((v >= np.finfo(np.float64).tiny) | constant)
+        fine = np.isfinite(v) & (v >= _TINY)
+        if not np.all(fine):   # a column whose v is 0 exactly (constant, not by underflow) is fine as well
+            fine |= np.isfinite(v) & np.all(np.asanyarray(c) == 0, axis=0)
         if np.all(fine):                                              # the rendered expression, as written
             root = np.sqrt(v + self.eps if self.eps else v)
             if np.any(root == 0):
