@@ -208,6 +208,9 @@ class Sinusoid(Op):
         table[0::2], table[1::2] = np.sin(angle), np.cos(angle)
         return table
 
+    def columns(self, ctx, values, batched):
+        return self.numpy(ctx, *values)   # a vector of positions: their columns, on the last axis
+
     def text(self, args):
         base = "ℓ_max" if SINUSOIDS[self.kind][0] == "ell_max" else "10000"
         return f"W_p[:, {args[0].text}] with W_p[2i−1, t] = sin(t/{base}^(2i/d_e)), W_p[2i, t] = cos(…)"
