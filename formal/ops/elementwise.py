@@ -197,7 +197,7 @@ class Standardize(Op):
         v = np.asanyarray(v)
         fine = np.isfinite(v) & (v >= _TINY)
         if not np.all(fine):   # a column whose v is 0 exactly (constant, not by underflow) is fine as well
-            fine |= np.isfinite(v) & np.all(np.asanyarray(c) == 0, axis=0)
+            fine = fine | (np.isfinite(v) & np.all(np.asanyarray(c) == 0, axis=0))
         if np.all(fine):                                              # the rendered expression, as written
             root = np.sqrt(v + self.eps if self.eps else v)
             if np.any(root == 0):

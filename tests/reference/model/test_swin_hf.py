@@ -39,7 +39,7 @@ def _config(*, window, patch, grid, embed, heads, depths=(2, 2, 2, 2), n_classes
 @pytest.mark.parametrize("attention", fast_few(["eager", "sdpa"]))
 @given(window=st.integers(1, 3), per_side=st.tuples(st.integers(1, 3), st.integers(1, 3)), heads=st.integers(1, 2),
        head_width=st.integers(2, 3), shifted=st.booleans(), seed=SEED)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_hf_swin_layer_is_swin_block(attention, window, per_side, heads, head_width, shifted, seed):
     """HF's SwinLayer (shift_size ⌊M/2⌋ on odd blocks, 0 where the grid is one window) equals ``swin_block``
     with ``shifted`` its own, on the grid of its (n_h·n_w, C) tokens read row-major.  (Width ≥ 2: a layer
@@ -64,7 +64,7 @@ def test_hf_swin_layer_is_swin_block(attention, window, per_side, heads, head_wi
 @slow
 @given(window=st.integers(1, 2), patch=st.integers(1, 2), windows=st.integers(1, 2), heads=st.integers(1, 2),
        seed=SEED)
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=24, deadline=None)
 def test_hf_swin_for_image_classification_is_swin_on_the_image(window, patch, windows, heads, seed):
     """The whole classifier from ``pixel_values``: patch embedding (Conv2d = W_patch on channel-first
     patches), four stages with merging, final norm, mean pooling, classifier — softmax of HF's logits."""
