@@ -28,10 +28,11 @@ def take(value, depth: int, axis: int, index):
 
 def stacked(value, axis: int, trips: int):
     """A body result collected over a batched loop: its batch axis ``axis`` is the stack's (repeated where
-    the result was the same on every trip)."""
+    the result was the same on every trip); a new array, as a stack of the trips is (never a view of an
+    argument's memory)."""
     shape = np.shape(value)
     if shape[axis] == trips:
-        return value
+        return value if getattr(value, "base", None) is None else np.array(value)
     return np.array(np.broadcast_to(value, shape[:axis] + (trips,) + shape[axis + 1:]))
 
 

@@ -276,3 +276,15 @@ def test_an_op_that_does_not_say_how_cannot_take_a_batch():
             return 2 * super().numpy(ctx, s, axis)
 
     assert declares(Softmax(), "leading") and not declares(Doubled(), "leading")
+
+
+def test_a_stacked_result_is_a_new_array():
+    """What a batched loop stacks never shares memory with what it was made from (a stack of trips is new)."""
+    from formal.engine.program import stacked
+
+    source = np.arange(12.0).reshape(3, 4)
+    view = source[:, :]
+    for made in (stacked(view, 0, 3), stacked(source[:1], 0, 3)):
+        assert not np.shares_memory(made, source)
+        made[...] = -1
+    assert source[0, 0] == 0
