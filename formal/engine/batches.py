@@ -34,7 +34,7 @@ from .algorithm import Loop, Step, numbered, targets
 from .calls import CallOp, ColumnCallOp
 from .columns import as_defined
 from .execution import _Executor
-from .lines import declares, refs_of
+from .lines import assignments, declares, refs_of
 from .program import Program, align as _align, stacked as _stacked, take as _take
 
 __all__ = ["batchable", "leadable", "all_trips"]
@@ -184,14 +184,7 @@ class _Batch:
         return slice(0, trips) if entries == list(range(trips)) else entries
 
     def _walk(self, lines, numbers, records):
-        for line in lines:
-            number = next(numbers)
-            self.ctx.line = number
-            if isinstance(line, Step):
-                continue
-            if isinstance(line, Loop):
-                self._loop(line, numbers, records)
-                continue
+        for number, line in assignments(lines, numbers, self.ctx, lambda loop, n: self._loop(loop, n, records)):
             record = records[number - 1]
             for name in refs_of(line.expr):   # what the line reads, as the definition reads it (a parameter
                 self._lookup(name, number)    # tells its sizes): then the memory guard knows every size

@@ -27,8 +27,18 @@ from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Ref
 from . import tape
-from .algorithm import Loop, Step, numbered, targets
-from .lines import finite, flat_lines, layout, ops_of, random_generator, refs_of, returns_nonfinite, split_arguments
+from .algorithm import numbered, targets
+from .lines import (
+    assignments,
+    finite,
+    flat_lines,
+    layout,
+    ops_of,
+    random_generator,
+    refs_of,
+    returns_nonfinite,
+    split_arguments,
+)
 
 __all__ = ["Run", "execute", "returns_nonfinite", "flat_lines", "finite", "ops_of"]
 
@@ -204,14 +214,7 @@ class _Executor:
         return value
 
     def walk(self, lines, numbers, records):
-        for line in lines:
-            number = next(numbers)
-            self.ctx.line = number
-            if isinstance(line, Step):
-                continue
-            if isinstance(line, Loop):
-                self._loop(line, numbers, records)
-                continue
+        for number, line in assignments(lines, numbers, self.ctx, lambda loop, n: self._loop(loop, n, records)):
             if not self.layout.line_calls[id(line)]:   # a call's lines are estimated when the callee runs
                 self._estimate(line, records[number - 1])
             if self.steps is not None:

@@ -15,8 +15,8 @@ from ..ops import Apply, Op, Ref
 from .algorithm import Loop, Step, targets
 from .calls import CallOp
 
-__all__ = ["declares", "flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout", "layout",
-           "random_generator", "split_arguments", "shape_str"]
+__all__ = ["assignments", "declares", "flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout",
+           "layout", "random_generator", "split_arguments", "shape_str"]
 
 
 def ops_of(node):
@@ -42,6 +42,20 @@ def declares(op, method: str) -> bool:
     def owner(name):
         return next(c for c in type(op).__mro__ if name in vars(c))
     return owner(method) is not Op and owner(method) is owner("numpy")
+
+
+def assignments(lines, numbers, ctx, loop):
+    """``(number, line)`` of each assignment of ``lines`` in order, numbered from ``numbers`` (``ctx.line`` set to
+    each number); a loop is handed to ``loop(line, numbers)``, which numbers its body, and a step is skipped."""
+    for line in lines:
+        number = next(numbers)
+        ctx.line = number
+        if isinstance(line, Step):
+            continue
+        if isinstance(line, Loop):
+            loop(line, numbers)
+            continue
+        yield number, line
 
 
 def flat_lines(lines):
