@@ -34,8 +34,8 @@ from .algorithm import Loop, Step, numbered, targets
 from .calls import CallOp, ColumnCallOp
 from .columns import as_defined
 from .execution import _Executor
-from .lines import assignments, declares, refs_of
-from .program import Program, align as _align, stacked as _stacked, take as _take
+from .lines import assignments, declares, finite, refs_of
+from .program import Leading, Program, align as _align, stacked as _stacked, take as _take
 
 __all__ = ["batchable", "leadable", "all_trips"]
 
@@ -171,7 +171,8 @@ class _Batch:
         flags = [d > 0 for d in depths]
         self.ctx.lead = depth
         value = op.leading(self.ctx, [v if a is None else _align(v, *a) for v, a in zip(values, aligns)], flags)
-        return value, depth, emit("lead", op, self.own, slots, aligns, flags, depth)
+        own = None if self.own is None else Leading(self.own, depth)
+        return value, depth, emit("lead", op, own, slots, aligns, flags, depth)
 
     def _entries(self, op, axis, trips, available):
         """The entry each trip picks (a slice where trip i picks entry i)."""
@@ -309,6 +310,8 @@ class _Callee(_Batch, _Executor):
         outs = []
         for o in self.algorithm.outputs:
             value, depth, slot = self._lookup(o.name, "signature")
+            if not finite(value):   # an overflow the callee's own run reports at once, or a NaN by design
+                raise NotBatched("a callee's output is not finite")
             if depth < self.depth:
                 value, slot = _align(value, depth, self.depth), self.program.emit("align", slot, depth, self.depth)
             outs.append((value, slot))

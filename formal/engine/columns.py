@@ -18,7 +18,6 @@ definition's.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 
 import numpy as np
@@ -29,28 +28,28 @@ from ..ops import NotColumnar, Ref
 from . import tape
 from .algorithm import Loop, Step
 from .execution import _Executor
-from .lines import declares, finite, flat_lines, layout, ops_of
+from .lines import AS_DEFINED, declares, finite, flat_lines, layout, ops_of
 from .program import Program
 
 __all__ = ["columnar", "all_columns", "one_by_one"]
 
-_ONE_BY_ONE = contextvars.ContextVar("formal_columns_one_by_one", default=False)
 
 
 @contextlib.contextmanager
 def one_by_one():
     """Within the block, every column call runs its columns one by one, and every loop its trips one by one
-    (:mod:`.batches`), as defined (tests and benchmarks compare the paths)."""
-    token = _ONE_BY_ONE.set(True)
+    (:mod:`.batches`), as defined, and no run replays a tape (whose programs run what its checked run batched):
+    tests and benchmarks compare the paths."""
+    token = AS_DEFINED.set(True)
     try:
         yield
     finally:
-        _ONE_BY_ONE.reset(token)
+        AS_DEFINED.reset(token)
 
 
 def as_defined() -> bool:
     """Whether :func:`one_by_one` is in force: column calls, and loops (:mod:`.batches`), run as defined."""
-    return _ONE_BY_ONE.get()
+    return AS_DEFINED.get()
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,7 +66,7 @@ def columnar(algorithm) -> bool:
 def all_columns(callee, arguments: dict, columns: set, n: int):
     """The callee's output for every column at once (its last axis), or None where the columns must run one by
     one: ``arguments`` as the callee takes them, those named in ``columns`` with a last axis of ``n`` columns."""
-    if _ONE_BY_ONE.get() or n < 1 or not columnar(callee):
+    if AS_DEFINED.get() or n < 1 or not columnar(callee):
         return None
     signature = tape.key(arguments)   # the shapes and kinds of the arguments (n among them), the memory limit
     programs = layout(callee).programs

@@ -222,13 +222,14 @@ class _Executor:
             value = self.evaluate(line.expr, number)
             self.ctx.line = number
             names = self.layout.line_targets[id(line)]
+            # where a NaN or ∞ began is judged on the values the line read, before it writes (X ← X + Y)
+            if self.track and self.first_nonfinite is None and not finite(value) and self._created_nonfinite(line):
+                self.first_nonfinite = (number, ", ".join(names))
             values = value if len(names) > 1 else (value,)
             shapes = records[number - 1].shape
             for name, v, shape in zip(names, values, shapes if len(names) > 1 else (shapes,)):
                 self._check_result(number, name, shape, v)
                 self.values[name] = v
-            if self.track and self.first_nonfinite is None and not finite(value) and self._created_nonfinite(line):
-                self.first_nonfinite = (number, ", ".join(names))
 
     def _bytes(self, record):
         """The bytes a line's new arrays take (its derived memory, 8 bytes a scalar), or None where a size is

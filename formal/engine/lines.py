@@ -6,6 +6,7 @@ a call's keyword arguments split into sizes, arrays and a random generator."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 
 import numpy as np
@@ -15,8 +16,11 @@ from ..ops import Apply, Op, Ref
 from .algorithm import Loop, Step, targets
 from .calls import CallOp
 
-__all__ = ["assignments", "declares", "flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite", "Layout",
-           "layout", "random_generator", "split_arguments", "shape_str"]
+#: Set within :func:`formal.engine.columns.one_by_one`: columns, trips and runs as defined, none batched or replayed.
+AS_DEFINED = contextvars.ContextVar("formal_as_defined", default=False)
+
+__all__ = ["AS_DEFINED", "assignments", "declares", "flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite",
+           "Layout", "layout", "random_generator", "split_arguments", "shape_str"]
 
 
 def ops_of(node):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Program", "align", "take", "stacked"]
+__all__ = ["Program", "Leading", "align", "take", "stacked"]
 
 
 def align(value, depth: int, to: int):
@@ -36,6 +36,19 @@ def stacked(value, axis: int, trips: int):
     return np.array(np.broadcast_to(value, shape[:axis] + (trips,) + shape[axis + 1:]))
 
 
+class Leading:
+    """A context as an op's :meth:`~formal.ops.Op.leading` sees it in a program: another's, with its batch axes
+    fixed, so that replays of one program in several threads never share a changing ``lead``."""
+
+    __slots__ = ("_ctx", "lead")
+
+    def __init__(self, ctx, lead: int):
+        self._ctx, self.lead = ctx, lead
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
 class Program:
     """What a checked batched run did, op by op, callees inlined: replayed on arguments of the same shapes
     (:mod:`formal.engine.tape`) without the checks, which gave the same answers.  Each instruction writes one
@@ -57,12 +70,12 @@ class Program:
         slots: list = [None] * self.size
         try:
             for kind, out, *rest in self.code:
-                if kind == "lead":
+                if kind == "lead":   # own: a callee's context with its batch axes (Leading), or None: the run's
                     op, own, args, aligns, flags, depth = rest
-                    c = own or ctx
-                    c.lead = depth
-                    slots[out] = op.leading(c, [slots[a] if al is None else align(slots[a], *al)
-                                                for a, al in zip(args, aligns)], flags)
+                    if own is None:
+                        ctx.lead, own = depth, ctx
+                    slots[out] = op.leading(own, [slots[a] if al is None else align(slots[a], *al)
+                                                  for a, al in zip(args, aligns)], flags)
                 elif kind == "numpy":
                     op, own, args = rest
                     slots[out] = op.numpy(own or ctx, *[slots[a] for a in args])

@@ -27,7 +27,7 @@ from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Ref
 from .calls import CallOp, ColumnCallOp
-from .lines import finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments
+from .lines import AS_DEFINED, finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments
 
 __all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
 
@@ -85,11 +85,11 @@ def _signature(value):
 def key(arguments: dict):
     """What a run's checks depend on: every argument's shape and kind (a mask or size given as a value), and the
     memory limit; None where an argument cannot be described so (a ragged list, a mask function), or within
-    :func:`untaped`."""
-    if _UNTAPED.get():
+    :func:`untaped` or :func:`~formal.engine.columns.one_by_one`."""
+    if _UNTAPED.get() or AS_DEFINED.get():   # within untaped() or one_by_one(): every run checked in full
         return None
     try:
-        parts = tuple((name, _signature(value)) for name, value in arguments.items())   # in the order given
+        parts = tuple((name, _signature(arguments[name])) for name in sorted(arguments))
     except (ValueError, TypeError):   # a ragged list
         return None
     if any(part is None for _, part in parts):

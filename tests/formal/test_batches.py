@@ -12,7 +12,7 @@ from formal.engine.algorithm import Loop
 from formal.engine.calls import calls_in
 from formal.engine.columns import one_by_one
 from formal.engine.lines import returns_nonfinite
-from formal.errors import ShapeError
+from formal.errors import DomainError, FormalError, ShapeError
 from formal.guards.limits import memory_limit
 from formal.ops import (
     Add,
@@ -288,3 +288,38 @@ def test_a_stacked_result_is_a_new_array():
         assert not np.shares_memory(made, source)
         made[...] = -1
     assert source[0, 0] == 0
+
+
+def test_an_overflow_in_a_batched_callee_is_reported_before_a_later_error():
+    """The definition runs Algorithm 4 head by head and reports an overflow in head 1 at once, before line 4 of
+    Algorithm 5 reads a W_o of the wrong shape; the batch gives way to it (a callee's output not finite)."""
+    mha = algorithms.get("mhattention", bias=True)
+    kwargs = _mha_arguments(np.random.default_rng(1))
+    kwargs["X"] = kwargs["X"] * 1e200
+    kwargs["W_o"] = np.ones((4, 7))
+    tape.forget()
+    with pytest.raises(FormalError) as batched:
+        mha(**kwargs)
+    with one_by_one(), tape.untaped(), pytest.raises(FormalError) as alone:
+        mha(**kwargs)
+    assert type(batched.value) is type(alone.value) is DomainError and str(batched.value) == str(alone.value)
+
+
+def test_one_by_one_replays_no_program(monkeypatch):
+    """Within one_by_one() a run on the shapes of an earlier one is checked in full, not replayed: a replay would
+    run the programs of what the earlier run batched, and the definition would not be what runs."""
+    from formal.engine.program import Program
+
+    mha = algorithms.get("mhattention", bias=True)
+    kwargs = _mha_arguments(np.random.default_rng(2))
+    tape.forget()
+    mha(**kwargs)
+    ran = []
+    original = Program.run
+    monkeypatch.setattr(Program, "run", lambda self, *a: ran.append(1) or original(self, *a))
+    mha(**kwargs)
+    assert ran   # outside: the replay runs the heads' program
+    ran.clear()
+    with one_by_one():
+        mha(**kwargs)
+    assert not ran

@@ -128,3 +128,23 @@ def test_execution_refuses_a_line_whose_arrays_exceed_the_memory_limit():
     with limits.memory_limit("10K"), pytest.raises(ResourceError, match=r"line 4 \(S at .*ell_x = 50"):
         formal.attention(**args)
     assert formal.attention(**args).shape == (8, 50)
+
+
+def test_an_overflow_on_a_line_that_writes_what_it_reads_is_named():
+    """``X ← X + Y`` where X + Y overflows: the line read finite values, so the ∞ began there — judged on what the
+    line read, not on what it wrote (which is already ∞)."""
+    from formal.core.shapes import TensorSpec
+    from formal.core.symbols import d_x, ell_x
+    from formal.engine import tape
+    from formal.engine.algorithm import Algorithm, Assign
+    from formal.ops import add
+
+    twice = Algorithm(number=None, source="a test", name="twice", display="Twice", summary="X + X.",
+                      inputs=[TensorSpec("X", (d_x, ell_x))], params=[], output=TensorSpec("X", (d_x, ell_x)),
+                      lines=[Assign("X", add("X", "X"), returns=True)])
+    assert twice(X=np.ones((2, 3)))[0, 0] == 2
+    for _ in range(2):   # checked, then on the same shapes (a replay meets the overflow, the checked run names it)
+        with pytest.raises(DomainError, match=r"line 1: X is not finite \(float64 overflowed"):
+            twice(X=np.full((2, 3), 1e308))
+    with tape.untaped(), pytest.raises(DomainError, match="line 1: X is not finite"):
+        twice(X=np.full((2, 3), 1e308))
