@@ -38,6 +38,7 @@ from .lines import (
     refs_of,
     returns_nonfinite,
     split_arguments,
+    stacked_trips,
 )
 
 __all__ = ["Run", "execute", "returns_nonfinite", "flat_lines", "finite", "ops_of"]
@@ -283,8 +284,7 @@ class _Executor:
             self.indices.pop(line.index, None)
         if line.trips is not None:
             self.binding.set(line.trips, done, f"the loop of line {self.ctx.line}") if done else None
-        self.values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(self.values.get(name, ())))
-                            for (name, as_name), parts in collected.items()})
+        self.values.update(stacked_trips(collected, self.values))
 
     def _all_trips(self, line, start) -> bool:
         """Every trip of ``line`` at once, where :mod:`.batches` can: the same values to rounding, after the same

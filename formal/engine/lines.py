@@ -19,8 +19,8 @@ from .calls import CallOp
 #: Set within :func:`formal.engine.columns.one_by_one`: columns, trips and runs as defined, none batched or replayed.
 AS_DEFINED = contextvars.ContextVar("formal_as_defined", default=False)
 
-__all__ = ["AS_DEFINED", "assignments", "declares", "flat_lines", "ops_of", "refs_of", "returns_nonfinite", "finite",
-           "Layout", "layout", "random_generator", "split_arguments", "shape_str"]
+__all__ = ["AS_DEFINED", "assignments", "declares", "stacked_trips", "flat_lines", "ops_of", "refs_of",
+           "returns_nonfinite", "finite", "Layout", "layout", "random_generator", "split_arguments", "shape_str"]
 
 
 def ops_of(node):
@@ -60,6 +60,13 @@ def assignments(lines, numbers, ctx, loop):
             loop(line, numbers)
             continue
         yield number, line
+
+
+def stacked_trips(collected: dict, values: dict) -> dict:
+    """A loop's collections as the values it leaves: ``{(name, as_name): [one value per trip]}`` stacked on a new
+    leading axis under ``as_name`` (no trip: an empty stack of the shape ``name`` has, if any)."""
+    return {as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(values.get(name, ())))
+            for (name, as_name), parts in collected.items()}
 
 
 def flat_lines(lines):

@@ -27,7 +27,7 @@ from ..guards import limits
 from ..guards.arrays import index_array, real_array
 from ..ops import Ref
 from .calls import CallOp, ColumnCallOp
-from .lines import AS_DEFINED, finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments
+from .lines import AS_DEFINED, finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments, stacked_trips
 
 __all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
 
@@ -196,56 +196,68 @@ def replay(algorithm, raw: dict, tape: Tape, ctx, *, track=False, trusted=False)
     from ..errors import FormalError
 
     ctx.binding.values = dict(tape.binding)
-    values: dict = {}
-    at = [0]   # the step being replayed: a call's tape is known by its step and its node
-    lines = layout(algorithm).compiled
-    overflowed = [False]
-
-    def evaluate(node):
-        if isinstance(node, Ref):
-            return values[node.name]
-        args = [evaluate(a) for a in node.args]
-        if type(node.op) in (CallOp, ColumnCallOp) and not node.op.callee.random:
-            output = _call(tape.calls, (at[0], id(node)), node.op, args, ctx)
-            if output is not None:
-                return output
-        return node.op.numpy(ctx, *args)
-
-    collected: dict = {}
+    run = _Replay(algorithm, tape, ctx, track)
     try:
-        values.update(_inputs(algorithm, raw, ctx.binding, trusted))   # a bad one: the checked run says which
+        run.values.update(_inputs(algorithm, raw, ctx.binding, trusted))   # a bad one: the checked run says which
         for i, step in enumerate(tape.steps):
-            kind, line = step[0], step[-1] if step[0] != "line" else step[2]
-            if kind == "line":
-                _, number, _, loop, index = step
-                ctx.line, ctx.loop, at[0] = number, dict(loop), i
-                if index:
-                    ctx.binding.values.update(index)
-                run = lines[id(line)]
-                value = evaluate(line.expr) if run is None else run(values, ctx)
-                if track and not overflowed[0] and not finite(value):
-                    overflowed[0] = _began(line, values)
-                names = line.target if isinstance(line.target, tuple) else (line.target,)
-                for name, v in zip(names, value if len(names) > 1 else (value,)):
-                    values[name] = v
-            elif kind == "batched":   # a loop whose trips ran at once: its program (formal.engine.batches)
-                _, program, loop, index, _ = step
-                ctx.loop = dict(loop)
-                ctx.binding.values.update(index)
-                made = program.run(ctx, lambda name, _: values[name])
-                if made is None:
-                    return None
-                values.update(made)
-            elif kind == "begin":
-                collected[id(line)] = {pair: [] for pair in line.collected}
-            elif kind == "collect":
-                for (name, as_name), parts in collected[id(line)].items():
-                    parts.append(values[name])
-            else:
-                values.update({as_name: np.stack(parts) if parts else np.zeros((0,) + np.shape(values.get(name, ())))
-                               for (name, as_name), parts in collected.pop(id(line)).items()})
+            if not run.step(i, step):
+                return None
     except FormalError:
         return None
-    outputs = tuple(values[o.name] for o in algorithm.outputs)
+    outputs = tuple(run.values[o.name] for o in algorithm.outputs)
     output = outputs if len(outputs) > 1 else outputs[0]
-    return (output, values) if finite(output) or (track and not overflowed[0]) else None
+    return (output, run.values) if finite(output) or (track and not run.overflowed) else None
+
+
+class _Replay:
+    """The state of one replay: the values by name, the loops' collections, the step being replayed (a call's
+    tape is known by its step and its node) and whether a line overflowed (``track``)."""
+
+    def __init__(self, algorithm, tape: Tape, ctx, track: bool):
+        self.tape, self.ctx, self.track = tape, ctx, track
+        self.layout = layout(algorithm)
+        self.values: dict = {}
+        self.collected: dict = {}
+        self.at = 0
+        self.overflowed = False
+
+    def evaluate(self, node):
+        if isinstance(node, Ref):
+            return self.values[node.name]
+        args = [self.evaluate(a) for a in node.args]
+        if type(node.op) in (CallOp, ColumnCallOp) and not node.op.callee.random:
+            output = _call(self.tape.calls, (self.at, id(node)), node.op, args, self.ctx)
+            if output is not None:
+                return output
+        return node.op.numpy(self.ctx, *args)
+
+    def step(self, i, step) -> bool:
+        """Replay one step; False where a batched loop's program met what a checked run must judge."""
+        kind, ctx, values = step[0], self.ctx, self.values
+        if kind == "line":
+            _, number, line, loop, index = step
+            ctx.line, ctx.loop, self.at = number, dict(loop), i
+            if index:
+                ctx.binding.values.update(index)
+            compiled = self.layout.compiled[id(line)]
+            value = self.evaluate(line.expr) if compiled is None else compiled(values, ctx)
+            if self.track and not self.overflowed and not finite(value):
+                self.overflowed = _began(line, values)
+            names = self.layout.line_targets[id(line)]
+            values.update(zip(names, value if len(names) > 1 else (value,)))
+        elif kind == "batched":   # a loop whose trips ran at once: its program (formal.engine.batches)
+            _, program, loop, index, _ = step
+            ctx.loop = dict(loop)
+            ctx.binding.values.update(index)
+            made = program.run(ctx, lambda name, _: values[name])
+            if made is None:
+                return False
+            values.update(made)
+        elif kind == "begin":
+            self.collected[id(step[1])] = {pair: [] for pair in step[1].collected}
+        elif kind == "collect":
+            for (name, _), parts in self.collected[id(step[1])].items():
+                parts.append(values[name])
+        else:
+            values.update(stacked_trips(self.collected.pop(id(step[1])), values))
+        return True
