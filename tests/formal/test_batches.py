@@ -132,18 +132,23 @@ def _mha_arguments(rng, H=3, d=4, ell=5):
     return kwargs
 
 
+def _errors(algorithm, kwargs, expected):
+    """The error a fresh run raises and the error the definition raises, each checked to be ``expected``."""
+    tape.forget()
+    with pytest.raises(expected) as batched:
+        algorithm(**kwargs)
+    with one_by_one(), tape.untaped(), pytest.raises(expected) as alone:
+        algorithm(**kwargs)
+    return batched.value, alone.value
+
+
 def test_a_bad_parameter_inside_the_batch_is_the_definitions_error():
     """A head's parameter of the wrong shape fails inside the batch; the trips then run one by one, and the error
     is the definition's: the same type, line and message, with nothing the batch read or bound left behind."""
-    mha = algorithms.get("mhattention", bias=True)
     kwargs = _mha_arguments(np.random.default_rng(0))
     kwargs["b_v"] = np.ones((3, 5))
-    tape.forget()
-    with pytest.raises(ShapeError) as batched:
-        mha(**kwargs)
-    with one_by_one(), tape.untaped(), pytest.raises(ShapeError) as alone:
-        mha(**kwargs)
-    assert str(batched.value) == str(alone.value)
+    batched, alone = _errors(algorithms.get("mhattention", bias=True), kwargs, ShapeError)
+    assert str(batched) == str(alone)
 
 
 def test_a_batch_over_the_memory_limit_runs_one_trip_at_a_time(monkeypatch):
@@ -293,16 +298,11 @@ def test_a_stacked_result_is_a_new_array():
 def test_an_overflow_in_a_batched_callee_is_reported_before_a_later_error():
     """The definition runs Algorithm 4 head by head and reports an overflow in head 1 at once, before line 4 of
     Algorithm 5 reads a W_o of the wrong shape; the batch gives way to it (a callee's output not finite)."""
-    mha = algorithms.get("mhattention", bias=True)
     kwargs = _mha_arguments(np.random.default_rng(1))
     kwargs["X"] = kwargs["X"] * 1e200
     kwargs["W_o"] = np.ones((4, 7))
-    tape.forget()
-    with pytest.raises(FormalError) as batched:
-        mha(**kwargs)
-    with one_by_one(), tape.untaped(), pytest.raises(FormalError) as alone:
-        mha(**kwargs)
-    assert type(batched.value) is type(alone.value) is DomainError and str(batched.value) == str(alone.value)
+    batched, alone = _errors(algorithms.get("mhattention", bias=True), kwargs, FormalError)
+    assert type(batched) is type(alone) is DomainError and str(batched) == str(alone)
 
 
 def test_one_by_one_replays_no_program(monkeypatch):

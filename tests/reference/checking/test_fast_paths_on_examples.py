@@ -7,24 +7,13 @@ the examples users' checks meet (grouped-query attention with a KV cache among t
 import numpy as np
 import pytest
 
-from formal.engine import batches, tape
-from formal.engine.algorithm import Loop
-from formal.engine.calls import calls_in
+from formal.engine import tape
 from formal.engine.columns import one_by_one
 from formal.errors import FormalError
 from reference.checking.conform import normalise
 from reference.checking.examples import EXAMPLE_ALGORITHMS, examples
+from tests.formal.test_batches import _batches
 from tests.tiers import fast_few
-
-
-def _batches(algorithm) -> bool:
-    def loops(lines):
-        for line in lines:
-            if isinstance(line, Loop):
-                yield line
-                yield from loops(line.body)
-    return (any(batches.batchable(loop) for loop in loops(algorithm.lines))
-            or any(_batches(node.op.callee) for node in calls_in(algorithm.lines)))
 
 
 def _outcome(algorithm, arguments):
