@@ -1,6 +1,6 @@
 """Where ``formal-transformers verify`` (quick, CPU) spends its time, algorithm by algorithm, printed as a table.
 
-    python benchmarks/bench_verify.py [--repeats N] [--only NAMES]
+    python benchmarks/bench_verify.py [--profile quick|thorough] [--repeats N] [--only NAMES]
 
 Each algorithm's checks run in a fresh process, as a verify worker first meets them (one torch thread, the
 workers' sympy cache, torch's first calls made), split in three: drawing the examples (sizes drawn and mended:
@@ -44,7 +44,7 @@ measure = Measure(device("cpu"))
 list(checks.rows("layer_norm", ["float64", "float32", "matmul FLOPs"], "quick", 0, measure))  # torch's first calls
 spent.update(examples=0.0, spec=0.0)
 start = time.process_time()
-list(checks.rows(sys.argv[1], sys.argv[2].split(","), "quick", 0, measure))
+list(checks.rows(sys.argv[1], sys.argv[2].split(","), sys.argv[3], 0, measure))
 total = time.process_time() - start
 print(json.dumps([spent["examples"], spent["spec"], total - spent["examples"] - spent["spec"]]))
 """
@@ -59,6 +59,7 @@ def _plan(only):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=("quick", "thorough"), default="quick")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", help="comma-separated algorithm names (default: all)")
     args = parser.parse_args()
@@ -67,8 +68,8 @@ def main():
     tasks = _plan(args.only.split(",") if args.only else None)
     for _ in range(args.repeats):  # interleaved: the machine's noise falls on all alike
         for name, its in tasks:
-            out = subprocess.run([sys.executable, "-c", _CHILD, name, ",".join(its)], capture_output=True, text=True,
-                                 env=env, check=True).stdout
+            out = subprocess.run([sys.executable, "-c", _CHILD, name, ",".join(its), args.profile],
+                                 capture_output=True, text=True, env=env, check=True).stdout
             figures.setdefault(name, []).append(json.loads(out))
     medians = {name: [statistics.median(r[k] for r in runs) for k in range(3)] for name, runs in figures.items()}
     total = [sum(m[k] for m in medians.values()) for k in range(3)]

@@ -22,7 +22,7 @@ from .examples import Profile, example, examples
 from .records import chosen, record
 
 __all__ = ["PROFILES", "Check", "CHECKS", "Row", "Measure", "relative_error", "example_loss", "allowed", "row",
-           "rows", "plan", "by_algorithm"]
+           "rows", "plan", "applicable", "by_algorithm"]
 
 torch = require_torch()
 
@@ -186,12 +186,19 @@ class Row:
     allowed: float
     verdict: str
     detail: str = ""
+    variant: dict | None = None     # the options every example had (``verify --variants``); None: drawn
 
 
 def plan(only, device) -> list:
     """``(algorithm, check)`` for every check of every algorithm ``only`` names (None: all) on ``device``."""
-    return [(name, check) for name in chosen(only) for check, c in CHECKS.items()
-            if c.applies(record(name)) and (device.type == "cuda" or not c.cuda)]
+    return [(name, check) for name in chosen(only) for check in applicable(name, device)]
+
+
+def applicable(subject, device) -> list:
+    """The checks that apply to ``subject`` (a name, or an algorithm object: a variant, whose attention paths
+    are its own) on ``device``."""
+    return [check for check, c in CHECKS.items()
+            if c.applies(record(subject)) and (device.type == "cuda" or not c.cuda)]
 
 
 def _measure(measure, check, ex):
@@ -215,14 +222,14 @@ def by_algorithm(plan) -> list:
     return list(grouped.items())
 
 
-def _draw(name, check, profile, seed) -> list:
-    """The seeded examples of every variant that ``check`` draws from (one list for all checks but the SGD
-    step's)."""
-    n = PROFILES[profile].examples
-    if check == "SGD step":  # tiny sizes; a masked loss masks half its tokens so that it is not 0
+def _draw(name, check, profile, seed, options=None) -> list:
+    """The seeded examples that ``check`` draws from (one list for all checks but the SGD step's): of every
+    variant, or of the one ``options`` fix."""
+    n, options = PROFILES[profile].examples, options or {}
+    if check == "SGD step":  # tiny sizes; a masked loss masks half its tokens (unless fixed) so that it is not 0
         masked = {"p_mask": 0.5} if "p_mask" in record(name).algorithm.options else {}
-        return [example(name, seed + k, small=2, **masked) for k in range(n)]
-    return examples(name, n, seed=seed, max_size=PROFILES[profile].max_size)
+        return [example(name, seed + k, small=2, **{**masked, **options}) for k in range(n)]
+    return examples(name, n, seed=seed, max_size=PROFILES[profile].max_size, **options)
 
 
 def _on_path(cases, check) -> list:
@@ -231,17 +238,19 @@ def _on_path(cases, check) -> list:
     return cases if path is None else [ex for ex in cases if path in record(ex.algorithm).paths]
 
 
-def rows(name, checks, profile, seed, measure):
-    """The rows of ``checks`` of algorithm ``name``, in that order, one at a time: the examples drawn once for
-    all of them (the SGD step's apart) and the spec's output on each computed once (:meth:`Measure.spec`) —
-    the rows each check would have alone."""
+def rows(name, checks, profile, seed, measure, options=None):
+    """The rows of ``checks`` of algorithm ``name`` (of the variant ``options`` fix, or drawn across its
+    variants), in that order, one at a time: the examples drawn once for all of them (the SGD step's apart) and
+    the spec's output on each computed once (:meth:`Measure.spec`) — the rows each check would have alone."""
     drawn = {}
     try:
         for check in checks:
             source = "SGD step" if check == "SGD step" else "examples"
             if source not in drawn:
-                drawn[source] = _draw(name, check, profile, seed)
-            yield _row(name, check, _on_path(drawn[source], check), measure)
+                drawn[source] = _draw(name, check, profile, seed, options)
+            measured = _row(name, check, _on_path(drawn[source], check), measure)
+            measured.variant = None if options is None else dict(options)
+            yield measured
     finally:
         measure.forget()
 

@@ -26,6 +26,8 @@ __all__ = ["register_conform", "register_verify", "available_cores", "MAX_JOBS"]
 #: The most worker processes ``verify --jobs`` may start: each imports torch (0.3 GB, 2 s of CPU), and past a
 #: dozen or so the longest check, not the number of workers, sets how long a run takes.
 MAX_JOBS = 32
+#: The most worker processes ``--scheduler local:N`` may start.
+MAX_LOCAL = 256
 
 
 def _need_torch(what: str):
@@ -144,14 +146,31 @@ def register_verify(sub):
                     "reference and cost properties for every algorithm and variant (float64 equality, both "
                     "attention paths, float32/bfloat16 within calibrated "
                     "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
-                    "KV cache = recomputation) and print one table; --mutants measures conform instead.",
+                    "KV cache = recomputation) and print one table; --variants checks every combination of "
+                    "options as a task of its own, on worker processes or a Dask cluster (--scheduler); "
+                    "--mutants measures conform instead. Exit 0 when every check passes, 1 when one fails, "
+                    "2 on bad usage, 130 on Ctrl-C (after the partial report).",
         epilog=epilog("verify", "verify --only attention,mhattention --jobs 1 --quiet",
-                      "verify --json - --quiet > report.json", "verify --mutants --only attention"))
+                      "verify --json - --quiet > report.json", "verify --mutants --only attention",
+                      "verify --variants all --only attention,mhattention --dry-run",
+                      "verify --variants n_kv_heads=1,bias=false --scheduler local:4",
+                      "verify --variants all --profile thorough --scheduler tcp://10.0.0.5:8786"))
     p.add_argument("--profile", choices=("quick", "thorough"), default="quick", metavar="PROFILE",
                    help="quick: 12 examples per check and the boundary cases; thorough: 100")
+    p.add_argument("--variants", metavar="SPEC",
+                   help="all: check every combination of each algorithm's options (their domains' values; "
+                        "combinations a rule of the declarations rejects are skipped and counted), each a task "
+                        "with examples of its own; OPTION=VALUE,...: the combinations with those options fixed "
+                        "(default: each example draws its options)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the tasks, per algorithm, and the estimated wall time on 1, 8, 64 and this run's "
+                        "workers (from measured per-task costs), and check nothing")
     p.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), metavar="JOBS",
-                   help=f"worker processes that run the checks, the longest first (default: the CPU cores "
+                   help=f"worker processes that run the tasks, the longest first (default: the CPU cores "
                         f"available, here {min(available_cores(), MAX_JOBS)}); 1 runs them in this process")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the tasks on a Dask cluster (pip install 'formal-transformers[dask]'): a running "
+                        "scheduler's address (tcp://host:8786), or local:N to start N worker processes here")
     p.add_argument("--mutants", action="store_true",
                    help="instead: run conform on the shipped catalogue of correct implementations (each must "
                         "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
@@ -165,10 +184,25 @@ def register_verify(sub):
     p.set_defaults(run=_verify)
 
 
+def _executor(args):
+    """``(jobs, scheduler)`` from --jobs and --scheduler: at most one of them is given."""
+    from .executors import parse_scheduler
+    if args.scheduler is not None and args.jobs is not None:
+        raise FormalError("--jobs runs worker processes here, --scheduler on a Dask cluster: give one of them")
+    if args.scheduler is not None:
+        return 1, parse_scheduler(args.scheduler, MAX_LOCAL)
+    return (min(available_cores(), MAX_JOBS) if args.jobs is None else args.jobs), None
+
+
 def _verify(args, out) -> int:
     import sys
 
+    if "sympy" not in sys.modules:  # it is imported soon, and reads this once (the workers inherit it)
+        from .settings import SYMPY_CACHE_SIZE
+        os.environ.setdefault("SYMPY_CACHE_SIZE", str(SYMPY_CACHE_SIZE))
     from .reports import check_destination, write_json
+    if args.mutants and args.variants is not None:
+        raise FormalError("--variants chooses the reference's variants, which --mutants does not check")
     if not args.mutants:
         _need_torch("verify")
     to_stdout = args.json == "-"            # - is stdout, as everywhere: the JSON there, the table on stderr
@@ -177,23 +211,22 @@ def _verify(args, out) -> int:
     only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
     if only == []:
         raise FormalError(f"--only {args.only!r} names no algorithm: give comma-separated names (see `list`)")
-    if args.mutants and args.jobs is not None:
-        raise FormalError("--jobs applies to the reference's checks, which --mutants does not run")
+    jobs, scheduler = _executor(args)
     progress = None if args.quiet else sys.stderr
-    if "sympy" not in sys.modules:  # it is imported next, and reads this once (the workers inherit it)
-        from .settings import SYMPY_CACHE_SIZE
-        os.environ.setdefault("SYMPY_CACHE_SIZE", str(SYMPY_CACHE_SIZE))
-    try:
-        if args.mutants:
-            from .mutation import kill_rate
-            report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress)
-        else:
-            from .verify import verify
-            jobs = min(available_cores(), MAX_JOBS) if args.jobs is None else args.jobs
-            report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
-                            progress=progress)
-    except KeyboardInterrupt:  # the workers are ended: one line, no traceback, no report
-        sys.stderr.write("formal-transformers: verify interrupted; no report written\n")
+    if args.dry_run:
+        return _dry_run(args, only, jobs, scheduler, out)
+    if args.mutants:
+        from .mutation import kill_rate
+        report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress, jobs=jobs,
+                           scheduler=scheduler)
+    else:
+        from .verify import verify
+        report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
+                        progress=progress, variants=args.variants, scheduler=scheduler)
+    if report.interrupted:  # the partial report, then one line; no JSON, which a reader would take as whole
+        (sys.stderr if to_stdout else out).write(report.text())
+        sys.stderr.write(f"formal-transformers: verify interrupted after {report.done} of {report.tasks} tasks; "
+                         f"the report above is partial; no JSON written\n")
         return 130
     if to_stdout:
         sys.stderr.write(report.text())
@@ -203,6 +236,24 @@ def _verify(args, out) -> int:
         if args.json:
             write_json(report, args.json)
     return 0 if report.ok else 1
+
+
+def _dry_run(args, only, jobs, scheduler, out) -> int:
+    from .campaigns import dry_run_text
+    if scheduler is None:
+        workers, executor = jobs, "this process" if jobs == 1 else "processes"
+    else:
+        workers, executor = (scheduler[1] if scheduler[0] == "local" else None), "dask"
+    if args.mutants:
+        from .campaigns import Campaign
+        from .mutation import tasks
+        plan = Campaign(tasks(only, args.profile, args.seed), what="verify --mutants: conform on the catalogue")
+    else:
+        from .verify import prepare
+        plan = prepare(profile=args.profile, device=args.device, seed=args.seed, only=only,
+                       variants=args.variants)[1]
+    out.write(dry_run_text(plan, workers, executor, args.profile))
+    return 0
 
 
 def available_cores() -> int:

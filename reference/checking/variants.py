@@ -15,7 +15,7 @@ from formal import algorithms
 from formal.engine.declarations import same_value
 from formal.errors import ConfigError
 
-__all__ = ["EXAMPLE_ALGORITHMS", "trains", "draw_options"]
+__all__ = ["EXAMPLE_ALGORITHMS", "trains", "draw_options", "every_variant"]
 
 
 def trains(algorithm) -> bool:
@@ -116,3 +116,59 @@ def draw_options(specs, rng, fixed: dict, owner: str) -> dict:
     broken = what.text() if kind == "rule" else f"{what} applies to {specs[what].applies[0]} = " + " or ".join(
         map(repr, specs[what].applies[1])) + " only"
     raise ConfigError(f"no example of {owner} has the options {fixed}: {broken}")
+
+
+# ------------------------------------------------------------------------------------------ every variant
+def _controls_first(specs) -> list:
+    """The option names, each after the option it applies with (``score`` before ``align_bias``)."""
+    order, placed = [], set()
+    while len(order) < len(specs):
+        for name, option in specs.items():
+            if name not in placed and (not option.applies or option.applies[0] in placed):
+                order.append(name)
+                placed.add(name)
+    return order
+
+
+def _combinations(specs, fixed):
+    """Every assignment of the options' example values (``fixed`` ones as given), an option that has no effect
+    under its control's value (``reset`` with ``cell = 'lstm'``) at its default only, in declaration order."""
+    order = _controls_first(specs)
+
+    def walk(i, values):
+        if i == len(order):
+            yield {name: values[name] for name in specs}
+            return
+        name = order[i]
+        option = specs[name]
+        choices = (fixed[name],) if name in fixed else option.examples
+        if not specs.applies(name, values):   # its control is assigned: it keeps its default
+            choices = (option.default,) if name not in fixed else _among(choices, (option.default,))
+        for value in choices:
+            values[name] = value
+            yield from walk(i + 1, values)
+        values.pop(name, None)
+
+    yield from walk(0, {})
+
+
+def every_variant(name: str, fixed: dict | None = None) -> tuple:
+    """``(variants, skipped)`` of algorithm ``name``: ``variants`` every combination of its options' example
+    values (:attr:`~formal.engine.declarations.Option.examples`: every value of a finite domain, the stated
+    ones of a range; ``fixed`` options as given), in declaration order, an option with no effect under another's
+    value at its default; ``skipped`` the ``(options, reason)`` of each combination that breaks a
+    :class:`~formal.engine.declarations.Requires` rule, the reason the rule's text.  Nothing is built (a
+    builder that refuses a combination says so when its task runs): 80,000 variants are counted in a second."""
+    fixed = dict(fixed or {})
+    specs = algorithms.get(name).option_specs
+    unknown = sorted(set(fixed) - set(specs))
+    if unknown:
+        raise ConfigError(f"{name} has no option {unknown[0]!r}; its options: {', '.join(specs) or 'none'}")
+    variants, skipped = [], []
+    for options in _combinations(specs, fixed):
+        rule = next((r for r in specs.rules if r.broken(options)), None)
+        if rule is None:
+            variants.append(options)
+        else:
+            skipped.append((options, rule.text()))
+    return variants, skipped

@@ -7,6 +7,7 @@ each ``spawn`` worker runs it again as ``__mp_main__`` before it takes any check
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from reference.checking.examples import EXAMPLE_ALGORITHMS
 from tests.tiers import slow
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
-from reference.checking import checks, workers  # noqa: E402 - the checks run the torch reference
+from reference.checking import checks, costs  # noqa: E402 - the checks run the torch reference
 
 SUBSET = "attention,layer_norm,dloss"  # a float64, sdpa, float32/bfloat16, FLOPs, params and SGD-step check
 REPO = Path(__file__).resolve().parents[3]
@@ -151,8 +152,9 @@ def test_a_planted_bug_fails_in_the_workers(tmp_path):
 
 @slow
 def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
-    """A worker killed in the middle of layer_norm's bfloat16 check: that check fails with one line saying so,
-    the others pass (a new worker takes what is left), exit 1, no traceback."""
+    """Every worker killed in the middle of layer_norm's bfloat16 check: the algorithm's task is tried on three
+    workers, then its checks one by one; the bfloat16 check, tried on three more, fails with one line saying
+    so, the others pass (new workers take what is left), exit 1, no traceback."""
     done = _drive(tmp_path, DIE, ["verify", "--only", "layer_norm,attention", "--device", "cpu", "--jobs", "2"])
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
@@ -160,13 +162,14 @@ def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
     failed = [line for line in rows if "FAIL" in line]
     assert len(rows) == 11 and len(failed) == 1
     assert failed[0].split()[:2] == ["layer_norm", "bfloat16"]
-    assert failed[0].endswith("FAIL  the worker process running this check died (killed by SIGKILL)")
+    assert failed[0].endswith("FAIL  the task killed each of the 3 worker processes it ran on (the last killed by "
+                              "SIGKILL)")
 
 
 @slow
 def test_a_worker_that_cannot_start_is_one_line(tmp_path):
     done = _drive(tmp_path, 'import os\nif __name__ == "__mp_main__":\n    os._exit(3)\n',
-                  ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
+                  ["verify", "--only", "layer_norm,attention", "--device", "cpu", "--jobs", "2"])
     assert done.returncode == 1
     assert done.stdout == "" and done.stderr.splitlines() == [
         "formal-transformers: error: a verify worker process died before it could check anything (exit status "
@@ -215,9 +218,9 @@ def _interruptible():
 @slow
 @pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                     reason="reads the process tree from /proc")
-def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):
-    """SIGINT to the whole process group, as a terminal sends it, while the workers check: exit 130, one line
-    on stderr, no traceback, no report, no worker left."""
+def test_ctrl_c_ends_the_workers_with_the_partial_report(tmp_path):
+    """SIGINT to the whole process group, as a terminal sends it, while the workers check: exit 130, the rows
+    finished so far and one line on stderr, no traceback, no JSON report, no worker left."""
     # the thorough profile: minutes of checks, so that the signal comes mid-check however fast the checks get
     process = subprocess.Popen([sys.executable, "-m", "formal", "verify", "--only", "dloss,eloss,edloss", "--device",
                                 "cpu", "--jobs", "2", "--profile", "thorough", "--json", "report.json"], cwd=tmp_path,
@@ -236,8 +239,11 @@ def test_ctrl_c_ends_the_workers_with_one_line(tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130, err
-    assert err.splitlines() == ["formal-transformers: verify interrupted; no report written"], err
-    assert out == "" and not (tmp_path / "report.json").exists()
+    assert len(err.splitlines()) == 1 and re.fullmatch(
+        r"formal-transformers: verify interrupted after [012] of 3 tasks; the report above is partial; no JSON "
+        r"written\n", err), err
+    assert re.fullmatch(r"interrupted: [012] of 3 tasks finished — a partial report", out.splitlines()[-1])
+    assert not (tmp_path / "report.json").exists()
     deadline = time.monotonic() + 10
     while any(_running(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -251,11 +257,23 @@ def test_bad_jobs_is_a_usage_error(capsys, value):
     assert len(err.strip().splitlines()) == 1 and "argument --jobs" in err and len(err) < 200
 
 
-def test_jobs_with_mutants_is_refused(capsys):
-    assert main(["verify", "--mutants", "--jobs", "2"]) == 2
-    assert "--jobs applies to the reference's checks" in capsys.readouterr().err
+@slow
+def test_mutants_in_workers_give_the_report_of_one_process(tmp_path):
+    """``verify --mutants --jobs 2``: the kill-rate report of one process (all but the seconds)."""
+    reports = []
+    for jobs in ("1", "2"):
+        path = tmp_path / f"mutants{jobs}.json"
+        assert main(["verify", "--mutants", "--only", "attention,layer_norm", "--jobs", jobs, "--quiet", "--json",
+                     str(path)]) == 0
+        report = json.loads(path.read_text())
+        report.pop("seconds")
+        reports.append(report)
+    assert reports[0] == reports[1] and reports[0]["done"] == reports[0]["tasks"] > 2
 
 
 def test_the_cost_table_names_algorithms_verify_knows():
-    """The measured order of the workers (longest first) names only algorithms that verify checks."""
-    assert set(workers.SECONDS) <= set(EXAMPLE_ALGORITHMS)
+    """The measured costs (the order the workers take the tasks in, the --dry-run estimates) name only
+    algorithms that verify checks, in every profile."""
+    assert set(costs.SECONDS) == set(checks.PROFILES)
+    for table in costs.SECONDS.values():
+        assert set(table) <= set(EXAMPLE_ALGORITHMS)

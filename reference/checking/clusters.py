@@ -1,0 +1,149 @@
+"""``--scheduler``: a campaign's tasks (:mod:`.tasks`) on a Dask cluster (``dask.distributed``, the ``[dask]``
+extra) — a running scheduler's (``--scheduler tcp://host:8786``) or a ``LocalCluster`` of N worker processes
+started here and ended with the run (``--scheduler local:N``).
+
+Dask does the distributing: each task is a future, submitted the longest first (its priority); a worker
+that dies while it holds a task has the task run again on another, and a task that has killed
+``allowed-failures + 1`` workers comes back as ``KilledWorker`` (the local cluster allows
+:data:`~.tasks.RETRIES` retries, as ``--jobs`` does; a running scheduler keeps its own setting).  Such a task is
+split into its parts and they are submitted again; a part that kills every worker is a FAIL with the cause,
+as with ``--jobs``.  Ctrl-C cancels every future, ends the local cluster, and raises
+:class:`~.executors.Interrupted` with what finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import warnings
+
+from formal.errors import FormalError
+
+from .processes import starting_workers
+from .settings import SYMPY_CACHE_SIZE
+from .tasks import RETRIES, Interrupted
+
+__all__ = ["on_cluster", "connect", "DASHBOARD"]
+
+#: Where a local cluster serves its dashboard (Dask's default; another free port when it is taken).
+DASHBOARD = ":8787"
+#: The Dask settings of a cluster this package starts: a task that has killed RETRIES + 1 workers is given up
+#: (``KilledWorker``), and a worker holds one task at a time — a worker that dies then takes only the task it
+#: ran down with it (Dask counts a death against every task the worker held, queued ones too).  Start a
+#: scheduler of your own with these too (``DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0``).
+LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES, "distributed.scheduler.worker-saturation": 1.0}
+#: Seconds to wait for a running scheduler to answer.
+CONNECT_TIMEOUT = 20
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise FormalError("--scheduler runs the tasks on Dask, which is not installed: pip install "
+                          "'formal-transformers[dask]'") from None
+    return distributed
+
+
+@functools.cache
+def _setup_worker():
+    """What a worker does before its first task: one torch thread (the tensors are too small to gain from
+    more), a sympy cache as verify's (where sympy is not imported yet and the environment does not set it)."""
+    os.environ.setdefault("SYMPY_CACHE_SIZE", str(SYMPY_CACHE_SIZE))
+    import torch
+    torch.set_num_threads(1)
+
+
+@contextlib.contextmanager
+def connect(scheduler):
+    """A Dask client on the cluster ``scheduler`` names (``("local", N)`` or ``("address", text)``), with the
+    cluster it started, if any; both closed on leaving."""
+    distributed = _distributed()
+    kind, where = scheduler
+    cluster = None
+    with starting_workers(), warnings.catch_warnings():   # workers started meanwhile ignore a terminal's Ctrl-C
+        warnings.simplefilter("ignore")                  # "port 8787 is in use": another port is taken, and said
+        try:
+            if kind == "local":
+                import dask
+                with dask.config.set(LOCAL_CONFIG):
+                    cluster = distributed.LocalCluster(n_workers=where, threads_per_worker=1, processes=True,
+                                                       dashboard_address=DASHBOARD, silence_logs=logging.CRITICAL)
+                client = distributed.Client(cluster)
+            else:
+                client = distributed.Client(where, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            if cluster is not None:
+                cluster.close()
+            raise FormalError(f"could not reach the Dask scheduler at {where}: {exc}") from None
+    try:
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            client.close()
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close()
+
+
+def _run(task):
+    """What a worker runs: ``task``, once the worker is set up."""
+    _setup_worker()
+    return task.run()
+
+
+def on_cluster(tasks, scheduler, progress) -> list:
+    """The results of ``tasks`` (a list per task, in their order) from the Dask cluster ``scheduler`` names;
+    the dashboard's address is said on ``progress`` (a :class:`~.executors.Progress`, or None)."""
+    distributed = _distributed()
+    results = [None] * len(tasks)
+    pieces = {}
+    with connect(scheduler) as client:
+        if progress is not None:
+            progress.note(f"Dask dashboard: {client.dashboard_link}")
+        futures = {}
+
+        def submit(slot, part, task):
+            future = client.submit(_run, task, pure=False, priority=round(task.cost * 1000),
+                                   key=f"formal-transformers-{slot}-{part}-{os.urandom(4).hex()}")
+            futures[future] = (slot, part, task)
+            return future
+
+        running = distributed.as_completed([submit(i, 0, t) for i, t in enumerate(tasks)])
+        try:
+            for future in running:
+                slot, part, task = futures.pop(future)
+                try:
+                    found = future.result()
+                except distributed.KilledWorker:
+                    parts = task.split()
+                    if parts:
+                        pieces[slot] = dict.fromkeys(range(len(parts)))
+                        for j, p in enumerate(parts):
+                            running.add(submit(slot, j, p))
+                        continue
+                    found = task.died(_killed(scheduler))
+                if slot in pieces:
+                    pieces[slot][part] = found
+                    if None in pieces[slot].values():
+                        continue
+                    found = [r for _, got in sorted(pieces.pop(slot).items()) for r in got]
+                results[slot] = found
+                if progress is not None:
+                    progress.advance(tasks[slot])
+        except KeyboardInterrupt:
+            client.cancel(list(futures), force=True)
+            raise Interrupted(results) from None
+        except BaseException:
+            client.cancel(list(futures), force=True)
+            raise
+    return results
+
+
+def _killed(scheduler) -> str:
+    """The cause a task's FAIL gives when Dask gave up on it (``KilledWorker``)."""
+    if scheduler[0] == "local":
+        return f"the task killed each of the {RETRIES + 1} Dask workers it ran on"
+    return "the task killed every Dask worker it ran on (the scheduler's allowed-failures + 1)"

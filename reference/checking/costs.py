@@ -1,0 +1,71 @@
+"""What a campaign's tasks cost, measured, and how long a campaign takes on N workers (``verify --dry-run``).
+
+The figures are CPU seconds of one task — one algorithm's checks on one variant's examples (or on examples
+drawn across its variants: the same count of examples) — in a warm worker with one torch thread, measured
+with ``python benchmarks/bench_campaign.py --costs`` on the 2-core development machine.  A task's cost also
+orders the work: the executors send the longest first, so that no worker is left running a long one while
+the others idle at the end.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+__all__ = ["SECONDS", "DEFAULT", "WORKER_START", "PER_TASK", "task_cost", "estimate", "duration"]
+
+#: profile → algorithm → seconds per task (those under 0.05 s at 0.05).
+SECONDS = {
+    "quick": {"swin": 7.1, "edloss": 2.1, "edinference": 2.1, "dinference": 2.0, "edtransformer": 1.3,
+              "eloss": 1.1, "kv_dtransformer": 1.1, "dloss": 0.9, "etransformer": 0.9, "swin_stage": 0.7,
+              "dtransformer": 0.6, "seq2seq": 0.5, "show_attend_tell_loss": 0.5, "han": 0.5,
+              "show_attend_tell": 0.4, "rnn": 0.3, "swin_block": 0.3, "paged_mhattention": 0.2,
+              "mhattention": 0.2, "kv_mhattention": 0.2, "window_mhattention": 0.2, "conv1d": 0.15,
+              "rnn_layer": 0.12, "gat": 0.11, "attention": 0.1, "paged_attention": 0.09,
+              "single_query_attention": 0.07, "lstm_cell": 0.06, "gru_cell": 0.05, "graph_conv": 0.05},
+    "thorough": {"swin": 10.1, "edloss": 8.1, "edinference": 6.8, "dinference": 6.1, "eloss": 5.0,
+                 "edtransformer": 4.8, "kv_dtransformer": 4.3, "dloss": 3.6, "etransformer": 3.0,
+                 "swin_stage": 2.8, "show_attend_tell_loss": 2.6, "han": 2.5, "seq2seq": 2.5, "dtransformer": 2.2,
+                 "show_attend_tell": 2.1, "swin_block": 1.3, "rnn": 1.1, "window_mhattention": 0.9,
+                 "paged_mhattention": 0.7, "kv_mhattention": 0.6, "mhattention": 0.6, "rnn_layer": 0.6,
+                 "conv1d": 0.5, "gat": 0.4, "attention": 0.4, "paged_attention": 0.4,
+                 "single_query_attention": 0.3, "lstm_cell": 0.3, "patch_merging": 0.2, "gru_cell": 0.2,
+                 "graph_conv": 0.2, "attention_pooling": 0.2, "mlp": 0.2, "rnn_cell": 0.1, "unembedding": 0.1,
+                 "positional_embedding": 0.1, "layer_norm": 0.1, "token_embedding": 0.1},
+}
+#: The cost of a task the tables do not name.
+DEFAULT = 0.05
+#: Seconds from a worker's start to its first task (a fresh interpreter importing torch and the package).
+WORKER_START = 3.0
+#: Seconds each executor adds per task (sending it, its results back).
+PER_TASK = {"this process": 0.0, "processes": 0.002, "dask": 0.01}
+
+
+def task_cost(name: str, profile: str) -> float:
+    """Seconds of a task of algorithm ``name``'s checks under ``profile``."""
+    return SECONDS.get(profile, {}).get(name, DEFAULT)
+
+
+def estimate(costs, workers: int, executor: str = "processes") -> float:
+    """Wall seconds of tasks costing ``costs`` on ``workers`` workers, each taking the longest task left when
+    it is free (as the executors send them), after the workers start."""
+    per_task = PER_TASK[executor]
+    start = 0.0 if executor == "this process" else WORKER_START
+    free = [start] * max(1, min(workers, len(costs) or 1))
+    for cost in sorted(costs, reverse=True):
+        heapq.heapreplace(free, free[0] + cost + per_task)
+    return max(free)
+
+
+def duration(seconds: float) -> str:
+    """``"3 s"``, ``"4 min 10 s"``, ``"2 h 05 min"``, ``"3 d 4 h"``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, s = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {s:02d} s"
+    hours, m = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {m:02d} min"
+    days, h = divmod(hours, 24)
+    return f"{days} d {h} h"

@@ -1,0 +1,42 @@
+"""What the worker processes of ``verify`` (:mod:`.workers`) and of a local Dask cluster (:mod:`.clusters`)
+are started with: SIGINT blocked, so that a terminal's Ctrl-C reaches only the parent, which ends them; and
+verify's sympy cache in their environment."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+
+from .settings import SYMPY_CACHE_SIZE
+
+__all__ = ["starting_workers"]
+
+
+@contextlib.contextmanager
+def _environment(**defaults):
+    """``defaults`` in the environment a process started meanwhile inherits, where it does not set them."""
+    added = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            del os.environ[k]
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:  # a Ctrl-C that came meanwhile is delivered now
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+@contextlib.contextmanager
+def starting_workers():
+    """Worker processes started within inherit SIGINT blocked (a thread started within too, and what it
+    starts later) and ``SYMPY_CACHE_SIZE`` (unless the environment sets it)."""
+    with _sigint_blocked(), _environment(SYMPY_CACHE_SIZE=str(SYMPY_CACHE_SIZE)):
+        yield
