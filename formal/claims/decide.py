@@ -24,7 +24,7 @@ from .subjects import value_of
 from .values import Value, formula_value
 from .verdict import Verdict, claimed_formula, show_number
 
-__all__ = ["Verdict", "decide", "not_reached", "ratio_subject", "show_number"]
+__all__ = ["Verdict", "decide", "not_reached", "undecided", "too_long", "ratio_subject", "show_number"]
 
 
 #: Seconds one claim may take to decide (its formulas could be made to expand without end); an
@@ -49,8 +49,7 @@ def decide(claim: Claim, *, timeout: float | None = TIMEOUT, budget: bool = Fals
     except TimeLimit:
         if budget:
             return not_reached(claim, "the run's time budget ran out while deciding it")
-        return Verdict(claim, "invalid", _claimed(claim),
-                       reason=f"the claim took more than {timeout:g} s to decide (raise the limit with --timeout)")
+        return too_long(claim, timeout)
     except FormalError as exc:  # a ClaimError, or the spec refusing what the claim describes
         return Verdict(claim, "invalid", _claimed(claim), reason=str(exc))
     except RecursionError:
@@ -69,10 +68,21 @@ def decide(claim: Claim, *, timeout: float | None = TIMEOUT, budget: bool = Fals
                               "with the claim")
 
 
+def too_long(claim: Claim, timeout: float) -> Verdict:
+    """The verdict of a claim that took more than ``timeout`` seconds to decide: invalid."""
+    return Verdict(claim, "invalid", _claimed(claim),
+                   reason=f"the claim took more than {timeout:g} s to decide (raise the limit with --timeout)")
+
+
 def not_reached(claim: Claim, why: str = "the run's time budget ran out before it") -> Verdict:
     """The verdict of a claim a time budget left undecided."""
-    return Verdict(claim, "undecided", _claimed(claim), reason=f"not reached: {why} (--time-budget)",
-                   reached=False)
+    return undecided(claim, f"not reached: {why} (--time-budget)", reached=False)
+
+
+def undecided(claim: Claim, reason: str, *, reached: bool = True) -> Verdict:
+    """The verdict of a claim the run did not decide, with the ``reason``: a worker it killed every time it ran,
+    a time budget, Ctrl-C (:data:`~formal.claims.verdict.INTERRUPTED`, not ``reached``)."""
+    return Verdict(claim, "undecided", _claimed(claim), reason=reason, reached=reached)
 
 
 def _claimed(claim) -> str:

@@ -56,5 +56,7 @@ def as_text(verdicts, *, verbose: bool = False) -> str:
     if s["expected"]:
         tail += f"; {s['as_expected']} of {s['expected']} as expected"
     if s["not_reached"]:
-        tail += f"; {s['not_reached']} not reached in the time budget"
+        from .verdict import INTERRUPTED
+        cut = any(v.reason == INTERRUPTED for v in verdicts if not v.reached)
+        tail += f"; {s['not_reached']} not reached {'(interrupted)' if cut else 'in the time budget'}"
     return "\n".join(lines + ["", tail]) + "\n"

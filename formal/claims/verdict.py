@@ -12,7 +12,10 @@ from .figures import decimal_text
 from .formula import parse
 from .values import Value
 
-__all__ = ["Verdict", "show_number", "claimed_formula"]
+__all__ = ["Verdict", "show_number", "claimed_formula", "INTERRUPTED"]
+
+#: The reason of a claim Ctrl-C left undecided.
+INTERRUPTED = "not reached: interrupted"
 
 
 @dataclass

@@ -78,7 +78,7 @@ def campaign(variants, only, checks_of, profile: str, seed: int, device: str) ->
     out = Campaign([], variants=variants)
     for name, fixed in select(variants, only).items():
         found, skipped = every_variant(name, fixed)
-        cost = task_cost(name, profile)
+        cost = task_cost(name, profile, variant=True)
         out.tasks += [Checks(name, None, profile, seed, device, tuple(options.items()), cost) for options in found]
         out.skipped += [(name, options, reason) for options, reason in skipped]
     if not out.tasks:

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import logging
 import os
+import sys
 import warnings
 
 from formal.errors import FormalError
@@ -49,23 +50,25 @@ def _distributed():
 
 @functools.cache
 def _setup_worker():
-    """What a worker does before its first task: one torch thread (the tensors are too small to gain from
-    more), a sympy cache as verify's (where sympy is not imported yet and the environment does not set it)."""
+    """What a worker does before its first task: a sympy cache as verify's, where sympy is not imported yet and
+    the environment does not set it; one torch thread where torch is imported already (a worker Dask starts
+    has ``OMP_NUM_THREADS=1``, which torch reads as it is imported: conform's tasks and check's claims need
+    no torch, and do not pay its import)."""
     os.environ.setdefault("SYMPY_CACHE_SIZE", str(SYMPY_CACHE_SIZE))
-    import torch
-    torch.set_num_threads(1)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 @contextlib.contextmanager
 def connect(scheduler):
     """A Dask client on the cluster ``scheduler`` names (``("local", N)`` or ``("address", text)``), with the
-    cluster it started, if any; both closed on leaving."""
+    cluster it started, if any; both closed on leaving, Ctrl-C while they start included."""
     distributed = _distributed()
     kind, where = scheduler
-    cluster = None
-    with starting_workers(), warnings.catch_warnings():   # workers started meanwhile ignore a terminal's Ctrl-C
-        warnings.simplefilter("ignore")                  # "port 8787 is in use": another port is taken, and said
-        try:
+    cluster = client = None
+    try:
+        with starting_workers(), warnings.catch_warnings():  # workers started meanwhile ignore a terminal's Ctrl-C
+            warnings.simplefilter("ignore")                 # "port 8787 is in use": another is taken, and said
             if kind == "local":
                 import dask
                 with dask.config.set(LOCAL_CONFIG):
@@ -74,18 +77,49 @@ def connect(scheduler):
                 client = distributed.Client(cluster)
             else:
                 client = distributed.Client(where, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as exc:
-            if cluster is not None:
-                cluster.close()
-            raise FormalError(f"could not reach the Dask scheduler at {where}: {exc}") from None
-    try:
+        if kind == "address":
+            _check_workers(client, where)
         yield client
+    except (OSError, TimeoutError) as exc:
+        if client is not None:
+            raise
+        raise FormalError(f"could not reach the Dask scheduler at {where}: {exc}") from None
     finally:
-        with contextlib.suppress(Exception):
-            client.close()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close()
+
+
+def _installed():
+    """This package's version where it runs (on a worker: what its tasks would run with)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("formal-transformers")
+    except PackageNotFoundError:   # run from a tree on the path
+        return "a tree on the path"
+
+
+def _check_workers(client, where):
+    """A running cluster has a worker, each with this package at this version; else a FormalError."""
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+    except (TimeoutError, OSError):
+        raise FormalError(f"the Dask scheduler at {where} has no worker (waited {CONNECT_TIMEOUT} s): start "
+                          f"some with `dask worker {where}`") from None
+    try:
+        found = client.run(_installed)
+    except Exception as exc:  # noqa: BLE001 - whatever the worker raised, unpickled here
+        raise FormalError(f"the Dask workers of {where} cannot run this package's tasks ({type(exc).__name__}: "
+                          f"{exc}): install formal-transformers, with torch, on every worker") from None
+    here = _installed()
+    other = {w: v for w, v in found.items() if v != here}
+    if other:
+        worker, version = next(iter(other.items()))
+        raise FormalError(f"the Dask worker {worker} has formal-transformers {version}, this process {here}: "
+                          f"install the same on every worker, so that every task checks the same spec")
 
 
 def _run(task):
@@ -97,49 +131,54 @@ def _run(task):
 def on_cluster(tasks, scheduler, progress) -> list:
     """The results of ``tasks`` (a list per task, in their order) from the Dask cluster ``scheduler`` names;
     the dashboard's address is said on ``progress`` (a :class:`~.executors.Progress`, or None)."""
-    distributed = _distributed()
     results = [None] * len(tasks)
-    pieces = {}
-    with connect(scheduler) as client:
-        if progress is not None:
-            progress.note(f"Dask dashboard: {client.dashboard_link}")
-        futures = {}
-
-        def submit(slot, part, task):
-            future = client.submit(_run, task, pure=False, priority=round(task.cost * 1000),
-                                   key=f"formal-transformers-{slot}-{part}-{os.urandom(4).hex()}")
-            futures[future] = (slot, part, task)
-            return future
-
-        running = distributed.as_completed([submit(i, 0, t) for i, t in enumerate(tasks)])
-        try:
-            for future in running:
-                slot, part, task = futures.pop(future)
-                try:
-                    found = future.result()
-                except distributed.KilledWorker:
-                    parts = task.split()
-                    if parts:
-                        pieces[slot] = dict.fromkeys(range(len(parts)))
-                        for j, p in enumerate(parts):
-                            running.add(submit(slot, j, p))
-                        continue
-                    found = task.died(_killed(scheduler))
-                if slot in pieces:
-                    pieces[slot][part] = found
-                    if None in pieces[slot].values():
-                        continue
-                    found = [r for _, got in sorted(pieces.pop(slot).items()) for r in got]
-                results[slot] = found
-                if progress is not None:
-                    progress.advance(tasks[slot])
-        except KeyboardInterrupt:
-            client.cancel(list(futures), force=True)
-            raise Interrupted(results) from None
-        except BaseException:
-            client.cancel(list(futures), force=True)
-            raise
+    try:
+        with connect(scheduler) as client:
+            if progress is not None:
+                progress.note(f"Dask dashboard: {client.dashboard_link}")
+            _gather(client, tasks, scheduler, progress, results)
+    except KeyboardInterrupt:   # the futures are cancelled, the cluster this run started is ended
+        raise Interrupted(results) from None
     return results
+
+
+def _gather(client, tasks, scheduler, progress, results):
+    """Submit ``tasks``, the longest first, and put each one's results in ``results`` as it finishes; a task
+    Dask gave up on (``KilledWorker``) is split into its parts, submitted anew, or gives its FAIL."""
+    distributed = _distributed()
+    futures, pieces = {}, {}
+
+    def submit(slot, part, task):
+        future = client.submit(_run, task, pure=False, priority=round(task.cost * 1000),
+                               key=f"formal-transformers-{slot}-{part}-{os.urandom(4).hex()}")
+        futures[future] = (slot, part, task)
+        return future
+
+    try:
+        running = distributed.as_completed([submit(i, 0, t) for i, t in enumerate(tasks)])
+        for future in running:
+            slot, part, task = futures.pop(future)
+            try:
+                found = future.result()
+            except distributed.KilledWorker:
+                parts = task.split()
+                if parts:
+                    pieces[slot] = dict.fromkeys(range(len(parts)))
+                    for j, p in enumerate(parts):
+                        running.add(submit(slot, j, p))
+                    continue
+                found = task.died(_killed(scheduler))
+            if slot in pieces:
+                pieces[slot][part] = found
+                if None in pieces[slot].values():
+                    continue
+                found = [r for _, got in sorted(pieces.pop(slot).items()) for r in got]
+            results[slot] = found
+            if progress is not None:
+                progress.advance(tasks[slot])
+    except BaseException:   # Ctrl-C, or a bug escaping a task: nothing of this run is left on the cluster
+        client.cancel(list(futures), force=True)
+        raise
 
 
 def _killed(scheduler) -> str:

@@ -215,14 +215,18 @@ def _verify(args, out) -> int:
     progress = None if args.quiet else sys.stderr
     if args.dry_run:
         return _dry_run(args, only, jobs, scheduler, out)
-    if args.mutants:
-        from .mutation import kill_rate
-        report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress, jobs=jobs,
-                           scheduler=scheduler)
-    else:
-        from .verify import verify
-        report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
-                        progress=progress, variants=args.variants, scheduler=scheduler)
+    try:
+        if args.mutants:
+            from .mutation import kill_rate
+            report = kill_rate(profile=args.profile, seed=args.seed, only=only, progress=progress, jobs=jobs,
+                               scheduler=scheduler)
+        else:
+            from .verify import verify
+            report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
+                            progress=progress, variants=args.variants, scheduler=scheduler)
+    except KeyboardInterrupt:  # before the tasks ran (while planning, importing): nothing to report
+        sys.stderr.write("formal-transformers: verify interrupted before any task ran; no report written\n")
+        return 130
     if report.interrupted:  # the partial report, then one line; no JSON, which a reader would take as whole
         (sys.stderr if to_stdout else out).write(report.text())
         sys.stderr.write(f"formal-transformers: verify interrupted after {report.done} of {report.tasks} tasks; "

@@ -1,19 +1,20 @@
 """What a campaign's tasks cost, measured, and how long a campaign takes on N workers (``verify --dry-run``).
 
-The figures are CPU seconds of one task — one algorithm's checks on one variant's examples (or on examples
-drawn across its variants: the same count of examples) — in a warm worker with one torch thread, measured
-with ``python benchmarks/bench_campaign.py --costs`` on the 2-core development machine.  A task's cost also
-orders the work: the executors send the longest first, so that no worker is left running a long one while
-the others idle at the end.
+The figures are CPU seconds of one task in a worker with one torch thread, measured on the 2-core development
+machine: one algorithm's checks on examples drawn across its variants (:data:`SECONDS`, ``python
+benchmarks/bench_verify.py --profile P``: the examples of many variants, each derived afresh), or on one
+variant's examples (:data:`VARIANT_SECONDS`, ``python benchmarks/bench_campaign.py --costs --profile P``).
+A task's cost also orders the work: the executors send the longest first, so that no worker is left running
+a long one while the others idle at the end.
 """
 
 from __future__ import annotations
 
 import heapq
 
-__all__ = ["SECONDS", "DEFAULT", "WORKER_START", "PER_TASK", "task_cost", "estimate", "duration"]
+__all__ = ["SECONDS", "VARIANT_SECONDS", "DEFAULT", "START", "PER_TASK", "task_cost", "estimate", "duration"]
 
-#: profile → algorithm → seconds per task (those under 0.05 s at 0.05).
+#: profile → algorithm → seconds of its task in a run without ``--variants`` (those under 0.05 s at 0.05).
 SECONDS = {
     "quick": {"swin": 7.1, "edloss": 2.1, "edinference": 2.1, "dinference": 2.0, "edtransformer": 1.3,
               "eloss": 1.1, "kv_dtransformer": 1.1, "dloss": 0.9, "etransformer": 0.9, "swin_stage": 0.7,
@@ -32,25 +33,48 @@ SECONDS = {
                  "graph_conv": 0.2, "attention_pooling": 0.2, "mlp": 0.2, "rnn_cell": 0.1, "unembedding": 0.1,
                  "positional_embedding": 0.1, "layer_norm": 0.1, "token_embedding": 0.1},
 }
+#: profile → algorithm → seconds of the task of one of its variants (``--variants``; the median over variants
+#: spread across its enumeration; those under 0.01 s at 0.01).
+VARIANT_SECONDS = {
+    "quick": {"swin": 1.58, "edloss": 0.66, "edtransformer": 0.56, "swin_stage": 0.34, "kv_dtransformer": 0.33,
+              "eloss": 0.32, "dloss": 0.28, "edinference": 0.26, "han": 0.26, "etransformer": 0.25,
+              "dtransformer": 0.23, "seq2seq": 0.23, "show_attend_tell_loss": 0.21, "dinference": 0.19,
+              "show_attend_tell": 0.18, "swin_block": 0.14, "rnn": 0.12, "paged_mhattention": 0.12,
+              "window_mhattention": 0.12, "kv_mhattention": 0.1, "mhattention": 0.09, "attention": 0.06,
+              "rnn_layer": 0.06, "gat": 0.06, "paged_attention": 0.06, "single_query_attention": 0.05,
+              "lstm_cell": 0.04, "conv1d": 0.04, "gru_cell": 0.03, "graph_conv": 0.03, "patch_merging": 0.03,
+              "attention_pooling": 0.02, "mlp": 0.02, "token_embedding": 0.01, "positional_embedding": 0.01,
+              "layer_norm": 0.01, "unembedding": 0.01, "rnn_cell": 0.01},
+    "thorough": {"swin": 8.14, "edloss": 3.28, "edtransformer": 2.77, "swin_stage": 2.44, "han": 2.13, "eloss": 2.03,
+                 "kv_dtransformer": 1.79, "seq2seq": 1.66, "dloss": 1.48, "show_attend_tell_loss": 1.43,
+                 "edinference": 1.35, "show_attend_tell": 1.29, "etransformer": 1.24, "dtransformer": 1.14,
+                 "swin_block": 0.94, "rnn": 0.86, "dinference": 0.81, "window_mhattention": 0.72,
+                 "paged_mhattention": 0.6, "kv_mhattention": 0.51, "rnn_layer": 0.47, "mhattention": 0.4,
+                 "gat": 0.33, "paged_attention": 0.31, "attention": 0.29, "single_query_attention": 0.26,
+                 "lstm_cell": 0.25, "gru_cell": 0.21, "conv1d": 0.19, "patch_merging": 0.18, "graph_conv": 0.15,
+                 "rnn_cell": 0.12, "mlp": 0.12, "attention_pooling": 0.11, "positional_embedding": 0.08,
+                 "unembedding": 0.08, "layer_norm": 0.06, "token_embedding": 0.05},
+}
 #: The cost of a task the tables do not name.
 DEFAULT = 0.05
-#: Seconds from a worker's start to its first task (a fresh interpreter importing torch and the package).
-WORKER_START = 3.0
+#: Seconds from the command's start to its workers' first task, per executor: the command importing torch and
+#: the package, and the workers too (``--compare`` of the benchmark: a run of three tasks of 0.01 s).
+START = {"this process": 3.0, "processes": 5.0, "dask": 6.0}
 #: Seconds each executor adds per task (sending it, its results back).
 PER_TASK = {"this process": 0.0, "processes": 0.002, "dask": 0.01}
 
 
-def task_cost(name: str, profile: str) -> float:
-    """Seconds of a task of algorithm ``name``'s checks under ``profile``."""
-    return SECONDS.get(profile, {}).get(name, DEFAULT)
+def task_cost(name: str, profile: str, variant: bool = False) -> float:
+    """Seconds of a task of algorithm ``name``'s checks under ``profile``: on one variant's examples
+    (``variant``), or on examples drawn across them."""
+    return (VARIANT_SECONDS if variant else SECONDS).get(profile, {}).get(name, DEFAULT)
 
 
 def estimate(costs, workers: int, executor: str = "processes") -> float:
     """Wall seconds of tasks costing ``costs`` on ``workers`` workers, each taking the longest task left when
-    it is free (as the executors send them), after the workers start."""
+    it is free (as the executors send them), after the command and its workers start."""
     per_task = PER_TASK[executor]
-    start = 0.0 if executor == "this process" else WORKER_START
-    free = [start] * max(1, min(workers, len(costs) or 1))
+    free = [START[executor]] * max(1, min(workers, len(costs) or 1))
     for cost in sorted(costs, reverse=True):
         heapq.heapreplace(free, free[0] + cost + per_task)
     return max(free)

@@ -7,14 +7,13 @@ are sent first.  Ctrl-C ends the run with :class:`Interrupted`, which carries th
 from __future__ import annotations
 
 import re
-import sys
 import time
 
 from formal.errors import ConfigError
 
 from .tasks import Interrupted
 
-__all__ = ["Interrupted", "Progress", "run_tasks", "parse_scheduler", "flatten"]
+__all__ = ["Interrupted", "Progress", "run_tasks", "run_shown", "parse_scheduler", "flatten"]
 
 _LOCAL = re.compile(r"local:(\d{1,4})")
 
@@ -46,6 +45,7 @@ class Progress:
     norms, so counting tasks alone would mislead."""
 
     def __init__(self, tasks, stream, what: str):
+        self.notes = stream                      # None: --quiet, nothing at all
         self.stream = stream if stream is not None and getattr(stream, "isatty", lambda: False)() else None
         self.what, self.total = what, len(tasks)
         self.cost = sum(max(t.cost, 1e-3) for t in tasks) or 1.0
@@ -53,11 +53,12 @@ class Progress:
 
     def note(self, text: str):
         """A line that stays (the dashboard's address): above the live line, on the stream even if it is not a
-        terminal."""
-        target = self.stream or sys.stderr
+        terminal (a log); nothing with no stream (``--quiet``)."""
+        if self.notes is None:
+            return
         self._clear()
-        target.write(text + "\n")
-        target.flush()
+        self.notes.write(text + "\n")
+        self.notes.flush()
 
     def advance(self, task, doing: str = ""):
         """``task`` finished."""
@@ -115,3 +116,15 @@ def run_tasks(tasks, *, jobs=1, scheduler=None, progress=None) -> list:
     except KeyboardInterrupt:
         raise Interrupted(results) from None
     return results
+
+
+def run_shown(tasks, what: str, stream, *, jobs=1, scheduler=None) -> list:
+    """:func:`run_tasks` with a :class:`Progress` bar named ``what`` on ``stream`` (None: nothing shown), and
+    Ctrl-C's results in place of its :class:`Interrupted`: None for each task that did not finish."""
+    bar = Progress(tasks, stream, what)
+    try:
+        return run_tasks(tasks, jobs=jobs, scheduler=scheduler, progress=bar)
+    except Interrupted as stop:
+        return stop.results
+    finally:  # the live line does not stay behind
+        bar.close()

@@ -20,7 +20,7 @@ from formal.errors import ConfigError
 
 from .conform import conform
 from .examples import PROFILES
-from .executors import Interrupted, Progress, flatten, run_tasks
+from .executors import flatten, run_shown
 from .records import chosen, record
 from .tasks import Task
 
@@ -208,13 +208,7 @@ def kill_rate(*, profile="quick", seed=0, only=None, progress=None, jobs=1, sche
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     planned = tasks(only, profile, seed)
     report, start = MutationReport(profile, seed, tasks=len(planned)), time.perf_counter()
-    bar = Progress(planned, progress, "verify --mutants")
-    try:
-        results = run_tasks(planned, jobs=jobs, scheduler=scheduler, progress=bar)
-    except Interrupted as stop:
-        results = stop.results
-    finally:
-        bar.close()
+    results = run_shown(planned, "verify --mutants", progress, jobs=jobs, scheduler=scheduler)
     report.done = sum(r is not None for r in results)
     order = {(kind, e.name): i for i, (kind, e) in enumerate(_entries(only))}
     report.outcomes = sorted(flatten(results), key=lambda o: order[o.kind, o.name])

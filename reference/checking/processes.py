@@ -1,6 +1,8 @@
 """What the worker processes of ``verify`` (:mod:`.workers`) and of a local Dask cluster (:mod:`.clusters`)
-are started with: SIGINT blocked, so that a terminal's Ctrl-C reaches only the parent, which ends them; and
-verify's sympy cache in their environment."""
+are started with: SIGINT blocked, so that a terminal's Ctrl-C reaches only the parent, which ends them; and in
+their environment verify's sympy cache and one thread for torch's (and BLAS's) operations — N workers × 1
+thread: these tensors are too small to gain from more (measured), and a worker that never imports torch
+(conform's tasks, check's claims) does not pay its 2 s."""
 
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ def _sigint_blocked():
 @contextlib.contextmanager
 def starting_workers():
     """Worker processes started within inherit SIGINT blocked (a thread started within too, and what it
-    starts later) and ``SYMPY_CACHE_SIZE`` (unless the environment sets it)."""
-    with _sigint_blocked(), _environment(SYMPY_CACHE_SIZE=str(SYMPY_CACHE_SIZE)):
+    starts later), ``SYMPY_CACHE_SIZE`` and one thread (``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``), unless the
+    environment sets them."""
+    with _sigint_blocked(), _environment(SYMPY_CACHE_SIZE=str(SYMPY_CACHE_SIZE), OMP_NUM_THREADS="1",
+                                         MKL_NUM_THREADS="1"):
         yield

@@ -7,6 +7,10 @@ drawn, never what was fixed.  The same data the builders validate with: no choic
 What was fixed narrows the draws first: a fixed ``patch_order = 'channel-last'`` applies with the image input
 only, so ``inputs`` is drawn from ``('image',)``, and ViT's inputs then need the classifier head.  With every
 option fixed (conform on an algorithm object) nothing is drawn, and the random generator is not touched.
+
+:func:`every_variant` enumerates instead of drawing (``verify --variants``): every combination of the same
+values, an option without effect under another's value at its default, those a rule rejects set aside with
+the rule.
 """
 
 from __future__ import annotations

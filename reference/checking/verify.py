@@ -44,7 +44,7 @@ from ..model.device import device as resolve_device
 from .campaigns import campaign
 from .checks import CHECKS, PROFILES, Row, applicable, example_loss, relative_error
 from .examples import checked_int
-from .executors import Interrupted, Progress, flatten, run_tasks
+from .executors import flatten, run_shown
 from .records import chosen
 from .reports import check_destination, write_json
 from .tasks import Skipped
@@ -189,14 +189,8 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progres
     """
     report, plan = prepare(profile=profile, device=device, seed=seed, only=only, variants=variants)
     jobs = checked_int(jobs, "jobs", 1)
-    bar = Progress(plan.tasks, progress, "verify")
     start = time.perf_counter()
-    try:
-        results = run_tasks(plan.tasks, jobs=jobs, scheduler=scheduler, progress=bar)
-    except Interrupted as stop:
-        results = stop.results
-    finally:  # the live line does not stay behind
-        bar.close()
+    results = run_shown(plan.tasks, "verify", progress, jobs=jobs, scheduler=scheduler)
     report.seconds = time.perf_counter() - start
     report.done = sum(r is not None for r in results)
     for found in flatten(results):

@@ -22,6 +22,7 @@ from .tasks import RETRIES, Interrupted
 
 __all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker"]
 
+
 class WorkerError(FormalError):
     """A worker process died before it could check anything (no memory or processes left for it): exit 1."""
 
@@ -166,10 +167,7 @@ def _start(started):
 def _work(conn):
     """A worker: for each task the parent sends, it sends back the task's results (or the exception that escaped
     it), until it is sent None."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(ImportError):  # conform's tasks need no torch
-        import torch
-        torch.set_num_threads(1)  # jobs × 1 thread: these tensors are too small to gain from more (measured)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # one torch thread: its environment says so (.processes)
     with contextlib.suppress(EOFError, OSError):  # the parent is gone: nothing to report to
         conn.send("ready")
         while (task := conn.recv()) is not None:

@@ -71,3 +71,14 @@ class Raises(Task):
 
     def run(self):
         raise RuntimeError("planted")
+
+
+@dataclass(frozen=True)
+class Threads(Task):
+    """The threads torch computes with where the task runs."""
+
+    cost: float = 0.1
+
+    def run(self):
+        import torch
+        return [torch.get_num_threads()]

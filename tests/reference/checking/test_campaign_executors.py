@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from formal.cli import main
 from reference.checking.executors import run_tasks
-from tests.reference.checking.campaign_tasks import Kills, Raises, Square
+from tests.reference.checking.campaign_tasks import Kills, Raises, Square, Threads
+from tests.reference.checking.process_tree import descendants, interruptible, needs_proc, running, workers
 from tests.tiers import slow
 
 pytest.importorskip("torch")
@@ -59,49 +61,13 @@ def test_every_executor_gives_the_same_report(tmp_path):
     assert tables[0] == tables[1] == tables[2]
 
 
-def _children(pid) -> list:
-    """The process ids of ``pid``'s children, whichever of its threads started them (Dask's from its own)."""
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out
-
-
-def _workers(pid) -> list:
-    """The process ids of ``pid``'s spawned worker processes."""
-    try:
-        return [c for c in _children(pid) if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
-    except OSError:
-        return []
-
-
-def _running(pid) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _interruptible():
-    """SIGINT as a terminal's foreground process has it (a background job of a non-interactive shell inherits it
-    ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-needs_proc = pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
-                                reason="reads the process tree from /proc")
-
-
 def _started(tmp_path, argv, name):
     path = tmp_path / f"{name}.json"
     process = subprocess.Popen([sys.executable, "-m", "formal", *argv, "--json", str(path), "--quiet"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                               start_new_session=True, preexec_fn=_interruptible)
+                               start_new_session=True, preexec_fn=interruptible)
     deadline = time.monotonic() + 60
-    while len(_workers(process.pid)) < 2 and time.monotonic() < deadline:
+    while len(workers(process.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     return process, path
 
@@ -116,10 +82,10 @@ def test_a_worker_killed_mid_run_loses_no_row(tmp_path, executor):
     assert done.returncode == 0, done.stderr
     process, killed_path = _started(tmp_path, CAMPAIGN + executor, "killed")
     try:
-        workers = _workers(process.pid)
-        assert len(workers) == 2, "the workers did not start"
+        started = workers(process.pid)
+        assert len(started) == 2, "the workers did not start"
         time.sleep(4)  # they import torch, then check
-        os.kill(workers[0], signal.SIGKILL)
+        os.kill(started[0], signal.SIGKILL)
         out, err = process.communicate(timeout=240)
     finally:
         if process.poll() is None:
@@ -146,16 +112,12 @@ def test_a_task_that_kills_every_worker_is_a_fail_with_its_cause(tmp_path, how):
 
 @slow
 @pytest.mark.parametrize("how", [{"jobs": 2}, {"scheduler": ("local", 2)}], ids=["jobs", "dask"])
-def test_a_bug_escaping_a_task_is_raised(how):
+def test_a_bug_escaping_a_task_is_raised_and_workers_compute_on_one_thread(how):
+    """A worker's torch computes on one thread (N workers × 1: the tensors are too small to gain from more);
+    an exception escaping a task is raised here, as in one process."""
+    assert run_tasks([Threads(), Threads()], **how) == [[1], [1]]
     with pytest.raises(RuntimeError, match="planted"):
         run_tasks([Square(1), Raises(), Square(2)], **how)
-
-
-def _descendants(pid) -> list:
-    out = []
-    for child in _children(pid) if _running(pid) else []:
-        out += [child, *_descendants(child)]
-    return out
 
 
 @slow
@@ -168,7 +130,7 @@ def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executo
                                         *executor], "interrupted")
     try:
         time.sleep(6)
-        started = _descendants(process.pid)
+        started = descendants(process.pid)
         assert len(started) >= 2
         os.kill(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=60)
@@ -180,6 +142,35 @@ def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executo
     assert err.splitlines()[-1].startswith("formal-transformers: verify interrupted after ")
     assert "Traceback" not in err and not path.exists()
     deadline = time.monotonic() + 15
-    while any(_running(p) for p in started) and time.monotonic() < deadline:
+    while any(running(p) for p in started) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_running(p) for p in started)
+    assert not any(running(p) for p in started)
+
+
+@slow
+def test_a_running_scheduler_takes_the_campaign(tmp_path, capsys):
+    """``--scheduler ADDRESS``: a cluster started beforehand (as `dask scheduler` and `dask worker` would be)
+    runs the campaign, with the report of this process; the cluster is left running."""
+    import logging
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as cluster:
+        reports = []
+        for k, executor in enumerate((["--jobs", "1"], ["--scheduler", cluster.scheduler_address])):
+            path = tmp_path / f"r{k}.json"
+            assert main(["verify", "--variants", "bias=false,score=dot", "--only", "attention", *executor,
+                         "--json", str(path), "--quiet"]) == 0
+            reports.append(_without_seconds(path))
+        assert reports[0] == reports[1] and reports[0]["done"] == reports[0]["tasks"] == 6
+        assert len(cluster.scheduler_info["workers"]) == 1
+
+
+@slow
+def test_a_scheduler_without_workers_is_one_line(capsys, monkeypatch):
+    """A scheduler no worker has joined: one line saying so (after waiting), exit 2 — never a hang."""
+    from reference.checking import clusters
+    monkeypatch.setattr(clusters, "CONNECT_TIMEOUT", 2)
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as cluster:
+        assert main(["verify", "--only", "attention", "--variants", "bias=true", "--scheduler",
+                     cluster.scheduler_address, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "has no worker" in err

@@ -152,8 +152,8 @@ def test_the_dry_run_counts_the_tasks_and_estimates_the_time(capsys):
     for name, n in tasks.items():
         assert any(line.split()[:3] == [name, f"{n:,}", f"{skipped if name == 'conv1d' else 0:,}"]
                    for line in out.splitlines())
-    cost = [costs.task_cost("attention", "quick")] * tasks["attention"] + \
-        [costs.task_cost("conv1d", "quick")] * tasks["conv1d"]
+    cost = [costs.task_cost("attention", "quick", variant=True)] * tasks["attention"] + \
+        [costs.task_cost("conv1d", "quick", variant=True)] * tasks["conv1d"]
     for workers in (1, 3, 8, 64):
         line = next(line for line in out.splitlines() if line.split()[:1] == [str(workers)])
         assert costs.duration(costs.estimate(cost, workers)) in line
@@ -165,7 +165,7 @@ def test_the_dry_run_counts_the_tasks_and_estimates_the_time(capsys):
 def test_the_estimate_lies_within_list_scheduling_s_bounds(task_costs, workers):
     """Longest-first list scheduling (Graham): the busiest worker carries at least the mean load and the
     longest task, and at most the mean load plus the longest task; one worker carries all."""
-    start, per = costs.WORKER_START, costs.PER_TASK["processes"]
+    start, per = costs.START["processes"], costs.PER_TASK["processes"]
     padded = [c + per for c in task_costs]
     n = min(workers, len(task_costs))
     got = costs.estimate(task_costs, workers) - start

@@ -20,6 +20,7 @@ import pytest
 from formal.cli import main
 from reference.checking.commands import MAX_JOBS
 from reference.checking.examples import EXAMPLE_ALGORITHMS
+from tests.reference.checking.process_tree import interruptible, needs_proc, running, workers
 from tests.tiers import slow
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
@@ -141,7 +142,7 @@ def test_verify_s_sympy_keeps_every_derivation_unless_told_otherwise(tmp_path):
 
 
 @slow
-def test_a_planted_bug_fails_in_the_workers(tmp_path):
+def test_a_planted_bug_fails_in_theworkers(tmp_path):
     """The unbiased variance of test_verify, planted in every worker: layer_norm's float64 check fails, exit 1."""
     done = _drive(tmp_path, UNBIASED, ["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "2"])
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith("layer_norm")]
@@ -192,32 +193,8 @@ def test_an_exception_escaping_a_check_is_an_internal_error_as_in_one_process(tm
         assert len(done.stderr.splitlines()) == 1 and "internal error: RuntimeError: planted" in done.stderr
 
 
-def _workers(pid) -> list:
-    """The process ids of ``pid``'s multiprocessing workers."""
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        return [int(c) for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
-    except OSError:
-        return []
-
-
-def _running(pid) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _interruptible():
-    """In the child, before it runs: SIGINT as a terminal's foreground process has it.  A test suite run as a
-    background job of a non-interactive shell inherits SIGINT ignored, and Python then never raises
-    KeyboardInterrupt: the signal would not reach verify at all."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @slow
-@pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
-                    reason="reads the process tree from /proc")
+@needs_proc
 def test_ctrl_c_ends_the_workers_with_the_partial_report(tmp_path):
     """SIGINT to the whole process group, as a terminal sends it, while the workers check: exit 130, the rows
     finished so far and one line on stderr, no traceback, no JSON report, no worker left."""
@@ -225,13 +202,13 @@ def test_ctrl_c_ends_the_workers_with_the_partial_report(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "formal", "verify", "--only", "dloss,eloss,edloss", "--device",
                                 "cpu", "--jobs", "2", "--profile", "thorough", "--json", "report.json"], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               preexec_fn=_interruptible)
+                               preexec_fn=interruptible)
     try:
         deadline = time.monotonic() + 60
-        while len(_workers(process.pid)) < 2 and time.monotonic() < deadline:
+        while len(workers(process.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-        workers = _workers(process.pid)
-        assert len(workers) == 2, "the workers did not start"
+        started = workers(process.pid)
+        assert len(started) == 2, "the workers did not start"
         time.sleep(3)  # they import torch, then check
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=30)
@@ -245,9 +222,9 @@ def test_ctrl_c_ends_the_workers_with_the_partial_report(tmp_path):
     assert re.fullmatch(r"interrupted: [012] of 3 tasks finished — a partial report", out.splitlines()[-1])
     assert not (tmp_path / "report.json").exists()
     deadline = time.monotonic() + 10
-    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+    while any(running(w) for w in started) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_running(w) for w in workers)
+    assert not any(running(w) for w in started)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "1.5", "two", "", " ", str(MAX_JOBS + 1), "9" * 5000])

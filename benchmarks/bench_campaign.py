@@ -1,0 +1,148 @@
+"""Campaigns (``verify --variants``): what a task costs, what Dask adds, and how good ``--dry-run``'s estimate is.
+
+    python benchmarks/bench_campaign.py --costs [--samples K] [--profile quick|thorough]
+    python benchmarks/bench_campaign.py --compare [--repeats N]
+
+``--costs``: each algorithm in a fresh process (one torch thread, verify's sympy cache, torch's first calls made
+on a warm-up task), ``K`` of its variants spread over its enumeration, each a task as a worker runs it: the
+mean CPU seconds per task, printed as the ``SECONDS`` table of :mod:`reference.checking.costs`; and the
+seconds from a worker's start to its first result (``WORKER_START``).
+
+``--compare``: first the wall time of a campaign of three tiny tasks per executor (the command's start and its
+workers': ``START``); then one 100-task campaign (every variant of attention, mhattention and paged_attention, and
+token_embedding's one), run side by side, alternating, ``--repeats`` times each: ``--jobs 2`` and
+``--scheduler local:2`` (medians of wall time; Dask's overhead is their difference over Dask's time), beside
+``--dry-run``'s estimate for 2 workers; then the estimate of the full ``--variants all --profile thorough``
+campaign on 1, 8 and 64 workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+CAMPAIGN = ["--variants", "all", "--only", "attention,mhattention,paged_attention,token_embedding"]
+
+_CHILD = """
+import json, sys, time
+start = time.perf_counter()
+import torch
+torch.set_num_threads(1)
+from reference.checking.tasks import Checks
+from reference.checking.variants import every_variant
+name, profile, samples = sys.argv[1], sys.argv[2], int(sys.argv[3])
+Checks("layer_norm", None, profile, 0, "cpu", (("norm", "layer"), ("eps", 1e-05))).run()  # torch's first calls
+ready = time.perf_counter() - start
+variants = every_variant(name)[0]
+picked = [variants[round(i * (len(variants) - 1) / max(samples - 1, 1))] for i in range(min(samples, len(variants)))]
+spent = []
+for options in picked:
+    begin = time.process_time()
+    Checks(name, None, profile, 0, "cpu", tuple(options.items())).run()
+    spent.append(time.process_time() - begin)
+print(json.dumps([ready, spent]))
+"""
+
+
+def _environment() -> dict:
+    return {**os.environ, "SYMPY_CACHE_SIZE": os.environ.get("SYMPY_CACHE_SIZE", "20000")}
+
+
+def costs(profile: str, samples: int):
+    from reference.checking.variants import EXAMPLE_ALGORITHMS
+    table, starts = {}, []
+    for name in EXAMPLE_ALGORITHMS:
+        out = subprocess.run([sys.executable, "-c", _CHILD, name, profile, str(samples)], capture_output=True,
+                             text=True, env=_environment(), check=True).stdout
+        ready, spent = json.loads(out)
+        starts.append(ready)
+        table[name] = statistics.mean(spent)   # a campaign's time is their sum: the mean, not the median
+        print(f"{name:<24} {table[name]:>7.2f} s per task (mean of {len(spent)}; "
+              f"{min(spent):.2f}–{max(spent):.2f})", flush=True)
+    print(f"profile {profile}: seconds from a worker's start to its first result, median "
+          f"{statistics.median(starts):.1f}")
+    ordered = dict(sorted(((n, round(max(s, 0.01), 2)) for n, s in table.items()), key=lambda item: -item[1]))
+    print("SECONDS[%r] =" % profile, ordered)
+
+
+def _timed(argv) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "formal", "verify", *argv, "--quiet"], capture_output=True,
+                          text=True, env=_environment())
+    if done.returncode != 0:
+        raise SystemExit(f"verify {' '.join(argv)} failed: {done.stderr.strip()[-400:]}")
+    return time.perf_counter() - start
+
+
+def _estimate(argv, workers: int) -> str:
+    out = subprocess.run([sys.executable, "-m", "formal", "verify", *argv, "--dry-run"], capture_output=True,
+                         text=True, env=_environment(), check=True).stdout
+    line = next(line for line in out.splitlines() if re.match(rf"\s+{workers} workers? ", line))
+    return line.split("worker", 1)[1].lstrip("s ").replace("(this run)", "").strip()
+
+
+def _seconds(text: str) -> float:
+    total, units = 0.0, {"s": 1, "min": 60, "h": 3600, "d": 86400}
+    for value, unit in re.findall(r"(\d+) (s|min|h|d)\b", text):
+        total += int(value) * units[unit]
+    return total
+
+
+def start(repeats: int):
+    """Wall seconds of a run of three tiny tasks (positional_embedding's variants, 0.01 s each): the command's
+    start and its workers', per executor — ``START`` of :mod:`reference.checking.costs`."""
+    runs = {"this process": ["--jobs", "1"], "processes": ["--jobs", "2"], "dask": ["--scheduler", "local:2"]}
+    walls = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, flags in runs.items():
+            walls[name].append(_timed(["--variants", "all", "--only", "positional_embedding", *flags]))
+    print("START =", {name: round(statistics.median(w), 1) for name, w in walls.items()},
+          f"(median of {repeats}: three tasks of 0.01 s)")
+
+
+def compare(repeats: int):
+    runs = {"--jobs 2": ["--jobs", "2"], "--scheduler local:2": ["--scheduler", "local:2"]}
+    walls = {name: [] for name in runs}
+    for _ in range(repeats):  # alternating: the machine's noise falls on both alike
+        for name, flags in runs.items():
+            walls[name].append(_timed(CAMPAIGN + flags))
+    medians = {name: statistics.median(w) for name, w in walls.items()}
+    estimate = _estimate(CAMPAIGN + ["--jobs", "2"], 2)
+    jobs, dask = medians["--jobs 2"], medians["--scheduler local:2"]
+    print(f"100-task campaign (verify {' '.join(CAMPAIGN)}), wall seconds, median of {repeats}:")
+    for name, w in walls.items():
+        print(f"  {name:<22} {medians[name]:6.1f}   ({', '.join(f'{x:.1f}' for x in w)})")
+    print(f"  Dask's overhead: {dask - jobs:+.1f} s, {100 * (dask - jobs) / dask:+.0f}% of its wall time")
+    print(f"  --dry-run's estimate for 2 workers: {estimate} ({_seconds(estimate):.0f} s), measured "
+          f"{jobs:.1f} s with --jobs 2: {100 * (_seconds(estimate) - jobs) / jobs:+.0f}%")
+    full = ["--variants", "all", "--profile", "thorough"]
+    print("the full campaign (verify --variants all --profile thorough), estimated:")
+    for workers in (1, 8, 64):
+        print(f"  {workers:>3} workers: {_estimate(full + ['--jobs', '2'], workers)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--costs", action="store_true", help="measure the cost per task of every algorithm")
+    parser.add_argument("--compare", action="store_true", help="--jobs 2 against --scheduler local:2")
+    parser.add_argument("--profile", choices=("quick", "thorough"), default="quick")
+    parser.add_argument("--samples", type=int, default=5, help="variants measured per algorithm")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if not (args.costs or args.compare):
+        parser.error("give --costs or --compare")
+    if args.costs:
+        costs(args.profile, args.samples)
+    if args.compare:
+        start(args.repeats)
+        compare(args.repeats)
+
+
+if __name__ == "__main__":
+    main()
