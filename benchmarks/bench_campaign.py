@@ -8,12 +8,12 @@ on a warm-up task), ``K`` of its variants spread over its enumeration, each a ta
 mean CPU seconds per task, printed as the ``SECONDS`` table of :mod:`reference.checking.costs`; and the
 seconds from a worker's start to its first result (``WORKER_START``).
 
-``--compare``: first the wall time of a campaign of three tiny tasks per executor (the command's start and its
-workers': ``START``); then one 100-task campaign (every variant of attention, mhattention and paged_attention, and
-token_embedding's one), run side by side, alternating, ``--repeats`` times each: ``--jobs 2`` and
-``--scheduler local:2`` (medians of wall time; Dask's overhead is their difference over Dask's time), beside
-``--dry-run``'s estimate for 2 workers; then the estimate of the full ``--variants all --profile thorough``
-campaign on 1, 8 and 64 workers.
+``--compare``: first the wall time of a campaign of two tiny tasks per executor (the command's start and its
+workers': ``START``); then two campaigns — 100 cheap variants sent in 16 groups, and 96 tasks of one variant
+each — run side by side, alternating, ``--repeats`` times each: ``--jobs 2`` and ``--scheduler local:2``
+(medians of wall time; Dask's overhead is their difference, over Dask's time, and per task less Dask's start
+and close), beside ``--dry-run``'s estimate for 2 workers; then the estimate of the full ``--variants all
+--profile thorough`` campaign on 1, 8 and 64 workers.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ import subprocess
 import sys
 import time
 
-CAMPAIGN = ["--variants", "all", "--only", "attention,mhattention,paged_attention,token_embedding"]
+#: 100 variants of cheap algorithms (a twentieth of a second each): sent in groups, 16 tasks.
+GROUPED = ["--variants", "all", "--only", "attention,mhattention,paged_attention,token_embedding"]
+#: 96 variants worth over half a second each: 96 tasks, one variant each.
+SINGLE = ["--variants", "norm=layer,eps=1e-05,position=learned", "--only", "edtransformer"]
 
 _CHILD = """
 import json, sys, time
@@ -94,33 +97,50 @@ def _seconds(text: str) -> float:
     return total
 
 
-def start(repeats: int):
-    """Wall seconds of a run of three tiny tasks (positional_embedding's variants, 0.01 s each): the command's
-    start and its workers', per executor — ``START`` of :mod:`reference.checking.costs`."""
+def start(repeats: int) -> dict:
+    """Wall seconds of a run of two tiny tasks (positional_embedding's and layer_norm's variants, 0.01 s each):
+    the command's start and its workers', per executor — ``START`` of :mod:`reference.checking.costs`."""
     runs = {"this process": ["--jobs", "1"], "processes": ["--jobs", "2"], "dask": ["--scheduler", "local:2"]}
     walls = {name: [] for name in runs}
     for _ in range(repeats):
         for name, flags in runs.items():
-            walls[name].append(_timed(["--variants", "all", "--only", "positional_embedding", *flags]))
-    print("START =", {name: round(statistics.median(w), 1) for name, w in walls.items()},
-          f"(median of {repeats}: three tasks of 0.01 s)")
+            walls[name].append(_timed(["--variants", "all", "--only", "positional_embedding,layer_norm", *flags]))
+    medians = {name: round(statistics.median(w), 1) for name, w in walls.items()}
+    print("START =", medians, f"(median of {repeats}: two tasks of 0.01 s)")
+    return medians
+
+
+def _campaign(name, argv, repeats, start):
+    runs = {"--jobs 2": ["--jobs", "2"], "--scheduler local:2": ["--scheduler", "local:2"]}
+    walls = {flag: [] for flag in runs}
+    for _ in range(repeats):  # alternating: the machine's noise falls on both alike
+        for flag, flags in runs.items():
+            walls[flag].append(_timed(argv + flags))
+    medians = {flag: statistics.median(w) for flag, w in walls.items()}
+    jobs, dask = medians["--jobs 2"], medians["--scheduler local:2"]
+    tasks = _tasks(argv)
+    print(f"{name} (verify {' '.join(argv)}; {tasks} tasks), wall seconds, median of {repeats}:")
+    for flag, w in walls.items():
+        print(f"  {flag:<22} {medians[flag]:6.1f}   ({', '.join(f'{x:.1f}' for x in w)})")
+    fixed = start["dask"] - start["processes"]
+    print(f"  Dask's overhead: {dask - jobs:+.1f} s, {100 * (dask - jobs) / dask:+.0f}% of its wall time; less its "
+          f"start and close ({fixed:.1f} s): {1000 * (dask - jobs - fixed) / tasks:+.0f} ms per task, "
+          f"{100 * (dask - jobs - fixed) / dask:+.0f}%")
+    estimate = _estimate(argv + ["--jobs", "2"], 2)
+    print(f"  --dry-run's estimate for 2 workers: {estimate} ({_seconds(estimate):.0f} s), measured "
+          f"{jobs:.1f} s with --jobs 2: {100 * (_seconds(estimate) - jobs) / jobs:+.0f}%")
+
+
+def _tasks(argv) -> int:
+    out = subprocess.run([sys.executable, "-m", "formal", "verify", *argv, "--dry-run"], capture_output=True,
+                         text=True, env=_environment(), check=True).stdout
+    return int(re.search(r"in ([\d,]+) tasks", out).group(1).replace(",", ""))
 
 
 def compare(repeats: int):
-    runs = {"--jobs 2": ["--jobs", "2"], "--scheduler local:2": ["--scheduler", "local:2"]}
-    walls = {name: [] for name in runs}
-    for _ in range(repeats):  # alternating: the machine's noise falls on both alike
-        for name, flags in runs.items():
-            walls[name].append(_timed(CAMPAIGN + flags))
-    medians = {name: statistics.median(w) for name, w in walls.items()}
-    estimate = _estimate(CAMPAIGN + ["--jobs", "2"], 2)
-    jobs, dask = medians["--jobs 2"], medians["--scheduler local:2"]
-    print(f"100-task campaign (verify {' '.join(CAMPAIGN)}), wall seconds, median of {repeats}:")
-    for name, w in walls.items():
-        print(f"  {name:<22} {medians[name]:6.1f}   ({', '.join(f'{x:.1f}' for x in w)})")
-    print(f"  Dask's overhead: {dask - jobs:+.1f} s, {100 * (dask - jobs) / dask:+.0f}% of its wall time")
-    print(f"  --dry-run's estimate for 2 workers: {estimate} ({_seconds(estimate):.0f} s), measured "
-          f"{jobs:.1f} s with --jobs 2: {100 * (_seconds(estimate) - jobs) / jobs:+.0f}%")
+    begun = start(repeats)
+    _campaign("100 variants in groups", GROUPED, repeats, begun)
+    _campaign("96 tasks of one variant", SINGLE, repeats, begun)
     full = ["--variants", "all", "--profile", "thorough"]
     print("the full campaign (verify --variants all --profile thorough), estimated:")
     for workers in (1, 8, 64):
@@ -140,7 +160,6 @@ def main():
     if args.costs:
         costs(args.profile, args.samples)
     if args.compare:
-        start(args.repeats)
         compare(args.repeats)
 
 

@@ -8,6 +8,7 @@ algorithms that declare all of them — or, with ``--only``, refuses an algorith
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from formal import algorithms
@@ -16,13 +17,17 @@ from formal.errors import ConfigError
 
 from .costs import duration, estimate, task_cost
 from .records import chosen
-from .tasks import Checks
+from .tasks import Checks, Variants
 from .variants import every_variant
 
-__all__ = ["Campaign", "select", "campaign", "dry_run_text", "WORKERS_SHOWN"]
+__all__ = ["Campaign", "select", "campaign", "dry_run_text", "WORKERS_SHOWN", "GROUP_SECONDS"]
 
 #: The worker counts ``--dry-run`` estimates for, beside the run's own.
 WORKERS_SHOWN = (1, 8, 64)
+#: The seconds of work a task of ``--variants`` holds at least (its variants' measured costs): variants of a
+#: fiftieth of a second are sent in groups, so that sending them costs little beside them, and small enough
+#: that the workers finish together.
+GROUP_SECONDS = 0.5
 
 
 @dataclass
@@ -33,6 +38,7 @@ class Campaign:
     skipped: list = field(default_factory=list)
     variants: str | None = None   # the --variants text; None: examples drawn across the variants
     what: str = ""                # what the tasks do, said by --dry-run (default: from ``variants``)
+    variant_count: int = 0        # the variants the tasks check (--variants)
 
 
 def select(text: str, only) -> dict:
@@ -79,7 +85,10 @@ def campaign(variants, only, checks_of, profile: str, seed: int, device: str) ->
     for name, fixed in select(variants, only).items():
         found, skipped = every_variant(name, fixed)
         cost = task_cost(name, profile, variant=True)
-        out.tasks += [Checks(name, None, profile, seed, device, tuple(options.items()), cost) for options in found]
+        size = max(1, math.ceil(GROUP_SECONDS / cost))
+        out.tasks += [Variants(name, tuple(tuple(options.items()) for options in found[k:k + size]), profile, seed,
+                               device, cost * len(found[k:k + size])) for k in range(0, len(found), size)]
+        out.variant_count += len(found)
         out.skipped += [(name, options, reason) for options, reason in skipped]
     if not out.tasks:
         why = f"every combination breaks a rule ({out.skipped[0][2]})" if out.skipped else \
@@ -94,15 +103,17 @@ def dry_run_text(plan: Campaign, workers: int | None, executor: str, profile: st
     per = {}
     for task in plan.tasks:
         count, cost = per.get(task.name, (0, 0.0))
-        per[task.name] = (count + 1, cost + task.cost)
+        per[task.name] = (count + len(getattr(task, "variants", (None,))), cost + task.cost)
     skipped = {}
     for name, _, _ in plan.skipped:
         skipped[name] = skipped.get(name, 0) + 1
     what = plan.what or (f"verify --variants {plan.variants}" if plan.variants else
                          "verify: examples drawn across the variants")
-    lines = [f"{what} — profile {profile}, --dry-run: {len(plan.tasks):,} tasks, "
-             f"{sum(skipped.values()):,} combinations skipped by the declarations' rules", "",
-             f"{'algorithm':<24} {'tasks':>8} {'skipped':>8} {'CPU time':>14}"]
+    counted = f"{plan.variant_count:,} variants in {len(plan.tasks):,} tasks" if plan.variants else \
+        f"{len(plan.tasks):,} tasks"
+    lines = [f"{what} — profile {profile}, --dry-run: {counted}, {sum(skipped.values()):,} combinations skipped "
+             f"by the declarations' rules", "",
+             f"{'algorithm':<24} {'variants' if plan.variants else 'tasks':>8} {'skipped':>8} {'CPU time':>14}"]
     for name, (count, cost) in per.items():
         lines.append(f"{name:<24} {count:>8,} {skipped.get(name, 0):>8,} {duration(cost):>14}")
     costs = [t.cost for t in plan.tasks]

@@ -24,7 +24,7 @@ from formal.errors import FormalError
 
 from .processes import starting_workers
 from .settings import SYMPY_CACHE_SIZE
-from .tasks import RETRIES, Interrupted
+from .tasks import RETRIES, Assembly, Interrupted
 
 __all__ = ["on_cluster", "connect", "DASHBOARD"]
 
@@ -34,7 +34,8 @@ DASHBOARD = ":8787"
 #: (``KilledWorker``), and a worker holds one task at a time — a worker that dies then takes only the task it
 #: ran down with it (Dask counts a death against every task the worker held, queued ones too).  Start a
 #: scheduler of your own with these too (``DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0``).
-LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES, "distributed.scheduler.worker-saturation": 1.0}
+LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES, "distributed.scheduler.worker-saturation": 1.0,
+                "distributed.worker.profile.enabled": False}
 #: Seconds to wait for a running scheduler to answer.
 CONNECT_TIMEOUT = 20
 
@@ -131,50 +132,43 @@ def _run(task):
 def on_cluster(tasks, scheduler, progress) -> list:
     """The results of ``tasks`` (a list per task, in their order) from the Dask cluster ``scheduler`` names;
     the dashboard's address is said on ``progress`` (a :class:`~.executors.Progress`, or None)."""
-    results = [None] * len(tasks)
+    assembly = Assembly(len(tasks))
     try:
         with connect(scheduler) as client:
             if progress is not None:
                 progress.note(f"Dask dashboard: {client.dashboard_link}")
-            _gather(client, tasks, scheduler, progress, results)
+            _gather(client, tasks, scheduler, progress, assembly)
     except KeyboardInterrupt:   # the futures are cancelled, the cluster this run started is ended
-        raise Interrupted(results) from None
-    return results
+        raise Interrupted(assembly.results) from None
+    return assembly.results
 
 
-def _gather(client, tasks, scheduler, progress, results):
-    """Submit ``tasks``, the longest first, and put each one's results in ``results`` as it finishes; a task
+def _gather(client, tasks, scheduler, progress, assembly):
+    """Submit ``tasks``, the longest first, and put each one's results in ``assembly`` as it finishes; a task
     Dask gave up on (``KilledWorker``) is split into its parts, submitted anew, or gives its FAIL."""
     distributed = _distributed()
-    futures, pieces = {}, {}
+    futures = {}
 
-    def submit(slot, part, task):
+    def submit(slot, path, task):
         future = client.submit(_run, task, pure=False, priority=round(task.cost * 1000),
-                               key=f"formal-transformers-{slot}-{part}-{os.urandom(4).hex()}")
-        futures[future] = (slot, part, task)
+                               key=f"formal-transformers-{slot}-{'.'.join(map(str, path))}-{os.urandom(4).hex()}")
+        futures[future] = (slot, path, task)
         return future
 
     try:
-        running = distributed.as_completed([submit(i, 0, t) for i, t in enumerate(tasks)])
+        running = distributed.as_completed([submit(i, (), t) for i, t in enumerate(tasks)])
         for future in running:
-            slot, part, task = futures.pop(future)
+            slot, path, task = futures.pop(future)
             try:
                 found = future.result()
             except distributed.KilledWorker:
                 parts = task.split()
                 if parts:
-                    pieces[slot] = dict.fromkeys(range(len(parts)))
-                    for j, p in enumerate(parts):
-                        running.add(submit(slot, j, p))
+                    for p, part in zip(assembly.split(slot, path, len(parts)), parts):
+                        running.add(submit(slot, p, part))
                     continue
                 found = task.died(_killed(scheduler))
-            if slot in pieces:
-                pieces[slot][part] = found
-                if None in pieces[slot].values():
-                    continue
-                found = [r for _, got in sorted(pieces.pop(slot).items()) for r in got]
-            results[slot] = found
-            if progress is not None:
+            if assembly.done(slot, path, found) and progress is not None:
                 progress.advance(tasks[slot])
     except BaseException:   # Ctrl-C, or a bug escaping a task: nothing of this run is left on the cluster
         client.cancel(list(futures), force=True)

@@ -33,35 +33,37 @@ SECONDS = {
                  "graph_conv": 0.2, "attention_pooling": 0.2, "mlp": 0.2, "rnn_cell": 0.1, "unembedding": 0.1,
                  "positional_embedding": 0.1, "layer_norm": 0.1, "token_embedding": 0.1},
 }
-#: profile → algorithm → seconds of the task of one of its variants (``--variants``; the median over variants
-#: spread across its enumeration; those under 0.01 s at 0.01).
+#: profile → algorithm → seconds of the task of one of its variants (``--variants``; the mean over variants
+#: spread across its enumeration — a campaign's time is their sum; those under 0.01 s at 0.01).
 VARIANT_SECONDS = {
-    "quick": {"swin": 1.58, "edloss": 0.66, "edtransformer": 0.56, "swin_stage": 0.34, "kv_dtransformer": 0.33,
-              "eloss": 0.32, "dloss": 0.28, "edinference": 0.26, "han": 0.26, "etransformer": 0.25,
-              "dtransformer": 0.23, "seq2seq": 0.23, "show_attend_tell_loss": 0.21, "dinference": 0.19,
-              "show_attend_tell": 0.18, "swin_block": 0.14, "rnn": 0.12, "paged_mhattention": 0.12,
-              "window_mhattention": 0.12, "kv_mhattention": 0.1, "mhattention": 0.09, "attention": 0.06,
-              "rnn_layer": 0.06, "gat": 0.06, "paged_attention": 0.06, "single_query_attention": 0.05,
+    "quick": {"swin": 1.54, "edloss": 0.72, "edtransformer": 0.6, "kv_dtransformer": 0.37, "swin_stage": 0.37,
+              "eloss": 0.36, "edinference": 0.33, "dloss": 0.32, "dinference": 0.27, "etransformer": 0.26,
+              "dtransformer": 0.26, "han": 0.24, "seq2seq": 0.21, "show_attend_tell_loss": 0.21,
+              "show_attend_tell": 0.18, "swin_block": 0.15, "rnn": 0.14, "paged_mhattention": 0.12,
+              "window_mhattention": 0.12, "mhattention": 0.1, "kv_mhattention": 0.1, "rnn_layer": 0.07,
+              "attention": 0.06, "gat": 0.06, "paged_attention": 0.06, "single_query_attention": 0.04,
               "lstm_cell": 0.04, "conv1d": 0.04, "gru_cell": 0.03, "graph_conv": 0.03, "patch_merging": 0.03,
-              "attention_pooling": 0.02, "mlp": 0.02, "token_embedding": 0.01, "positional_embedding": 0.01,
-              "layer_norm": 0.01, "unembedding": 0.01, "rnn_cell": 0.01},
-    "thorough": {"swin": 8.14, "edloss": 3.28, "edtransformer": 2.77, "swin_stage": 2.44, "han": 2.13, "eloss": 2.03,
-                 "kv_dtransformer": 1.79, "seq2seq": 1.66, "dloss": 1.48, "show_attend_tell_loss": 1.43,
-                 "edinference": 1.35, "show_attend_tell": 1.29, "etransformer": 1.24, "dtransformer": 1.14,
-                 "swin_block": 0.94, "rnn": 0.86, "dinference": 0.81, "window_mhattention": 0.72,
-                 "paged_mhattention": 0.6, "kv_mhattention": 0.51, "rnn_layer": 0.47, "mhattention": 0.4,
-                 "gat": 0.33, "paged_attention": 0.31, "attention": 0.29, "single_query_attention": 0.26,
-                 "lstm_cell": 0.25, "gru_cell": 0.21, "conv1d": 0.19, "patch_merging": 0.18, "graph_conv": 0.15,
-                 "rnn_cell": 0.12, "mlp": 0.12, "attention_pooling": 0.11, "positional_embedding": 0.08,
-                 "unembedding": 0.08, "layer_norm": 0.06, "token_embedding": 0.05},
+              "positional_embedding": 0.02, "rnn_cell": 0.02, "attention_pooling": 0.02, "mlp": 0.02,
+              "token_embedding": 0.01, "layer_norm": 0.01, "unembedding": 0.01},
+    "thorough": {"swin": 8.28, "edloss": 3.58, "edtransformer": 2.76, "swin_stage": 2.4, "han": 2.16, "eloss": 1.87,
+                 "kv_dtransformer": 1.86, "seq2seq": 1.63, "dloss": 1.53, "show_attend_tell_loss": 1.44,
+                 "edinference": 1.37, "show_attend_tell": 1.32, "etransformer": 1.28, "dtransformer": 1.19,
+                 "rnn": 1.01, "swin_block": 1.0, "dinference": 0.82, "window_mhattention": 0.72,
+                 "paged_mhattention": 0.58, "rnn_layer": 0.52, "kv_mhattention": 0.5, "mhattention": 0.47,
+                 "gat": 0.33, "paged_attention": 0.32, "attention": 0.31, "lstm_cell": 0.26,
+                 "single_query_attention": 0.25, "gru_cell": 0.21, "conv1d": 0.18, "patch_merging": 0.18,
+                 "graph_conv": 0.16, "mlp": 0.13, "rnn_cell": 0.11, "attention_pooling": 0.1, "unembedding": 0.08,
+                 "positional_embedding": 0.07, "layer_norm": 0.07, "token_embedding": 0.05},
 }
 #: The cost of a task the tables do not name.
 DEFAULT = 0.05
-#: Seconds from the command's start to its workers' first task, per executor: the command importing torch and
-#: the package, and the workers too (``--compare`` of the benchmark: a run of three tasks of 0.01 s).
-START = {"this process": 3.0, "processes": 5.0, "dask": 6.0}
-#: Seconds each executor adds per task (sending it, its results back).
-PER_TASK = {"this process": 0.0, "processes": 0.002, "dask": 0.01}
+#: Seconds from the command's start to its workers' first task, and of its end, per executor: the command
+#: importing torch and the package, and the workers too; Dask's cluster starting and closing (``--compare`` of
+#: the benchmark: a run of two tasks of 0.01 s).
+START = {"this process": 2.7, "processes": 4.4, "dask": 5.6}
+#: Seconds each executor adds per task (sending it, its results back; with Dask, the scheduler's round trip,
+#: on 2 cores shared with the workers: ``--compare``, 24 ms).
+PER_TASK = {"this process": 0.0, "processes": 0.002, "dask": 0.024}
 
 
 def task_cost(name: str, profile: str, variant: bool = False) -> float:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from formal import algorithms
 from formal.errors import ConfigError
 
-__all__ = ["Task", "Checks", "Skipped", "Interrupted", "RETRIES"]
+__all__ = ["Task", "Checks", "Variants", "Skipped", "Interrupted", "Assembly", "RETRIES"]
 
 #: The times a task whose worker died is run again (on another worker) before it counts as killing every
 #: worker it meets — Dask's ``distributed.scheduler.allowed-failures`` for a cluster this package starts.
@@ -43,6 +43,36 @@ class Skipped:
     algorithm: str
     variant: dict
     reason: str
+
+
+class Assembly:
+    """The results of a run's tasks, in their order, as they come back: a task split into parts (and a part
+    into parts of its own) has each part's results at its path (``(1, 0)``: the first part of its second),
+    joined in order once every part is back."""
+
+    def __init__(self, n: int):
+        self.results = [None] * n
+        self._pieces = {}   # slot → {path: results, or None until they are back}
+
+    def split(self, slot: int, path: tuple, count: int) -> list:
+        """The paths of the ``count`` parts the task at ``slot``, ``path`` was split into."""
+        pieces = self._pieces.setdefault(slot, {})
+        pieces.pop(path, None)
+        paths = [(*path, k) for k in range(count)]
+        pieces.update(dict.fromkeys(paths))
+        return paths
+
+    def done(self, slot: int, path: tuple, results: list) -> bool:
+        """Record the results of the task at ``slot``, ``path``; whether the slot's are now whole."""
+        if slot not in self._pieces:
+            self.results[slot] = results
+            return True
+        pieces = self._pieces[slot]
+        pieces[path] = results
+        if any(found is None for found in pieces.values()):
+            return False
+        self.results[slot] = [r for _, found in sorted(self._pieces.pop(slot).items()) for r in found]
+        return True
 
 
 class Task:
@@ -131,3 +161,35 @@ class Checks(Task):
         variant = None if self.options is None else dict(self.options)
         return [Row(self.name, check, 0, float("inf"), allowed(self.name, check), "FAIL", cause, variant)
                 for check in checks]
+
+
+@dataclass(frozen=True)
+class Variants(Task):
+    """Several variants of algorithm ``name`` (``variants``: a tuple of ``((option, value), …)``), each
+    :class:`Checks` of its own, run one after another: tasks of a fiftieth of a second are sent in groups, so
+    that sending them costs nothing beside them.  Split: the variants, one task each."""
+
+    name: str
+    variants: tuple
+    profile: str
+    seed: int
+    device: str
+    cost: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}: {len(self.variants)} variants"
+
+    def parts(self) -> list:
+        each = self.cost / max(len(self.variants), 1)
+        return [Checks(self.name, None, self.profile, self.seed, self.device, options, each)
+                for options in self.variants]
+
+    def run(self) -> list:
+        return [r for part in self.parts() for r in part.run()]
+
+    def split(self) -> list:
+        return self.parts() if len(self.variants) > 1 else self.parts()[0].split()
+
+    def died(self, cause: str) -> list:
+        return self.parts()[0].died(cause)

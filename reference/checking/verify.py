@@ -93,7 +93,8 @@ class Report:
                  f"reference — profile {self.profile}, device {self.device}, seed {self.seed}, torch {self.torch}", ""]
         lines += _variant_lines(self) if self.variants is not None else _table(self.rows)
         failed = [r for r in self.rows if r.verdict == "FAIL"]
-        variants = f" of {self.done} variants" if self.variants is not None else ""
+        checked = len({(r.algorithm, tuple(r.variant.items())) for r in self.rows if r.variant is not None})
+        variants = f" of {checked:,} variants" if self.variants is not None else ""
         lines += ["", f"{len(self.rows) - len(failed)} passed, {len(failed)} failed ({len(self.rows)} checks"
                       f"{variants}, {sum(r.examples for r in self.rows)} examples, {self.seconds:.0f} s)"]
         if self.skipped:
@@ -126,14 +127,14 @@ def by_option(rows) -> list:
     for r in rows:
         key = (r.algorithm, tuple(r.variant.items()))
         seen[key] = seen.get(key, False) or r.verdict == "FAIL"
-    counts = {}   # (algorithm, option) → value → [variants, failed]: declaration order, values as met
+    counts = {}   # (algorithm, option) → value → [value, variants, failed]: declaration order, values as met
     for (name, options), failed in seen.items():
         for option, value in options:
-            entry = counts.setdefault((name, option), {}).setdefault(written(value), [0, 0])
-            entry[0] += 1
-            entry[1] += failed
-    return [{"algorithm": n, "option": o, "value": v, "variants": c[0], "failed": c[1]}
-            for (n, o), values in counts.items() if len(values) > 1 for v, c in values.items()]
+            entry = counts.setdefault((name, option), {}).setdefault(written(value), [value, 0, 0])
+            entry[1] += 1
+            entry[2] += failed
+    return [{"algorithm": n, "option": o, "value": c[0], "variants": c[1], "failed": c[2]}
+            for (n, o), values in counts.items() if len(values) > 1 for c in values.values()]
 
 
 def skipped(combinations) -> list:
@@ -156,7 +157,8 @@ def _variant_lines(report) -> list:
         name = e["algorithm"] if e["algorithm"] != last[0] else ""
         option = e["option"] if (e["algorithm"], e["option"]) != last else ""
         last = (e["algorithm"], e["option"])
-        lines.append(f"{name:<24}  {option:<16}  {e['value'][:22]:<22}  {e['variants']:>8}  {e['failed']:>6}")
+        lines.append(f"{name:<24}  {option:<16}  {written(e['value'])[:22]:<22}  {e['variants']:>8}  "
+                     f"{e['failed']:>6}")
     failed = [r for r in report.rows if r.verdict == "FAIL"]
     if failed:
         lines += ["", "failed:"]

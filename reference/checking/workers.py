@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 from formal.errors import FormalError
 
 from .processes import starting_workers
-from .tasks import RETRIES, Interrupted
+from .tasks import RETRIES, Assembly, Interrupted
 
 __all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker"]
 
@@ -63,17 +63,20 @@ def killed_every_worker(how: str) -> str:
 class _Pool:
     """The worker processes of one run: what each holds, the tasks still to send, the results back.
 
-    A unit of work is ``(slot, part, task, tries)``: the task's results go to ``results[slot]`` (its part-th
-    piece, when a task was split)."""
+    A unit of work is ``(slot, path, task, tries)``: the task's results go to ``results[slot]`` (at ``path``
+    when a task was split: :class:`~.tasks.Assembly`)."""
 
     def __init__(self, tasks, progress):
         self.tasks, self.progress = tasks, progress
-        self.todo = [(i, 0, task, 0) for i, task in enumerate(tasks)]
+        self.todo = [(i, (), task, 0) for i, task in enumerate(tasks)]
         self.todo.sort(key=lambda unit: (unit[2].cost, -unit[0]))  # pop(): the longest, the first of equals
-        self.results = [None] * len(tasks)
-        self.pieces = {}   # slot → {part: results} of a split task, until every part is back
+        self.assembly = Assembly(len(tasks))
         self.held = {}     # connection → (its process, the unit it holds, or None until it is ready)
         self.started, self.finished = [], []
+
+    @property
+    def results(self) -> list:
+        return self.assembly.results
 
     def start(self):
         conn, process = _start(self.started)
@@ -106,14 +109,8 @@ class _Pool:
         self.dispatch(conn, process)
 
     def _done(self, unit, results):
-        slot, part, task, _ = unit
-        if slot in self.pieces:
-            self.pieces[slot][part] = results
-            if None in self.pieces[slot].values():
-                return
-            results = [r for _, found in sorted(self.pieces.pop(slot).items()) for r in found]
-        self.results[slot] = results
-        if self.progress is not None:
+        slot, path, _, _ = unit
+        if self.assembly.done(slot, path, results) and self.progress is not None:
             self.progress.advance(self.tasks[slot])
 
     def _lost(self, process, unit):
@@ -124,12 +121,12 @@ class _Pool:
         if unit is None:
             raise WorkerError(f"a verify worker process died before it could check anything ({how}); --jobs 1 "
                               f"checks in this process")
-        slot, part, task, tries = unit
+        slot, path, task, tries = unit
         if tries < RETRIES:
-            self.todo.append((slot, part, task, tries + 1))
+            self.todo.append((slot, path, task, tries + 1))
         elif parts := task.split():
-            self.pieces[slot] = dict.fromkeys(range(len(parts)))
-            self.todo += [(slot, j, p, 0) for j, p in enumerate(parts)]
+            paths = self.assembly.split(slot, path, len(parts))
+            self.todo += [(slot, p, part, 0) for p, part in zip(paths, parts)]
         else:
             self._done(unit, task.died(killed_every_worker(how)))
         if self.todo:
