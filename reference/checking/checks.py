@@ -242,14 +242,14 @@ def rows(name, checks, profile, seed, measure, options=None):
     """The rows of ``checks`` of algorithm ``name`` (of the variant ``options`` fix, or drawn across its
     variants), in that order, one at a time: the examples drawn once for all of them (the SGD step's apart) and
     the spec's output on each computed once (:meth:`Measure.spec`) — the rows each check would have alone."""
-    drawn = {}
+    drawn, variant = {}, None if options is None else dict(options)   # one dict for the variant's rows
     try:
         for check in checks:
             source = "SGD step" if check == "SGD step" else "examples"
             if source not in drawn:
                 drawn[source] = _draw(name, check, profile, seed, options)
             measured = _row(name, check, _on_path(drawn[source], check), measure)
-            measured.variant = None if options is None else dict(options)
+            measured.variant = variant
             yield measured
     finally:
         measure.forget()

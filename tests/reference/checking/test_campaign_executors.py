@@ -5,6 +5,7 @@ process) prints the partial report, exit 130, and leaves no worker running."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -22,11 +23,18 @@ from tests.reference.checking.process_tree import descendants, interruptible, ne
 from tests.tiers import slow
 
 pytest.importorskip("torch")
-distributed = pytest.importorskip("distributed")
+#: Marks the tests that start a Dask cluster (the dask extra): skipped one by one without it — a module-level
+#: skip would count as skipped in every run that deselects them, the GPU check's included.
+needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                reason="needs dask.distributed (pip install 'formal-transformers[dask]')")
 
 REPO = Path(__file__).resolve().parents[3]
 CAMPAIGN = ["verify", "--variants", "all", "--only", "attention,single_query_attention"]
 EXECUTORS = [["--jobs", "1"], ["--jobs", "2"], ["--scheduler", "local:2"]]
+#: The executors that start workers, as parameters: the local processes, and Dask's (where it is installed).
+STARTED = [pytest.param(["--jobs", "2"], id="jobs"), pytest.param(["--scheduler", "local:2"], id="dask",
+                                                                  marks=needs_dask)]
+HOW = [pytest.param({"jobs": 2}, id="jobs"), pytest.param({"scheduler": ("local", 2)}, id="dask", marks=needs_dask)]
 
 
 def _env() -> dict:
@@ -47,6 +55,7 @@ def _without_seconds(path) -> dict:
 
 
 @slow
+@needs_dask
 def test_every_executor_gives_the_same_report(tmp_path):
     """The JSON report (all but the seconds taken) and the table (all but the seconds) of a 70-task campaign
     are the same from this process, two worker processes and a Dask cluster of two."""
@@ -75,7 +84,7 @@ def _started(tmp_path, argv, name):
 
 @slow
 @needs_proc
-@pytest.mark.parametrize("executor", EXECUTORS[1:], ids=["jobs", "dask"])
+@pytest.mark.parametrize("executor", STARTED)
 def test_a_worker_killed_mid_run_loses_no_row(tmp_path, executor):
     """SIGKILL to one worker while the campaign runs: its task runs again elsewhere, and the report is the one
     a run without the kill gives, exit 0."""
@@ -96,7 +105,7 @@ def test_a_worker_killed_mid_run_loses_no_row(tmp_path, executor):
 
 
 @slow
-@pytest.mark.parametrize("how", [{"jobs": 2}, {"scheduler": ("local", 2)}], ids=["jobs", "dask"])
+@pytest.mark.parametrize("how", HOW)
 def test_a_task_that_kills_every_worker_is_a_fail_with_its_cause(tmp_path, how):
     """A task killing its worker once is run again and gives its results; a task killing every worker is split
     into its parts, the innocent parts give theirs, and the guilty one gives its FAIL naming the cause; the
@@ -112,7 +121,7 @@ def test_a_task_that_kills_every_worker_is_a_fail_with_its_cause(tmp_path, how):
 
 
 @slow
-@pytest.mark.parametrize("how", [{"jobs": 2}, {"scheduler": ("local", 2)}], ids=["jobs", "dask"])
+@pytest.mark.parametrize("how", HOW)
 def test_a_bug_escaping_a_task_is_raised_and_workers_compute_on_one_thread(how):
     """A worker's torch computes on one thread (N workers × 1: the tensors are too small to gain from more);
     an exception escaping a task is raised here, as in one process."""
@@ -123,7 +132,7 @@ def test_a_bug_escaping_a_task_is_raised_and_workers_compute_on_one_thread(how):
 
 @slow
 @needs_proc
-@pytest.mark.parametrize("executor", EXECUTORS[1:], ids=["jobs", "dask"])
+@pytest.mark.parametrize("executor", STARTED)
 def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executor):
     """SIGINT to the process alone mid-campaign: the rows finished so far and a line saying the report is
     partial, exit 130, no JSON, and every process it started is gone."""
@@ -149,10 +158,13 @@ def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executo
 
 
 @slow
+@needs_dask
 def test_a_running_scheduler_takes_the_campaign(tmp_path, capsys):
     """``--scheduler ADDRESS``: a cluster started beforehand (as `dask scheduler` and `dask worker` would be)
     runs the campaign, with the report of this process; the cluster is left running."""
     import logging
+
+    import distributed
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=logging.CRITICAL) as cluster:
         reports = []
@@ -167,8 +179,11 @@ def test_a_running_scheduler_takes_the_campaign(tmp_path, capsys):
 
 
 @slow
+@needs_dask
 def test_a_scheduler_without_workers_is_one_line(capsys, monkeypatch):
     """A scheduler no worker has joined: one line saying so (after waiting), exit 2 — never a hang."""
+    import distributed
+
     from reference.checking import clusters
     monkeypatch.setattr(clusters, "CONNECT_TIMEOUT", 2)
     with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as cluster:
