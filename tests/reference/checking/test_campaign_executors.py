@@ -22,10 +22,19 @@ from tests.reference.checking.campaign_tasks import Kills, Raises, Square, Threa
 from tests.reference.checking.process_tree import descendants, interruptible, needs_proc, running, workers
 from tests.tiers import slow
 
-pytest.importorskip("torch")
+
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:   # a finder that refuses it (the tests without torch install one)
+        return False
+
+
+#: Marks the tests that run verify, whose checks run the torch reference (the others run tasks of their own).
+needs_torch = pytest.mark.skipif(not _installed("torch"), reason="verify runs the torch reference")
 #: Marks the tests that start a Dask cluster (the dask extra): skipped one by one without it — a module-level
 #: skip would count as skipped in every run that deselects them, the GPU check's included.
-needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+needs_dask = pytest.mark.skipif(not _installed("distributed"),
                                 reason="needs dask.distributed (pip install 'formal-transformers[dask]')")
 
 REPO = Path(__file__).resolve().parents[3]
@@ -55,6 +64,7 @@ def _without_seconds(path) -> dict:
 
 
 @slow
+@needs_torch
 @needs_dask
 def test_every_executor_gives_the_same_report(tmp_path):
     """The JSON report (all but the seconds taken) and the table (all but the seconds) of a 70-task campaign
@@ -83,6 +93,7 @@ def _started(tmp_path, argv, name):
 
 
 @slow
+@needs_torch
 @needs_proc
 @pytest.mark.parametrize("executor", STARTED)
 def test_a_worker_killed_mid_run_loses_no_row(tmp_path, executor):
@@ -122,15 +133,22 @@ def test_a_task_that_kills_every_worker_is_a_fail_with_its_cause(tmp_path, how):
 
 @slow
 @pytest.mark.parametrize("how", HOW)
-def test_a_bug_escaping_a_task_is_raised_and_workers_compute_on_one_thread(how):
-    """A worker's torch computes on one thread (N workers × 1: the tensors are too small to gain from more);
-    an exception escaping a task is raised here, as in one process."""
-    assert run_tasks([Threads(), Threads()], **how) == [[1], [1]]
+def test_a_bug_escaping_a_task_is_raised(how):
+    """An exception escaping a task is raised here, as in one process."""
     with pytest.raises(RuntimeError, match="planted"):
         run_tasks([Square(1), Raises(), Square(2)], **how)
 
 
 @slow
+@needs_torch
+@pytest.mark.parametrize("how", HOW)
+def test_workers_compute_on_one_thread(how):
+    """A worker's torch computes on one thread (N workers × 1: the tensors are too small to gain from more)."""
+    assert run_tasks([Threads(), Threads()], **how) == [[1], [1]]
+
+
+@slow
+@needs_torch
 @needs_proc
 @pytest.mark.parametrize("executor", STARTED)
 def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executor):
@@ -158,6 +176,7 @@ def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executo
 
 
 @slow
+@needs_torch
 @needs_dask
 def test_a_running_scheduler_takes_the_campaign(tmp_path, capsys):
     """``--scheduler ADDRESS``: a cluster started beforehand (as `dask scheduler` and `dask worker` would be)
@@ -179,6 +198,7 @@ def test_a_running_scheduler_takes_the_campaign(tmp_path, capsys):
 
 
 @slow
+@needs_torch
 @needs_dask
 def test_a_scheduler_without_workers_is_one_line(capsys, monkeypatch):
     """A scheduler no worker has joined: one line saying so (after waiting), exit 2 — never a hang."""

@@ -307,7 +307,7 @@ def test_verify_mutants_fails_when_the_generator_is_weak(capsys, monkeypatch):
     import reference.checking.examples as examples_module
     monkeypatch.setattr(examples_module, "boundary_cases", lambda algorithm, max_size: [])
     monkeypatch.setitem(examples_module.PROFILES, "quick", examples_module.Profile(20, 6))
-    status = main(["verify", "--mutants", "--only", "attention"])
+    status = main(["verify", "--mutants", "--only", "attention", "--jobs", "1"])  # planted here: this process
     out = capsys.readouterr().out
     assert status == 1
     assert "SURVIVED attention_chunked_forgets_earlier_keys" in out
