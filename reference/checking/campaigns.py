@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 
 from formal import algorithms
+from formal.engine.declarations import same_value
+from formal.engine.domains import written
 from formal.engine.options import parse_options, split_option
 from formal.errors import ConfigError
 
@@ -20,7 +22,7 @@ from .records import chosen
 from .tasks import Checks, Variants
 from .variants import every_variant
 
-__all__ = ["Campaign", "select", "campaign", "dry_run_text", "WORKERS_SHOWN", "GROUP_SECONDS"]
+__all__ = ["Campaign", "select", "campaign", "dry_run_text", "left_out_lines", "WORKERS_SHOWN", "GROUP_SECONDS"]
 
 #: The worker counts ``--dry-run`` estimates for, beside the run's own.
 WORKERS_SHOWN = (1, 8, 64)
@@ -39,13 +41,16 @@ class Campaign:
     variants: str | None = None   # the --variants text; None: examples drawn across the variants
     what: str = ""                # what the tasks do, said by --dry-run (default: from ``variants``)
     variant_count: int = 0        # the variants the tasks check (--variants)
+    left_out: dict = field(default_factory=dict)   # algorithm → why --variants left it out (a value refused)
 
 
-def select(text: str, only) -> dict:
-    """``--variants``' algorithms, each with the options it fixes: ``{name: {option: value}}``."""
+def select(text: str, only) -> tuple:
+    """``--variants``' algorithms, each with the options it fixes (``{name: {option: value}}``), and those left
+    out that declare every option named but refuse a value (``{name: why}``: ``bias=false`` leaves out the
+    recurrent cells, whose bias is 'single', 'double' or 'none')."""
     text = text.strip()
     if text == "all":
-        return {name: {} for name in chosen(only)}
+        return {name: {} for name in chosen(only)}, {}
     if not text:
         raise ConfigError("--variants '' names nothing: give all, or OPTION=VALUE,... to fix some options")
     given = [part.strip() for part in text.split(",")]
@@ -56,33 +61,41 @@ def select(text: str, only) -> dict:
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
         raise ConfigError(f"--variants gives option {repeated[0]} twice")
-    selected, refused = {}, []
+    selected, refused = {}, {}
     for name in chosen(only):
+        specs = algorithms.get(name).option_specs
         try:
-            specs = algorithms.get(name).option_specs
-            selected[name] = {k: specs[k].check(v) for k, v in parse_options(name, given).items()}
+            fixed = {k: specs[k].check(v) for k, v in parse_options(name, given).items()}
+            for k, v in fixed.items():
+                why = next((why for value, why in specs[k].unexampled if same_value(value, v)), None)
+                if why is not None:
+                    raise ConfigError(f"{k} = {written(v)} of {name} has no example: {why}")
+            selected[name] = fixed
         except ConfigError as exc:
             if only is not None:
                 raise ConfigError(f"--variants {text}: {exc}") from None
-            refused.append(str(exc))
+            if set(keys) <= set(specs):
+                refused[name] = str(exc)
     if not selected:
-        declared = [name for name in chosen(only) if set(keys) <= set(algorithms.get(name).option_specs)]
         named = list(dict.fromkeys(keys))
-        why = refused[chosen(only).index(declared[0])] if declared else \
+        why = next(iter(refused.values())) if refused else \
             f"none has the option {named[0]}" if len(named) == 1 else f"none has the options {' and '.join(named)}"
         raise ConfigError(f"--variants {text} selects no algorithm: {why}")
-    return selected
+    return selected, refused
 
 
 def campaign(variants, only, checks_of, profile: str, seed: int, device: str) -> Campaign:
     """The tasks of ``verify``: one per algorithm (``variants`` None: its examples drawn across its variants;
     ``checks_of(name)`` its checks), or one per variant ``--variants variants`` selects (every check that
     applies to the variant)."""
+    if variants is not None:
+        variants = variants.strip()
     if variants is None:
         return Campaign([Checks(name, tuple(checks_of(name)), profile, seed, device, None, task_cost(name, profile))
                          for name in chosen(only)])
-    out = Campaign([], variants=variants)
-    for name, fixed in select(variants, only).items():
+    selected, left_out = select(variants, only)
+    out = Campaign([], variants=variants, left_out=left_out)
+    for name, fixed in selected.items():
         found, skipped = every_variant(name, fixed)
         cost = task_cost(name, profile, variant=True)
         size = max(1, math.ceil(GROUP_SECONDS / cost))
@@ -116,9 +129,18 @@ def dry_run_text(plan: Campaign, workers: int | None, executor: str, profile: st
              f"{'algorithm':<24} {'variants' if plan.variants else 'tasks':>8} {'skipped':>8} {'CPU time':>14}"]
     for name, (count, cost) in per.items():
         lines.append(f"{name:<24} {count:>8,} {skipped.get(name, 0):>8,} {duration(cost):>14}")
+    lines += left_out_lines(plan.left_out)
     costs = [t.cost for t in plan.tasks]
     lines += ["", f"estimated wall time (measured per-task costs, the longest task first; {executor}):"]
     for n in sorted({*WORKERS_SHOWN, *([workers] if workers else [])}):
         mark = "  (this run)" if n == workers else ""
         lines.append(f"  {n:>4} worker{'s' if n > 1 else ' '}  {duration(estimate(costs, n, executor)):>14}{mark}")
     return "\n".join(lines) + "\n"
+
+
+def left_out_lines(left_out: dict) -> list:
+    """What the dry run and the report say of the algorithms ``--variants`` left out."""
+    if not left_out:
+        return []
+    return ["", "left out (they declare the options fixed, but not the values):"] + \
+        [f"  {name}: {why}" for name, why in left_out.items()]

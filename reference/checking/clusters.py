@@ -18,6 +18,8 @@ import functools
 import logging
 import os
 import sys
+import threading
+import time
 import warnings
 
 from formal.errors import FormalError
@@ -144,10 +146,13 @@ def on_cluster(tasks, scheduler, progress) -> list:
 
 
 def _gather(client, tasks, scheduler, progress, assembly):
-    """Submit ``tasks``, the longest first, and put each one's results in ``assembly`` as it finishes; a task
-    Dask gave up on (``KilledWorker``) is split into its parts, submitted anew, or gives its FAIL."""
+    """Submit ``tasks``, the longest first, and put each one's results in ``assembly`` as it finishes.  A task
+    Dask gives up on (``KilledWorker``: every worker it was on died) is submitted once more — Dask also blames a
+    task that only waited on a worker that another task killed — then split into its parts, submitted anew,
+    or given its FAIL.  A cluster left without a worker for :data:`CONNECT_TIMEOUT` seconds stops the run."""
     distributed = _distributed()
-    futures = {}
+    futures, given_up = {}, set()
+    watch = _Watch(client)
 
     def submit(slot, path, task):
         future = client.submit(_run, task, pure=False, priority=round(task.cost * 1000),
@@ -157,26 +162,79 @@ def _gather(client, tasks, scheduler, progress, assembly):
 
     try:
         running = distributed.as_completed([submit(i, (), t) for i, t in enumerate(tasks)])
+        watch.start(lambda: client.cancel(_keys(futures), force=True))
         for future in running:
             slot, path, task = futures.pop(future)
             try:
                 found = future.result()
             except distributed.KilledWorker:
+                if (slot, path) not in given_up:
+                    given_up.add((slot, path))
+                    running.add(submit(slot, path, task))
+                    continue
                 parts = task.split()
                 if parts:
                     for p, part in zip(assembly.split(slot, path, len(parts)), parts):
                         running.add(submit(slot, p, part))
                     continue
                 found = task.died(_killed(scheduler))
+            except Exception:
+                if watch.lost:
+                    where = "started here" if scheduler[0] == "local" else f"at {scheduler[1]}"
+                    raise FormalError(f"the Dask cluster {where} has had no worker for {CONNECT_TIMEOUT} s: the run "
+                                      f"stopped, "
+                                      f"{sum(r is not None for r in assembly.results)} of {len(tasks)} tasks "
+                                      f"finished") from None
+                raise
             if assembly.done(slot, path, found) and progress is not None:
                 progress.advance(tasks[slot])
     except BaseException:   # Ctrl-C, or a bug escaping a task: nothing of this run is left on the cluster
         client.cancel(list(futures), force=True)
         raise
+    finally:
+        watch.stop()
+
+
+def _keys(futures) -> list:
+    """The futures of ``futures`` (a dict the main thread may be changing meanwhile)."""
+    for _ in range(10):
+        try:
+            return list(futures)
+        except RuntimeError:  # it changed size while read: read it again
+            continue
+    return []
+
+
+class _Watch:
+    """A thread that asks how many workers the cluster has, every 2 s (the client's view, refreshed by Dask),
+    and calls ``give_up`` once it has had none for :data:`CONNECT_TIMEOUT` seconds."""
+
+    def __init__(self, client):
+        self.client, self.lost = client, False
+        self._stop = threading.Event()
+
+    def start(self, give_up):
+        def watch():
+            since = time.monotonic()
+            while not self._stop.wait(2.0):
+                try:
+                    workers = len(self.client.scheduler_info().get("workers", {}))
+                except Exception:  # noqa: BLE001 - the client closing: nothing to watch
+                    return
+                if workers:
+                    since = time.monotonic()
+                elif time.monotonic() - since >= CONNECT_TIMEOUT:
+                    self.lost = True
+                    give_up()
+                    return
+        threading.Thread(target=watch, name="cluster watch", daemon=True).start()
+
+    def stop(self):
+        self._stop.set()
 
 
 def _killed(scheduler) -> str:
-    """The cause a task's FAIL gives when Dask gave up on it (``KilledWorker``)."""
+    """The cause a task's FAIL gives when Dask gave up on it (``KilledWorker``) twice."""
     if scheduler[0] == "local":
-        return f"the task killed each of the {RETRIES + 1} Dask workers it ran on"
-    return "the task killed every Dask worker it ran on (the scheduler's allowed-failures + 1)"
+        return f"Dask gave up on the task twice: each time the {RETRIES + 1} workers it ran on died running it"
+    return "Dask gave up on the task twice: each time every worker it ran on died (the scheduler's allowed-failures)"

@@ -214,6 +214,8 @@ def _verify(args, out) -> int:
     jobs, scheduler = _executor(args)
     progress = None if args.quiet else sys.stderr
     if args.dry_run:
+        if args.json:
+            raise FormalError("--dry-run prints the plan as text and checks nothing: there is no report for --json")
         return _dry_run(args, only, jobs, scheduler, out)
     try:
         if args.mutants:

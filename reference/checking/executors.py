@@ -18,19 +18,21 @@ from .tasks import Interrupted
 __all__ = ["Interrupted", "Progress", "run_tasks", "run_shown", "parse_scheduler", "flatten"]
 
 _LOCAL = re.compile(r"local:(\d{1,4})")
+_ADDRESS = re.compile(r"([a-z][a-z0-9+]*://)?[\w.\-\[\]:]+(:\d{1,5})?/?")
 
 
 def parse_scheduler(text: str, most: int):
     """``--scheduler``'s value: ``("local", N)`` for ``local:N`` (1 ≤ N ≤ ``most``), else ``("address", text)``
     for a running scheduler (``tcp://host:8786``, ``host:8786``); a ConfigError for anything else."""
     text = text.strip()
-    match = _LOCAL.fullmatch(text)
+    match = _LOCAL.fullmatch(text.lower())
     if match:
         n = int(match.group(1))
         if not 1 <= n <= most:
             raise ConfigError(f"--scheduler local:{n}: the workers must number 1 to {most}")
         return "local", n
-    if text.startswith("local") or not re.fullmatch(r"([a-z][a-z0-9+]*://)?[\w.\-\[\]:]+(:\d{1,5})?/?", text):
+    lowered = text.lower()
+    if lowered.startswith("local:") or lowered == "local" or not _ADDRESS.fullmatch(text):
         raise ConfigError(f"--scheduler {text!r} is neither local:N (N worker processes here) nor a scheduler's "
                           f"address such as tcp://10.0.0.5:8786")
     return "address", text
@@ -104,7 +106,7 @@ def run_tasks(tasks, *, jobs=1, scheduler=None, progress=None) -> list:
     if scheduler is not None:
         from .clusters import on_cluster
         return on_cluster(tasks, scheduler, progress)
-    if jobs > 1 and len(tasks) > 1:
+    if jobs > 1 and tasks:   # one task too: a worker that dies must not take this process with it
         from .workers import in_workers
         return in_workers(tasks, jobs, progress)
     results = [None] * len(tasks)

@@ -41,6 +41,8 @@ def starting_workers():
     """Worker processes started within inherit SIGINT blocked (a thread started within too, and what it
     starts later), ``SYMPY_CACHE_SIZE`` and one thread (``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``), unless the
     environment sets them."""
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()   # started later, it would unblock SIGINT in the thread that starts it
     with _sigint_blocked(), _environment(SYMPY_CACHE_SIZE=str(SYMPY_CACHE_SIZE), OMP_NUM_THREADS="1",
                                          MKL_NUM_THREADS="1"):
         yield

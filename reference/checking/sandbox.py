@@ -32,6 +32,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 
 import numpy as np
@@ -142,7 +143,23 @@ def _serve_fds(read_fd: int, write_fd: int, text: str, max_memory: int = 0):
     was given."""
     from multiprocessing.connection import Connection
     _limit_memory(max_memory)
+    _watch_parent()
     _serve(_Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False)), text)
+
+
+def _watch_parent(every: float = 0.5):
+    """End this worker when the process that started it is gone (killed: a verify worker ended by Ctrl-C, a
+    Dask worker closed) — an orphan would keep running the function, a hang included, for ever."""
+    import threading
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent watch", daemon=True).start()
 
 
 class _Duplex:

@@ -36,12 +36,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from formal import algorithms
 from formal.engine.domains import written
 from formal.errors import ConfigError
 
 from .. import require_torch
 from ..model.device import device as resolve_device
-from .campaigns import campaign
+from .campaigns import campaign, left_out_lines
 from .checks import CHECKS, PROFILES, Row, applicable, example_loss, relative_error
 from .examples import checked_int
 from .executors import flatten, run_shown
@@ -68,6 +69,7 @@ class Report:
     skipped: list = field(default_factory=list)   # (algorithm, options, reason) of each combination skipped
     tasks: int = 0
     done: int = 0                   # tasks finished: fewer than ``tasks`` after Ctrl-C
+    left_out: dict = field(default_factory=dict)  # algorithm → why --variants left it out
 
     @property
     def ok(self) -> bool:
@@ -83,7 +85,8 @@ class Report:
                "tasks": self.tasks, "done": self.done,
                "rows": [_row_json(r, self.variants is not None) for r in self.rows]}
         if self.variants is not None:
-            out.update(variants=self.variants, by_option=by_option(self.rows), skipped=skipped(self.skipped))
+            out.update(variants=self.variants, by_option=by_option(self.rows), skipped=skipped(self.skipped),
+                       left_out=self.left_out)
         return out
 
     def text(self) -> str:
@@ -122,19 +125,27 @@ def _table(rows) -> list:
 
 def by_option(rows) -> list:
     """Per algorithm, option and value: the variants checked with that value and how many of them failed a
-    check — where the failures gather (``bias = False``: 24 of 24) shows at a glance."""
+    check — where the failures gather (``bias = False``: 24 of 24) shows at a glance.  A variant counts for an
+    option only where the option has an effect (``activation`` with the additive score only)."""
     seen = {}
     for r in rows:
         key = (r.algorithm, tuple(r.variant.items()))
         seen[key] = seen.get(key, False) or r.verdict == "FAIL"
     counts = {}   # (algorithm, option) → value → [value, variants, failed]: declaration order, values as met
+    specs = {}
     for (name, options), failed in seen.items():
+        declared = specs.setdefault(name, algorithms.get(name).option_specs)
+        values = dict(options)
         for option, value in options:
+            if not declared.applies(option, values):   # no effect here (activation with the dot score)
+                continue
             entry = counts.setdefault((name, option), {}).setdefault(written(value), [value, 0, 0])
             entry[1] += 1
             entry[2] += failed
+    order = {name: i for i, name in enumerate(specs)}
+    ranked = sorted(counts.items(), key=lambda item: (order[item[0][0]], list(specs[item[0][0]]).index(item[0][1])))
     return [{"algorithm": n, "option": o, "value": c[0], "variants": c[1], "failed": c[2]}
-            for (n, o), values in counts.items() if len(values) > 1 for c in values.values()]
+            for (n, o), values in ranked if len(values) > 1 for c in values.values()]
 
 
 def skipped(combinations) -> list:
@@ -170,7 +181,7 @@ def _variant_lines(report) -> list:
     if grouped:
         lines += ["", "skipped:"]
         lines += [f"  {e['algorithm']}: {e['combinations']:,} combinations — {e['reason']}" for e in grouped]
-    return lines
+    return lines + left_out_lines(report.left_out)
 
 
 def _figure(x) -> str:
@@ -210,6 +221,7 @@ def prepare(*, profile="quick", device="auto", seed=0, only=None, variants=None)
     seed = checked_int(seed, "seed", 0)
     dev = resolve_device(device)
     plan = campaign(variants, only, lambda name: applicable(name, dev), profile, seed, str(dev))
-    report = Report(profile, str(dev), seed, torch.__version__, variants=variants, skipped=list(plan.skipped),
+    report = Report(profile, str(dev), seed, torch.__version__, variants=plan.variants, skipped=list(plan.skipped),
+                    left_out=dict(plan.left_out),
                     tasks=len(plan.tasks))
     return report, plan

@@ -128,7 +128,7 @@ def test_a_task_that_kills_every_worker_is_a_fail_with_its_cause(tmp_path, how):
     assert results[4] == [("ran", str(tmp_path / "once"))]
     (died, marker, cause), one, four = results[5]
     assert (died, marker, one, four) == ("died", str(tmp_path / "always"), 1, 4)
-    assert "killed each of the 3" in cause
+    assert "the 3 worker" in cause and ("killed each of" in cause or "died running it" in cause), cause
 
 
 @slow
@@ -152,15 +152,16 @@ def test_workers_compute_on_one_thread(how):
 @needs_proc
 @pytest.mark.parametrize("executor", STARTED)
 def test_ctrl_c_prints_the_partial_report_and_leaves_no_worker(tmp_path, executor):
-    """SIGINT to the process alone mid-campaign: the rows finished so far and a line saying the report is
-    partial, exit 130, no JSON, and every process it started is gone."""
+    """SIGINT to the process group mid-campaign, as a terminal sends it: the rows finished so far and a line
+    saying the report is partial, exit 130, no JSON, no traceback (the workers ignore the signal: the parent
+    ends them), and every process it started is gone."""
     process, path = _started(tmp_path, ["verify", "--variants", "all", "--only", "dloss", "--profile", "thorough",
                                         *executor], "interrupted")
     try:
         time.sleep(6)
         started = descendants(process.pid)
         assert len(started) >= 2
-        os.kill(process.pid, signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)   # as a terminal sends it: to every process of the group
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -211,3 +212,30 @@ def test_a_scheduler_without_workers_is_one_line(capsys, monkeypatch):
                      cluster.scheduler_address, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "has no worker" in err
+
+
+@slow
+@needs_proc
+def test_a_sandbox_whose_parent_is_killed_ends(tmp_path):
+    """conform's worker (the user's function in a fresh interpreter of its own session) ends when the process
+    that started it is killed — a verify worker ended by Ctrl-C, a Dask worker closed — instead of running the
+    function, a hang included, for ever."""
+    (tmp_path / "slow.py").write_text("import time\n\ndef f(x):\n    time.sleep(3600)\n")
+    driver = ("import threading, time\nfrom reference.checking.sandbox import Isolated\n"
+              "isolated = Isolated('slow.py:f', timeout=None)\n"
+              "threading.Thread(target=isolated.call, args=({'x': 1}, ('Y',)), daemon=True).start()\n"
+              "time.sleep(1)\nprint(isolated._process.pid, flush=True)\ntime.sleep(3600)\n")
+    process = subprocess.Popen([sys.executable, "-c", driver], cwd=tmp_path, stdout=subprocess.PIPE, text=True,
+                               env=_env())
+    try:
+        sandbox = int(process.stdout.readline())
+        assert running(sandbox)
+        process.kill()
+        process.wait(10)
+        deadline = time.monotonic() + 10
+        while running(sandbox) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(sandbox)
+    finally:
+        if process.poll() is None:
+            process.kill()

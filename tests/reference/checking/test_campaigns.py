@@ -86,6 +86,8 @@ def test_the_variants_of_every_algorithm_are_counted_in_seconds():
     ("n_kv_heads=0", ["mhattention"], "n_kv_heads = 0 must be"),
     ("bias=false", ["attention", "layer_norm"], "layer_norm has no option 'bias'"),
     ("padding=same,stride=2", ["conv1d"], "leaves no variant: every combination breaks a rule"),
+    ("empty=error", ["attention"], "empty = 'error' of attention has no example: it raises by design"),
+    ("empty=error", None, "selects no algorithm: empty = 'error' of attention has no example"),
 ])
 def test_bad_variants_are_one_clear_error(text, only, message):
     with pytest.raises(ConfigError, match=None) as caught:
@@ -96,14 +98,16 @@ def test_bad_variants_are_one_clear_error(text, only, message):
 def test_a_selection_takes_the_algorithms_that_declare_its_options():
     """Without --only, ``bias=false`` takes every algorithm whose bias is True or False, not the recurrent ones
     whose bias is 'single', 'double' or 'none'."""
-    selected = campaigns.select("bias=false", None)
+    selected, left_out = campaigns.select("bias=false", None)
     assert "attention" in selected and "rnn" not in selected and "layer_norm" not in selected
     assert all(fixed == {"bias": False} for fixed in selected.values())
+    assert "rnn" in left_out and "layer_norm" not in left_out and "takes single, double or none" in left_out["rnn"]
 
 
 @pytest.mark.parametrize("text, want", [
     ("local:2", ("local", 2)), (" local:16 ", ("local", 16)), ("tcp://10.0.0.5:8786", ("address", "tcp://10.0.0.5:8786")),
     ("scheduler.example.org:8786", ("address", "scheduler.example.org:8786")),
+    ("localhost:8786", ("address", "localhost:8786")), ("LOCAL:3", ("local", 3)),
 ])
 def test_scheduler_values(text, want):
     assert executors.parse_scheduler(text, 256) == want
@@ -120,6 +124,7 @@ def test_bad_scheduler_values_are_one_line(capsys, text):
 @pytest.mark.parametrize("argv, message", [
     (["--jobs", "2", "--scheduler", "local:2"], "give one of them"),
     (["--mutants", "--variants", "all"], "--variants chooses the reference's variants"),
+    (["--variants", "all", "--dry-run", "--json", "-"], "--dry-run prints the plan as text"),
 ])
 def test_conflicting_flags_are_one_line(capsys, argv, message):
     assert main(["verify", "--only", "attention", *argv]) == 2
@@ -226,3 +231,35 @@ def test_the_campaign_report_groups_by_option(tmp_path):
     assert sum(e["variants"] for e in padding) == len(variants[0]) and all(e["failed"] == 0 for e in padding)
     assert report["skipped"] == [{"algorithm": "conv1d", "reason": variants[1][0][1],
                                   "combinations": len(variants[1]), "first": variants[1][0][0]}]
+
+
+def test_an_option_counts_only_where_it_has_an_effect():
+    """``by_option``: attention's activation is counted in the additive score's variants only — a failure of
+    the dot score is not laid at tanh's door."""
+    from reference.checking.checks import Row
+    from reference.checking.verify import by_option
+    variants, _ = every_variant("attention", {"bias": False, "empty": "zero", "score_bias": True})
+    rows = [Row("attention", "float64", 1, 1.0 if v["score"] == "dot" else 0.0, 1e-10,
+                "FAIL" if v["score"] == "dot" else "pass", "", v) for v in variants]
+    table = {(e["option"], e["value"]): (e["variants"], e["failed"]) for e in by_option(rows)}
+    assert table[("score", "dot")] == (1, 1) and table[("score", "additive")] == (3, 0)
+    assert table[("activation", "tanh")] == (1, 0)            # the additive score's only: no failure there
+    assert sum(n for (option, _), (n, _) in table.items() if option == "activation") == 3
+
+
+def test_the_watch_stops_a_run_whose_cluster_has_no_worker(monkeypatch):
+    """A cluster without a worker for CONNECT_TIMEOUT seconds: the watch gives up (the run's futures are
+    cancelled, and the run stops with one line) — never a wait for ever."""
+    import threading
+
+    from reference.checking import clusters
+
+    class NoWorkers:
+        def scheduler_info(self):
+            return {"workers": {}}
+
+    monkeypatch.setattr(clusters, "CONNECT_TIMEOUT", 0)
+    gave_up = threading.Event()
+    watch = clusters._Watch(NoWorkers())
+    watch.start(gave_up.set)
+    assert gave_up.wait(10) and watch.lost
