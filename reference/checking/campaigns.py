@@ -124,8 +124,8 @@ def dry_run_text(plan: Campaign, workers: int | None, executor: str, profile: st
                          "verify: examples drawn across the variants")
     counted = f"{plan.variant_count:,} variants in {len(plan.tasks):,} tasks" if plan.variants else \
         f"{len(plan.tasks):,} tasks"
-    lines = [f"{what} — profile {profile}, --dry-run: {counted}, {sum(skipped.values()):,} combinations skipped "
-             f"by the declarations' rules", "",
+    rules = f", {sum(skipped.values()):,} combinations skipped by the declarations' rules" if plan.variants else ""
+    lines = [f"{what} — profile {profile}, --dry-run: {counted}{rules}", "",
              f"{'algorithm':<24} {'variants' if plan.variants else 'tasks':>8} {'skipped':>8} {'CPU time':>14}"]
     for name, (count, cost) in per.items():
         lines.append(f"{name:<24} {count:>8,} {skipped.get(name, 0):>8,} {duration(cost):>14}")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import heapq
 
-__all__ = ["SECONDS", "VARIANT_SECONDS", "DEFAULT", "START", "PER_TASK", "task_cost", "estimate", "duration"]
+__all__ = ["SECONDS", "VARIANT_SECONDS", "ENTRY_SECONDS", "DEFAULT", "START", "PER_TASK", "task_cost", "estimate",
+           "duration"]
 
 #: profile → algorithm → seconds of its task in a run without ``--variants`` (those under 0.05 s at 0.05).
 SECONDS = {
@@ -55,6 +56,10 @@ VARIANT_SECONDS = {
                  "graph_conv": 0.16, "mlp": 0.13, "rnn_cell": 0.11, "attention_pooling": 0.1, "unembedding": 0.08,
                  "positional_embedding": 0.07, "layer_norm": 0.07, "token_embedding": 0.05},
 }
+#: profile → seconds of conform on one catalogue entry (``verify --mutants``): the mean over 128 entries of six
+#: algorithms, CPU time in one process (``time formal-transformers verify --mutants --only
+#: attention,mhattention,layer_norm,dtransformer,rnn,swin_block --jobs 1 --profile P``: 4.3 s and 28.5 s).
+ENTRY_SECONDS = {"quick": 0.035, "thorough": 0.22}
 #: The cost of a task the tables do not name.
 DEFAULT = 0.05
 #: Seconds from the command's start to its workers' first task, and of its end, per executor: the command

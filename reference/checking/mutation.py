@@ -19,13 +19,11 @@ from dataclasses import asdict, dataclass, field
 from formal.errors import ConfigError
 
 from .conform import conform
+from .costs import DEFAULT, ENTRY_SECONDS
 from .examples import PROFILES
 from .executors import flatten, run_shown
 from .records import chosen, record
 from .tasks import Task
-
-#: Seconds of conform on one catalogue entry, per profile (``verify --mutants``, 2 cores): what orders the tasks.
-PER_ENTRY = {"quick": 0.1, "thorough": 0.5}
 
 __all__ = ["Outcome", "MutationReport", "Entries", "kill_rate", "tasks", "outcome"]
 
@@ -183,7 +181,7 @@ def tasks(only, profile, seed) -> list:
             for e in found:
                 key = (name, tuple(sorted((k, repr(v)) for k, v in e.options.items())))
                 grouped.setdefault(key, []).append((kind, e.name))
-    return [Entries(name, tuple(entries), profile, seed, len(entries) * PER_ENTRY.get(profile, 1.0))
+    return [Entries(name, tuple(entries), profile, seed, len(entries) * ENTRY_SECONDS.get(profile, DEFAULT))
             for (name, _), entries in grouped.items()]
 
 
