@@ -5,7 +5,7 @@
 
 ``--costs``: each algorithm in a fresh process (one torch thread, verify's sympy cache, torch's first calls made
 on a warm-up task), ``K`` of its variants spread over its enumeration, each a task as a worker runs it: the
-mean CPU seconds per task, printed as the ``SECONDS`` table of :mod:`reference.checking.costs`; and the
+mean CPU seconds per task, printed as the ``SECONDS`` table of :mod:`reference.verification.estimates`; and the
 seconds from a worker's start to its first result (``WORKER_START``).
 
 ``--compare``: first the wall time of a campaign of two tiny tasks per executor (the command's start and its
@@ -37,8 +37,8 @@ import json, sys, time
 start = time.perf_counter()
 import torch
 torch.set_num_threads(1)
-from reference.checking.tasks import Checks
-from reference.checking.variants import every_variant
+from reference.verification.tasks import Checks
+from formal.sampling.variants import every_variant
 name, profile, samples = sys.argv[1], sys.argv[2], int(sys.argv[3])
 Checks("layer_norm", None, profile, 0, "cpu", (("norm", "layer"), ("eps", 1e-05))).run()  # torch's first calls
 ready = time.perf_counter() - start
@@ -58,7 +58,7 @@ def _environment() -> dict:
 
 
 def costs(profile: str, samples: int):
-    from reference.checking.variants import EXAMPLE_ALGORITHMS
+    from formal.sampling.variants import EXAMPLE_ALGORITHMS
     table, starts = {}, []
     for name in EXAMPLE_ALGORITHMS:
         out = subprocess.run([sys.executable, "-c", _CHILD, name, profile, str(samples)], capture_output=True,
@@ -99,7 +99,7 @@ def _seconds(text: str) -> float:
 
 def start(repeats: int) -> dict:
     """Wall seconds of a run of two tiny tasks (positional_embedding's and layer_norm's variants, 0.01 s each):
-    the command's start and its workers', per executor — ``START`` of :mod:`reference.checking.costs`."""
+    the command's start and its workers', per executor — ``START`` of :mod:`reference.verification.estimates`."""
     runs = {"this process": ["--jobs", "1"], "processes": ["--jobs", "2"], "dask": ["--scheduler", "local:2"]}
     walls = {name: [] for name in runs}
     for _ in range(repeats):

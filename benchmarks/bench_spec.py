@@ -8,7 +8,7 @@ For every algorithm ``conform`` checks, the examples are the profile's at its la
 of its boundary cases and random examples, by total size, every option drawn from its domain; ``--sizes all``:
 every one, as ``verify`` and ``conform`` run them), each set repeated to at least 20 ms of the control, and the
 control is the correct implementation the mutant catalogue holds for that variant
-(:mod:`reference.checking.mutants`: numpy, the paper's column layout, written as a user would).  Each
+(:mod:`reference.catalogue`: numpy, the paper's column layout, written as a user would).  Each
 repetition runs, side by side:
 
 - ``spec``: the spec on every example, as a program calling it again on the same shapes meets it (a run on the
@@ -45,10 +45,10 @@ def _cases(name, profile, sizes="largest"):
     """``(algorithm, spec arguments, control, control arguments)`` per example the spec defines: the profile's
     examples at its largest sizes, or all of them."""
     from formal.errors import FormalError
-    from reference.checking.conform import normalise
-    from reference.checking.examples import PROFILES, examples
-    from reference.checking.mutants import IMPLEMENTATIONS
-    from reference.checking.targets import Target
+    from formal.sampling.examples import PROFILES, examples
+    from reference.catalogue import IMPLEMENTATIONS
+    from reference.conformance.conform import normalise
+    from reference.conformance.targets import Target
 
     settings = PROFILES[profile]
     cases = []
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats} must be at least 1")
-    from reference.checking.examples import EXAMPLE_ALGORITHMS
+    from formal.sampling.examples import EXAMPLE_ALGORITHMS
     names = args.algorithms or list(EXAMPLE_ALGORITHMS)
     unknown = [n for n in names if n not in EXAMPLE_ALGORITHMS]
     if unknown:

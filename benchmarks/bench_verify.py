@@ -6,7 +6,7 @@ Each algorithm's checks run in a fresh process, as a verify worker first meets t
 workers' sympy cache, torch's first calls made), split in three: drawing the examples (sizes drawn and mended:
 the derivations of every variant drawn), the spec's output on each (numpy, once per example), and the rest (the
 torch reference in every precision and path, FlopCounterMode, the SGD step). CPU seconds, medians of
-``--repeats`` runs. Last, the ``SECONDS`` table of :mod:`reference.checking.workers` (the order the workers
+``--repeats`` runs. Last, the ``SECONDS`` table of :mod:`reference.execution.workers` (the order the workers
 take the algorithms in), measured.
 """
 
@@ -23,7 +23,7 @@ _CHILD = """
 import json, sys, time
 import torch
 torch.set_num_threads(1)
-from reference.checking import checks
+from reference.verification import checks
 from reference.model.device import device
 spent = {"examples": 0.0, "spec": 0.0}
 
@@ -53,7 +53,7 @@ print(json.dumps([spent["examples"], spent["spec"], total - spent["examples"] - 
 def _plan(only):
     import torch
 
-    from reference.checking.checks import by_algorithm, plan
+    from reference.verification.checks import by_algorithm, plan
     return by_algorithm(plan(only, torch.device("cpu")))
 
 

@@ -4,11 +4,11 @@ over many seeded examples of every algorithm, in float32 and bfloat16, relative 
     python benchmarks/calibrate_tolerances.py [--examples N] [--max-size S] [--seed S] [--device cpu|cuda]
                                               [--only NAME,NAME]
 
-The examples are verify's and conform's (reference.checking.examples): the boundary cases and N random ones whose
+The examples are verify's and conform's (formal.sampling.examples): the boundary cases and N random ones whose
 sizes grow to S (default: conform's thorough profile, the largest sizes a tolerance is used at).
 
 Each algorithm's figures are declared with its correct implementation, ``Implementation(name, factory,
-{"float32": …, "bfloat16": …})`` in its family module of reference/checking/mutants/; reference/checking/
+{"float32": …, "bfloat16": …})`` in its family module of reference/catalogue/; reference/conformance/
 tolerances.py states how they were measured and the margin taken over them.
 """
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import math
 
-from formal.arguments import bounded_int
-from reference.checking import tolerances
-from reference.checking.examples import PROFILES, examples
-from reference.checking.records import records
-from reference.checking.verify import relative_error
+from formal.sampling.examples import PROFILES, examples
+from formal.tools.arguments import bounded_int
+from reference import tolerances
 from reference.model.execute import execute
+from reference.records import records
+from reference.verification.verify import relative_error
 
 
 def worst(name, dtype, n, seed, device, max_size):
@@ -59,7 +59,7 @@ def main():
             cells.append(f"{measured:10.2e} ({tolerances.relative(d, name):.0e})")
         print(f"{name:24s} " + " ".join(cells), flush=True)
     print(f"measured × {tolerances.MARGIN}, rounded up (each algorithm's Implementation in its family module of "
-          f"reference/checking/mutants/): {suggested}")
+          f"reference/catalogue/): {suggested}")
 
 
 if __name__ == "__main__":

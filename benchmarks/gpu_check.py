@@ -8,7 +8,7 @@ fails or runs out of time is recorded as such and the next one runs:
 1. ``environment`` — Python, torch and its CUDA, the GPU and its driver, transformers, the package
    (``benchmarks/gpu_environment.py``);
 2. ``install`` — ``pip install --no-deps --no-build-isolation -e .`` (such a machine has no internet); where pip
-   cannot, the tree goes on ``PYTHONPATH`` with its entry points beside it;
+   cannot, the tree goes on ``PYTHONPATH``;
 3. ``verify`` — ``formal-transformers verify --device cuda``: float64, float32 and bfloat16 against the spec, on
    the SDPA and the FlexAttention paths, as checks of one run (its ``--json`` report, summed up per check);
 4. ``gpu tests`` — the tests marked ``gpu`` (``python -m pytest -m gpu tests/reference``), read from JUnit XML;

@@ -23,7 +23,7 @@ PATHS = ("sdpa path", "flex path")
 #: 60 timed passes).
 TIMEOUTS = {"environment": 30, "install": 45, "verify": 150, "gpu tests": 110, "conform": 45, "speed vs HF": 80}
 #: A third party's kernel that conform checks on CUDA: PagedAttention as vLLM's test oracle writes it.
-CONFORMED = ("tests/reference/checking/targets/vllm_paged.py:paged_attention", "paged_attention")
+CONFORMED = ("tests/reference/conformance/targets/vllm_paged.py:paged_attention", "paged_attention")
 
 
 @dataclass(frozen=True)
@@ -98,32 +98,12 @@ def _judge_install(site, root, dry_run):
         mode = "pip --dry-run" if dry_run else "pip"
         if status == 0 and (not dry_run or "Would install formal-transformers" in output):
             return "pass", {"mode": mode}, None
-        # pip could not (no setuptools new enough, a read-only environment): the tree on PYTHONPATH, and its
-        # entry points (verify, conform, prove are found through them) in a dist-info folder beside it; a dry
-        # run takes the same way, so that what it runs next is what a GPU run would
-        written = write_entry_points(root, site)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), str(site), env.get("PYTHONPATH")) if p)
-        return "pass", {"mode": "PYTHONPATH", "pip_exit_status": status, "dist_info": written.name}, None
+        # pip could not (no setuptools new enough, a read-only environment): the tree on PYTHONPATH (every
+        # command is imported from it, none found through installed metadata); a dry run takes the same way, so
+        # that what it runs next is what a GPU run would
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+        return "pass", {"mode": "PYTHONPATH", "pip_exit_status": status}, None
     return judge
-
-
-def write_entry_points(root: Path, site: Path) -> Path:
-    """A dist-info folder in ``site`` holding the package's name, version and entry points, read from
-    ``root/pyproject.toml``: with ``site`` on ``sys.path``, ``importlib.metadata`` finds the commands."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    dist = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
-    dist.mkdir(parents=True, exist_ok=True)
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\n"
-                                   f"Version: {project['version']}\n")
-    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
-    (dist / "entry_points.txt").write_text("".join(
-        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items()) + "\n"
-        for group, entries in groups.items()))
-    return dist
 
 
 def _judge_verify(path, dry_run):

@@ -3,12 +3,12 @@
 Everything about the objects is generated from them at each build, so the documentation cannot drift from the
 code: a page per algorithm (``algorithms/``), per preset family (``models/``), the attention patterns, the
 theorems and the claims catalogue with its verdicts (``objects/``) — each rendered by this package's own
-Sphinx extension, ``formal.sphinx`` — and the tables of FLOP conventions, model options, presets and
+Sphinx extension, ``formal.tools.sphinx`` — and the tables of FLOP conventions, model options, presets and
 Vaswani et al.'s Table 1 (``_generated/``, included into the hand-written pages).
 
 The extensions, and what each is for:
 
-- ``formal.sphinx`` — the ``formal`` domain (``formal:algorithm``, ``formal:model``, ``formal:pattern``,
+- ``formal.tools.sphinx`` — the ``formal`` domain (``formal:algorithm``, ``formal:model``, ``formal:pattern``,
   ``formal:theorem``, ``formal:claim``; the ``:formal:alg:`` and ``:formal:sym:`` roles) and math written as
   MathML when the pages are built, so formulas render offline with no JavaScript and no CDN;
 - ``sphinx.ext.autodoc`` and ``sphinx.ext.napoleon`` — the API reference from the NumPy-style docstrings;
@@ -26,8 +26,8 @@ project = "formal-transformers"
 author = "the formal-transformers developers"
 copyright = f"2026, {author}"  # noqa: A001 - the name Sphinx reads
 version = release = __version__
-extensions = ["formal.sphinx", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode", "sphinxarg.ext",
-              "sphinx_copybutton"]
+extensions = ["formal.tools.sphinx", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode",
+              "sphinxarg.ext", "sphinx_copybutton"]
 napoleon_numpy_docstring = True
 autodoc_member_order = "bysource"
 html_theme = "furo"
@@ -226,7 +226,7 @@ def _model_pages():
 
 def _object_pages():
     """The attention patterns, the theorems and the claims catalogue, each entry by its directive."""
-    from formal.claims.catalogue import files
+    from formal.tools.claims.catalogue import files
     from proofs.registry import theorems
     folder = HERE / "objects"
     patterns = {"full": "n=16", "causal": "n=16", "cross": "n=16, n_z=12", "sliding_window": "n=16, window=5",

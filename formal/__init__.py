@@ -12,19 +12,22 @@ numeric execution and rendering are derived from that one definition.
 The names below are imported on first use (PEP 562), so ``import formal`` — and a command that needs no
 derivation, such as ``complexity`` of a preset — does not import sympy, numpy or networkx.
 
-The subpackages, from the vocabulary up:
+The specification, from the vocabulary up (it imports nothing outside itself):
 
-- :mod:`formal.core` — size symbols, shapes, constraints, masks;
-- :mod:`formal.costs` — the cost model: costs, FLOP conventions, polynomials, inequalities, asymptotics;
+- :mod:`formal.errors` — the errors every part raises (a shape, a configuration, a domain, a resource);
+- :mod:`formal.core` — size symbols, shapes, constraints, masks, the formula grammar;
+- :mod:`formal.costs` — the cost model: costs, FLOP conventions, polynomials, inequalities, asymptotics and
+  asymptotic orders;
 - :mod:`formal.engine` — an algorithm as data, its derivation, execution, options and rendering;
 - :mod:`formal.ops` — the primitive operations the lines are made of;
 - :mod:`formal.algorithms` — the paper's algorithms and the lecture notes' systems, one module per family;
 - :mod:`formal.models` — presets, configuration files, what a model costs, Table 1;
 - :mod:`formal.graphs` — attention as message passing on graphs;
-- :mod:`formal.claims` — the claims checker;
-- :mod:`formal.sphinx` — the Sphinx extension that renders the objects;
-- :mod:`formal.guards` — files, arrays and resources checked before use;
-- :mod:`formal.cli` and :mod:`formal.arguments` — the command line and its argument types.
+- :mod:`formal.sampling` — the examples the spec implies: sizes, variants, ties, boundary cases;
+- :mod:`formal.guards` — files, arrays and resources checked before use.
+
+On top of it, :mod:`formal.tools` — the command line (``python -m formal``: :mod:`formal.__main__`) and its
+commands, the claims checker, the Sphinx extension — which the spec never imports.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ _LAZY = {
     "Cost": "costs.cost", "CONVENTIONS": "costs.conventions", "memory_limit": "guards.limits",
     # the subpackages, and the two submodules of __all__
     "masks": "core.masks", "symbols": "core.symbols",
-    **{name: None for name in ("algorithms", "core", "costs", "engine", "guards", "models", "ops", "graphs", "claims")},
+    **{name: None for name in ("algorithms", "core", "costs", "engine", "guards", "models", "ops", "graphs",
+                               "sampling")},
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError", "shown", "one_of"]
+__all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError", "shown", "one_of", "integers"]
 
 
 def shown(value, limit: int = 60) -> str:
@@ -118,3 +118,14 @@ def one_of(what: str, value, known):
     if not isinstance(value, str) or value not in known:
         raise ConfigError(f"unknown {what} {shown(value)}; known: {', '.join(known)}")
     return value
+
+
+def integers(minimum: int, maximum: int | None = None) -> str:
+    """What an integer from ``minimum`` to ``maximum`` (None: no upper bound) must be, in words.
+
+    >>> integers(1), integers(0), integers(3, 99)
+    ('a positive integer', 'a non-negative integer', 'an integer from 3 to 99')
+    """
+    if maximum is not None:
+        return f"an integer from {minimum} to {maximum}"
+    return {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer ≥ {minimum}")

@@ -6,9 +6,10 @@ about, and says how it is checked and what level of evidence that reaches (``sym
 k``; ``exhaustive``; ``property-tested``).  Its twin is the same statement made slightly false; ``prove``
 fails unless every theorem is proved and every twin rejected.  Modules: :mod:`proofs.softmax`,
 :mod:`proofs.attention`, :mod:`proofs.norms`, :mod:`proofs.costs`, :mod:`proofs.graphs`; the runner
-:mod:`proofs.theorem` and the command :mod:`proofs.command`.
+:mod:`proofs.theorem`, and :mod:`proofs.registry`, which lists and runs them (the command:
+``formal-transformers prove``).
 
->>> from proofs.command import prove
+>>> from proofs import prove
 >>> [r.ok for r in prove(["kaplan-n"])]
 [True]
 """
@@ -18,7 +19,7 @@ __all__ = ["prove", "theorems"]
 
 def prove(names=()):
     """The results of the named theorems (all by default)."""
-    from .command import prove as run
+    from .registry import prove as run
     return run(names)
 
 

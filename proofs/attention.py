@@ -104,7 +104,7 @@ def _context_order(perturbed):
 
 def _causal(perturbed):
     from formal import algorithms
-    from reference.checking.examples import example
+    from formal.sampling.examples import example
 
     def check(rng, n):
         t = int(rng.integers(n - 1))

@@ -84,7 +84,7 @@ def _conventions(perturbed):
 
 def _generation(perturbed):
     from formal import algorithms
-    from formal.claims.asymptotic import theta, theta_text
+    from formal.costs.orders import theta, theta_text
     ell_gen, = _s("ell_gen")
     cached = algorithms.get("dinference", kv_cache=True).cost().flops
     recomputed = algorithms.get("dinference", kv_cache=False).cost().flops
@@ -150,6 +150,6 @@ THEOREMS = [
             r"C_{\text{cache}} = \Theta(\ell_{\mathrm{gen}}^2),\quad "
             r"C_{\text{recompute}} = \Theta(\ell_{\mathrm{gen}}^3)",
             ("dinference",), "symbolic",
-            "formal.claims.asymptotic.theta on the derived polynomials (exact, from their terms)",
+            "formal.costs.orders.theta on the derived polynomials (exact, from their terms)",
             "Without the cache it is Θ(ℓ_gen²).", _generation),
 ]

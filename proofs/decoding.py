@@ -1,6 +1,6 @@
 """Decoding with a key/value cache (Algorithm 10 with a cache, Algorithm 14): chained extends equal
 recomputation, and greedy decoding with the cache generates the tokens it does without — checked on the spec's
-own execution (numpy, float64), on seeded parameters and prompts of :mod:`reference.checking.examples`.
+own execution (numpy, float64), on seeded parameters and prompts of :mod:`formal.sampling.examples`.
 
 Why no symbolic proof: each statement is about every prompt, every split into a prefill and extends, and every
 number of generated tokens, while the spec executes Algorithm 10's layers, its causal softmax and the greedy
@@ -31,7 +31,7 @@ def _model(seed, n):
     """Seeded Algorithm 10 (the options ``OPTIONS[seed % 2]``, L = 2) and arguments at ℓ = n: the example and
     its parameters."""
     from formal import algorithms
-    from reference.checking.examples import example
+    from formal.sampling.examples import example
     model = algorithms.get("dtransformer", **OPTIONS[seed % 2])
     ex = example(model, seed, small=4, pins={"ell": n, "ell_max": n}, sizes={"L": 2})
     return ex, {k: v for k, v in ex.arguments.items() if k != "x"}
@@ -101,7 +101,7 @@ def _greedy(perturbed):
     """Algorithm 14 with greedy choice (τ → 0) and the KV cache generates the tokens it does without.  The twin
     decodes with a cache one position short at each extend."""
     from formal import algorithms
-    from reference.checking.examples import example
+    from formal.sampling.examples import example
 
     def check(rng, n):
         prompt_length = int(rng.integers(2, 5))
@@ -130,7 +130,7 @@ THEOREMS = [
             r"\mathrm{extend}(x_{s:e} \mid K, V) = \mathrm{DTransformer}(x_{:e})_{:, s:e},\ "
             r"(K, V) \leftarrow \mathrm{prefill}(x_{:e})\ \text{after each extend}",
             ("kv_dtransformer", "dtransformer"), "property-tested",
-            "the spec's execution (float64; options and parameters seeded by reference.checking.examples, L = 2), "
+            "the spec's execution (float64; options and parameters seeded by formal.sampling.examples, L = 2), "
             "6 seeds at each of ℓ = 4, 6, 8, a random prefill length then at least two extends of 1 to 3 tokens, "
             f"|Δ| ≤ {TOL:g}; {WHY}",
             "A cache one position short (its last column dropped before each extend) gives the same columns.",
@@ -142,7 +142,7 @@ THEOREMS = [
             r"\mathrm{DInference}_{\tau \to 0}(x \mid \hat\theta)",
             ("dinference", "kv_dtransformer"), "property-tested",
             "the spec's execution (options, parameters and prompts of 2 to 4 tokens seeded by "
-            "reference.checking.examples, L = 2), 8 seeds at each of ℓ_gen = 4, 6, the tokens compared exactly; "
+            "formal.sampling.examples, L = 2), 8 seeds at each of ℓ_gen = 4, 6, the tokens compared exactly; "
             f"{WHY}",
             "Greedy decoding with a cache one position short (its last column dropped before each extend) "
             "generates the same tokens.", _greedy),

@@ -7,7 +7,7 @@ every assignment of the sizes its argument and result shapes (and the op's own s
 over the four smallest values its own constraints admit (:data:`GRID`, 1…4, for most; 8, 16, 24, 32 for a size that
 must be a multiple of 8), wherever every dimension is a positive integer and the constraints hold; its rule
 (``op.work(shapes, out)`` under ``full``) is evaluated at the same sizes.  The arguments are of the kinds the spec's
-own executions give them (:func:`reference.checking.examples.example`, seeded, options drawn from their declared
+own executions give them (:func:`formal.sampling.examples.example`, seeded, options drawn from their declared
 domains): a float argument is drawn in [0.5, 2), an index is 0, a mask admits everything, a distribution is
 uniform.  Those executions are counted too, at their own sizes.  Ops that no algorithm's lines use are run on their
 own (:func:`on_their_own`) on the same grid.
@@ -105,7 +105,7 @@ def _record(found, kind, tally):
 
 def examples():
     """``(name, example)`` for every algorithm the examples cover, ``SEEDS`` each."""
-    from reference.checking.examples import EXAMPLE_ALGORITHMS, example
+    from formal.sampling.examples import EXAMPLE_ALGORITHMS, example
     for name in EXAMPLE_ALGORITHMS:
         for seed in range(SEEDS):
             yield name, example(name, seed, small=SMALL)

@@ -43,12 +43,12 @@ def _kaplan_n(perturbed):
 
 
 def _remainder_is_o(remainder, bound):
-    """``remainder = O(bound)`` as every size in either grows (:func:`formal.claims.asymptotic.big_o`, exact);
+    """``remainder = O(bound)`` as every size in either grows (:func:`formal.costs.orders.big_o`, exact);
     a term that is not names itself, with sizes where it exceeds ``bound``."""
     import sympy as sp
 
-    from formal.claims.asymptotic import Undecided, big_o
     from formal.core.symbols import text
+    from formal.costs.orders import Undecided, big_o
     sizes = sorted(remainder.free_symbols | bound.free_symbols, key=str)
     if remainder == 0:
         return Outcome(True, f"the remainder is 0 = O({text(bound)})")
@@ -114,7 +114,7 @@ THEOREMS = [
             "as every size in it grows.",
             r"N = 12\,L\,d^2 + O(L\,d)", ("dtransformer",), "symbolic",
             "formal.costs.asymptotics.leading_term of the derived count, in d; the remainder (count − 12·L·d²) "
-            "against L·d by formal.claims.asymptotic.big_o, every size in it growing (exact, from the terms)",
+            "against L·d by formal.costs.orders.big_o, every size in it growing (exact, from the terms)",
             "The leading term is 13·L·d².", _kaplan_n),
     Theorem("kaplan-c-forward",
             "Kaplan's C_forward: under the kaplan convention Algorithm 10's forward pass over ℓ tokens (no biases, "

@@ -1,20 +1,25 @@
 """The package's architecture, read from its source: which module imports which (top-level and inside
-functions alike, read with ``ast``: nothing is imported), and how long each module is.
+functions alike, read with ``ast``: nothing is imported), and what each folder says it holds.
 
-- no import cycle but the engine's (``formal.engine``'s algorithm, calls, derivation and execution, with the
-  executor's lines and columns, import each other lazily by design);
-- nothing imports ``formal.cli`` (the front door) but ``formal/__main__.py``; the commands share their
-  argument types through ``formal.arguments``;
-- ``formal`` imports nothing of ``reference`` or ``proofs``, not even inside a function (``reference`` and
-  ``proofs`` are found through entry points);
-- no module of ``formal``, ``reference`` or ``proofs`` is over 400 lines.
+The layers, from the bottom (docs/contributing.rst draws them):
 
-Each assertion names the offending modules.
+- **the specification** — :mod:`formal` but :mod:`formal.tools` (vocabulary, cost model, ops, engine,
+  algorithms, models, graphs, the examples the spec implies) imports nothing outside itself;
+- **reference** and **proofs** import the spec, never a tool; proofs imports nothing of reference;
+- **the tools** — :mod:`formal.tools` (the command line and its commands, the claims checker, the Sphinx
+  extension) and ``python -m formal`` — import all of them.
+
+Besides: no import cycle but the engine's (:data:`ENGINE`, each of its files named); nothing imports the
+command line but ``python -m formal``, and nothing but the command line and its commands imports the argument
+types; no entry point is looked up (the package finds its own parts by importing them); every package's
+docstring names each of its modules; no folder of ``reference`` holds more than :data:`MAX_MODULES` modules
+but the two whose modules are one per family (:data:`FAMILY_FOLDERS`).  Each assertion names the offenders.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -22,10 +27,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("formal", "reference", "proofs")
-#: The one cycle allowed: the engine's modules import each other lazily by design.
+#: The one cycle allowed: the engine's modules import each other lazily by design — an algorithm derives and
+#: executes its lines (``algorithm`` → ``derivation``, ``execution``), a line calls another algorithm
+#: (``calls`` → ``algorithm``), and the fast paths (``tape``, ``batches``, ``columns``) replay what the
+#: executor (``execution``, ``lines``) checked.
 ENGINE = {"formal.engine.algorithm", "formal.engine.calls", "formal.engine.derivation", "formal.engine.execution",
           "formal.engine.lines", "formal.engine.columns", "formal.engine.tape", "formal.engine.batches"}
-MAX_LINES = 400
+#: The tools: everything that uses the spec rather than being it.
+TOOLS = "formal.tools"
+FRONT_DOORS = {"formal.__main__"}
+#: The most modules a folder of ``reference`` holds, but for the folders of one module per family.
+MAX_MODULES = 15
+FAMILY_FOLDERS = {"reference.model", "reference.catalogue"}
 
 
 def _name(path: Path) -> str:
@@ -75,6 +88,18 @@ def imports(module: str) -> set:
     return {m for m in map(_known, found) if m is not None and m != module}
 
 
+def layer(module: str) -> str:
+    """``spec``, ``reference``, ``proofs`` or ``tools``."""
+    if module in FRONT_DOORS or module == TOOLS or module.startswith(TOOLS + "."):
+        return "tools"
+    return {"formal": "spec"}.get(module.split(".")[0], module.split(".")[0])
+
+
+#: Which layers each layer may import.
+ALLOWED = {"spec": {"spec"}, "reference": {"spec", "reference"}, "proofs": {"spec", "proofs"},
+           "tools": {"spec", "reference", "proofs", "tools"}}
+
+
 @pytest.fixture(scope="module")
 def graph() -> nx.DiGraph:
     G = nx.DiGraph()
@@ -85,12 +110,13 @@ def graph() -> nx.DiGraph:
 
 
 def test_the_reader_sees_lazy_and_relative_imports(graph):
-    """The checks below can fail: the reader finds an import inside a function (the engine's lazy cycle),
-    a relative one, and ``python -m formal``'s import of the front door."""
-    assert graph.has_edge("formal.__main__", "formal.cli")
+    """The checks below can fail: the reader finds an import inside a function (the engine's lazy cycle, the
+    command line's deferred commands), a relative one, and ``python -m formal``'s import of the front door."""
+    assert graph.has_edge("formal.__main__", "formal.tools.cli")
     assert any(graph.has_edge(a, b) for a in ENGINE for b in ENGINE)
     assert ENGINE in [set(c) for c in nx.strongly_connected_components(graph)]
     assert graph.has_edge("formal.graphs.specs", "formal.graphs.schema")       # from .schema import …
+    assert graph.has_edge("formal.tools.commands.verify", "reference.verification.verify")   # inside a function
 
 
 def test_no_import_cycle_but_the_engines(graph):
@@ -98,18 +124,100 @@ def test_no_import_cycle_but_the_engines(graph):
     assert not cycles, f"import cycles outside the engine: {cycles}"
 
 
+def test_the_engines_cycle_is_every_file_it_names(graph):
+    """:data:`ENGINE` names the cycle's files, no more: a file that leaves it is taken off the list."""
+    (cycle,) = [set(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert cycle == ENGINE, f"the engine's cycle is {sorted(cycle)}"
+
+
+def test_the_layers_point_one_way(graph):
+    """spec → reference, proofs → tools: no arrow from the spec to a tool, to reference or to proofs, none
+    from reference or proofs to a tool, none between reference and proofs."""
+    offenders = sorted(f"{a} -> {b}" for a, b in graph.edges if layer(b) not in ALLOWED[layer(a)])
+    assert not offenders, f"imports against the layering: {offenders}"
+
+
+def test_the_layering_check_catches_a_planted_arrow(graph):
+    """The check above can fail: an arrow planted from the spec to a tool, or from reference to a tool, is
+    caught."""
+    planted = graph.copy()
+    planted.add_edge("formal.engine.render", "formal.tools.cli")
+    planted.add_edge("reference.records", "formal.tools.claims.claim")
+    planted.add_edge("proofs.theorem", "reference.records")
+    found = {(a, b) for a, b in planted.edges if layer(b) not in ALLOWED[layer(a)]}
+    assert {("formal.engine.render", "formal.tools.cli"), ("reference.records", "formal.tools.claims.claim"),
+            ("proofs.theorem", "reference.records")} <= found
+
+
 def test_nothing_imports_the_cli_but_main(graph):
-    importers = sorted(set(graph.predecessors("formal.cli")) - {"formal.__main__"})
-    assert not importers, f"formal.cli is imported by {importers} (shared argument types are formal.arguments)"
+    importers = sorted(set(graph.predecessors("formal.tools.cli")) - FRONT_DOORS)
+    assert not importers, f"formal.tools.cli is imported by {importers}"
 
 
-def test_formal_imports_nothing_of_reference_or_proofs(graph):
-    offenders = sorted(f"{a} -> {b}" for a, b in graph.edges
-                       if a.split(".")[0] == "formal" and b.split(".")[0] in ("reference", "proofs"))
-    assert not offenders, f"formal imports reference or proofs: {offenders}"
+def test_nothing_but_the_command_line_imports_the_argument_types(graph):
+    """The argument types are the command line's: a command (formal.tools.commands) or the front door uses
+    them, nothing of the spec, reference or proofs — nor the claims checker or the Sphinx extension."""
+    command_line = {"formal.tools.cli"} | {m for m in MODULES if m.startswith("formal.tools.commands")}
+    importers = sorted(set(graph.predecessors("formal.tools.arguments")) - command_line)
+    assert not importers, f"formal.tools.arguments is imported by {importers}"
 
 
-def test_no_module_is_over_400_lines():
-    long = {str(p.relative_to(ROOT)): n for p in MODULES.values()
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert not long, f"modules over {MAX_LINES} lines: {long}"
+def _entry_point_lookups(module: str) -> list:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("entry_points", "iter_entry_points")]
+
+
+def test_no_entry_point_is_looked_up():
+    """The package finds its own parts by importing them: no module looks up an entry point, and the
+    distribution declares none but its console script."""
+    offenders = {m: lines for m in MODULES if (lines := _entry_point_lookups(m))}
+    assert not offenders, f"entry points looked up in {offenders}"
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "[project.entry-points" not in pyproject
+
+
+def test_the_lookup_check_catches_a_planted_lookup(tmp_path, monkeypatch):
+    planted = tmp_path / "planted.py"
+    planted.write_text("from importlib.metadata import entry_points\n"
+                       "def f():\n    return entry_points(group='formal_transformers.commands')\n")
+    monkeypatch.setitem(MODULES, "formal.planted", planted)
+    assert _entry_point_lookups("formal.planted") == [3]
+
+
+def _docstring_misses(package: str) -> list:
+    """The modules of ``package``'s folder (and its subpackages) its docstring does not name."""
+    path = MODULES[package]
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    folder = path.parent
+    names = sorted({p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+                   | {p.parent.name for p in folder.glob("*/__init__.py")})
+    return [n for n in names if not re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", doc)]
+
+
+PACKAGE_MAPS = sorted(m for m, p in MODULES.items() if p.name == "__init__.py" and m.split(".")[0] != "proofs"
+                      and (m.startswith(("reference", "formal.tools", "formal.sampling")) or m == "formal"))
+
+
+@pytest.mark.parametrize("package", PACKAGE_MAPS)
+def test_each_folder_s_docstring_names_every_module(package):
+    missing = _docstring_misses(package)
+    assert not missing, f"{package}'s docstring does not name {missing}"
+
+
+def test_the_docstring_check_catches_an_unnamed_module(tmp_path, monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text('"""- :mod:`.named` — one."""\n')
+    for name in ("named", "unnamed"):
+        (tmp_path / "pkg" / f"{name}.py").write_text("")
+    monkeypatch.setitem(MODULES, "pkg", tmp_path / "pkg" / "__init__.py")
+    assert _docstring_misses("pkg") == ["unnamed"]
+
+
+def test_no_folder_of_reference_holds_more_than_a_concept():
+    folders = {}
+    for module, path in MODULES.items():
+        if module.startswith("reference.") and path.name != "__init__.py":
+            folders.setdefault(module.rpartition(".")[0], []).append(module)
+    crowded = {f: len(m) for f, m in folders.items() if len(m) > MAX_MODULES and f not in FAMILY_FOLDERS}
+    assert not crowded, f"folders of reference over {MAX_MODULES} modules: {crowded}"

@@ -1,6 +1,6 @@
 """A catalogue of hostile inputs run through the real command line (``python -m formal``, a subprocess).
 
-The promise under test (README, ``formal/cli.py``): bad input prints one line on stderr, starting
+The promise under test (README, ``formal/tools/cli.py``): bad input prints one line on stderr, starting
 ``formal-transformers: error:``, and exits with status 2 (1 where the implementation checked by
 ``conform`` is at fault); never a traceback; bounded time and memory; ``--json`` prints one valid JSON object
 or nothing; nothing is written outside the path the user asked for; nothing in a file or option is executed
@@ -516,7 +516,7 @@ CASES = [
     C("verify-jobs-huge", ("verify", "--jobs", "10" * 20), 2, contains=("--jobs",)),
     C("verify-mutants-with-variants", ("verify", "--mutants", "--variants", "all"), 2, contains=("--variants",)),
     # verify's --variants, --scheduler and --dry-run refusals are checked in one process by
-    # tests/reference/checking/test_campaigns.py; here the few a process meets hardest (the budget below)
+    # tests/reference/verification/test_campaigns.py; here the few a process meets hardest (the budget below)
     C("verify-variants-trailing-comma", ("verify", "--variants", "bias=true,"), 2, contains=("KEY=VALUE",)),
     C("verify-variants-unexampled", ("verify", "--variants", "empty=error"), 2, contains=("has no example",)),
     C("verify-variants-huge", ("verify", "--variants", "bias=" + "x" * 100_000, "--only", "attention"), 2,
@@ -659,8 +659,8 @@ CASES = [
       setup=_write("impl.py", ATTENTION_TARGET)),
     C("conform-syntax-error", ("conform", "impl.py:attention", "--algorithm", "attention", "--json"), 1,
       setup=_write("impl.py", "def attention(X:\n    return X\n"),
-      note="the implementation's module cannot be imported: its fault (reference/checking/loading.py usage=False, "
-           "reference/checking/targets.py TargetFault.status = 1), one line on stderr"),
+      note="the implementation's module cannot be imported: its fault (reference/conformance/loading.py usage=False, "
+           "reference/conformance/targets.py TargetFault.status = 1), one line on stderr"),
     C("conform-unknown-algorithm", ("conform", "impl.py:attention", "--algorithm", "nosuch"), 2,
       setup=_write("impl.py", ATTENTION_TARGET)),
     C("conform-dinference-tiny-tau", ("conform", "impl.py:dinference", "--algorithm", "dinference",

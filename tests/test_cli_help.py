@@ -11,24 +11,23 @@ import re
 import subprocess
 import sys
 import textwrap
-from importlib.metadata import entry_points
 
 import pytest
 
 import formal
-from formal.cli import build_parser, main, sizes_text
 from formal.core.symbols import by_name, info
-from formal.helptext import DOCS_POINTER, Formatter
 from formal.models.presets import PRESETS
+from formal.tools.cli import build_parser, main, sizes_text
+from formal.tools.helptext import DOCS_POINTER, Formatter
 from tests.tiers import fast_few, in_fast_tier
 
 HEAVY = ("sympy", "numpy", "networkx", "torch", "matplotlib")
 
 
 def _commands() -> dict:
-    """Every command's parser, those of the entry points too, by name."""
+    """Every command's parser, the deferred ones too, by name."""
     parser = build_parser()
-    parser.format_help()                                   # registers the entry points' commands
+    parser.format_help()                                   # registers the deferred commands
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices), {a.dest: a.help for a in sub._choices_actions}
 
@@ -179,7 +178,7 @@ def test_every_output_file_option_is_known():
 def _heavy_after(argv) -> list:
     code = textwrap.dedent(f"""
         import contextlib, io, json, sys
-        from formal.cli import main
+        from formal.tools.cli import main
         with contextlib.redirect_stdout(io.StringIO()):
             try:
                 main({argv!r})
@@ -194,15 +193,14 @@ def _heavy_after(argv) -> list:
 
 @pytest.mark.parametrize("argv", [["--help"], *([name, "--help"] for name in COMMANDS)])
 def test_help_imports_no_heavy_module(argv):
-    """``--help`` (the entry points' commands listed too) imports none of sympy, numpy, networkx, torch,
+    """``--help`` (the deferred commands listed too) imports none of sympy, numpy, networkx, torch,
     matplotlib: a property, not a timing (the time is in the README's speed section)."""
     assert _heavy_after(argv) == []
 
 
-@pytest.mark.skipif(not entry_points(group="formal_transformers.commands"), reason="no command entry points installed")
-def test_help_lists_the_entry_points_commands():
-    names = {e.name for e in entry_points(group="formal_transformers.commands")}
-    assert names <= set(COMMANDS)
+def test_help_lists_the_deferred_commands():
+    from formal.tools.cli import DEFERRED
+    assert set(DEFERRED) <= set(COMMANDS)
 
 
 # ------------------------------------------------------------------------------- one name per size
@@ -252,7 +250,7 @@ def test_a_size_given_twice_is_refused(capsys, tmp_path):
 
 # ------------------------------------------------------------------------------- the docs' page
 def test_the_docs_page_reads_every_command_with_literal_flags_and_example_blocks():
-    from formal.cli import docs_parser
+    from formal.tools.cli import docs_parser
     parser = docs_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(sub.choices) == set(COMMANDS)

@@ -7,7 +7,7 @@ with a one-line message), and the command line answers 0 or 2 with at most one l
 - a configuration read all the way through ``complexity --config`` (in process);
 - :func:`formal.engine.options.parse_options` and :func:`formal.get` for every algorithm with arbitrary
   ``KEY=VALUE`` texts; a text option's value round-trips exactly;
-- :func:`formal.cli.main` on argv built from the real subcommands and flags with random values (only the
+- :func:`formal.tools.cli.main` on argv built from the real subcommands and flags with random values (only the
   spec's own commands, with small sizes).
 
 ``max_examples`` follows the hypothesis profile of ``tests/conftest.py`` (derandomized under ``ci``), capped
@@ -28,7 +28,6 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 import formal
-from formal import cli
 from formal.algorithms import ALGORITHMS
 from formal.engine.options import parse_options
 from formal.errors import ConfigError, FormalError
@@ -36,6 +35,7 @@ from formal.guards.files import read_toml
 from formal.models.complexity import MODELS
 from formal.models.config import KEYS, load_config
 from formal.models.presets import PRESETS
+from formal.tools import cli
 from tests.tiers import fast_few, in_fast_tier, slow
 
 _PROFILE_EXAMPLES = settings.default.max_examples
@@ -538,8 +538,8 @@ _CLAIM_KEYS = ["id", "model", "algorithm", "op", "graph", "options", "sizes", "s
 def test_a_claim_of_random_fields_gets_a_verdict(table):
     """Property: whatever a [[claim]] table holds, deciding it returns a verdict (holds, fails, undecided or
     invalid with a one-line reason): no other exception escapes, nothing is executed."""
-    from formal.claims.claim import parse_claims
-    from formal.claims.decide import decide
+    from formal.tools.claims.claim import parse_claims
+    from formal.tools.claims.decide import decide
     table.pop("property", None)
     table.pop("implementation", None)
     [claim] = parse_claims({"claim": [table]})
@@ -554,7 +554,7 @@ def test_a_claim_of_random_fields_gets_a_verdict(table):
 @given(st.text(max_size=200))
 def test_claims_text_is_read_or_refused(text):
     """Property: arbitrary text as a claims file is a ConfigError or a list of verdicts."""
-    from formal.claims import check_text
+    from formal.tools.claims import check_text
     try:
         verdicts = check_text(text)
     except ConfigError:

@@ -74,7 +74,7 @@ def wheel(tmp_path_factory):
 def test_the_wheel_ships_the_license_py_typed_and_the_metadata(wheel):
     names = wheel.namelist()
     assert "formal/py.typed" in names
-    static = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "formal/sphinx/static").iterdir())
+    static = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "formal/tools/sphinx/static").iterdir())
     assert static and set(static) <= set(names), f"the Sphinx extension's static files not in the wheel: {static}"
     license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
     assert wheel.read(license_file) == (ROOT / "LICENSE").read_bytes()

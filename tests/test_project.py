@@ -47,7 +47,7 @@ def test_docs_tables_are_generated_from_the_objects():
 def test_readme_states_the_catalogue_it_ships():
     """The README's kill-rate paragraph names the number of mutants the catalogue holds (the tests require
     every one killed), so the figure cannot go stale.  The catalogue is numpy: no torch needed."""
-    from reference.checking.mutants import CONTROLS, MUTANTS
+    from reference.catalogue import CONTROLS, MUTANTS
     readme = (ROOT / "README.md").read_text()
     assert f"{len(MUTANTS)} planted bugs" in readme
     assert f"({len(MUTANTS)} of {len(MUTANTS)} killed), {len(CONTROLS)} of\n{len(CONTROLS)} correct" in readme
@@ -86,7 +86,7 @@ def test_readme_commands_of_the_specification_run(tmp_path, monkeypatch, capsys)
     """Each ``list``/``show``/``complexity``/``graph``/``check``/``prove``/``table1`` command the README shows exits 0
     as written, the configuration file being the README's first TOML block and the claims file its second
     (``verify`` and ``conform`` are run by their tests)."""
-    from formal.cli import main
+    from formal.tools.cli import main
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my-model.toml").write_text(_blocks("toml")[0] + "\n")
     (tmp_path / "my_graph.txt").write_text("0 1\n1 2\n# a comment\n2 0\n")

@@ -1,5 +1,5 @@
 """What a command imports: ``import formal`` and ``complexity`` of a preset (the shipped formulas,
-:mod:`formal.models.costcache`) load none of sympy, numpy, networkx or torch, and no command of the entry points
+:mod:`formal.models.costcache`) load none of sympy, numpy, networkx or torch, and no deferred command
 (``reference``); ``--symbolic`` and a configuration the cache does not hold derive with sympy.  Checked in a
 fresh interpreter through ``sys.modules`` — a property, not a timing (the times are in
 benchmarks/bench_complexity.py)."""
@@ -8,9 +8,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from importlib.metadata import entry_points
-
-import pytest
 
 from formal.models.presets import PRESETS
 from tests.tiers import slow
@@ -60,7 +57,7 @@ def test_complexity_of_every_preset_imports_no_heavy_module(tmp_path):
              ["complexity", "gpt2", "--seq-len", "0"], ["complexity", "nope"]]
     assert _imported(f"""
         import contextlib, io
-        from formal.cli import main
+        from formal.tools.cli import main
         for argv in {runs!r}:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 main(argv)
@@ -83,15 +80,15 @@ def test_symbolic_and_uncached_options_derive_with_sympy(tmp_path):
     for argv in (["complexity", "gpt2", "--symbolic"], ["complexity", "--config", str(config)]):
         assert "sympy" in _imported(f"""
             import contextlib, io
-            from formal.cli import main
+            from formal.tools.cli import main
             with contextlib.redirect_stdout(io.StringIO()):
                 assert main({argv!r}) == 0
         """)
 
 
-@pytest.mark.skipif(not entry_points(group="formal_transformers.commands"), reason="no command entry points installed")
-def test_the_entry_points_commands_are_registered_when_named_or_for_the_help():
-    names = sorted(e.name for e in entry_points(group="formal_transformers.commands"))
+def test_the_deferred_commands_are_registered_when_named_or_for_the_help():
+    from formal.tools.cli import DEFERRED
+    names = sorted(DEFERRED)
     done = subprocess.run([sys.executable, "-m", "formal", "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and all(f"    {n} " in done.stdout for n in names), done.stdout
     done = subprocess.run([sys.executable, "-m", "formal", "nosuch"], capture_output=True, text=True, timeout=120)

@@ -129,11 +129,14 @@ def test_property_and_implementation_claims_without_torch(without_torch, tmp_pat
 @slow
 def test_the_checking_tests_are_collected_without_torch(without_torch):
     """The tests of the checking tools run where torch is missing, as the tools do: every module of
-    tests/reference/checking is collected but verify's, which skip (a test that drives torch skips itself)."""
+    tests/reference/conformance, tests/reference/verification and tests/sampling, and the records' tests, is
+    collected but verify's, which skip (a test that drives torch skips itself)."""
+    folders = ["tests/reference/conformance", "tests/reference/verification", "tests/sampling"]
+    files = ["tests/reference/test_records.py"]
     done = without_torch(code="import sys, pytest; sys.exit(pytest.main(['--collect-only', '-q', '-p', "
-                              "'no:cacheprovider', 'tests/reference/checking']))")
+                              f"'no:cacheprovider', *{folders + files!r}]))")
     assert done.returncode == 0, done.stdout + done.stderr
     collected = {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
-    folder = ROOT / "tests" / "reference" / "checking"
-    assert collected == {p.relative_to(ROOT).as_posix() for p in folder.glob("test_*.py")
-                         if not p.name.startswith("test_verify")}, done.stdout
+    expected = {p.relative_to(ROOT).as_posix() for folder in folders for p in (ROOT / folder).glob("test_*.py")
+                if not p.name.startswith("test_verify")}
+    assert collected == expected | set(files), done.stdout

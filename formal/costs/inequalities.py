@@ -3,7 +3,7 @@
 Sizes are positive integers.  :func:`nonnegative` proves ``p ≥ 0`` for all of them when, after ``x = 1 + t``
 for every size, each coefficient is ≥ 0 (sufficient and exact: no floating point).  :func:`counterexample`
 searches the smallest assignments (each size 1…limit, the fewest in total first) for one where a condition
-holds.  The claims checker (:mod:`formal.claims`) and the theorems (``proofs``) use both.
+holds.  The claims checker (:mod:`formal.tools.claims`) and the theorems (``proofs``) use both.
 
 >>> from formal.core.symbols import by_name
 >>> H, d = by_name("H"), by_name("d")

@@ -12,7 +12,7 @@ derived from them:
   domain;
 - ``-o KEY=VALUE`` parsing, typed by the domain, and ``show``'s listing of every option with its domain,
   default and meaning (:mod:`.options`);
-- the examples ``verify`` draws (``reference.checking.variants``): from each option's ``examples``, mended
+- the examples ``verify`` draws (``formal.sampling.variants``): from each option's ``examples``, mended
   by the same ``applies`` and :class:`Requires` data that validation reads.
 
 A condition that involves sizes (``n_kv_heads`` divides H) is a size constraint of the algorithm, not an

@@ -231,7 +231,7 @@ class LineView:
 @dataclass(frozen=True)
 class View:
     """An algorithm object as its renderings show it — the one model that ``show --latex`` and the Sphinx
-    extension (:mod:`formal.sphinx`) both render, each in its own markup."""
+    extension (:mod:`formal.tools.sphinx`) both render, each in its own markup."""
 
     name: str
     heading: str

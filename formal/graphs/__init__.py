@@ -9,8 +9,8 @@
   what every builder does besides making its edges;
 - :mod:`.schema` — every pattern's parameters, declared once (name, type and range from :mod:`.kinds`,
   meaning, default), and :mod:`.specs` — a pattern built or reported from data checked against them
-  (:func:`report`, :func:`build`): what the ``graph`` command (:mod:`.command`), the claims and the docs
-  call; :mod:`.figures` — the report;
+  (:func:`report`, :func:`build`): what the ``graph`` command (:mod:`formal.tools.commands.graph`), the claims
+  and the docs call; :mod:`.figures` — the report;
 - :mod:`.message_passing` — Algorithms 4 and 5 over a pattern: a readable loop and a vectorised executor;
 - :mod:`.analysis` — edge counts, FLOPs against dense attention, and receptive fields, layers to full
   coverage, maximum path length (Vaswani et al.'s Table 1), for any number of layers: it chooses between a
@@ -33,7 +33,7 @@ Examples
 
 import importlib
 
-#: Where each name of the package lives: imported on first use, so ``formal.graphs.command`` (the CLI)
+#: Where each name of the package lives: imported on first use, so ``formal.tools.commands.graph`` (the CLI)
 #: loads none of numpy, networkx or sympy until the command runs.
 _HOME = {
     "Pattern": "pattern", "as_pattern": "pattern", "from_graph": "pattern", "from_mask": "pattern",
@@ -45,7 +45,7 @@ _HOME = {
     "spec": "specs", "build": "specs", "report": "specs",
 }
 _MODULES = ("analysis", "message_passing", "patterns", "structure", "layered", "pattern", "edges", "memory",
-            "edgelist", "draw", "sums", "command", "schema", "kinds", "specs", "figures", "counts", "building", "spans",
+            "edgelist", "draw", "sums", "schema", "kinds", "specs", "figures", "counts", "building", "spans",
             "windows", "sparse", "shapes")
 
 __all__ = ["Pattern", "PATTERNS", "Structure", "as_pattern", "describe", "from_graph", "from_mask", "from_pairs",

@@ -1,16 +1,15 @@
 """The types a pattern's parameter may have (:mod:`formal.graphs.schema`): an integer in a range, True or False,
 a word of a list, a grid ``HxW``, a file path.  Each checks a value given as data (a ConfigError naming the
-parameter, its value and what it must be), says in words what it takes, gives the command line's flag its
-``argparse`` form, and says whether it admits every value of another (a pattern may narrow a parameter, never
-widen it past its flag).  No numpy: the command line reads these to declare its flags."""
+parameter, its value and what it must be), says in words what it takes, and says whether it admits every value
+of another (a pattern may narrow a parameter, never widen it past its flag).  No numpy: the command line reads
+these to declare its flags (:mod:`formal.tools.commands.graph` gives each kind its ``argparse`` form)."""
 
 from __future__ import annotations
 
 import numbers
 import re
 
-from ..arguments import bounded_int, integers
-from ..errors import ConfigError, shown
+from ..errors import ConfigError, integers, shown
 
 __all__ = ["Integer", "Flag", "Choice", "Grid", "File"]
 
@@ -30,8 +29,6 @@ class Integer:
     def describe(self) -> str:
         return integers(self.minimum, self.maximum)
 
-    def argparse(self) -> dict:
-        return {"type": bounded_int(self.minimum, self.maximum)}
 
     def admits(self, other) -> bool:
         """Whether every value ``other`` accepts, this accepts too."""
@@ -49,8 +46,6 @@ class Flag:
     def describe(self) -> str:
         return "True or False"
 
-    def argparse(self) -> dict:
-        return {"action": "store_true", "default": None}
 
     def admits(self, other) -> bool:
         return isinstance(other, Flag)
@@ -70,8 +65,6 @@ class Choice:
     def describe(self) -> str:
         return "one of " + ", ".join(self.words)
 
-    def argparse(self) -> dict:
-        return {"choices": self.words}
 
     def admits(self, other) -> bool:
         return isinstance(other, Choice) and set(other.words) <= set(self.words)
@@ -98,8 +91,6 @@ class Grid:
     def describe(self) -> str:
         return "HxW, two positive integers"
 
-    def argparse(self) -> dict:
-        return {}
 
     def admits(self, other) -> bool:
         return isinstance(other, Grid)
@@ -116,8 +107,6 @@ class File:
     def describe(self) -> str:
         return "a file path"
 
-    def argparse(self) -> dict:
-        return {}
 
     def admits(self, other) -> bool:
         return isinstance(other, File)

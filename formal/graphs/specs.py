@@ -5,7 +5,7 @@
 ``d_head``); :func:`build` makes the pattern — its :class:`~formal.graphs.structure.Structure` for the
 built-in patterns but BigBird's random keys (no edge is made), else its
 :class:`~formal.graphs.pattern.Pattern`.  The ``graph`` command, the claims checker
-(:mod:`formal.claims`) and the docs' ``formal:pattern`` directive all go through :class:`GraphSpec`, so the
+(:mod:`formal.tools.claims`) and the docs' ``formal:pattern`` directive all go through :class:`GraphSpec`, so the
 same data gives the same figures everywhere.  Nothing here sets the memory limit: every step that grows
 with ℓ² or ``|E|`` is refused beyond the caller's (:func:`formal.guards.limits.memory_limit`).
 

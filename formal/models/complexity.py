@@ -82,7 +82,7 @@ def figure_formulas(formulas, convention: str) -> dict:
     """Every figure :func:`report` gives, as ``{section: {key: (polynomial, in_bytes, per)}}``: the
     :class:`~formal.costs.polynomials.Polynomial` of one sequence (or of the model), whether it counts scalars
     that the dtype turns into bytes, and how it scales (:data:`PER`).  :func:`report` evaluates these, and
-    the claims checker (:mod:`formal.claims`) reads them as formulas: one table for both."""
+    the claims checker (:mod:`formal.tools.claims`) reads them as formulas: one table for both."""
     flops = formulas.flops[convention]
     out = {"params": {k: (v, False, "model") for k, v in formulas.params.items()},
            "weights": {"bytes": (formulas.params["total"], True, "model")},      # the parameters at the dtype

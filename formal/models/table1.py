@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["Row", "PAPER", "rows", "parity", "report", "report_text", "SYMBOLS", "register"]
+__all__ = ["Row", "PAPER", "rows", "parity", "report", "report_text", "SYMBOLS"]
 
 #: Vaswani et al., Table 1: (complexity per layer, sequential operations, maximum path length).
 PAPER = {
@@ -100,7 +100,7 @@ def _theta(expr, variables, regime: str = "") -> str:
     and the regime is said."""
     import sympy as sp
 
-    from ..claims.asymptotic import theta_text
+    from ..costs.orders import theta_text
     present = [v for v in variables if v in expr.free_symbols]
     if not present:
         return "Θ(1)"
@@ -171,37 +171,3 @@ def report_text(r: dict) -> str:
     for cell, n in r["parity"].items():
         lines.append(f"  {cell.upper():<5} layer: " + (f"at n = {n}" if n else "never: always cheaper"))
     return "\n".join(lines) + "\n"
-
-
-def register(sub):
-    """The ``table1`` command."""
-    from ..arguments import bounded_int
-    from ..helptext import deprecated_alias, epilog
-    p = sub.add_parser("table1", help="Derive Vaswani et al.'s Table 1 from the objects",
-                       description="Derive Vaswani et al.'s Table 1 — complexity per layer, sequential operations "
-                                   "and maximum path length of self-attention, recurrent, convolutional and "
-                                   "restricted layers — from the algorithm objects and their graphs, beside the "
-                                   "paper's entries.",
-                       epilog=epilog("table1", "table1 --cell gru --measure-at 128 --measure-at 512 --json"))
-    p.add_argument("--cell", choices=("rnn", "gru", "lstm"), default="lstm", metavar="CELL",
-                   help="the recurrent row's cell: rnn, gru, lstm")
-    p.add_argument("--kernel", type=bounded_int(3, 99), default=3, metavar="KERNEL",
-                   help="the convolution's kernel for path lengths (odd)")
-    p.add_argument("--radius", type=bounded_int(1, 1000), default=4, metavar="RADIUS",
-                   help="keys on each side of the restricted window, for path lengths")
-    lengths = p.add_argument("--measure-at", dest="measure_at", type=bounded_int(2, 4096), action="append",
-                             metavar="LENGTH", help="a sequence length to measure the maximum path lengths at "
-                                                    "(repeatable; default: 64 and 256)")
-    deprecated_alias(p, "--n", lengths)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(run=_run)
-
-
-def _run(args, out):
-    from ..errors import ConfigError
-    from ..guards.files import json_text
-    if args.kernel % 2 == 0:
-        raise ConfigError(f"--kernel {args.kernel} must be odd (a centred convolution)")
-    sizes = tuple(sorted(set(args.measure_at))) if args.measure_at else (64, 256)
-    r = report(cell=args.cell, n=sizes, kernel=args.kernel, radius=args.radius)
-    out.write(json_text(r) if args.json else report_text(r))

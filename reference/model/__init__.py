@@ -3,7 +3,8 @@
 - :mod:`.layers` (Algorithms 1–7), :mod:`.stacks` (8–10), :mod:`.training` (11–13: losses, the SGD step,
   minibatches, AdamW), :mod:`.decoding` (14, 15, KV cache), :mod:`.recurrent`, :mod:`.seq2seq`,
   :mod:`.captioning`, :mod:`.pooling`, :mod:`.convolution`, :mod:`.vision` (Swin) and
-  :mod:`.graph_attention` (attention along a pattern's edges); batch-first, on ``cuda`` when available, in
+  :mod:`.graph_attention` (attention along a pattern's edges), :mod:`.gat` (graph attention networks);
+  batch-first, on ``cuda`` when available, in
   float64, float32 or bfloat16 (:mod:`.device`).
 - :mod:`.paged` (PagedAttention: a block table over a pool of blocks, then Algorithm 5 with a cache).
 - :mod:`.convert` moves arrays and parameters between the spec's world and this one, both ways;

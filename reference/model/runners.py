@@ -71,7 +71,7 @@ def supported() -> tuple:
 
 def documented() -> dict:
     """Algorithm name → the dotted name of the function that runs it: what the docs' algorithm entries link to
-    (the ``formal_transformers.references`` entry point)."""
+    (the docs' links, :mod:`formal.tools.sphinx.related`)."""
     return {name: f"{r.run.__module__}.{r.run.__qualname__}" for name, r in _found().items()}
 
 

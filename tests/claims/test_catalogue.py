@@ -1,11 +1,11 @@
-"""The shipped catalogue (formal/claims/catalogue/*.toml): every claim gets the verdict it expects, and the
+"""The shipped catalogue (formal/tools/claims/catalogue/*.toml): every claim gets the verdict it expects, and the
 catalogue has what it must (sources, expected verdicts, at least 60 claims and 15 failures)."""
 
 import pytest
 
-from formal.claims.catalogue import files
-from formal.claims.claim import load
-from formal.claims.decide import decide
+from formal.tools.claims.catalogue import files
+from formal.tools.claims.claim import load
+from formal.tools.claims.decide import decide
 from tests.tiers import fast_few, slow
 
 CLAIMS = [c for f in files() for c in load(f)]
@@ -31,7 +31,7 @@ def test_each_claim_gets_its_expected_verdict(claim):
 
 @slow
 def test_check_catalogue_exits_0(capsys):
-    from formal.cli import main
+    from formal.tools.cli import main
     assert main(["check", "--catalogue", "--json"]) == 0
     import json
     report = json.loads(capsys.readouterr().out)

@@ -1,11 +1,11 @@
-"""Verdicts of formal.claims against independent oracles: hand-written formulas, HF-free counts, the
+"""Verdicts of formal.tools.claims against independent oracles: hand-written formulas, HF-free counts, the
 issue's own examples; and every kind of invalid claim named by its field."""
 
 from fractions import Fraction
 
 import pytest
 
-from formal.claims import check_text
+from formal.tools.claims import check_text
 
 
 def one(text: str):
@@ -210,7 +210,7 @@ def test_a_model_claim_imports_neither_torch_nor_sympy(tmp_path):
     import sys
     path = tmp_path / "c.toml"
     path.write_text(claim(model="gpt2", quantity="params.total", approx="124M"))
-    code = ("import sys; from formal.claims import check_file; v = check_file(sys.argv[1]); "
+    code = ("import sys; from formal.tools.claims import check_file; v = check_file(sys.argv[1]); "
             "print(v[0].verdict, 'torch' in sys.modules, 'sympy' in sys.modules, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["holds", "False", "False", "False"]

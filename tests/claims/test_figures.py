@@ -1,11 +1,11 @@
-"""Figures with their stated precision (formal.claims.figures)."""
+"""Figures with their stated precision (formal.tools.claims.figures)."""
 
 from fractions import Fraction
 
 import pytest
 
-from formal.claims.figures import figure, is_figure
-from formal.claims.formula import FormulaError
+from formal.core.formula import FormulaError
+from formal.tools.claims.figures import figure, is_figure
 
 
 @pytest.mark.parametrize("text, low, high", [

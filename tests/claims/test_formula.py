@@ -1,4 +1,4 @@
-"""The claims' formula grammar (formal.claims.formula): what it reads, exactly, and that anything else —
+"""The claims' formula grammar (formal.core.formula): what it reads, exactly, and that anything else —
 hostile text included — is a FormulaError, never executed."""
 
 from fractions import Fraction
@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from formal.claims.formula import MAX_LENGTH, FormulaError, parse
+from formal.core.formula import MAX_LENGTH, FormulaError, parse
 from formal.core.symbols import by_name
 from tests.tiers import slow
 

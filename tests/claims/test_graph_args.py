@@ -11,8 +11,8 @@ import json
 import pytest
 
 from formal import graphs
-from formal.claims import check_text
-from formal.cli import main
+from formal.tools.claims import check_text
+from formal.tools.cli import main
 
 GOOD = '[[claim]]\nid = "good"\ngraph = "full"\nargs = { n = 8 }\nquantity = "edges"\nequals = 64\n'
 HOSTILE = {"help": "1", "max": '"8G"', "max_memory": '"1T"'}

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from formal import graphs
-from formal.claims.graph_subjects import graph_value
-from formal.cli import main
 from formal.graphs import layered, patterns, structure
+from formal.tools.claims.graph_subjects import graph_value
+from formal.tools.cli import main
 from tests.graphs.test_structure import cases, plain
 
 
@@ -204,7 +204,7 @@ def test_stacked_convolutions(tmp_path, fields, verdict):
 def test_the_stacks_field_is_the_layered_graphs(kernel, layers):
     """The derived k^L equals the field of a stack of causal dilated windows (dilation k^(l−1) at layer l)
     walked on its edges."""
-    from formal.claims.stack_subjects import stack_value
+    from formal.tools.claims.stack_subjects import stack_value
     n = kernel**layers + 3
     stack = [patterns.dilated(n, kernel, kernel**l) for l in range(layers)]
     walked = layered.summary(stack, layers, coverage=False).spread[-1][2]

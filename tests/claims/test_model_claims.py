@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from formal.algorithms import get as algorithm
-from formal.cli import main
 from formal.models.presets import PRESETS, resolve_sizes
+from formal.tools.cli import main
 from tests.claims.test_check import claim
 from tests.tiers import slow
 
@@ -166,7 +166,7 @@ def _sizes(drawn):
 def test_an_override_equals_the_variant_built_from_scratch(case):
     """For any preset and legal overrides of its sizes and options, the claim's parameters and forward FLOPs
     are those of the algorithm built from scratch with the merged options and sizes."""
-    from formal.claims import check_text
+    from formal.tools.claims import check_text
     name, (drawn, options) = case
     sizes = _sizes(drawn)
     if "position" in options:
@@ -205,7 +205,7 @@ WIDTHS = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "int4": Fraction(1, 2)}
 @given(st.sampled_from(sorted(PRESETS)), st.sampled_from(sorted(WIDTHS)), st.integers(1, 9))
 def test_weights_are_the_parameters_at_the_dtype(name, dtype, layers):
     """weights.bytes = ⌈parameters × bytes per scalar⌉ (int4 packs two a byte), for any preset and depth."""
-    from formal.claims import check_text
+    from formal.tools.claims import check_text
     preset = PRESETS[name]
     sizes = {"L_1": 2 * layers} if preset.algorithm == "swin" else (
         {"d_h": 2 * layers + 1} if "d_h" in preset.sizes else {"L_enc" if "L_enc" in preset.sizes else "L": layers})
@@ -249,7 +249,7 @@ def test_complexity_prints_the_weights(capsys):
 def test_training_compute_is_the_per_token_step_times_the_tokens(tmp_path, capsys):
     """training.flops = flops.training_step_per_token × tokens at the context length: linear in the tokens,
     and for GPT-3 175B at 300B tokens a little above Table D.1's 6·N·D (the attention's FLOPs)."""
-    from formal.claims import check_text
+    from formal.tools.claims import check_text
     [v] = check_text(claim(model="gpt3-175b", quantity="flops.training_step_per_token", equals="1"))
     step = Fraction(str(v.derived))
     holds_exactly(tmp_path, capsys, step * 300 * 10**9, model="gpt3-175b", tokens="300B", quantity="training.flops")
@@ -299,7 +299,7 @@ def test_a_rolling_buffer_is_eight_times_smaller_at_32k(tmp_path, capsys):
 @given(st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from(sorted(WIDTHS)), st.integers(1, 4))
 def test_a_windowed_cache_holds_min_of_length_and_window(ell, window, dtype, batch):
     """kv_cache.bytes = batch × 2 (keys and values) × L × H × d_head × bytes × min(ℓ, W) for Llama 2 7B."""
-    from formal.claims import check_text
+    from formal.tools.claims import check_text
     expected = batch * -(-2 * 32 * 32 * 128 * min(ell, window) * WIDTHS[dtype] // 1)
     [v] = check_text(claim(model="llama-2-7b", seq_len=ell, kv_window=window, dtype=dtype, batch=batch,
                            quantity="kv_cache.bytes", equals=str(expected)))

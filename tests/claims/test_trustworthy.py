@@ -16,10 +16,10 @@ import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from formal.claims import check_text
-from formal.claims.claim import parse_claims
-from formal.claims.decide import decide
 from formal.guards.files import json_text
+from formal.tools.claims import check_text
+from formal.tools.claims.claim import parse_claims
+from formal.tools.claims.decide import decide
 from tests.tiers import slow
 
 from .test_check import claim
@@ -207,7 +207,7 @@ def test_a_comparison_that_cannot_be_decided_exactly_is_undecided():
 
 
 def test_the_exact_module_against_sympy():
-    from formal.claims.exact import compare, sign
+    from formal.tools.claims.exact import compare, sign
     assert sign(sp.sqrt(2) + sp.sqrt(3) - sp.sqrt(5 + 2 * sp.sqrt(6))) == 0
     assert sign(sp.pi - Fraction(355, 113)) == -1
     assert compare(Fraction(GPT2), sp.sqrt(GPT2 * GPT2 + 1)) == -1
@@ -277,7 +277,7 @@ def test_graph_args_from_arbitrary_keys_never_reach_a_command_line(args):
 
 # -------------------------------------------------------------------------------------- one crash, one claim
 def test_an_internal_error_in_one_claim_leaves_the_others_judged(monkeypatch):
-    from formal.claims import decide
+    from formal.tools.claims import decide
     real = decide.value_of
 
     def broken(subject, *a, **k):
@@ -323,7 +323,7 @@ def test_a_time_budget_reports_the_claims_it_did_not_reach(tmp_path):
     path = tmp_path / "claims.toml"
     path.write_text("".join(claim(model="gpt2", quantity="params.total", equals=GPT2).replace('"c"', f'"c{i}"')
                             for i in range(3)))
-    from formal.claims.command import run_files
+    from formal.tools.commands.check import run_files
     verdicts = run_files([path], budget=1e-9)
     assert [v.reached for v in verdicts] == [False, False, False]
     assert all(v.verdict == "undecided" and "not reached" in v.reason for v in verdicts)

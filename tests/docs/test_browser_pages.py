@@ -117,7 +117,7 @@ def test_a_users_project_with_the_default_theme_does_not_overflow(browser, tmp_p
     from sphinx.cmd.build import build_main
     source = tmp_path / "src"
     source.mkdir()
-    (source / "conf.py").write_text('extensions = ["formal.sphinx"]\n', encoding="utf-8")
+    (source / "conf.py").write_text('extensions = ["formal.tools.sphinx"]\n', encoding="utf-8")
     (source / "index.rst").write_text(
         "Title\n=====\n\n.. formal:algorithm:: mhattention\n   :convention: all\n\n"
         ".. formal:algorithm:: dtransformer\n   :convention: all\n\n.. formal:model:: gpt2\n\n"
@@ -157,8 +157,8 @@ def test_the_theorems_page_shows_each_result(browser, built_docs):
 def test_the_claims_page_shows_notes_and_expectations_and_filters(browser, built_docs):
     from selenium.webdriver.common.by import By
 
-    from formal.claims.catalogue import files
-    from formal.claims.claim import load
+    from formal.tools.claims.catalogue import files
+    from formal.tools.claims.claim import load
     claims = [c for path in files() for c in load(path)]
     _open(browser, built_docs / "objects/catalogue.html")
     text = re.sub(r"\s+", " ", browser.execute_script("return document.body.innerText"))

@@ -62,7 +62,7 @@ def _build(tmp_path, body: str, files=None) -> str:
     from sphinx.cmd.build import build_main
     source = tmp_path / "src"
     source.mkdir()
-    (source / "conf.py").write_text('extensions = ["formal.sphinx"]\n', encoding="utf-8")
+    (source / "conf.py").write_text('extensions = ["formal.tools.sphinx"]\n', encoding="utf-8")
     (source / "index.rst").write_text(body, encoding="utf-8")
     for name, text in (files or {}).items():
         (source / name).write_text(text, encoding="utf-8")
@@ -73,7 +73,7 @@ def _build(tmp_path, body: str, files=None) -> str:
 def test_a_claims_file_of_ones_own_is_decided_and_tabled(tmp_path):
     """``formal:claims FILE`` decides the user's claims when the docs build, as ``check FILE`` does: one row
     each with what was claimed and derived, the verdict against the file's ``expect`` and the note."""
-    from formal.claims.command import run_files
+    from formal.tools.commands.check import run_files
     (tmp_path / "claims.toml").write_text(CLAIMS, encoding="utf-8")
     verdicts = {v.claim.id: v for v in run_files([str(tmp_path / "claims.toml")])}
     page = _build(tmp_path, "Title\n=====\n\n.. formal:claims:: claims.toml\n\n"
@@ -134,9 +134,9 @@ def test_an_algorithm_entry_offers_a_call_and_commands_and_links(built_docs):
     """Each algorithm page has the Python call and the ``conform`` command to copy, and links to the algorithms
     it calls, the theorems about it and the catalogue's claims about it."""
     from formal import algorithms
-    from formal.claims.catalogue import files
-    from formal.claims.claim import load
     from formal.engine.render import callees
+    from formal.tools.claims.catalogue import files
+    from formal.tools.claims.claim import load
     from proofs.registry import theorems
     about = {c.id: c.subject.get("algorithm") for path in files() for c in load(path)}
     for name in algorithms.ALGORITHMS:
@@ -155,9 +155,9 @@ def test_an_algorithm_entry_offers_a_call_and_commands_and_links(built_docs):
 
 
 def test_a_long_formula_is_written_one_term_per_math_element():
-    """A sum longer than :data:`~formal.sphinx.mathml.LONG` is cut before its top-level + and −, never inside
+    """A sum longer than :data:`~formal.tools.sphinx.mathml.LONG` is cut before its top-level + and −, never inside
     braces or brackets, so it can wrap; the pieces put together are the formula."""
-    from formal.sphinx.mathml import LONG, _converted, terms
+    from formal.tools.sphinx.mathml import LONG, _converted, terms
     latex = r"2 H d_{\mathrm{attn}} \ell_{x} + \left(a - b\right) \ell^{2} - 4 e^{-x} + \frac{d_{x} + 1}{2}"
     parts = terms(latex)
     assert parts == [r"2 H d_{\mathrm{attn}} \ell_{x}", r"+ \left(a - b\right) \ell^{2}", "- 4 e^{-x}",

@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from formal import cli
 from formal.algorithms import ALGORITHMS
+from formal.tools import cli
 
 INSTALL = ("apt-get install -y --no-install-recommends texlive-latex-base texlive-latex-recommended "
            "texlive-science")

@@ -1,4 +1,4 @@
-"""The docs and the Sphinx extension ``formal.sphinx``, read from the built HTML (no browser: see
+"""The docs and the Sphinx extension ``formal.tools.sphinx``, read from the built HTML (no browser: see
 test_browser.py for what a reader's browser shows): every algorithm has its page, every formula on it is
 the derived one, the index finds an algorithm by its number, nothing is fetched from the network, the claims
 are decided at build time, and the extension works in a user's own project and in the LaTeX builder."""
@@ -16,7 +16,7 @@ pytest.importorskip("latex2mathml")
 
 from formal import algorithms  # noqa: E402
 from formal.engine.render import view  # noqa: E402
-from formal.sphinx.mathml import written  # noqa: E402
+from formal.tools.sphinx.mathml import written  # noqa: E402
 
 
 def _page(built, name) -> str:
@@ -85,8 +85,8 @@ def test_no_page_loads_anything_from_the_network(built_docs):
 def test_the_catalogue_page_shows_every_claim_with_its_verdict(built_docs):
     """Every claim of the shipped catalogue, decided when the pages were built, with its verdict and an anchor
     that ``:formal:claim:`` links to; none unexpected."""
-    from formal.claims.catalogue import files
-    from formal.claims.claim import load
+    from formal.tools.claims.catalogue import files
+    from formal.tools.claims.claim import load
     page = _page(built_docs, "objects/catalogue.html")
     ids = [c.id for path in files() for c in load(path)]
     verdicts = re.findall(r'class="[^"]*formal-verdict-(holds|fails|undecided|invalid)[^"]*"', page)
@@ -98,7 +98,7 @@ def test_the_catalogue_page_shows_every_claim_with_its_verdict(built_docs):
 def _project(tmp_path, body: str) -> Path:
     source = tmp_path / "src"
     source.mkdir()
-    (source / "conf.py").write_text('extensions = ["formal.sphinx"]\n', encoding="utf-8")
+    (source / "conf.py").write_text('extensions = ["formal.tools.sphinx"]\n', encoding="utf-8")
     (source / "index.rst").write_text(body, encoding="utf-8")
     return source
 
@@ -110,7 +110,7 @@ def _build(source: Path, out: Path, builder="html"):
 
 @slow
 def test_a_users_project_renders_with_one_line_of_conf(tmp_path):
-    """``extensions = ["formal.sphinx"]`` is all a project needs: an algorithm with options, a model, a
+    """``extensions = ["formal.tools.sphinx"]`` is all a project needs: an algorithm with options, a model, a
     pattern, a theorem, a claim and the roles build without warnings."""
     body = ("Title\n=====\n\n.. formal:algorithm:: mhattention\n   :options: n_kv_heads=2\n   :convention: all\n\n"
             ".. formal:model:: gpt2\n\n.. formal:pattern:: sliding_window\n   :args: ell=8, window=3\n\n"
@@ -136,18 +136,14 @@ def test_the_pattern_directive_shows_the_report_of_its_args(tmp_path):
     assert re.search(rf"Layers to full coverage:\s*{r['layers']['layers_to_coverage']}\b", page)
 
 
-def test_the_theorem_directive_needs_the_theorems_entry_point(tmp_path, capsys, monkeypatch):
-    """The extension imports nothing of ``proofs``: it finds the theorems through the
-    ``formal_transformers.theorems`` entry points, and without them says so."""
-    import importlib.metadata
-
-    from formal.sphinx.theorems import THEOREMS
-    real = importlib.metadata.entry_points
-    monkeypatch.setattr(importlib.metadata, "entry_points",
-                        lambda **kw: [] if kw.get("group") == THEOREMS else real(**kw))
+def test_the_theorem_directive_without_the_proofs_says_so(tmp_path, capsys, monkeypatch):
+    """The extension imports the theorems from ``proofs`` when a page shows one; where they cannot be imported
+    the build fails with a line saying so (not a traceback)."""
+    import sys
+    monkeypatch.setitem(sys.modules, "proofs.registry", None)      # import proofs.registry raises ImportError
     source = _project(tmp_path, "Title\n=====\n\n.. formal:theorem:: softmax-shift-invariance\n")
     assert _build(source, tmp_path / "out") != 0
-    assert f"no package declares the '{THEOREMS}' entry point" in capsys.readouterr().err
+    assert "no theorems: proofs cannot be imported" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("directive, message", fast_few([
@@ -188,7 +184,7 @@ def test_a_second_build_after_the_worker_was_collected_checks_its_theorems_itsel
     checks its theorems itself instead of failing."""
     import os
 
-    from formal.sphinx import theorems
+    from formal.tools.sphinx import theorems
     monkeypatch.setattr(theorems, "_WORKER", {"owner": os.getpid()})       # what a collected worker leaves
     assert theorems._collected() == {}
 
@@ -196,7 +192,7 @@ def test_a_second_build_after_the_worker_was_collected_checks_its_theorems_itsel
 def test_a_theorem_entry_shows_its_result_unless_asked_not_to(tmp_path):
     """The entry shows the theorem's result when the docs were built — the proof's verdict and detail, the twin's
     verdict and counterexample — the same as ``prove`` gives; ``:no-result:`` leaves the result out."""
-    from proofs.command import prove
+    from proofs.registry import prove
     result, = prove(["kaplan-n"])
     source = _project(tmp_path, "Title\n=====\n\n.. formal:theorem:: kaplan-n\n\n"
                                 ".. formal:theorem:: generation-growth\n   :no-result:\n")

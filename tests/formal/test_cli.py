@@ -11,9 +11,9 @@ import sympy as sp
 
 import formal
 from formal import ConfigError
-from formal.arguments import bounded_int
-from formal.cli import main
 from formal.core.symbols import dim
+from formal.tools.arguments import bounded_int
+from formal.tools.cli import main
 from tests.tiers import fast_few, in_fast_tier, slow
 
 
@@ -273,7 +273,7 @@ def test_complexity_list_json(capsys):
 def test_an_exception_escaping_a_command_is_one_line_and_exit_1(capsys, monkeypatch):
     """The guard of last resort: a bug is reported as an internal error in one line, exit 1 — never a
     traceback; FORMAL_TRANSFORMERS_TRACEBACK=1 lets it through for debugging."""
-    import formal.cli as cli
+    import formal.tools.cli as cli
 
     def broken(args, out):
         raise KeyError("surprise")

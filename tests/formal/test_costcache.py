@@ -10,7 +10,6 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from formal.cli import main
 from formal.core.symbols import by_name, ell
 from formal.costs.conventions import CONVENTIONS
 from formal.costs.polynomials import Polynomial
@@ -18,6 +17,7 @@ from formal.errors import ConfigError
 from formal.models import complexity, costcache
 from formal.models.complexity import Model
 from formal.models.presets import PRESETS, resolve_sizes
+from formal.tools.cli import main
 from tests.tiers import fast_few
 
 HOW = f"the cost formula cache is stale: regenerate it with {costcache.REGENERATE}"

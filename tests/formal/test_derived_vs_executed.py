@@ -32,7 +32,7 @@ ELSEWHERE = {
     "dtraining": "a gradient step executes in the torch reference: tests/reference/model/test_training.py",
     "edinference": "its cost is that of the steps a run took: tests/formal/test_stack.py counts it per run",
     "kv_mhattention": "its FLOPs against FlopCounterMode and its outputs against recomputation: verify "
-                      "(tests/reference/checking/test_verify.py)",
+                      "(tests/reference/verification/test_verify.py)",
     "kv_dtransformer": "its FLOPs against FlopCounterMode and its decoding against recomputation: verify and "
                        "tests/formal/test_stack.py",
 }

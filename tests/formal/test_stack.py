@@ -9,12 +9,12 @@ from hypothesis import given, strategies as st
 
 import formal
 from formal import algorithms
-from formal.cli import main
 from formal.core.shapes import Binding
 from formal.core.symbols import H, L, by_name, d_attn, d_e, d_mid, d_mlp, n_steps
 from formal.costs.asymptotics import leading_term
 from formal.models import presets
 from formal.models.complexity import Model
+from formal.tools.cli import main
 from tests.oracles.flops import tallied_run
 from tests.strategies.cases import evaluate
 from tests.strategies.stacks import dtransformer_cases, edinference_cases, edtransformer_cases, etransformer_cases

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from formal.cli import main
 from formal.models import table1
+from formal.tools.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from formal.cli import main
 from formal.errors import ConfigError
 from formal.graphs import analysis, from_pairs, patterns
+from formal.tools.cli import main
 from tests.tiers import slow
 
 
@@ -100,7 +100,8 @@ def test_draw_writes_a_png(capsys, tmp_path):
      "cannot read edge list '/nonexistent/graph.txt': no such file"),
     (["full", "--seq-len", "8", "--layers", "-1"], "argument --layers: -1 must be a non-negative integer"),
     (["bogus", "--seq-len", "8"], "invalid choice"),
-    # integer options are parsed with their bounds (formal.cli.bounded_int): a usage error, never a traceback
+    # integer options are parsed with their bounds (formal.tools.arguments.bounded_int): a usage error, never a
+    # traceback
     (["random", "--seq-len", "64", "--random", "2", "--seed", "-1"],
      "argument --seed: -1 must be a non-negative integer"),
     (["random", "--seq-len", "64", "--random", "0"], "argument --random: 0 must be a positive integer"),
@@ -176,8 +177,8 @@ def test_long_layered_analyses_show_a_live_line_on_a_terminal():
 def test_the_command_offers_the_heads_the_builders_know():
     """``--part`` is declared from the schema without importing the builders (the command line loads none of
     numpy or networkx): its choices are every head a builder takes, and a builder refuses the others."""
-    from formal.cli import build_parser
     from formal.graphs import schema
+    from formal.tools.cli import build_parser
     sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices and "graph" in a.choices)
     part = next(a for a in sub.choices["graph"]._actions if a.dest == "part")
     assert tuple(part.choices) == schema.PARTS == patterns.PARTS

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from formal import ConfigError
-from formal.cli import main
 from formal.errors import ResourceError
 from formal.graphs import analysis, attention, edgelist, from_mask, from_pairs, memory, mhattention, patterns
 from formal.guards import limits
+from formal.tools.cli import main
 from tests.strategies.graphs import builtin, masks
 from tests.tiers import fast_few, slow
 

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import event, given, settings, strategies as st
 
 from formal import graphs
-from formal.cli import build_parser, main
 from formal.errors import ConfigError, FormalError, ResourceError, shown
 from formal.graphs import patterns, schema
 from formal.graphs.kinds import Choice, File, Flag, Grid, Integer
 from formal.graphs.schema import PARAMETERS, SCHEMAS
 from formal.guards.files import json_text
 from formal.guards.limits import memory_limit
+from formal.tools.cli import build_parser, main
 
 OUTPUT_OPTIONS = {"pattern", "draw", "json", "max_memory", "command", "run"}
 
@@ -160,7 +160,7 @@ def test_data_and_the_command_line_give_the_same_report(edges_file, drawn):
 def test_the_command_the_claims_and_report_agree(name, given_):
     """The three callers of one function: ``graph --json``, a claim's ``graph``/``args`` and
     :func:`formal.graphs.report` give the same figures for the same data."""
-    from formal.claims.subjects import value_of
+    from formal.tools.claims.subjects import value_of
     expected = json.loads(json_text(graphs.report(name, **given_)))
     status, out, err = _run(argv_of(name, given_) + ["--json"])
     assert status == 0 and json.loads(out) == expected, err

@@ -16,7 +16,7 @@ import transformers
 
 from formal import algorithms
 from formal.models import presets
-from reference.checking import tolerances
+from reference import tolerances
 from reference.model import hf_configs, third_party
 from reference.model.execute import execute
 from tests.models import published

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from proofs import attention, decoding
-from proofs.command import prove
 from proofs.mutants.attention import MUTANTS
-from proofs.registry import theorems
+from proofs.registry import prove, theorems
 from tests.tiers import slow
 
 pytestmark = slow   # every theorem here is proved once for the module: seconds

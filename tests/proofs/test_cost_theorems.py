@@ -51,7 +51,7 @@ def test_nonnegative_is_undecided_where_its_sufficient_test_fails_and_no_point_i
 
 
 def test_the_prove_table_says_undecided(monkeypatch, capsys):
-    from formal.cli import main
+    from formal.tools.cli import main
     from proofs import registry
     fake = _theorem(Outcome(True, "held"), Outcome.undecided("the test does not apply"))
     monkeypatch.setattr(registry, "theorems", lambda: [fake])

@@ -97,7 +97,7 @@ def test_every_theorem_is_checked_without_about():
 
 @slow
 def test_the_command(capsys, monkeypatch):
-    from formal.cli import main
+    from formal.tools.cli import main
     assert main(["prove", "--mutants", "--about", "--only", "div-sqrt-by-d", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     entry, = report["mutants"]
@@ -134,7 +134,7 @@ def test_the_command(capsys, monkeypatch):
     (["prove", "--mutants", "--timeout", "nan"], "must be a positive, finite number"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
-    from formal.cli import main
+    from formal.tools.cli import main
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err

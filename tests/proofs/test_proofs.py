@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from proofs.command import prove
-from proofs.registry import theorems
+from proofs.registry import prove, theorems
 from proofs.theorem import LEVELS, Outcome, Theorem, run
 from tests.tiers import fast_few
 
@@ -51,7 +50,7 @@ def test_the_runner_fails_a_checker_that_cannot_fail(main, twin, raises, ok):
 
 
 def test_prove_command(capsys):
-    from formal.cli import main
+    from formal.tools.cli import main
     assert main(["prove", "kaplan-n", "sqrt-d-scaling", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [t["name"] for t in report["theorems"]] == ["kaplan-n", "sqrt-d-scaling"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from proofs.command import prove
 from proofs.mutants.numerics import MUTANTS
+from proofs.registry import prove
 from tests.tiers import slow
 
 pytestmark = slow   # every theorem here is proved once for the module: seconds

@@ -5,7 +5,7 @@ derived parameter count equals the sum of ``numel`` of the tensors the reference
 import pytest
 from torch.utils.flop_counter import FlopCounterMode
 
-from reference.checking.examples import examples
+from formal.sampling.examples import examples
 from reference.model.convert import params_to_torch
 from reference.model.execute import execute
 from tests.strategies.cases import evaluate

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from formal import algorithms
-from reference.checking import tolerances
-from reference.checking.examples import EXAMPLE_ALGORITHMS, examples
+from formal.sampling.examples import EXAMPLE_ALGORITHMS, examples
+from reference import tolerances
 from reference.model.execute import execute
 from tests.strategies.attention import ATTENTION_STRATEGIES
 from tests.strategies.cases import SEED, Case
@@ -74,7 +74,7 @@ def test_sdpa_path_equals_explicit_path(name):
                                            keep=in_fast_tier))
 def test_lower_precision_within_calibrated_tolerance(name, dtype):
     """In float32 and bfloat16 the reference stays within the tolerance calibrated for that precision and
-    algorithm (:mod:`reference.checking.tolerances`) of the float64 spec — on seeded examples other than the ones
+    algorithm (:mod:`reference.tolerances`) of the float64 spec — on seeded examples other than the ones
     the calibration measured (seeds from 10⁶; the calibration used 0–199)."""
     for ex in examples(name, 12, seed=10**6):
         want = ex.algorithm(**ex.arguments)

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from formal.algorithms.graph_attention import gat
-from formal.cli import main
 from formal.core.symbols import H as H_, d_in as d_in_, d_out as d_out_, ell as ell_
 from formal.errors import ConfigError
+from formal.tools.cli import main
 from reference.model.execute import Call
 from reference.model.gat import from_pyg, run_gat
 

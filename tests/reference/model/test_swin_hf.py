@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from formal.algorithms.vision import swin, swin_block
 from formal.models.presets import get as preset
 from formal.ops import shift_of
-from reference.checking import tolerances
+from reference import tolerances
 from reference.model import third_party
 from tests.reference.model.torch_modules import randomise
 from tests.strategies.cases import SEED
@@ -22,7 +22,7 @@ transformers = pytest.importorskip("transformers")
 FLOAT64 = 1e-10
 #: HF's eager attention takes its softmax in float32 (``softmax(..., dtype=torch.float32)`` in modeling_swin.py),
 #: whatever the model's dtype: through it the two agree to float32's precision — the block's calibrated float32
-#: tolerance (reference.checking.tolerances), relative to max(1, max |output|) as every such bound is — and through
+#: tolerance (reference.tolerances), relative to max(1, max |output|) as every such bound is — and through
 #: sdpa to float64's.  (A fixed 1e-6 was exceeded by a 2-wide block whose layer norms amplify the rounding.)
 TOLERANCE = {"eager": "float32", "sdpa": "float64"}
 
@@ -182,7 +182,7 @@ def test_conform_passes_hf_swin_layer_as_a_users_block_and_fails_a_misplaced_shi
     """``conform`` checks a user's Swin block: HF's SwinLayer wrapped as a function of the spec's parameters
     conforms to ``swin_block`` regular and shifted, in either layout (a grid, in and out, is channel-last in
     both); the same layer shifted on a regular block fails."""
-    from reference.checking.conform import conform
+    from reference.conformance.conform import conform
     for shifted, layout in ((False, "columns"), (True, "columns"), (True, "rows")):
         good = conform(_hf_swin_block(lambda M, s=shifted: M // 2 if s else 0), "swin_block",
                        options={"shifted": shifted, "eps": 1e-5}, n_examples=6, layout=layout)

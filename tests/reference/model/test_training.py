@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from reference.checking.examples import example
-from reference.checking.verify import example_loss
+from formal.sampling.examples import example
 from reference.model import training
 from reference.model.convert import params_to_torch, tokens_to_torch
+from reference.verification.verify import example_loss
 from tests.tiers import slow
 
 H_FD = 1e-6

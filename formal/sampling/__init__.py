@@ -1,0 +1,13 @@
+"""The examples the spec implies: seeded random calls of every algorithm and variant, boundary cases first —
+derived from the algorithm objects alone (numpy and sympy, no torch).  ``conform``, ``verify``, the claims'
+property checks and the theorems of :mod:`proofs` draw from here.
+
+- :mod:`.examples` — an example: an algorithm object, its sizes, its inputs and parameters, and the seed;
+- :mod:`.variants` — the options of an example, drawn from each option's declared examples and mended where
+  the declarations say two values cannot go together;
+- :mod:`.sizes` — the sizes, drawn for every symbol and mended until every constraint the algorithm states
+  holds;
+- :mod:`.ties` — sizes fixed or tied to others (``conform --size d_attn=d_x/H``);
+- :mod:`.softmaxes` — which parameters feed an algorithm's softmaxes (the large-scores boundary case);
+- :mod:`.profiles` — how many examples a run draws and how large they grow (importing nothing).
+"""

@@ -1,0 +1,38 @@
+"""Correct implementations of every algorithm ``conform`` checks, and the catalogue of planted bugs
+``verify --mutants`` runs to measure the conformance suite's kill rate.
+
+The implementations are written as a user would write them — numpy only, the paper's column layout, the
+spec's keyword arguments, never calling :mod:`formal` or the torch reference — so they are an independent
+oracle, and examples of what ``conform`` accepts.  Each algorithm's factory takes the variant's options and
+returns the function ``conform`` calls; its keyword-only ``_``-arguments are the seams bugs are planted
+through.  One module per family holds the implementations, the planted pieces, and the catalogue's entries
+(:mod:`.entry`: each algorithm's :class:`Implementation` with its calibrated tolerances, its mutants):
+
+- :mod:`.embedding` (Algorithms 1, 2), :mod:`.attention` (3, 4), :mod:`.multihead` (5, grouped-query,
+  key/value cache), :mod:`.paged` (PagedAttention), :mod:`.paged_kernel` (its kernel),
+  :mod:`.normalization` (6), :mod:`.unembedding` (7);
+- :mod:`.feedforward` (the position-wise MLP), :mod:`.blocks` (what the stacks share), :mod:`.encoder_decoder`
+  (8), :mod:`.encoder` (9, BERT and ViT),
+  :mod:`.decoder` (10, and with a key/value cache);
+- :mod:`.losses` (11–13), :mod:`.inference` (14, 15);
+- :mod:`.cells`, :mod:`.recurrent` (layers and stacks), :mod:`.seq2seq`, :mod:`.captioning` (Show, Attend
+  and Tell; hierarchical attention networks; :mod:`.captioning_tutorial`, the PyTorch tutorial's version
+  ported to numpy), :mod:`.pooling`, :mod:`.convolution`, :mod:`.vision` (Swin), :mod:`.gat` (GAT, GATv2);
+- :mod:`.numerics` — the numerical pieces they share (softmax per column, activations, masks);
+- :mod:`.catalogue` finds them all: ``FACTORIES``, ``MUTANTS``, ``CONTROLS``, ``EQUIVALENT``.
+
+>>> from reference.catalogue import FACTORIES
+>>> attention = FACTORIES["attention"](empty="nan")      # formal-transformers conform … -o empty=nan
+"""
+
+from .entry import Entry, Implementation
+
+__all__ = ["Entry", "Implementation", "FACTORIES", "CONTROLS", "MUTANTS", "EQUIVALENT"]
+
+
+def __getattr__(name):
+    """The catalogue's views (:mod:`.catalogue`), assembled when first asked for."""
+    if name in ("FACTORIES", "CONTROLS", "MUTANTS", "EQUIVALENT", "IMPLEMENTATIONS"):
+        from . import catalogue
+        return getattr(catalogue, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,256 @@
+"""Which variant of an algorithm is this implementation? (``formal-transformers conform --identify``).
+
+The search runs :func:`reference.conformance.conform.check` for every variant of the algorithm its declarations
+allow (:mod:`formal.engine.declarations`): each option over its ``searched`` values — a choice over its values, a
+range (``eps``) over the values real code uses, an integer (``n_kv_heads``) over its declared examples — with an
+option that has no effect under the others' values (``applies``) kept at its default and the combinations a
+:class:`~formal.engine.declarations.Requires` rule forbids never built.  Options given are fixed.  Variants are
+tried fewest changes from the defaults first, at most ``budget`` of them, in two stages:
+
+``prune``
+    every variant on :data:`PRUNE_EXAMPLES` random examples no larger than :data:`PRUNE_SIZE` (cheap: the spec
+    is numpy at tiny sizes); a failure there rules the variant out;
+``confirm``
+    the survivors on the whole profile (its boundary cases and random examples), as ``conform`` checks one.
+
+One worker process runs the function for the whole search, and a call with the same arguments as an earlier one
+(variants whose parameters and sizes agree draw the same arrays) is answered from the first call, so that its
+output is compared with each variant's spec without running the function again.
+
+When no variant conforms, the **nearest** are those that passed the most examples (over both stages), then whose
+failing property comes later in the checking order (the function ran and had the spec's shapes, but its values
+differ), then whose outputs deviate least from the spec (the largest |Δ| relative to max(1, max |spec|)).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+import numpy as np
+
+from formal import algorithms
+from formal.engine.algorithm import Algorithm
+from formal.engine.declarations import same_value
+from formal.engine.domains import Integer, Real
+from formal.errors import ConfigError
+from formal.sampling.examples import EXAMPLE_ALGORITHMS, checked_int, examples
+from formal.sampling.ties import Ties
+
+from .candidates import Identification, Trial, identify_text, options_text
+from .conform import Settings, check
+from .sandbox import DEFAULT_TIMEOUT
+from .settings import DEFAULT_BUDGET, MAX_BUDGET
+from .targets import Failed
+
+__all__ = ["identify", "variants", "Shared", "DEFAULT_BUDGET", "MAX_BUDGET", "PRUNE_EXAMPLES", "PRUNE_SIZE",
+           "identify_text", "Identification", "Trial"]   # the last three: the report's (.identified)
+
+#: A search of more variants than this is long: it says how far it got every this many variants.
+LONG = 100
+#: The prune stage: this many random examples, sizes at most this (the smallest that tell variants apart).
+PRUNE_EXAMPLES, PRUNE_SIZE = 2, 4
+
+
+# ------------------------------------------------------------------------------------------ the variants
+def _consistent(specs, values: dict) -> bool:
+    """Whether the options assigned so far can be one variant: none set away from its default where it has no
+    effect, no rule broken."""
+    for name, value in values.items():
+        control = specs[name].applies
+        if control and control[0] in values and not specs.applies(name, values) \
+                and not same_value(value, specs[name].default):
+            return False
+    return not any(r.option in values and r.other in values and r.broken(values) for r in specs.rules)
+
+
+def variants(specs, fixed: dict) -> list:
+    """Every variant the declarations ``specs`` allow with the options ``fixed``, each option over its
+    ``searched`` values, fewest changes from the defaults first (then in declaration order)."""
+    names = list(specs)
+    choices = {n: (fixed[n],) if n in fixed else specs[n].searched for n in names}
+    out, values = [], {}
+
+    def assign(i):
+        if i == len(names):
+            out.append(dict(values))
+            return
+        for value in choices[names[i]]:
+            values[names[i]] = value
+            if _consistent(specs, values):
+                assign(i + 1)
+            del values[names[i]]
+    assign(0)
+    return sorted(out, key=lambda v: len(_changes(specs, v)))
+
+
+def _changes(specs, options: dict) -> dict:
+    return {k: v for k, v in options.items() if not same_value(v, specs[k].default)}
+
+
+def _fixed(specs, options, name) -> dict:
+    """The options given, checked and in normal form."""
+    fixed = {}
+    for key, value in (options or {}).items():
+        if key not in specs:
+            raise ConfigError(f"{name} has no option {key!r}; its options: {', '.join(specs) or 'none'}")
+        fixed[key] = specs[key].check(value)
+    return fixed
+
+
+# ------------------------------------------------------------------------------------------ one worker, shared
+def _digest(value, h) -> None:
+    if isinstance(value, dict):
+        for key in sorted(value):
+            h.update(f"<{key}>".encode())
+            _digest(value[key], h)
+    elif isinstance(value, (tuple, list)):
+        h.update(f"[{len(value)}".encode())
+        for v in value:
+            _digest(v, h)
+    elif isinstance(value, np.ndarray):
+        h.update(f"{value.dtype}{value.shape}".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    else:
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+
+
+class Shared:
+    """A runner (:mod:`reference.conformance.targets`) whose answers are kept: a call with the same arguments as
+    an earlier one returns that call's outputs (or raises its failure) without calling the function again."""
+
+    def __init__(self, run):
+        self.run, self.signature = run, run.signature
+        self.calls = self.asked = 0
+        self._answers = {}
+
+    @property
+    def printed(self) -> str:
+        return self.run.printed
+
+    def call(self, kwargs: dict, outputs, shapes=None) -> tuple:
+        """The function's outputs on ``kwargs``, converted against the spec's ``shapes`` (part of the key: the
+        same output may fit one variant's shapes and not another's)."""
+        h = hashlib.sha256()
+        _digest((kwargs, list(outputs), None if shapes is None else [list(s) for s in shapes]), h)
+        key = h.hexdigest()
+        self.asked += 1
+        if key not in self._answers:
+            self.calls += 1
+            try:
+                self._answers[key] = self.run.call(kwargs, outputs, shapes)
+            except Failed as failed:
+                self._answers[key] = failed
+        answer = self._answers[key]
+        if isinstance(answer, Failed):
+            raise answer
+        return tuple(np.array(a, copy=True) for a in answer)
+
+    def close(self):
+        self.run.close()
+
+
+# ------------------------------------------------------------------------------------------ the search
+def _name(algorithm) -> str:
+    name = algorithm.name if isinstance(algorithm, Algorithm) else algorithm
+    if not isinstance(name, str) or name not in EXAMPLE_ALGORITHMS:
+        raise ConfigError(f"conform --identify searches {', '.join(EXAMPLE_ALGORITHMS)}; not {name!r}")
+    return name
+
+
+def _kind(option) -> str | None:
+    parts = option.domain.parts()
+    return "range" if any(isinstance(p, Real) for p in parts) else \
+        "integer" if any(isinstance(p, Integer) for p in parts) else None
+
+
+def identify(target, algorithm, *, options=None, sizes=None, budget=DEFAULT_BUDGET, name=None, layout="columns",
+             profile="quick", n_examples=None, max_size=None, seed=0, device="cpu", precision="float64",
+             timeout=DEFAULT_TIMEOUT, isolate=None, max_memory=None, progress=None) -> Identification:
+    """Search the variants of ``algorithm`` (a registry name; an algorithm object stands for its name) for
+    those ``target`` conforms to (the module docstring).  ``options`` are fixed; ``sizes`` (fixed and tied
+    sizes) are passed to the examples when given; ``budget`` bounds the variants tried; the other arguments
+    are :func:`reference.conformance.conform.conform`'s and apply to the confirm stage.  ``progress``, a
+    callable, receives a line of text every :data:`LONG` variants of a long search and at each variant confirmed."""
+    family = _name(algorithm)
+    specs = algorithms.get(family).option_specs
+    fixed = _fixed(specs, options, family)
+    budget = checked_int(budget, "--budget", 1, MAX_BUDGET)
+    if not set(specs) - set(fixed):
+        raise ConfigError(f"{family} has no option to search" + (" (every one is fixed by -o)" if specs else "")
+                          + "; check it without --identify")
+    space = variants(specs, fixed)
+    if not space:
+        specs.resolve(fixed, family)   # names the conflict
+        raise ConfigError(f"no variant of {family} has the options {fixed}")
+    settings = Settings.checked(layout=layout, profile=profile, n_examples=n_examples, max_size=max_size,
+                                seed=seed, device=device, precision=precision, timeout=timeout,
+                                max_memory=max_memory)
+    ties = Ties.parse(algorithms.get(family, **fixed), sizes)   # a tie that names no size fails before the search
+    given = {} if sizes is None else {"sizes": sizes}
+    small = replace(settings, n_examples=PRUNE_EXAMPLES, max_size=min(PRUNE_SIZE, settings.max_size))
+    todo = space[:budget]
+    searched = {k: list(specs[k].searched) for k in specs if k not in fixed}
+    result = Identification(
+        name or (target if isinstance(target, str) else getattr(target, "__name__", repr(target))), family,
+        fixed, searched,
+        {k: _kind(specs[k]) for k in searched if _kind(specs[k])}, len(space), budget,
+        {"examples": small.n_examples, "max_size": small.max_size, "boundary": False},
+        {"profile": settings.profile, "examples": settings.n_examples, "max_size": settings.max_size,
+         "boundary": True},
+        unsearched=sorted({k for v in space[budget:] for k in _changes(specs, v)}, key=list(specs).index),
+        sizes=ties.texts)
+    say = progress if progress is not None and len(todo) > LONG else (lambda text: None)
+    run = Shared(settings.runner(target, isolate=isolate))
+    try:
+        for i, values in enumerate(todo):
+            if i % LONG == 0:
+                say(f"identify: prune stage, variant {i + 1} of {len(todo)}")
+            result.trials.append(_prune(run, result.target, family, specs, values, small, given))
+        survivors = result.survivors
+        for i, trial in enumerate(survivors):
+            say(f"identify: confirm stage, variant {i + 1} of {len(survivors)} ({options_text(trial.changes)})")
+            _confirm(run, result.target, family, trial, settings, given)
+    finally:
+        result.calls, result.asked = run.calls, run.asked
+        run.close()
+    return result
+
+
+def _attempted(report) -> int:
+    return report.checks["signature"].examples - (0 if report.ok else 1)
+
+
+def _prune(run, target, family, specs, values, small, given) -> Trial:
+    trial = Trial(values, _changes(specs, values))
+    variant = algorithms.get(family, **values)
+    cases = examples(variant, small.n_examples, seed=small.seed, max_size=small.max_size, boundary=False, **given)
+    try:
+        report = check(run, target, variant, cases, small)
+    except ConfigError:     # the spec is undefined on these small examples: no evidence; the confirm stage decides
+        trial.stage = "confirm"
+        return trial
+    trial.passed = _attempted(report)
+    if report.ok:
+        trial.stage = "confirm"
+    else:
+        trial.failure = {**report.failure, "stage": "prune"}
+    return trial
+
+
+def _confirm(run, target, family, trial, settings, given):
+    variant = algorithms.get(family, **trial.options)
+    try:
+        report = check(run, target, variant, settings.examples(variant, **given), settings)
+    except ConfigError as exc:
+        trial.verdict, trial.failure = "failed", {"property": "spec", "message": str(exc), "example": "",
+                                                  "case": "", "example_seed": None, "deviation": None,
+                                                  "stage": "confirm"}
+        return
+    trial.passed += _attempted(report)
+    if report.ok:
+        trial.verdict = "confirmed"
+    else:
+        trial.verdict, trial.failure = "failed", {**report.failure, "stage": "confirm"}
+
+

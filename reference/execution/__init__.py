@@ -1,0 +1,12 @@
+"""The execution layer: where tasks run — this process, ``--jobs N`` worker processes on this machine, or a Dask
+cluster (``--scheduler ADDRESS|local:N``) — with the same results in the tasks' order whichever runs them.
+
+- :mod:`.protocol` says what a task is (run, split, died), puts a split task's parts back together, and is
+  Ctrl-C's partial result;
+- :mod:`.executors` chooses the executor and shows progress; :mod:`.workers` runs worker processes,
+  :mod:`.clusters` a Dask cluster; :mod:`.processes` is what both start their workers with (SIGINT blocked,
+  one thread each).
+
+A worker that dies holding a task has it run again, then split, then FAIL with the cause; Ctrl-C ends every
+worker the run started and returns what finished.
+"""

@@ -1,0 +1,178 @@
+"""``verify --jobs N``: a campaign's tasks (:mod:`.protocol`) in worker processes on this machine, the longest
+first.
+
+Each worker is a fresh interpreter (``spawn``) that takes one task at a time and sends back its results.  A
+worker that dies (a segfault, the OOM killer, a signal) is replaced, and the task it held is run again on the
+next worker free, up to :data:`~.protocol.RETRIES` times; a task that kills every worker it meets is split into
+its parts (an algorithm's checks, one by one) and tried again, and a part that still does is a FAIL naming the
+cause — never a hang, never a missing row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+from multiprocessing.connection import wait
+
+from formal.errors import FormalError
+
+from .processes import starting_workers
+from .protocol import RETRIES, Assembly, Interrupted
+
+__all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker"]
+
+
+class WorkerError(FormalError):
+    """A worker process died before it could check anything (no memory or processes left for it): exit 1."""
+
+    status = 1
+
+
+def in_workers(tasks, jobs, progress) -> list:
+    """The results of ``tasks`` (a list per task, in their order) from at most ``jobs`` worker processes, the
+    longest task first; ``progress``: a :class:`~.executors.Progress` or None.  Ctrl-C: every worker is ended,
+    then :class:`~.executors.Interrupted`."""
+    pool = _Pool(tasks, progress)
+    try:
+        jobs = min(jobs, len(tasks))
+        if progress is not None:
+            progress.show(f"starting {jobs} worker processes")
+        for _ in range(jobs):
+            pool.start()
+        while pool.held:
+            for conn in wait(list(pool.held)):
+                pool.receive(conn)
+    except KeyboardInterrupt:
+        raise Interrupted(pool.results) from None
+    finally:  # Ctrl-C or an error included: no worker outlives the run
+        pool.close()
+    return pool.results
+
+
+def how_it_died(exitcode) -> str:
+    """``"killed by SIGSEGV"``, ``"exit status 3"``."""
+    return f"killed by {signal.Signals(-exitcode).name}" if exitcode < 0 else f"exit status {exitcode}"
+
+
+def killed_every_worker(how: str) -> str:
+    """The cause a task's FAIL gives when it killed every worker it ran on."""
+    return f"the task killed each of the {RETRIES + 1} worker processes it ran on (the last {how})"
+
+
+class _Pool:
+    """The worker processes of one run: what each holds, the tasks still to send, the results back.
+
+    A unit of work is ``(slot, path, task, tries)``: the task's results go to ``results[slot]`` (at ``path``
+    when a task was split: :class:`~.protocol.Assembly`)."""
+
+    def __init__(self, tasks, progress):
+        self.tasks, self.progress = tasks, progress
+        self.todo = [(i, (), task, 0) for i, task in enumerate(tasks)]
+        self.todo.sort(key=lambda unit: (unit[2].cost, -unit[0]))  # pop(): the longest, the first of equals
+        self.assembly = Assembly(len(tasks))
+        self.held = {}     # connection → (its process, the unit it holds, or None until it is ready)
+        self.started, self.finished = [], []
+
+    @property
+    def results(self) -> list:
+        return self.assembly.results
+
+    def start(self):
+        conn, process = _start(self.started)
+        self.held[conn] = (process, None)
+
+    def dispatch(self, conn, process):
+        """Send a free worker the next unit, or tell it to return."""
+        if self.todo:
+            unit = self.todo.pop()
+            self.held[conn] = (process, unit)
+            with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this unit
+                conn.send(unit[2])
+        else:
+            with contextlib.suppress(OSError):
+                conn.send(None)  # nothing left: it returns
+            self.finished.append(process)
+
+    def receive(self, conn):
+        """What a worker sent: a unit's results, word that it is ready, or its death."""
+        process, unit = self.held.pop(conn)
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # it died: a crash, the OOM killer, a signal
+            self._lost(process, unit)
+            return
+        if isinstance(message, BaseException):  # a bug escaping a task: raised, as with --jobs 1
+            raise message
+        if unit is not None:
+            self._done(unit, message)
+        self.dispatch(conn, process)
+
+    def _done(self, unit, results):
+        slot, path, _, _ = unit
+        if self.assembly.done(slot, path, results) and self.progress is not None:
+            self.progress.advance(self.tasks[slot])
+
+    def _lost(self, process, unit):
+        """A worker died holding ``unit``: run it again, split it, or give its FAIL; a new worker takes the dead
+        one's place while there is work left."""
+        process.join()
+        how = how_it_died(process.exitcode)
+        if unit is None:
+            raise WorkerError(f"a verify worker process died before it could check anything ({how}); --jobs 1 "
+                              f"checks in this process")
+        slot, path, task, tries = unit
+        if tries < RETRIES:
+            self.todo.append((slot, path, task, tries + 1))
+        elif parts := task.split():
+            paths = self.assembly.split(slot, path, len(parts))
+            self.todo += [(slot, p, part, 0) for p, part in zip(paths, parts)]
+        else:
+            self._done(unit, task.died(killed_every_worker(how)))
+        if self.todo:
+            self.start()
+
+    def close(self):
+        for process in self.started:
+            if process not in self.finished:
+                process.terminate()
+        for process in self.started:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+def _start(started):
+    """A worker process (appended to ``started``) and the connection to it.  It is a fresh interpreter
+    (``spawn``: torch's threads and ``fork`` do not mix) started with SIGINT blocked, so that Ctrl-C reaches
+    only this process, which ends the workers."""
+    context = multiprocessing.get_context("spawn")
+    here, there = context.Pipe()
+    process = context.Process(target=_work, args=(there,), name="verify worker", daemon=True)
+    with starting_workers():
+        try:
+            process.start()
+        except OSError as exc:  # no processes or memory left
+            raise WorkerError(f"could not start a verify worker process ({exc}); --jobs 1 checks in this "
+                              f"process") from None
+        started.append(process)
+    there.close()
+    return here, process
+
+
+def _work(conn):
+    """A worker: for each task the parent sends, it sends back the task's results (or the exception that escaped
+    it), until it is sent None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # one torch thread: its environment says so (.processes)
+    with contextlib.suppress(EOFError, OSError):  # the parent is gone: nothing to report to
+        conn.send("ready")
+        while (task := conn.recv()) is not None:
+            try:
+                results = task.run()
+            except Exception as exc:  # noqa: BLE001 - re-raised in the parent
+                results = exc
+            try:
+                conn.send(results)
+            except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+                conn.send(RuntimeError(f"{type(results).__name__}: {results} (and {type(exc).__name__} sending it)"))

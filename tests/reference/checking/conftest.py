@@ -1,6 +1,0 @@
-"""The tests of the checking tools (:mod:`reference.checking`) run without torch where the tool does (conform,
-the examples, the mutant catalogue); those that need torch skip themselves without it."""
-
-# Files for `conform` to load by path (targets/): run by the tests, not collected — one of them exits when
-# imported.
-collect_ignore = ["targets"]

@@ -1,0 +1,2 @@
+"""The tests of verify, its campaigns and executors, and verify --mutants (reference.verification,
+reference.execution)."""

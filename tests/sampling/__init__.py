@@ -1,0 +1,1 @@
+"""The tests of the spec's examples (formal.sampling)."""
