@@ -5,8 +5,9 @@
 
 ``--costs``: each algorithm in a fresh process (one torch thread, verify's sympy cache, torch's first calls made
 on a warm-up task), ``K`` of its variants spread over its enumeration, each a task as a worker runs it: the
-mean CPU seconds per task, printed as the ``SECONDS`` table of :mod:`reference.verification.estimates`; and the
-seconds from a worker's start to its first result (``WORKER_START``).
+mean CPU seconds per task — the second figure of each algorithm's ``seconds`` (its ``Implementation`` in its
+family module of ``reference/catalogue/``: ``seconds={profile: (checks, variant)}``); and the seconds from a
+worker's start to its first result (``WORKER_START``).
 
 ``--compare``: first the wall time of a campaign of two tiny tasks per executor (the command's start and its
 workers': ``START``); then two campaigns — 100 cheap variants sent in 16 groups, and 96 tasks of one variant
@@ -71,7 +72,8 @@ def costs(profile: str, samples: int):
     print(f"profile {profile}: seconds from a worker's start to its first result, median "
           f"{statistics.median(starts):.1f}")
     ordered = dict(sorted(((n, round(max(s, 0.01), 2)) for n, s in table.items()), key=lambda item: -item[1]))
-    print("SECONDS[%r] =" % profile, ordered)
+    print(f"one variant's task (the second figure of seconds[{profile!r}] in each algorithm's Implementation):",
+          ordered)
 
 
 def _timed(argv) -> float:

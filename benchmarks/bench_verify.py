@@ -6,8 +6,9 @@ Each algorithm's checks run in a fresh process, as a verify worker first meets t
 workers' sympy cache, torch's first calls made), split in three: drawing the examples (sizes drawn and mended:
 the derivations of every variant drawn), the spec's output on each (numpy, once per example), and the rest (the
 torch reference in every precision and path, FlopCounterMode, the SGD step). CPU seconds, medians of
-``--repeats`` runs. Last, the ``SECONDS`` table of :mod:`reference.execution.workers` (the order the workers
-take the algorithms in), measured.
+``--repeats`` runs. Last, each algorithm's task in seconds — the first figure of its ``seconds`` (its
+``Implementation`` in its family module of ``reference/catalogue/``: ``seconds={profile: (checks, variant)}``), the
+order the workers take the algorithms in.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def main():
     print(f"(median of {args.repeats} runs each, every algorithm in a fresh process; python {sys.version.split()[0]})")
     table = {name: round(sum(m), 1) for name, m in sorted(medians.items(), key=lambda item: -sum(item[1]))
              if sum(m) >= 0.05}
-    print("SECONDS =", table)
+    print(f"a task of its checks (the first figure of seconds[{args.profile!r}] in each algorithm's Implementation):",
+          table)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,11 @@ bug whose theorem stays proved **survived** (a weakness of the theorems, never o
 is listed as such; a bug whose planting raises is **broken** (a defect of the catalogue).  Every other theorem that
 fails under a bug is reported too.
 
+Each bug is a task (:class:`Planting`) of the execution layer (:mod:`reference.execution`): run here, in worker
+processes or on a Dask cluster, the report is the same; its fresh process is a child of
+:mod:`reference.execution.children`, ended with everything it started at the time limit or on Ctrl-C, which
+prints the partial report.
+
 >>> from proofs.mutation import campaign
 >>> report = campaign(only=["div-sqrt-by-d"], about=True, jobs=1)
 >>> [(r.mutant.name, r.caught) for r in report.results]
@@ -21,7 +26,10 @@ import os
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["MutantResult", "MutationReport", "campaign", "check_planted", "default_jobs", "find", "report_text"]
+from reference.execution.protocol import Task
+
+__all__ = ["MutantResult", "MutationReport", "Planting", "campaign", "check_planted", "default_jobs", "find",
+           "report_text"]
 
 
 @dataclass
@@ -82,6 +90,11 @@ class MutationReport:
     about: bool
     jobs: int
     seconds: float = 0.0
+    planned: int = 0       # bugs to plant: more than ``results`` after Ctrl-C
+
+    @property
+    def interrupted(self) -> bool:
+        return len(self.results) < self.planned
 
     def _count(self, status) -> int:
         return sum(r.status == status for r in self.results)
@@ -90,7 +103,8 @@ class MutationReport:
     def summary(self) -> dict:
         return {"bugs": len(self.results), "caught": self._count("caught"), "survived": self._count("survived"),
                 "about_no_theorem": self._count("about no theorem"), "broken": self._count("broken"),
-                "theorems_checked": "about" if self.about else "all", "seconds": round(self.seconds, 1)}
+                "theorems_checked": "about" if self.about else "all", "seconds": round(self.seconds, 1),
+                **({"interrupted": True, "planned": self.planned} if self.interrupted else {})}
 
     @property
     def unaimed(self) -> list:
@@ -101,8 +115,8 @@ class MutationReport:
 
     @property
     def ok(self) -> bool:
-        """Every bug with a theorem is caught by all of them, and none is broken."""
-        return not self._count("survived") and not self._count("broken")
+        """Every bug with a theorem is caught by all of them, none is broken, and every bug was planted."""
+        return not self._count("survived") and not self._count("broken") and not self.interrupted
 
     def as_json(self) -> dict:
         return {"mutants": [r.as_json() for r in self.results], "summary": self.summary,
@@ -177,47 +191,64 @@ def _child(request: str) -> None:
             out.flush()
 
 
-#: What a fresh interpreter runs: the parent's import path first (a test's catalogue is importable as it is in
-#: the parent), then :func:`_child`; nothing of the spec is imported before the bug is planted.
-_CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
-          "from proofs.mutation import _child; _child(sys.argv[2])")
-
-
-def _in_fresh_process(mutant, theorems, source, timeout) -> MutantResult:
-    """Plant ``mutant`` in a new Python interpreter and read back what it found.  A process that dies or runs past
-    ``timeout`` seconds leaves the theorems it had not decided undecided (with why), or, if the bug was not yet
-    planted, the bug broken."""
+def _in_fresh_process(name, theorems, source, timeout) -> dict:
+    """Plant the mutant ``name`` in a child (a new Python interpreter, :mod:`reference.execution.children`) and
+    read back what it found: ``{"broken": str, "verdicts": {theorem: [verdict, detail]}, "seconds": float}``.  A
+    child that dies or runs past ``timeout`` seconds (then ended with all it started) leaves the theorems it had not
+    decided undecided (with why), or, if the bug was not yet planted, the bug broken."""
     import json
-    import subprocess
-    import sys
     import tempfile
     from pathlib import Path
 
-    start = time.perf_counter()
+    from reference.execution import children
+
     with tempfile.TemporaryDirectory(prefix="formal-mutant-") as folder:
         out = Path(folder) / "steps.jsonl"
-        request = json.dumps({"name": mutant.name, "theorems": theorems, "source": source, "out": str(out)})
-        try:
-            done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(sys.path), request],
-                                  capture_output=True, text=True, timeout=timeout)
-            last = (done.stderr.strip().splitlines() or [""])[-1]
-            ended = "" if done.returncode == 0 else f"its process ended with exit status {done.returncode}" + (
-                f" ({last})" if last else "")
-        except subprocess.TimeoutExpired:
-            ended = f"its process was stopped after {timeout:g} s"
+        request = json.dumps({"name": name, "theorems": theorems, "source": source, "out": str(out)})
+        finished = children.run("proofs.mutation:_child", [request], timeout=timeout)
         steps = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
-    result = MutantResult(mutant, seconds=time.perf_counter() - start)
+    ended = finished.ended(timeout)
     found = dict((what, value) for what, value in steps)
     if "broken" in found or "planted" not in found:
-        result.broken = found.get("broken") or f"planting it did not finish: {ended or 'no steps were written'}"
-        return result
+        broken = found.get("broken") or f"planting it did not finish: {ended or 'no steps were written'}"
+        return {"broken": broken, "verdicts": {}, "seconds": finished.seconds}
     from .registry import theorems as every
+    verdicts = {}
     for theorem in every():
         if theorems is None or theorem.name in theorems:
             verdict = found.get(theorem.name)
-            result.verdicts[theorem.name] = tuple(verdict) if verdict else (
-                "undecided", f"no verdict: {ended or 'its process ended before checking it'}")
-    return result
+            verdicts[theorem.name] = list(verdict) if verdict else [
+                "undecided", f"no verdict: {ended or 'its process ended before checking it'}"]
+    return {"broken": "", "verdicts": verdicts, "seconds": finished.seconds}
+
+
+@dataclass(frozen=True)
+class Planting(Task):
+    """One bug of the catalogue ``source`` planted in a fresh process, and the statements of ``theorems`` (names;
+    None: all) checked under it (:func:`_in_fresh_process`): a task of the execution layer
+    (:mod:`reference.execution.protocol`), indivisible; its result is one JSON-able dict."""
+
+    name: str
+    theorems: tuple | None
+    source: str | None
+    timeout: float
+    cost: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def limit(self) -> float:
+        """A worker holding the task past the child's own limit, and a minute more, is ended (a backstop)."""
+        return self.timeout + 60.0
+
+    def run(self) -> list:
+        return [_in_fresh_process(self.name, None if self.theorems is None else list(self.theorems), self.source,
+                                  self.timeout)]
+
+    def died(self, cause: str) -> list:
+        return [{"broken": f"planting it did not finish: {cause}", "verdicts": {}, "seconds": 0.0}]
 
 
 def default_jobs() -> int:
@@ -230,36 +261,39 @@ def default_jobs() -> int:
     return max(1, min(4, cpus))
 
 
-def campaign(*, only=None, about: bool = False, jobs: int | None = None, progress=None,
+def campaign(*, only=None, about: bool = False, jobs: int | None = None, progress=None, scheduler=None,
              source: str | None = None, timeout: float = 600.0) -> MutationReport:
     """Plant each catalogued bug (``only``: the named ones) in a fresh Python process of its own and check the
-    theorems' statements there: all of them, or with ``about`` only those the bug is about.  ``jobs`` processes at a
-    time (default :func:`default_jobs`); ``progress(i, n, name)`` is called as each bug finishes.  ``source``: the
-    name of a module whose ``MUTANTS`` to plant instead of the shipped catalogue (importable by a fresh process).
-    A bug's process that runs past ``timeout`` seconds is stopped: the theorems it had not decided are undecided.
-    A process that dies (a bug that crashes the interpreter) affects its own bug only."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
+    theorems' statements there: all of them, or with ``about`` only those the bug is about.  The bugs are tasks of
+    the execution layer: here one after another (``jobs=1``), in ``jobs`` worker processes (default
+    :func:`default_jobs`), or on the Dask cluster ``scheduler`` names (``("local", N)`` or ``("address", …)``) — the
+    same report whichever; ``progress``: a text stream for a live bar (None: nothing shown).  ``source``: the name
+    of a module whose ``MUTANTS`` to plant instead of the shipped catalogue (importable by a fresh process).  A
+    bug's process that runs past ``timeout`` seconds is ended: the theorems it had not decided are undecided.  A
+    process that dies (a bug that crashes the interpreter) affects its own bug only.  Ctrl-C returns the partial
+    report (:attr:`MutationReport.interrupted`)."""
     from formal.errors import FormalError
+    from reference.execution.executors import run_shown
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise FormalError(f"jobs = {jobs!r} must be a positive integer")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
         raise FormalError(f"timeout = {timeout!r} must be a positive, finite number of seconds")
-    jobs = jobs or default_jobs()
     mutants = find(only, source) if only is not None else _catalogue(source)
-    jobs = max(1, min(jobs, len(mutants)))
+    if scheduler is not None:      # the report says where they ran: N local Dask workers, or a cluster (0)
+        jobs = scheduler[1] if scheduler[0] == "local" else 0
+    else:
+        jobs = max(1, min(jobs or default_jobs(), len(mutants)))
     start = time.perf_counter()
-    results = {m.name: MutantResult(m) for m in mutants}
-    # threads that each wait on a process of its own: a process that dies or hangs costs its own bug only
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_in_fresh_process, m, list(m.about) if about else None, source, timeout): m.name
-                   for m in mutants}
-        for done, future in enumerate(as_completed(futures)):
-            results[futures[future]] = future.result()
-            if progress is not None:
-                progress(done, len(mutants), futures[future])
-    return MutationReport(list(results.values()), about, jobs, time.perf_counter() - start)
+    tasks = [Planting(m.name, tuple(m.about) if about else None, source, float(timeout)) for m in mutants]
+    found = run_shown(tasks, "planting", progress, jobs=jobs, scheduler=scheduler)
+    results = []
+    for mutant, rows in zip(mutants, found):
+        if rows is not None:
+            (row,) = rows
+            results.append(MutantResult(mutant, {k: tuple(v) for k, v in row["verdicts"].items()}, row["broken"],
+                                        row["seconds"]))
+    return MutationReport(results, about, jobs, time.perf_counter() - start, planned=len(mutants))
 
 
 def _cut(text, width):
@@ -288,7 +322,10 @@ def report_text(report: MutationReport) -> str:
     checked = "the theorems each bug is about" if report.about else "every theorem"
     lines += ["", f"{s['bugs']} bugs: {s['caught']} caught by the theorems they are about, "
                   f"{s['about_no_theorem']} about no theorem, {s['survived']} survived, {s['broken']} broken "
-                  f"({checked} checked, {report.jobs} processes, {s['seconds']} s)"]
+                  f"({checked} checked, {f'{report.jobs} processes' if report.jobs else 'a Dask cluster'}, "
+                  f"{s['seconds']} s)"]
     if report.unaimed:
         lines.append(f"theorems no bug here is about: {', '.join(report.unaimed)}")
+    if report.interrupted:
+        lines.append(f"interrupted: {len(report.results)} of {report.planned} bugs planted — a partial report")
     return "\n".join(lines) + "\n"

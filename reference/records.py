@@ -7,7 +7,8 @@ A :class:`Record` gathers what is declared once, each piece beside the code it i
   column t reads only tokens ≤ t (or ≥ t), how its outputs answer a permutation, whether its output is
   itself a sequence of tokens, and whether a training algorithm steps along its gradient (a loss);
 - from the family module of :mod:`reference.catalogue`: its correct numpy implementation's factory,
-  the calibrated float32/bfloat16 tolerances, its mutants and controls;
+  the calibrated float32/bfloat16 tolerances, the measured seconds of its verify tasks, its mutants and
+  controls;
 - from its torch module in :mod:`reference.model` (needs torch, found only when asked for): the runner and
   the attention paths it takes.
 
@@ -93,6 +94,13 @@ class Record:
     def tolerances(self) -> dict:
         """dtype → the allowed error relative to ``max(1, max |output|)`` (float64: every algorithm's 1e-10)."""
         return self.implementation.tolerances
+
+    def seconds(self, profile: str, variant: bool = False) -> float | None:
+        """The measured CPU seconds of ``verify``'s task of this algorithm under ``profile`` — of one variant's
+        checks (``variant``), or of its checks drawn across its variants — or None where none is declared
+        (:attr:`~reference.catalogue.entry.Implementation.seconds`)."""
+        measured = self.implementation.seconds.get(profile)
+        return None if measured is None else measured[1 if variant else 0]
 
     @property
     def mutants(self) -> tuple:

@@ -5,7 +5,10 @@ The layers, from the bottom (docs/contributing.rst draws them):
 
 - **the specification** — :mod:`formal` but :mod:`formal.tools` (vocabulary, cost model, ops, engine,
   algorithms, models, graphs, the examples the spec implies) imports nothing outside itself;
-- **reference** and **proofs** import the spec, never a tool; proofs imports nothing of reference;
+- **the execution layer** — :mod:`reference.execution` (where tasks run, and the children every process for one
+  piece of work is) imports the spec alone;
+- **reference** and **proofs** import the spec, never a tool; proofs imports nothing of reference but the
+  execution layer;
 - **the tools** — :mod:`formal.tools` (the command line and its commands, the claims checker, the Sphinx
   extension) and ``python -m formal`` — import all of them.
 
@@ -13,7 +16,8 @@ Besides: no import cycle but the engine's (:data:`ENGINE`, each of its files nam
 command line but ``python -m formal``, and nothing but the command line and its commands imports the argument
 types; no entry point is looked up (the package finds its own parts by importing them); every package's
 docstring names each of its modules; no folder of ``reference`` holds more than :data:`MAX_MODULES` modules
-but the two whose modules are one per family (:data:`FAMILY_FOLDERS`).  Each assertion names the offenders.
+but the two whose modules are one per family (:data:`FAMILY_FOLDERS`); only the execution layer starts a process
+or a pool, and no thread is interrupted by an exception injected into it.  Each assertion names the offenders.
 """
 
 from __future__ import annotations
@@ -88,16 +92,21 @@ def imports(module: str) -> set:
     return {m for m in map(_known, found) if m is not None and m != module}
 
 
+EXECUTION = "reference.execution"
+
+
 def layer(module: str) -> str:
-    """``spec``, ``reference``, ``proofs`` or ``tools``."""
+    """``spec``, ``execution``, ``reference``, ``proofs`` or ``tools``."""
     if module in FRONT_DOORS or module == TOOLS or module.startswith(TOOLS + "."):
         return "tools"
+    if module == EXECUTION or module.startswith(EXECUTION + "."):
+        return "execution"
     return {"formal": "spec"}.get(module.split(".")[0], module.split(".")[0])
 
 
 #: Which layers each layer may import.
-ALLOWED = {"spec": {"spec"}, "reference": {"spec", "reference"}, "proofs": {"spec", "proofs"},
-           "tools": {"spec", "reference", "proofs", "tools"}}
+ALLOWED = {"spec": {"spec"}, "execution": {"spec", "execution"}, "reference": {"spec", "execution", "reference"},
+           "proofs": {"spec", "execution", "proofs"}, "tools": {"spec", "execution", "reference", "proofs", "tools"}}
 
 
 @pytest.fixture(scope="module")
@@ -144,9 +153,11 @@ def test_the_layering_check_catches_a_planted_arrow(graph):
     planted.add_edge("formal.engine.render", "formal.tools.cli")
     planted.add_edge("reference.records", "formal.tools.claims.claim")
     planted.add_edge("proofs.theorem", "reference.records")
+    planted.add_edge("reference.execution.workers", "reference.records")
     found = {(a, b) for a, b in planted.edges if layer(b) not in ALLOWED[layer(a)]}
     assert {("formal.engine.render", "formal.tools.cli"), ("reference.records", "formal.tools.claims.claim"),
-            ("proofs.theorem", "reference.records")} <= found
+            ("proofs.theorem", "reference.records"), ("reference.execution.workers", "reference.records")} <= found
+    assert ("proofs.mutation", "reference.execution.protocol") in graph.edges     # the one arrow proofs → reference
 
 
 def test_nothing_imports_the_cli_but_main(graph):
@@ -221,3 +232,42 @@ def test_no_folder_of_reference_holds_more_than_a_concept():
             folders.setdefault(module.rpartition(".")[0], []).append(module)
     crowded = {f: len(m) for f, m in folders.items() if len(m) > MAX_MODULES and f not in FAMILY_FOLDERS}
     assert not crowded, f"folders of reference over {MAX_MODULES} modules: {crowded}"
+
+
+#: What starts a process or a pool of them, or interrupts a thread from outside: the execution layer's alone.
+STARTS = {("subprocess", "Popen"), ("subprocess", "run"), ("subprocess", "call"), ("subprocess", "check_call"),
+          ("subprocess", "check_output"), ("os", "fork"), ("os", "posix_spawn"), ("os", "system"),
+          ("multiprocessing", "Process"), ("multiprocessing", "Pool"), ("multiprocessing", "get_context"),
+          ("futures", "ProcessPoolExecutor"), ("futures", "ThreadPoolExecutor"),
+          ("pythonapi", "PyThreadState_SetAsyncExc")}
+
+
+def _starts(module: str) -> list:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+            if (owner, node.attr) in STARTS:
+                found.append(f"{owner}.{node.attr}:{node.lineno}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found += [f"{node.module}.{a.name}:{node.lineno}" for a in node.names
+                      if (node.module.rpartition(".")[2], a.name) in STARTS]
+    return found
+
+
+def test_only_the_execution_layer_starts_processes():
+    """One way to run work elsewhere: every process (a worker, a child for one function) and every pool is
+    started by :mod:`reference.execution`; no thread is interrupted by injecting an exception into it."""
+    offenders = {m: found for m in MODULES if layer(m) != "execution" and (found := _starts(m))}
+    assert not offenders, f"processes or pools started outside reference.execution: {offenders}"
+
+
+def test_the_start_check_catches_a_planted_popen(tmp_path, monkeypatch):
+    planted = tmp_path / "planted.py"
+    planted.write_text("import subprocess\nfrom concurrent.futures import ThreadPoolExecutor\nimport ctypes\n"
+                       "def f():\n    subprocess.Popen(['true'])\n"
+                       "    ctypes.pythonapi.PyThreadState_SetAsyncExc(0, None)\n")
+    monkeypatch.setitem(MODULES, "formal.planted", planted)
+    assert sorted(_starts("formal.planted")) == ["concurrent.futures.ThreadPoolExecutor:2",
+                                                 "pythonapi.PyThreadState_SetAsyncExc:6", "subprocess.Popen:5"]

@@ -123,7 +123,7 @@ def build_dtransformer(**options) -> Algorithm:
         inputs=[TensorSpec("x", (ell,), "index", _TOKENS, bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell), doc="P[:, t] is the distribution of token t + 1"),
         lines=[*first, layer_loop("l", L, body), *final, last], params_label="θ", constraints=constraints,
-        options=opts.as_dict(), builder=build_dtransformer, causal="forward",
+        causal="forward",
     )
 
 
@@ -165,14 +165,13 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
                                        else _classifier_head(opts))
     lines += head_lines
     params += head_params
-    options = {**opts.as_dict(), "token_types": token_types, "embedding_norm": embedding_norm,
+    {**opts.as_dict(), "token_types": token_types, "embedding_norm": embedding_norm,
                "unembedding_bias": unembedding_bias, "inputs": inputs, "head": head, "patch_order": patch_order}
     return Algorithm(
         number=9, name="etransformer", display="ETransformer",
         summary=("Algorithm 9: an encoder-only transformer (BERT): each token's distribution, given all tokens."
                  if head == "mlm" else "Algorithm 9 as ViT: an encoder over image patches with a class token."),
         inputs=data, params=params, output=output, lines=lines, params_label="θ", constraints=constraints,
-        options=options, builder=build_etransformer,
         permutation={"x": "equivariant"} if (opts.position, inputs, head) == ("none", "tokens", "mlm") else {},
     )
 
@@ -289,7 +288,6 @@ def build_edtransformer(**options) -> Algorithm:
         lines=[*enc_first, layer_loop("l", L_enc, encoder), *final, *dec_first, layer_loop("l", L_dec, decoder),
                *dec_final, last],
         params_label="θ", constraints=constraints + dec_constraints,
-        options=opts.as_dict(), builder=build_edtransformer,
         causal="forward", permutation={"z": "invariant"} if opts.position == "none" else {},
     )
 

@@ -185,7 +185,6 @@ def build_single_query_attention(*, bias, score, activation) -> Algorithm:
                 + projection("v", d_out, d_in, bias, "value") + _score_params(score)),
         output=TensorSpec("v_tilde", (d_out,), doc="the token and context combined"),
         lines=lines, params_label="W_qkv",
-        options={"bias": bias, **_score_options(score, activation)}, builder=build_single_query_attention,
         permutation={"e_t": "invariant"},
     )
 
@@ -218,8 +217,6 @@ def build_attention(*, bias, empty, score, activation, score_bias) -> Algorithm:
                 + projection("v", d_out, d_z, bias, "value") + _score_params(score)),
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W_qkv", defaults={"Z": "X"},
-        options={"bias": bias, "empty": empty, **_score_options(score, activation), "score_bias": score_bias},
-        builder=build_attention,
         permutation={} if score_bias else {"X": "equivariant", "Z": "invariant"},   # a score bias is positional
     )
 
@@ -277,8 +274,6 @@ def build_mhattention(*, bias, empty, n_kv_heads, score_bias) -> Algorithm:
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W", defaults={"Z": "X"},
         constraints=grouping(kv),
-        options={"bias": bias, "empty": empty, "n_kv_heads": n_kv_heads, "score_bias": score_bias},
-        builder=build_mhattention,
         permutation={} if score_bias else {"X": "equivariant", "Z": "invariant"},   # a score bias is positional
     )
 

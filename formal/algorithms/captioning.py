@@ -189,8 +189,6 @@ def build_show_attend_tell(*, gate, bias, activation, score_bias, init, output, 
         Assign("P", sequence("P_steps", ell_x, "p", "p")),
         Assign("alpha_map", sequence("alpha_steps", ell_x, "α", r"\alpha"), returns=True),
     ]
-    options = {"gate": gate, "bias": bias, "activation": activation, "score_bias": score_bias, "init": init,
-               "output": output, "inputs": inputs}
     return Algorithm(
         number=None, source=_SOURCE, name="show_attend_tell", display="ShowAttendTell",
         summary="Show, Attend and Tell: an LSTM captioner attending over a grid of image features.",
@@ -198,7 +196,7 @@ def build_show_attend_tell(*, gate, bias, activation, score_bias, init, output, 
         params=_params(cell, gate=gate, score_bias=score_bias, output=output),
         output=(TensorSpec("P", (N_V, ell_x), doc="P[:, t]: the distribution of word t + 1"),
                 TensorSpec("alpha_map", (locations, ell_x), doc="α[i, t]: the weight of location i at step t")),
-        lines=lines, params_label="θ", options=options, builder=build_show_attend_tell, model=True,
+        lines=lines, params_label="θ", model=True,
     )
 
 
@@ -216,8 +214,7 @@ def build_show_attend_tell_loss(*, gate, bias, activation, score_bias, init, out
         summary=("Show, Attend and Tell's loss: the caption's negative log-likelihood and the doubly stochastic "
                  "penalty."),
         inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the loss of one caption"),
-        lines=lines, params_label="θ", options={**shared, "penalty": penalty, "inputs": inputs},
-        builder=build_show_attend_tell_loss, model=True,
+        lines=lines, params_label="θ", model=True,
     )
 
 

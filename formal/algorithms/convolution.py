@@ -108,13 +108,12 @@ def build_conv1d(*, stride, padding, dilation, bias, activation) -> Algorithm:
         params.append(TensorSpec("b", (d_out,), doc="the bias of every output position"))
     lines = [Assign("U", unfold("X"), note="The k·d_in inputs each output position reads"),
              *_output_lines(matmul(Offsets()("W"), "U"), bias, act)]
-    options = {"stride": stride, "padding": padding, "dilation": dilation, "bias": bias, "activation": act}
     return Algorithm(
         number=None, source="LeCun et al. 1989; torch.nn.Conv1d", name="conv1d", display="Conv1d",
         summary="A 1-D convolution: a weight matrix per offset of a window slid along the sequence.",
         inputs=[TensorSpec("X", (d_in, ell), doc="the input sequence, one column per position")],
         params=params, output=TensorSpec("Y", (d_out, ell_out), doc="one column per window"),
-        lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_conv1d,
+        lines=lines, params_label="W, b" if bias else "W",
         notes=("W[j] (0-indexed; W_(j+1) in the lines) is torch's weight[:, :, j]: torch stores d_out×d_in×k",),
     )
 
@@ -150,14 +149,13 @@ def build_graph_conv(*, norm, bias, activation) -> Algorithm:
         params.append(TensorSpec("b", (d_out,), doc="the bias of every node"))
     lines = [Assign("X_tilde", matmul("W", "X"), note="Transform every node"),
              *_output_lines(Aggregate(norm)("X_tilde", "A"), bias, act)]
-    options = {"norm": norm, "bias": bias, "activation": act}
     return Algorithm(
         number=None, source="Kipf & Welling 2017", name="graph_conv", display="GraphConv",
         summary="A graph convolution: shared weights, then every node sums its in-neighbours' features.",
         inputs=[TensorSpec("X", (d_in, ell), doc="the node features, one column per node"),
                 TensorSpec("A", (ell, ell), kind="mask", doc="the adjacency: A[j, i] = 1 for an edge j → i")],
         params=params, output=TensorSpec("Y", (d_out, ell), doc="the new node features"),
-        lines=lines, params_label="W, b" if bias else "W", options=options, builder=build_graph_conv,
+        lines=lines, params_label="W, b" if bias else "W",
         permutation={"X": "equivariant"},   # renumbering the nodes (and A alike) renumbers the outputs
     )
 

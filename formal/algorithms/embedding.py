@@ -31,7 +31,7 @@ def build_token_embedding() -> Algorithm:
         params=[TensorSpec("W_e", (d_e, N_V), doc="token embedding matrix")],
         output=TensorSpec("e", (d_e,), doc="vector representation of the token"),
         lines=[Assign("e", gather("W_e", "v", what="token id v", onehot=True), returns=True)],
-        params_label="W_e", builder=build_token_embedding,
+        params_label="W_e",
     )
 
 
@@ -54,7 +54,6 @@ def build_positional_embedding(*, encoding) -> Algorithm:
         lines=[Assign("e_p", line, returns=True)],
         params_label="W_p" if learned else "",
         constraints=[] if learned else [even(d_e, f"a {encoding} encoding pairs sin and cos rows")],
-        options={"encoding": encoding}, builder=build_positional_embedding,
     )
 
 

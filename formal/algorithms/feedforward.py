@@ -39,7 +39,7 @@ def build_mlp(*, activation, bias) -> Algorithm:
         params=mlp_params("", activation, bias, doc=""),
         output=TensorSpec("Y", (d_e, ell), doc="each token's representation, transformed on its own"),
         lines=[Assign("Y", mlp_expression("X", activation, bias), returns=True)],
-        params_label="W_mlp", options={"activation": activation, "bias": bias}, builder=build_mlp,
+        params_label="W_mlp",
         permutation={"X": "equivariant"},   # position-wise: permuting the tokens permutes the outputs alike
     )
 

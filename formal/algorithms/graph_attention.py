@@ -184,7 +184,6 @@ def build_gat(*, version, heads, self_loops, bias, slope) -> Algorithm:
              Loop("h", H, tuple(_head_lines(version, bias, slope, neighbours)), stack=("Y_h",)),
              *([Assign("Y", combined), Assign("Y", add_bias("Y", "b"), returns=True)] if bias
                else [Assign("Y", combined, returns=True)])]
-    options = {"version": version, "heads": heads, "self_loops": self_loops, "bias": bias, "slope": slope}
     return Algorithm(
         number=None, source="Velickovic et al. 2018" if version == 1 else "Brody et al. 2022",
         name="gat", display="GAT" if version == 1 else "GATv2",
@@ -192,7 +191,7 @@ def build_gat(*, version, heads, self_loops, bias, slope) -> Algorithm:
         inputs=[TensorSpec("X", (d_in, ell), doc="the node features, one column per node", role="tokens"),
                 TensorSpec("A", (ell, ell), kind="mask", doc="the adjacency: A[j, i] = 1 for an edge j → i")],
         params=params, output=TensorSpec("Y", (width, ell), doc="the new node features"),
-        lines=lines, params_label="W, a, b" if bias else "W, a", options=options, builder=build_gat,
+        lines=lines, params_label="W, a, b" if bias else "W, a",
         # Checked with every mask admitting all: a complete graph, which every permutation of the nodes keeps.
         permutation={"X": "equivariant"},
         notes=("A node's neighbourhood is column i of A (its in-neighbours); with self_loops it is A ∨ I.",),

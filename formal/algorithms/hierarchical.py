@@ -86,8 +86,7 @@ def build_han(*, cell, bias, reset, update) -> Algorithm:
         summary="A hierarchical attention network: words pooled into sentences, sentences into a document.",
         inputs=[TensorSpec("x", (ell, n_sent), "index", "the document: column j holds sentence j's words", bound=N_V)],
         params=params, output=TensorSpec("p", (n_classes,), doc="the class probabilities"),
-        lines=lines, params_label="θ", options={"cell": cell, "bias": bias, "reset": reset, "update": update},
-        builder=build_han, model=True,
+        lines=lines, params_label="θ", model=True,
     )
 
 

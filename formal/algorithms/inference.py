@@ -79,8 +79,7 @@ def build_dinference(*, tau, decoding, kv_cache, **model_options) -> Algorithm:
         inputs=[TensorSpec("x", (ell,), "index", "the prompt, token ids, 0-based", bound=N_V)],
         params=model.params, output=TensorSpec("y_gen", (ell_gen,), doc="the generated tokens", role="tokens"),
         lines=lines, params_label="θ̂",
-        options={"tau": tau, "decoding": decoding, "kv_cache": kv_cache, **model.options},
-        builder=build_dinference, random=decoding == "sample",
+        random=decoding == "sample",
         notes=["ℓ_gen is a size: pass it as ell_gen=<int>"],
     )
 
@@ -115,7 +114,6 @@ def build_edinference(*, tau, decoding, **model_options) -> Algorithm:
         params=model.params, output=TensorSpec("y_gen", (ell_out,), doc="the generated tokens, without bos and eos",
                                                role="tokens"),
         lines=lines, params_label="θ̂",
-        options={"tau": tau, "decoding": decoding, **model.options}, builder=build_edinference,
         random=decoding == "sample",
         notes=["ℓ_gen is the length cap: pass it as ell_gen=<int>; costs are for ℓ_gen steps (no early eos)"],
     )

@@ -55,7 +55,6 @@ def build_kv_mhattention(*, bias, n_kv_heads, step) -> Algorithm:
                 TensorSpec("K_g", (kv, d_attn, total), doc="keys of every token so far (the new cache)"),
                 TensorSpec("V_g", (kv, d_mid, total), doc="values of every token so far (the new cache)")),
         lines=lines, params_label="W", constraints=grouping(kv),
-        options={"bias": bias, "n_kv_heads": n_kv_heads, "step": step}, builder=build_kv_mhattention,
     )
 
 
@@ -114,7 +113,6 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
                 TensorSpec("V_l", (L, kv, d_mid, total), doc="the value cache of every layer")),
         lines=[*first, Loop("l", L, tuple(body), stack=("K_l", "V_l"), sequential=True), *final, last],
         params_label="θ", constraints=constraints,
-        options={**opts.as_dict(), "step": step}, builder=build_kv_dtransformer,
     )
 
 

@@ -55,7 +55,6 @@ def build_layer_norm(*, norm, eps) -> Algorithm:
         inputs=[TensorSpec("e", (d_e,), doc="neural network activations")],
         params=params, output=TensorSpec("e_hat", (d_e,), doc="normalised activations"),
         lines=lines, params_label=label, constraints=constraints,
-        options={"norm": norm, "eps": eps}, builder=build_layer_norm,
     )
 
 

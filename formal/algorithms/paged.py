@@ -265,8 +265,7 @@ def build_paged_mhattention(*, bias, n_kv_heads) -> Algorithm:
         number=None, source="Kwon et al. 2023", name="paged_mhattention", display="PagedMHAttention",
         summary="Algorithm 5 over a key/value cache in blocks, read through the sequence's block table.",
         inputs=inputs, params=cached.params, output=cached.outputs, lines=lines, params_label="W",
-        constraints=constraints, options={"bias": bias, "n_kv_heads": n_kv_heads},
-        builder=build_paged_mhattention,
+        constraints=constraints,
     )
 
 

@@ -96,7 +96,7 @@ def build_paged_attention(*, n_kv_heads) -> Algorithm:
         summary="The paged-attention kernel: projected queries over a key/value cache read through a block table.",
         inputs=inputs, params=[],
         output=TensorSpec("Y", (H, d_mid, ell_x), doc="each head's weighted values, per new token (before W_o)"),
-        lines=lines, constraints=constraints, options={"n_kv_heads": n_kv_heads}, builder=build_paged_attention,
+        lines=lines, constraints=constraints,
     )
 
 

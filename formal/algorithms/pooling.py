@@ -67,7 +67,7 @@ def build_attention_pooling(*, score) -> Algorithm:
         summary="Attention pooling: a learned query weighs the columns of Z and returns their weighted sum.",
         inputs=[TensorSpec("Z", (d_z, ell), doc="the vectors pooled, one column each", role="tokens")],
         params=params, output=TensorSpec("s", (d_z,), doc="their attention-weighted sum"),
-        lines=lines, params_label="θ", options={"score": score}, builder=build_attention_pooling,
+        lines=lines, params_label="θ",
     )
 
 

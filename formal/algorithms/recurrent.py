@@ -94,7 +94,7 @@ def _preactivation(gate, bias):
     return add(total, f"b_{gate}") if bias == "single" else total
 
 
-def _cell(kind, *, lines, bias, options, summary, builder, notes=()) -> Algorithm:
+def _cell(kind, *, lines, bias, summary, notes=()) -> Algorithm:
     state = _STATE[kind]
     inputs = [TensorSpec("x", (d_x,), doc="the input of this step")]
     inputs += [TensorSpec(s, (d_h,), doc="the previous state" if s == "h" else "the previous memory cell")
@@ -104,7 +104,7 @@ def _cell(kind, *, lines, bias, options, summary, builder, notes=()) -> Algorith
     return Algorithm(
         number=None, source=_SOURCES[kind], name=f"{kind}_cell", display=f"{kind.upper()}Cell", summary=summary,
         inputs=inputs, params=params, output=outputs if len(outputs) > 1 else outputs[0], lines=lines,
-        params_label="θ", options=options, builder=builder, notes=notes,
+        params_label="θ", notes=notes,
     )
 
 
@@ -112,9 +112,8 @@ def _cell(kind, *, lines, bias, options, summary, builder, notes=()) -> Algorith
 def build_rnn_cell(*, bias, nonlinearity) -> Algorithm:
     """Elman's recurrent cell: ``h ← φ(W_xh x + W_hh h + b_h)`` with φ = tanh (or ReLU)."""
     lines = [Assign("h", activation(nonlinearity, _preactivation("h", bias)), returns=True)]
-    return _cell("rnn", lines=lines, bias=bias, options={"bias": bias, "nonlinearity": nonlinearity},
-                 summary="Elman's recurrent cell: the new state from the input and the previous state.",
-                 builder=build_rnn_cell)
+    return _cell("rnn", lines=lines, bias=bias,
+                 summary="Elman's recurrent cell: the new state from the input and the previous state.")
 
 
 @Options(CELL_BIAS).builds
@@ -126,9 +125,8 @@ def build_lstm_cell(*, bias) -> Algorithm:
     lines = [*gates,
              Assign("c", add(mul("f", "c"), mul("i", "g")), note="Memory cell"),
              Assign("h", mul("o", activation("tanh", "c")), returns=True)]
-    return _cell("lstm", lines=lines, bias=bias, options={"bias": bias},
+    return _cell("lstm", lines=lines, bias=bias,
                  summary="The LSTM cell (with Gers et al.'s forget gate): new state and memory cell.",
-                 builder=build_lstm_cell,
                  notes=("the lecture notes write the gates in the order (i, f, o, g); torch packs them (i, f, g, o) "
                         "— the names, not the order, say which is which",))
 
@@ -153,9 +151,8 @@ def build_gru_cell(*, bias, reset, update) -> Algorithm:
              Assign("z", activation("sigmoid", _preactivation("z", bias)), note="Update gate"),
              Assign("n", activation("tanh", candidate), note="Candidate"),
              Assign("h", add(mul(keep, "h"), mul(take, "n")), returns=True)]
-    return _cell("gru", lines=lines, bias=bias, options={"bias": bias, "reset": reset, "update": update},
-                 summary="The gated recurrent unit: the new state from reset and update gates.",
-                 builder=build_gru_cell)
+    return _cell("gru", lines=lines, bias=bias,
+                 summary="The gated recurrent unit: the new state from reset and update gates.")
 
 
 def build_cell(cell: str, /, **options) -> Algorithm:
@@ -216,10 +213,8 @@ def _layer_params(cell, direction, *, tail="", width=d_x, layers=()) -> list:
 
 def _layer_setup(cell, bias, nonlinearity, reset, update, direction):
     built = build_cell(cell, bias=bias, nonlinearity=nonlinearity, reset=reset, update=update)
-    options = {"cell": cell, "direction": direction, "bias": bias, "nonlinearity": nonlinearity, "reset": reset,
-               "update": update}
     rows = 2 * d_h if direction == "bidirectional" else d_h
-    return built, options, rows
+    return built, rows
 
 
 def _returned(lines):
@@ -233,14 +228,13 @@ def build_rnn_layer(*, cell, direction, bias, nonlinearity, reset, update) -> Al
     the next — a *sequential* loop, so the depth grows with ℓ (Vaswani et al.'s "sequential operations").
     Backward runs from the last position to the first; bidirectional runs both and stacks the states,
     ``H = [H⃗; H⃖]`` (a backward parameter carries the suffix ``_back``)."""
-    built, options, rows = _layer_setup(cell, bias, nonlinearity, reset, update, direction)
+    built, rows = _layer_setup(cell, bias, nonlinearity, reset, update, direction)
     return Algorithm(
         number=None, source=_SOURCES[cell], name="rnn_layer", display=f"{cell.upper()}Layer",
         summary=f"A recurrent layer: the {cell.upper()} cell run over the sequence ({direction}).",
         inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token", role="tokens")],
         params=_layer_params(built, direction), output=TensorSpec("H", (rows, ell), doc="the state at every position"),
-        lines=_returned(_layer_lines(built, direction)), params_label="θ", options=options, builder=build_rnn_layer,
-        model=True,
+        lines=_returned(_layer_lines(built, direction)), params_label="θ", model=True,
         causal=None if direction == "bidirectional" else direction,
     )
 
@@ -251,7 +245,7 @@ def build_rnn(*, cell, direction, bias, nonlinearity, reset, update) -> Algorith
     ``num_layers = L``).  Layer 1 reads X (d_x rows); the layers above read d_h rows (2d_h both ways), so
     their parameters differ in shape: layer 1's carry the suffix ``_1``, those of layers 2…L the suffix
     ``_l`` and are stacked on a leading axis of L − 1 (empty for one layer)."""
-    built, options, rows = _layer_setup(cell, bias, nonlinearity, reset, update, direction)
+    built, rows = _layer_setup(cell, bias, nonlinearity, reset, update, direction)
     l = LoopIndex("l")
     first = _layer_lines(built, direction, read=lambda name: f"{name}_1", layer="1")
     upper = _layer_lines(built, direction, read=lambda name: pick(f"{name}_l", l), x="H", layer="l")
@@ -262,8 +256,7 @@ def build_rnn(*, cell, direction, bias, nonlinearity, reset, update) -> Algorith
         summary=f"L stacked recurrent layers of the {cell.upper()} cell ({direction}).",
         inputs=[TensorSpec("X", (d_x, ell), doc="the input sequence, one column per token", role="tokens")],
         params=params, output=TensorSpec("H", (rows, ell), doc="the last layer's state at every position"),
-        lines=[*first, Loop("l", L - 1, tuple(upper), sequential=True)], params_label="θ", options=options,
-        builder=build_rnn, model=True,
+        lines=[*first, Loop("l", L - 1, tuple(upper), sequential=True)], params_label="θ", model=True,
         notes=("layer 1's parameters carry the suffix _1; layers 2…L's the suffix _l, stacked on a leading axis "
                "of L − 1",),
         causal=None if direction == "bidirectional" else direction,

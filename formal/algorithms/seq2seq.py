@@ -249,8 +249,6 @@ def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update,
 
     params = _params(layer, step, attention=attention, score=score, bias=bias, align_bias=align_bias, rows=D,
                      dec_in=dec_in, out_width=out_width, start_width=start_width)
-    options = {"attention": attention, "score": score, "cell": cell, "encoder": encoder, "init": init, "bias": bias,
-               "reset": reset, "update": update, "align_bias": align_bias, "output": output}
     return Algorithm(
         number=None, source=_SOURCES[attention], name="seq2seq", display="Seq2Seq",
         summary={"none": "A recurrent encoder–decoder with a fixed context vector.",
@@ -259,7 +257,7 @@ def build_seq2seq(*, attention, score, cell, encoder, init, bias, reset, update,
         inputs=[TensorSpec("z", (ell_z,), "index", "source tokens", bound=N_V, role="context"),
                 TensorSpec("x", (ell_x,), "index", "target tokens (teacher forcing)", bound=N_V, role="tokens")],
         params=params, output=TensorSpec("P", (N_V, ell_x), doc="P[:, t]: the distribution of token t + 1"),
-        lines=lines, params_label="θ", options=options, builder=build_seq2seq, model=True,
+        lines=lines, params_label="θ", model=True,
         causal="forward",
     )
 

@@ -113,8 +113,7 @@ def build_dloss(**model_options) -> Algorithm:
         summary="Algorithm 13's loss: the negative log-likelihood of each next token of one sequence.",
         inputs=[TensorSpec("x", (ell,), "index", "a training sequence of token ids, 0-based", bound=N_V)],
         params=model.params, output=TensorSpec("loss", (), doc="the summed negative log-likelihood"),
-        lines=_returning(_next_token_lines(model, {"x": "x"}, "x")), params_label="θ", options=model.options,
-        builder=build_dloss,
+        lines=_returning(_next_token_lines(model, {"x": "x"}, "x")), params_label="θ",
     )
 
 
@@ -129,7 +128,6 @@ def build_edloss(**model_options) -> Algorithm:
                 TensorSpec("x", (ell_x,), "index", "target sequence of token ids, 0-based", bound=N_V)],
         params=model.params, output=TensorSpec("loss", (), doc="the summed negative log-likelihood"),
         lines=_returning(_next_token_lines(model, {"z": "z", "x": "x"}, "x")), params_label="θ",
-        options=model.options, builder=build_edloss,
     )
 
 
@@ -144,13 +142,12 @@ def build_eloss(*, p_mask, **model_options) -> Algorithm:
         summary="Algorithm 12's loss: predict randomly masked tokens from all the others.",
         inputs=model.inputs, params=model.params, output=TensorSpec("loss", (), doc="the masked-token loss"),
         lines=_returning(_masked_lines(model, {"x": "x", **extra}, "x", p_mask)),
-        params_label="θ", options={"p_mask": p_mask, **model.options},
-        builder=build_eloss,
+        params_label="θ",
         random=True,
     )
 
 
-def _training(number, name, display, loss, data, pick_args, summary, builder, lines, length):
+def _training(number, name, display, loss, data, pick_args, summary, lines, length):
     """Algorithms 11–13: ``for i ∈ [N_epochs]: for n ∈ [N_data]:`` the loss's lines on the n-th example
     (``lines(args, tokens)``, the loss object's own definition), then the gradient step; ``return θ``."""
     n, theta = LoopIndex("n"), _theta(loss)
@@ -162,7 +159,7 @@ def _training(number, name, display, loss, data, pick_args, summary, builder, li
         number=number, name=name, display=display, summary=summary,
         inputs=data, params=loss.params, output=TensorSpec("theta", (), doc="the trained parameters θ̂"),
         lines=[epochs, Step("return θ", r"\textbf{return}\ \theta")],
-        params_label="θ, η", options=loss.options, builder=builder, random=loss.random,
+        params_label="θ, η", random=loss.random,
         notes=[f"a gradient step costs the loss's forward FLOPs times {BACKWARD['matmul'][0]} for the backward "
                "pass (rule per convention: formal.costs.cost.BACKWARD), and 2 FLOPs per parameter for the update "
                "under full; the gradient comes from the torch reference"],
@@ -176,7 +173,7 @@ def build_dtraining(**options) -> Algorithm:
     return _training(13, "dtraining", "DTraining", loss,
                      [TensorSpec("data", (N_data, ell), "index", "N_data sequences of token ids", bound=N_V)],
                      {"x": "data"}, "Algorithm 13: train a decoder-only transformer by next-token prediction.",
-                     build_dtraining, lambda args, x: _next_token_lines(build_dtransformer(**options), args, x), ell)
+                     lambda args, x: _next_token_lines(build_dtransformer(**options), args, x), ell)
 
 
 def _model_options(options: dict) -> dict:
@@ -195,7 +192,7 @@ def build_etraining(**options) -> Algorithm:
                                bound=loss.spec("s").bound))
         picks["s"] = "types"
     return _training(12, "etraining", "ETraining", loss, data, picks,
-                     "Algorithm 12: train an encoder-only transformer by masked-token prediction.", build_etraining,
+                     "Algorithm 12: train an encoder-only transformer by masked-token prediction.",
                      lambda args, x: _masked_lines(build_etransformer(**_model_options(options)), args, x,
                                                    options["p_mask"]), ell)
 
@@ -209,8 +206,7 @@ def build_edtraining(**options) -> Algorithm:
                       TensorSpec("targets", (N_data, ell_x), "index", "target sequences", bound=N_V)],
                      {"z": "sources", "x": "targets"},
                      "Algorithm 11: train an encoder–decoder transformer for sequence-to-sequence prediction.",
-                     build_edtraining, lambda args, x: _next_token_lines(build_edtransformer(**options), args, x),
-                     ell_x)
+                     lambda args, x: _next_token_lines(build_edtransformer(**options), args, x), ell_x)
 
 
 dloss, eloss, edloss = build_dloss(), build_eloss(), build_edloss()

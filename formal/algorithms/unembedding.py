@@ -27,8 +27,7 @@ def build_unembedding(*, bias) -> Algorithm:
                + ([TensorSpec("b_u", (N_V,), doc="unembedding bias")] if bias else []),
         output=TensorSpec("p", (N_V,), doc="a probability distribution over the vocabulary"),
         lines=[Assign("p", softmax(add(logits, "b_u") if bias else logits, over="logits"), returns=True)],
-        params_label="W_u" + (", b_u" if bias else ""), builder=build_unembedding,
-        options={"bias": bias},
+        params_label="W_u" + (", b_u" if bias else ""),
     )
 
 

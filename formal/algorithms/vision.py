@@ -113,7 +113,7 @@ def build_window_mhattention(*, shifted) -> Algorithm:
         inputs=[TensorSpec("X", (n_h, n_w, C), doc=_GRID, grid=True)],
         params=_attention_params(),
         output=TensorSpec("Y", (n_h, n_w, C), doc="the attended tokens, on the same grid", grid=True),
-        lines=lines, params_label="W", options={"shifted": shifted}, builder=build_window_mhattention,
+        lines=lines, params_label="W",
         notes=("σ = ⌊M/2⌋, or 0 where min(n_h, n_w) = M (one window), as in Swin's code.",
                "Masked scores are −∞ here and −100 in Swin's code: the weights differ by less than e^(−100)."),
     )
@@ -162,7 +162,7 @@ def build_swin_block(*, shifted, eps) -> Algorithm:
         summary="A Swin Transformer block: " + ("SW" if shifted else "W") + "-MSA and an MLP, pre-LN, residual.",
         inputs=[TensorSpec("X", (n_h, n_w, C), doc=_GRID, grid=True)], params=_block_params(),
         output=TensorSpec("X_out", (n_h, n_w, C), doc="the tokens after the block", grid=True),
-        lines=lines, params_label="W", options={"shifted": shifted, "eps": eps}, builder=build_swin_block,
+        lines=lines, params_label="W",
     )
 
 
@@ -187,7 +187,7 @@ def build_patch_merging(*, eps) -> Algorithm:
         inputs=[TensorSpec("X", (n_h, n_w, d_e), doc="the tokens, an n_h×n_w grid of d_e-wide vectors", grid=True)],
         params=_merge_params(),
         output=TensorSpec("X_out", (half_h, half_w, 2 * d_e), doc="the merged tokens", grid=True),
-        lines=lines, params_label="W_m", options={"eps": eps}, builder=build_patch_merging,
+        lines=lines, params_label="W_m",
     )
 
 
@@ -219,7 +219,6 @@ def build_swin_stage(*, merge, eps) -> Algorithm:
         inputs=[TensorSpec("X", (n_h, n_w, C), doc=_GRID, grid=True)], params=_stage_params(merge),
         output=TensorSpec("X", out, doc="the stage's tokens", grid=True),
         lines=lines, params_label="W", constraints=[even(L, "blocks come in pairs, regular then shifted")],
-        options={"merge": merge, "eps": eps}, builder=build_swin_stage,
     )
 
 
@@ -281,7 +280,7 @@ def build_swin(*, eps, mlp_ratio) -> Algorithm:
         inputs=[TensorSpec("X_img", (patch * n_h, patch * n_w, channels), grid=True,
                            doc="the image, channel-last: P·n_h rows and P·n_w columns of pixels, C channels")],
         params=params, output=TensorSpec("p", (n_classes,), doc="distribution over the classes"),
-        lines=lines, params_label="θ", options={"eps": eps, "mlp_ratio": mlp_ratio}, builder=build_swin,
+        lines=lines, params_label="θ",
         model=True,
     )
 

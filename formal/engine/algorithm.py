@@ -145,10 +145,12 @@ class Algorithm:
     defaults : dict
         Inputs that may be omitted, mapped to the input they default to (``{"Z": "X"}``).
     options : dict
-        The builder options this object was made with (name → value); :meth:`variant` makes another.
+        The builder options this object was made with (name → value); :meth:`variant` makes another.  A builder
+        decorated by :meth:`formal.engine.declarations.Options.builds` gives neither this nor ``builder``: the
+        decorator records both (:meth:`built_by`).
     builder : callable
-        The function that built it, which :meth:`variant` calls.  A builder decorated by
-        :meth:`formal.engine.declarations.Options.builds` declares the options (:attr:`option_specs`).
+        The function that built it, which :meth:`variant` calls; its decorator declares the options
+        (:attr:`option_specs`).
     random : bool
         Whether it draws random numbers; execution then takes ``seed`` (an int or a numpy Generator).
     notes : sequence of str
@@ -188,11 +190,24 @@ class Algorithm:
         self.causal, self.permutation = causal, dict(permutation or {})
         self._builder = builder
         self.option_specs = getattr(builder, "declared", None) or Options()
+        self._check_options()
+        self._check_names()
+        self._check_properties()
+
+    def _check_options(self):
         if list(self.options) != list(self.option_specs):
             raise ConfigError(f"{self.label}: its options {list(self.options)} are not the ones its builder "
                               f"declares, {list(self.option_specs)}")
-        self._check_names()
-        self._check_properties()
+
+    def built_by(self, builder, options: dict) -> "Algorithm":
+        """Record the builder that made this object and the options it was built with, every one resolved —
+        :meth:`formal.engine.declarations.Options.builds` does, so that a builder states its options once, in
+        its decorator.  An object that names its builder already keeps it."""
+        if self._builder is None:
+            self._builder, self.option_specs = builder, builder.declared
+            self.options = {name: options[name] for name in self.option_specs}
+            self._check_options()
+        return self
 
     # ---------------------------------------------------------------------------------------- identity
     @property

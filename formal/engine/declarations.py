@@ -255,13 +255,18 @@ class Options(Mapping):
 
     def builds(self, build):
         """Decorate the builder ``build(*, option, …)``: it is called with every option resolved
-        (:meth:`resolve`), and the algorithm objects it builds find these declarations through it
-        (``builder.declared``: :attr:`formal.engine.algorithm.Algorithm.option_specs`)."""
+        (:meth:`resolve`), and the algorithm object it returns is told who built it and with which options
+        (:meth:`formal.engine.algorithm.Algorithm.built_by`), so that it finds these declarations
+        (``builder.declared``: :attr:`formal.engine.algorithm.Algorithm.option_specs`) and its options without the
+        builder stating them again."""
         owner = build.__name__.removeprefix("build_")
 
         @functools.wraps(build)
         def builder(**given):
-            return build(**self.resolve(given, owner))
+            resolved = self.resolve(given, owner)
+            built = build(**resolved)
+            attach = getattr(built, "built_by", None)
+            return attach(builder, resolved) if attach is not None else built
 
         builder.declared = self
         builder.__signature__ = inspect.Signature(

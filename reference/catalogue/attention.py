@@ -212,8 +212,10 @@ def _bias_before_scaling(Q, K, V, mask, *, empty="zero", bias=None):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("single_query_attention", single_query_attention, {"float32": 2e-6, "bfloat16": 0.06}),
-    Implementation("attention", attention, {"float32": 3e-6, "bfloat16": 0.09}),
+    Implementation("single_query_attention", single_query_attention, {"float32": 2e-6, "bfloat16": 0.06},
+                   seconds={"quick": (0.07, 0.04), "thorough": (0.3, 0.25)}),
+    Implementation("attention", attention, {"float32": 3e-6, "bfloat16": 0.09},
+                   seconds={"quick": (0.1, 0.06), "thorough": (0.4, 0.31)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _ADDITIVE = {"score": "additive"}

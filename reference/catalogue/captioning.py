@@ -193,9 +193,12 @@ def _unchanged(H):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("show_attend_tell", show_attend_tell, {"float32": 5e-6, "bfloat16": 0.2}),
-    Implementation("show_attend_tell_loss", show_attend_tell_loss, {"float32": 2e-6, "bfloat16": 0.09}),
-    Implementation("han", han, {"float32": 6e-7, "bfloat16": 0.03}),
+    Implementation("show_attend_tell", show_attend_tell, {"float32": 5e-6, "bfloat16": 0.2},
+                   seconds={"quick": (0.4, 0.18), "thorough": (2.1, 1.32)}),
+    Implementation("show_attend_tell_loss", show_attend_tell_loss, {"float32": 2e-6, "bfloat16": 0.09},
+                   seconds={"quick": (0.5, 0.21), "thorough": (2.6, 1.44)}),
+    Implementation("han", han, {"float32": 6e-7, "bfloat16": 0.03},
+                   seconds={"quick": (0.5, 0.24), "thorough": (2.5, 2.16)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 #: The variant the common PyTorch tutorial implements: ReLU in f_att with biases, the vector gate, linear

@@ -202,9 +202,12 @@ def elman_on_candidate(bias):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("rnn_cell", rnn_cell, {"float32": 2e-6, "bfloat16": 0.06}),
-    Implementation("gru_cell", gru_cell, {"float32": 2e-6, "bfloat16": 0.06}),
-    Implementation("lstm_cell", lstm_cell, {"float32": 2e-6, "bfloat16": 0.06}),
+    Implementation("rnn_cell", rnn_cell, {"float32": 2e-6, "bfloat16": 0.06},
+                   seconds={"quick": (0.05, 0.02), "thorough": (0.1, 0.11)}),
+    Implementation("gru_cell", gru_cell, {"float32": 2e-6, "bfloat16": 0.06},
+                   seconds={"quick": (0.05, 0.03), "thorough": (0.2, 0.21)}),
+    Implementation("lstm_cell", lstm_cell, {"float32": 2e-6, "bfloat16": 0.06},
+                   seconds={"quick": (0.06, 0.04), "thorough": (0.3, 0.26)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 

@@ -105,8 +105,10 @@ def _evicting_cache(cache, new, ell_max):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("dtransformer", dtransformer, {"float32": 2e-5, "bfloat16": 0.7}),
-    Implementation("kv_dtransformer", kv_dtransformer, {"float32": 9e-6, "bfloat16": 0.6}),
+    Implementation("dtransformer", dtransformer, {"float32": 2e-5, "bfloat16": 0.7},
+                   seconds={"quick": (0.6, 0.26), "thorough": (2.2, 1.19)}),
+    Implementation("kv_dtransformer", kv_dtransformer, {"float32": 9e-6, "bfloat16": 0.6},
+                   seconds={"quick": (1.1, 0.37), "thorough": (4.3, 1.86)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _PAPER, _VASWANI = TABLES["sinusoidal-paper"], TABLES["sinusoidal-vaswani"]

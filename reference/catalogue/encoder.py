@@ -89,7 +89,10 @@ def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=Fa
 
 
 # ----------------------------------------------------------------------------------------- catalogue
-IMPLEMENTATIONS = (Implementation("etransformer", etransformer, {"float32": 4e-5, "bfloat16": 0.7}),)
+IMPLEMENTATIONS = (
+    Implementation("etransformer", etransformer, {"float32": 4e-5, "bfloat16": 0.7},
+                   seconds={"quick": (0.9, 0.26), "thorough": (3.0, 1.28)}),
+)
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _VIT = {"inputs": "patches", "head": "classifier"}
 _IMAGE = {"inputs": "image", "head": "classifier", "patch_order": "channel-first"}

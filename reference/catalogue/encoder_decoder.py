@@ -64,7 +64,10 @@ def edtransformer(*, activation="relu", norm_position="post", _encoder_mask=_one
 
 
 # ----------------------------------------------------------------------------------------- catalogue
-IMPLEMENTATIONS = (Implementation("edtransformer", edtransformer, {"float32": 4e-4, "bfloat16": 7.0}),)
+IMPLEMENTATIONS = (
+    Implementation("edtransformer", edtransformer, {"float32": 4e-4, "bfloat16": 7.0},
+                   seconds={"quick": (1.3, 0.6), "thorough": (4.8, 2.76)}),
+)
 _seam, _variant = makers(*IMPLEMENTATIONS)
 
 MUTANTS = (

@@ -37,11 +37,17 @@ class Implementation:
     ``conform`` calls for that variant (its keyword-only ``_``-arguments are the seams bugs are planted
     through).  ``tolerances``: dtype → how far the torch reference (or a function checked with
     ``--precision``) may stray from the float64 spec, relative to ``max(1, max |output|)``, as calibrated
-    (:mod:`reference.tolerances`)."""
+    (:mod:`reference.tolerances`).  ``seconds``: profile → ``(checks, variant)``, the CPU seconds of ``verify``'s
+    task of its checks on examples drawn across its variants, and of one variant's task (``--variants``), in a
+    worker with one torch thread on the 2-core development machine, as measured (``python
+    benchmarks/bench_campaign.py --costs --profile P`` prints them in this form; those under 0.05 and 0.01 s at
+    0.05 and 0.01): what orders a campaign's tasks and ``--dry-run`` estimates it from
+    (:mod:`reference.verification.estimates`)."""
 
     algorithm: str
     factory: Callable
     tolerances: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
 
     def correct(self, options: dict, *, name: str = "") -> Entry:
         """A control: the correct implementation of the variant ``options``."""

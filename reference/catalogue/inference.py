@@ -106,8 +106,11 @@ def _sample_whatever_decoding(p, *, tau, decoding, rng):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("dinference", dinference),       # token ids: compared exactly, no lower precision
-    Implementation("edinference", edinference),
+    # token ids: compared exactly, no lower precision
+    Implementation("dinference", dinference,
+                   seconds={"quick": (2.0, 0.27), "thorough": (6.1, 0.82)}),
+    Implementation("edinference", edinference,
+                   seconds={"quick": (2.1, 0.33), "thorough": (6.8, 1.37)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _GREEDY = {"decoding": "greedy"}

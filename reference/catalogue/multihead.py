@@ -86,8 +86,10 @@ GROUPED = {"n_kv_heads": 2}
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("mhattention", mhattention, {"float32": 3e-6, "bfloat16": 0.08}),
-    Implementation("kv_mhattention", kv_mhattention, {"float32": 2e-6, "bfloat16": 0.06}),
+    Implementation("mhattention", mhattention, {"float32": 3e-6, "bfloat16": 0.08},
+                   seconds={"quick": (0.2, 0.1), "thorough": (0.6, 0.47)}),
+    Implementation("kv_mhattention", kv_mhattention, {"float32": 2e-6, "bfloat16": 0.06},
+                   seconds={"quick": (0.2, 0.1), "thorough": (0.6, 0.5)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 

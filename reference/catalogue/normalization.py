@@ -42,7 +42,10 @@ def spread_unbiased(E, eps):
 
 
 # ----------------------------------------------------------------------------------------- catalogue
-IMPLEMENTATIONS = (Implementation("layer_norm", layer_norm, {"float32": 2e-6, "bfloat16": 0.09}),)
+IMPLEMENTATIONS = (
+    Implementation("layer_norm", layer_norm, {"float32": 2e-6, "bfloat16": 0.09},
+                   seconds={"quick": (0.05, 0.01), "thorough": (0.1, 0.07)}),
+)
 _seam, _variant = makers(*IMPLEMENTATIONS)
 
 MUTANTS = (

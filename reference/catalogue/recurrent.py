@@ -100,8 +100,10 @@ def _unchanged(H):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("rnn_layer", rnn_layer, {"float32": 3e-6, "bfloat16": 0.2}),
-    Implementation("rnn", rnn, {"float32": 5e-6, "bfloat16": 0.2}),
+    Implementation("rnn_layer", rnn_layer, {"float32": 3e-6, "bfloat16": 0.2},
+                   seconds={"quick": (0.12, 0.07), "thorough": (0.6, 0.52)}),
+    Implementation("rnn", rnn, {"float32": 5e-6, "bfloat16": 0.2},
+                   seconds={"quick": (0.3, 0.14), "thorough": (1.1, 1.01)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _BACKWARD, _BOTH = {"direction": "backward"}, {"direction": "bidirectional"}

@@ -5,8 +5,10 @@ Two runners give one interface — ``signature`` (the function's parameters, or 
 outputs)`` (its outputs converted to numpy, or :class:`Failed`):
 
 :class:`Isolated`
-    the function runs in a worker process (a fresh interpreter) that loads it by name (``path/to/file.py:function`` or
-    ``module:function``).  A call that outlives its time limit is ended by ending the worker; ``sys.exit``,
+    the function runs in a worker process (a child of :mod:`reference.execution.children`: a fresh interpreter
+    leading a process group of its own, its memory capped, ended with everything it started) that loads it by
+    name (``path/to/file.py:function`` or ``module:function``).  A call that outlives its time limit is ended by
+    ending the worker's whole process group; ``sys.exit``,
     ``os._exit``, a crash or ``KeyboardInterrupt`` in the function ends nothing but the call.  This is how
     ``formal-transformers conform`` runs a target.
 :class:`InProcess`
@@ -20,25 +22,23 @@ streams are a file of the runner's for the worker's whole life, so that what it 
 is.  The output is converted under the same guard and time limit (:mod:`.outputs`): an ``__array__`` is the
 function's code too.
 
-This module and the two it uses (:mod:`.loading`, :mod:`.outputs`) import only the standard library and
-numpy, so that a worker starts quickly.
+This module and the three it uses (:mod:`.loading`, :mod:`.outputs`, :mod:`reference.execution.children`)
+import only the standard library and numpy, so that a worker starts quickly.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
 
 import numpy as np
 
 from formal.guards.limits import TimeLimit as _Timeout, time_limit as _time_limit
 
+from ..execution import children
 from .loading import LoadError, describe, load, missing_module, parameters, signature, verb
 from .outputs import Failed, as_arrays
 from .settings import DEFAULT_TIMEOUT
@@ -124,43 +124,11 @@ class InProcess:
         pass
 
 
-_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-         "from reference.conformance.sandbox import _serve_fds; "
-         "_serve_fds(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))")
-
-
-def _limit_memory(nbytes: int):
-    """Cap this process's address space at ``nbytes`` (0: no cap): past it an allocation fails with a
-    MemoryError in the function, a failure of ``runs``, instead of the machine running out of memory."""
-    if nbytes:
-        import resource
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = nbytes if hard == resource.RLIM_INFINITY else min(nbytes, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-
-
-def _serve_fds(read_fd: int, write_fd: int, text: str, max_memory: int = 0):
-    """The worker's entry point (a fresh interpreter): cap its memory, then serve on the two pipe ends it
-    was given."""
+def _serve_fds(read_fd: int, write_fd: int, text: str):
+    """The worker's entry point (a child of :mod:`reference.execution.children`, its memory already capped and its
+    parent watched): serve on the two pipe ends it was given."""
     from multiprocessing.connection import Connection
-    _limit_memory(max_memory)
-    _watch_parent()
     _serve(_Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False)), text)
-
-
-def _watch_parent(every: float = 0.5):
-    """End this worker when the process that started it is gone (killed: a verify worker ended by Ctrl-C, a
-    Dask worker closed) — an orphan would keep running the function, a hang included, for ever."""
-    import threading
-    parent = os.getppid()
-
-    def watch():
-        while True:
-            time.sleep(every)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="parent watch", daemon=True).start()
 
 
 class _Duplex:
@@ -236,11 +204,10 @@ class Isolated:
         from multiprocessing.connection import Connection
         to_child, from_parent = os.pipe()[::-1]
         from_child, to_parent = os.pipe()
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(from_parent), str(to_parent), self.text,
-             str(self.max_memory)],
-            stdin=subprocess.DEVNULL, stdout=self._streams, stderr=self._streams, pass_fds=(from_parent, to_parent),
-            start_new_session=True)
+        self._child = children.start("reference.conformance.sandbox:_serve_fds",
+                                     [from_parent, to_parent, self.text], max_memory=self.max_memory,
+                                     stdout=self._streams, stderr=self._streams, pass_fds=(from_parent, to_parent))
+        self._process = self._child.process
         os.close(from_parent)
         os.close(to_parent)
         self._conn = _Duplex(Connection(from_child, writable=False), Connection(to_child, readable=False))
@@ -301,9 +268,7 @@ class Isolated:
             if self._process.poll() is None:
                 self._conn.send(("stop",))
                 self._process.wait(1)
-        if self._process.poll() is None:
-            self._process.kill()
-            self._process.wait(5)
+        self._child.end()               # its whole process group: whatever the function started too
         with contextlib.suppress(Exception):
             self._conn.close()
         self._process = self._conn = None

@@ -66,6 +66,10 @@ class Task:
 
     label: str = ""
     cost: float = 0.0   # estimated seconds: the executors send the longest first
+    #: Seconds the task may run in a worker process (None: no limit): past it the worker is ended, and the task
+    #: split or given its FAIL (:func:`~.workers.past_its_limit`).  In this process and on Dask, a task keeps its
+    #: own limits (a child's, :mod:`.children`).
+    limit: float | None = None
 
     def run(self) -> list:
         raise NotImplementedError

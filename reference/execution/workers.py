@@ -5,7 +5,9 @@ Each worker is a fresh interpreter (``spawn``) that takes one task at a time and
 worker that dies (a segfault, the OOM killer, a signal) is replaced, and the task it held is run again on the
 next worker free, up to :data:`~.protocol.RETRIES` times; a task that kills every worker it meets is split into
 its parts (an algorithm's checks, one by one) and tried again, and a part that still does is a FAIL naming the
-cause — never a hang, never a missing row.
+cause — never a hang, never a missing row.  A task with a time limit (:attr:`~.protocol.Task.limit`) that runs
+past it ends its worker (and so the children the worker started, which watch it: :mod:`.children`); it is not
+run again, but split, or a FAIL saying so.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import time
 from multiprocessing.connection import wait
 
 from formal.errors import FormalError
@@ -20,7 +23,7 @@ from formal.errors import FormalError
 from .processes import starting_workers
 from .protocol import RETRIES, Assembly, Interrupted
 
-__all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker"]
+__all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker", "past_its_limit"]
 
 
 class WorkerError(FormalError):
@@ -41,8 +44,9 @@ def in_workers(tasks, jobs, progress) -> list:
         for _ in range(jobs):
             pool.start()
         while pool.held:
-            for conn in wait(list(pool.held)):
+            for conn in wait(list(pool.held), timeout=pool.next_deadline()):
                 pool.receive(conn)
+            pool.end_overdue()
     except KeyboardInterrupt:
         raise Interrupted(pool.results) from None
     finally:  # Ctrl-C or an error included: no worker outlives the run
@@ -60,6 +64,11 @@ def killed_every_worker(how: str) -> str:
     return f"the task killed each of the {RETRIES + 1} worker processes it ran on (the last {how})"
 
 
+def past_its_limit(limit: float) -> str:
+    """The cause a task's FAIL gives when it ran past its time limit."""
+    return f"the task ran past its limit of {limit:g} s; its worker process was ended"
+
+
 class _Pool:
     """The worker processes of one run: what each holds, the tasks still to send, the results back.
 
@@ -72,6 +81,7 @@ class _Pool:
         self.todo.sort(key=lambda unit: (unit[2].cost, -unit[0]))  # pop(): the longest, the first of equals
         self.assembly = Assembly(len(tasks))
         self.held = {}     # connection → (its process, the unit it holds, or None until it is ready)
+        self.deadlines = {}    # connection → when the task it holds must be done (tasks with a limit only)
         self.started, self.finished = [], []
 
     @property
@@ -87,6 +97,9 @@ class _Pool:
         if self.todo:
             unit = self.todo.pop()
             self.held[conn] = (process, unit)
+            limit = getattr(unit[2], "limit", None)
+            if limit is not None:
+                self.deadlines[conn] = time.monotonic() + limit
             with contextlib.suppress(OSError):  # it died meanwhile: wait() reports it, holding this unit
                 conn.send(unit[2])
         else:
@@ -94,8 +107,35 @@ class _Pool:
                 conn.send(None)  # nothing left: it returns
             self.finished.append(process)
 
+    def next_deadline(self) -> float | None:
+        """Seconds until the first held task's limit (None: no held task has one)."""
+        if not self.deadlines:
+            return None
+        return max(0.0, min(self.deadlines.values()) - time.monotonic())
+
+    def end_overdue(self):
+        """End each worker whose task ran past its limit (its children end with it: they watch it); the task is
+        split, or FAIL saying so — never run again, since it would run as long."""
+        now = time.monotonic()
+        for conn in [c for c, deadline in self.deadlines.items() if deadline <= now]:
+            del self.deadlines[conn]
+            process, unit = self.held.pop(conn)
+            process.kill()
+            process.join()
+            with contextlib.suppress(OSError):
+                conn.close()
+            slot, path, task, _ = unit
+            if parts := task.split():
+                paths = self.assembly.split(slot, path, len(parts))
+                self.todo += [(slot, p, part, 0) for p, part in zip(paths, parts)]
+            else:
+                self._done(unit, task.died(past_its_limit(task.limit)))
+            if self.todo:
+                self.start()
+
     def receive(self, conn):
         """What a worker sent: a unit's results, word that it is ready, or its death."""
+        self.deadlines.pop(conn, None)
         process, unit = self.held.pop(conn)
         try:
             message = conn.recv()

@@ -130,6 +130,11 @@ def dry_run_text(plan: Campaign, workers: int | None, executor: str, profile: st
     for name, (count, cost) in per.items():
         lines.append(f"{name:<24} {count:>8,} {skipped.get(name, 0):>8,} {duration(cost):>14}")
     lines += left_out_lines(plan.left_out)
+    unmeasured = [] if plan.what else [n for n in per
+                                       if not task_cost(n, profile, variant=bool(plan.variants)).measured]
+    if unmeasured:
+        lines += ["", f"not measured (their costs are the median of the measured ones; measure them with python "
+                      f"benchmarks/bench_campaign.py --costs --profile {profile}): {', '.join(unmeasured)}"]
     costs = [t.cost for t in plan.tasks]
     lines += ["", f"estimated wall time (measured per-task costs, the longest task first; {executor}):"]
     for n in sorted({*WORKERS_SHOWN, *([workers] if workers else [])}):

@@ -23,7 +23,7 @@ from ..conformance.conform import conform
 from ..execution.executors import flatten, run_shown
 from ..execution.protocol import Task
 from ..records import chosen, record
-from .estimates import DEFAULT, ENTRY_SECONDS
+from .estimates import ENTRY_SECONDS
 
 __all__ = ["Outcome", "MutationReport", "Entries", "kill_rate", "tasks", "outcome"]
 
@@ -181,7 +181,7 @@ def tasks(only, profile, seed) -> list:
             for e in found:
                 key = (name, tuple(sorted((k, repr(v)) for k, v in e.options.items())))
                 grouped.setdefault(key, []).append((kind, e.name))
-    return [Entries(name, tuple(entries), profile, seed, len(entries) * ENTRY_SECONDS.get(profile, DEFAULT))
+    return [Entries(name, tuple(entries), profile, seed, len(entries) * ENTRY_SECONDS[profile])
             for (name, _), entries in grouped.items()]
 
 

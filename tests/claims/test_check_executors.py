@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from formal.guards.limits import TimeLimit
 from formal.tools.claims import jobs as claim_tasks
 from formal.tools.claims.claim import load
 from formal.tools.claims.decide import decide
@@ -26,7 +25,7 @@ from formal.tools.claims.jobs import Claims, decide_elsewhere
 from formal.tools.cli import main
 from formal.tools.commands.check import MAX_JOBS
 from formal.tools.commands.verify import MAX_JOBS as VERIFY_MAX_JOBS
-from tests.reference.verification.process_tree import interruptible
+from tests.reference.verification.process_tree import interruptible, needs_proc, running
 from tests.tiers import slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,29 +169,41 @@ def _in_a_thread(function):
     return found[0]
 
 
-def test_off_the_main_thread_the_timeout_is_kept_by_a_timer(tmp_path, monkeypatch):
-    """A Dask worker runs a task on a thread of its own, where SIGALRM cannot reach: a timer raises TimeLimit in
-    it instead, and the claim is invalid as decide makes it; a claim decided in time is left alone after."""
+def test_off_the_main_thread_a_claim_is_decided_in_a_child(tmp_path):
+    """A Dask worker runs a task on a thread of its own, where SIGALRM cannot reach: the claim is decided in a
+    child process instead (on its main thread, where decide's limit holds), with the verdict decide gives here."""
     _claims_file(tmp_path)
     claim = load(tmp_path / "claims.toml")[0]
+    verdict = _in_a_thread(lambda: claim_tasks._decided(claim, 30.0))
+    assert verdict == decide(claim, timeout=30.0)
 
-    def forever(claim, timeout):
-        while True:
-            time.sleep(0.001)
-    monkeypatch.setattr(claim_tasks, "decide", forever)
-    verdict = _in_a_thread(lambda: claim_tasks._decided(claim, 0.2))
+
+@needs_proc
+def test_a_child_past_the_limit_is_ended_with_all_it_started(tmp_path, monkeypatch):
+    """A child that outlives the claim's limit (and the start's grace) is ended with its whole process group —
+    here a grandchild it started too — and the claim is invalid as decide makes one that takes too long; a
+    child that dies leaves the claim undecided, saying how.  No thread is interrupted by an injected exception."""
+    _claims_file(tmp_path)
+    claim = load(tmp_path / "claims.toml")[0]
+    monkeypatch.setattr(claim_tasks, "START_GRACE", 1.0)
+    marker = tmp_path / "grandchild.pid"
+    monkeypatch.setenv("FORMAL_TEST_GRANDCHILD_PID", str(marker))
+    verdict = _in_a_thread(lambda: claim_tasks._in_child(claim, 0.5, target="tests.claims.children:forever"))
     assert verdict.verdict == "invalid"
-    assert verdict.reason == "the claim took more than 0.2 s to decide (raise the limit with --timeout)"
+    assert verdict.reason == "the claim took more than 0.5 s to decide (raise the limit with --timeout)"
+    grandchild = int(marker.read_text())
+    assert _gone(grandchild), f"the grandchild {grandchild} outlived the child"
+    verdict = _in_a_thread(lambda: claim_tasks._in_child(claim, 5.0, target="tests.claims.children:dies"))
+    assert (verdict.verdict, verdict.reason) == ("undecided", "not decided: its process ended (exit status 3)")
 
-    def after():
-        with claim_tasks._raising_after(0.05):
-            pass
-        time.sleep(0.2)         # past the limit: nothing is raised
-        return "done"
-    assert _in_a_thread(after) == "done"
-    with pytest.raises(TimeLimit), claim_tasks._raising_after(0.05):
-        for _ in range(10_000):
-            time.sleep(0.001)
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not running(pid):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 # ------------------------------------------------------------------------------------------------ bad usage

@@ -4,11 +4,17 @@ the derived one, the index finds an algorithm by its number, nothing is fetched 
 are decided at build time, and the extension works in a user's own project and in the LaTeX builder."""
 
 import html
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.reference.verification.process_tree import descendants, interruptible, needs_proc, running
 from tests.tiers import fast_few, slow
 
 sphinx = pytest.importorskip("sphinx")
@@ -201,3 +207,39 @@ def test_a_theorem_entry_shows_its_result_unless_asked_not_to(tmp_path):
     assert re.search(r"Result:\s*proved:", page) and _text(result.detail) in page
     assert re.search(r"Twin:\s*rejected:", page) and _text(result.counterexample) in page
     assert page.count("Result:") == 1, "the entry with :no-result: shows no result"
+
+
+@slow
+@needs_proc
+def test_ctrl_c_during_a_build_leaves_no_theorem_worker(tmp_path):
+    """The theorems are checked in a child of the execution layer while the pages are read; SIGINT to the build's
+    process group, as a terminal sends it, ends the build, and the child (in a session of its own, which the signal
+    does not reach) ends with it: no process is left."""
+    body = "Title\n=====\n\n.. formal:theorem:: softmax-shift-invariance\n\n.. formal:algorithm:: dtransformer\n"
+    source = _project(tmp_path, body)
+    process = subprocess.Popen([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(source), str(tmp_path / "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=interruptible)
+    try:
+        deadline, started = time.monotonic() + 60, []
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.05)
+            started = [p for p in descendants(process.pid) if b"formal.tools.sphinx.theorems:_send" in _cmdline(p)]
+        assert started, "the theorem worker did not start"
+        os.killpg(process.pid, signal.SIGINT)
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode != 0
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(running(p) for p in started)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -4,6 +4,12 @@ about-no-theorem bugs as they are, and a bug planted in one process never reache
 JSON and exit statuses."""
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -11,6 +17,7 @@ from proofs.mutants import catalogue, families
 from proofs.mutants.entry import WHERE
 from proofs.mutation import campaign
 from proofs.registry import theorems
+from tests.reference.verification.process_tree import descendants, interruptible, needs_proc, running
 from tests.tiers import slow
 
 PLANTED = "tests.proofs.planted"   # a test catalogue: one bug caught, one survivor, one broken, one about nothing
@@ -128,6 +135,11 @@ def test_the_command(capsys, monkeypatch):
     (["prove", "--about"], "go with --mutants"),
     (["prove", "--mutants", "--list", "--about"], "--about has no meaning with it"),
     (["prove", "--mutants", "--list", "--timeout", "5"], "--timeout has no meaning with it"),
+    (["prove", "--mutants", "--list", "--scheduler", "local:2"], "--scheduler has no meaning with it"),
+    (["prove", "--mutants", "--jobs", "2", "--scheduler", "local:2"], "give one of them"),
+    (["prove", "--mutants", "--scheduler", "local:0"], "the workers must number 1 to"),
+    (["prove", "--mutants", "--scheduler", "not a scheduler"], "is neither local:N"),
+    (["prove", "--scheduler", "local:2"], "go with --mutants"),
     (["prove", "kaplan-n", "--only", "div-sqrt-by-d"], "go with --mutants"),
     (["prove", "--timeout", "5"], "go with --mutants"),
     (["prove", "--mutants", "--timeout", "0"], "--timeout 0 must be a positive, finite number"),
@@ -138,3 +150,50 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+@slow
+def test_the_executors_give_the_same_report():
+    """The bugs are tasks of the execution layer: planted from this process, from worker processes or from a Dask
+    cluster, the report is the same (but for the seconds and the processes)."""
+    pytest.importorskip("distributed")
+    from reference.execution.executors import parse_scheduler
+
+    def stable(report):
+        return [{k: v for k, v in m.items() if k != "seconds"} for m in report.as_json()["mutants"]]
+    only = ["kaplan-mlp-five", "harmless", "unplantable", "about-nothing"]
+    here = campaign(source=PLANTED, only=only, about=True, jobs=1)
+    assert stable(campaign(source=PLANTED, only=only, about=True, jobs=2)) == stable(here)
+    assert stable(campaign(source=PLANTED, only=only, about=True, scheduler=parse_scheduler("local:2", 4))) == \
+        stable(here)
+
+
+@slow
+@needs_proc
+def test_ctrl_c_ends_every_process_with_the_partial_report(tmp_path):
+    """SIGINT to the whole process group, as a terminal sends it, while bugs are planted in worker processes'
+    children: exit 130, the report of the bugs planted so far and one line on stderr, no traceback, and no
+    process left — not the workers, not the children planting the bugs (each in a session of its own)."""
+    process = subprocess.Popen([sys.executable, "-m", "formal", "prove", "--mutants", "--jobs", "2"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=interruptible)
+    try:
+        deadline, started = time.monotonic() + 60, []
+        while len(started) < 4 and time.monotonic() < deadline:    # two workers, each with a bug's child
+            time.sleep(0.1)
+            started = descendants(process.pid)
+        assert len(started) >= 4, f"the workers and their children did not start: {started}"
+        time.sleep(2)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert re.fullmatch(r"formal-transformers: prove --mutants interrupted after \d+ of \d+ bugs; the report above "
+                        r"is partial\n", err), err
+    assert re.fullmatch(r"interrupted: \d+ of \d+ bugs planted — a partial report", out.splitlines()[-1]), out
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(running(p) for p in started), [p for p in started if running(p)]

@@ -13,18 +13,18 @@ give.  ``--timeout`` bounds each claim there too: a worker process runs a task o
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
+import signal
 import threading
 from dataclasses import dataclass, replace
 
 from reference.execution.executors import parse_scheduler, run_shown
 from reference.execution.protocol import Task
 
-from ...guards.limits import TimeLimit
 from ..commands.verify import MAX_LOCAL
 from .claim import Claim
 from .decide import TIMEOUT, decide, too_long, undecided
+from .verdict import Verdict
 
 __all__ = ["Claims", "decide_elsewhere", "COSTS"]
 
@@ -45,6 +45,15 @@ class Claims(Task):
     @property
     def label(self) -> str:
         return self.claim.id
+
+    @property
+    def limit(self) -> float | None:
+        """A worker holding the claim past its limit and :data:`START_GRACE` more is ended (a backstop: a call
+        into C can outlast the signal that keeps ``decide``'s limit); an implementation claim has conform's limit
+        per call instead, and none of its own."""
+        if not self.timeout or self.claim.kind == "implementation":
+            return None
+        return self.timeout + START_GRACE
 
     def run(self) -> list:
         return [_decided(self.claim, self.timeout)]
@@ -83,41 +92,55 @@ def _portable(claim: Claim) -> Claim:
     return replace(claim, file=file)
 
 
+#: Seconds a child deciding a claim off the main thread may take beyond the claim's own limit (which the child
+#: keeps itself): starting an interpreter and importing what the claim needs.
+START_GRACE = 30.0
+
+
 def _decided(claim: Claim, timeout: float | None):
-    """``decide(claim, timeout=timeout)``; off the main thread (a Dask worker's), with the limit kept by
-    :func:`_raising_after`, since ``decide``'s own works on the main thread only."""
+    """``decide(claim, timeout=timeout)``; off the main thread (a Dask worker's), where ``decide``'s own limit
+    cannot hold, in a child process instead (:func:`_in_child`)."""
     if not timeout or claim.kind == "implementation" or threading.current_thread() is threading.main_thread():
         return decide(claim, timeout=timeout)
-    try:
-        with _raising_after(timeout):
-            return decide(claim, timeout=timeout)
-    except TimeLimit:   # it came as decide began or returned, outside the handler of its own
-        return too_long(claim, timeout)
+    return _in_child(claim, timeout)
 
 
-def _raise_in(ident: int, exc) -> None:
-    """Have ``exc`` raised in the thread ``ident`` at its next bytecode (None: withdraw one not raised yet)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None if exc is None else ctypes.py_object(exc))
+def _in_child(claim: Claim, timeout: float, target: str = "formal.tools.claims.jobs:_decide_sent") -> Verdict:
+    """``claim`` decided in a child process (``target`` reads it from a pipe and sends back the verdict), which
+    keeps ``decide``'s limit on its main thread; a child still busy ``timeout`` + :data:`START_GRACE` seconds later
+    is ended with all it started, and the claim is invalid as ``decide`` makes one that takes too long.  A child
+    that dies leaves the claim undecided, saying how."""
+    import subprocess
+    from multiprocessing.connection import Connection
+
+    from reference.execution import children
+
+    from_child, to_parent = os.pipe()
+    from_parent, to_child = os.pipe()
+    with children.start(target, [from_parent, to_parent], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        pass_fds=(from_parent, to_parent)) as child:
+        os.close(from_parent)
+        os.close(to_parent)
+        incoming, outgoing = Connection(from_child, writable=False), Connection(to_child, readable=False)
+        try:
+            outgoing.send((claim, timeout))
+            if not incoming.poll(timeout + START_GRACE):
+                return too_long(claim, timeout)
+            return incoming.recv()
+        except (EOFError, OSError):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.process.wait(5)
+            code = child.process.returncode
+            how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
+            return undecided(claim, f"not decided: its process ended ({how})")
+        finally:
+            incoming.close()
+            outgoing.close()
 
 
-@contextlib.contextmanager
-def _raising_after(seconds: float):
-    """:class:`~formal.guards.limits.TimeLimit` raised in this thread after ``seconds`` — what
-    :func:`~formal.guards.limits.time_limit` does on the main thread with SIGALRM, here from a timer thread.
-    As with a signal, the exception comes between two bytecodes: a long call into C ends first."""
-    ident, lock, armed = threading.get_ident(), threading.Lock(), [True]
-
-    def expire():
-        with lock:
-            if armed[0]:
-                _raise_in(ident, TimeLimit)
-    timer = threading.Timer(seconds, expire)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        with lock:
-            armed[0] = False
-            _raise_in(ident, None)
-        timer.cancel()
+def _decide_sent(read_fd: int, write_fd: int) -> None:
+    """The child's side of :func:`_in_child`: the claim and its limit from the pipe, the verdict back."""
+    from multiprocessing.connection import Connection
+    incoming, outgoing = Connection(read_fd, writable=False), Connection(write_fd, readable=False)
+    claim, timeout = incoming.recv()
+    outgoing.send(decide(claim, timeout=timeout))

@@ -27,7 +27,7 @@ def register(sub):
                                    "and every twin rejected, 1 otherwise, 2 for an unknown name. With --mutants, plant "
                                    "each bug of the shipped catalogue in the spec, in a fresh process of its own, and "
                                    "report which theorems' statements fail under it: exit 0 when every bug is caught "
-                                   "by the theorems it is about.",
+                                   "by the theorems it is about; 130 on Ctrl-C, after the partial report.",
                        epilog=epilog("prove --list", "prove kaplan-n", "prove --mutants --about --jobs 2 --json"))
     p.add_argument("names", nargs="*", metavar="NAME", help="theorems to check (default: all; see --list)")
     p.add_argument("--list", action="store_true", help="list the theorems with their statements")
@@ -39,7 +39,12 @@ def register(sub):
                    help="with --mutants: check only the theorems each bug is about (fast), not every theorem")
     p.add_argument("--only", metavar="NAMES", help="with --mutants: comma-separated bugs to plant (default: all)")
     p.add_argument("--jobs", type=int, metavar="JOBS",
-                   help="with --mutants: processes at a time (default: the CPUs available, at most 4)")
+                   help="with --mutants: worker processes, each planting one bug at a time in a fresh process of "
+                        "its own (default: the CPUs available, at most 4; 1 plants them from this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --mutants: plant the bugs on a Dask cluster (pip install 'formal-transformers[dask]'): "
+                        "a running scheduler's address (tcp://host:8786), or local:N to start N worker processes "
+                        "here")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="with --mutants: stop a bug's process after this long; the theorems it had not decided are "
                         "undecided (default: 600)")
@@ -56,7 +61,8 @@ def _run(args, out):
 
     from ...guards.files import json_text
     from ..arguments import progress_line
-    if args.mutants or args.about or args.only is not None or args.jobs is not None or args.timeout is not None:
+    if (args.mutants or args.about or args.only is not None or args.jobs is not None or args.scheduler is not None
+            or args.timeout is not None):
         return _run_mutants(args, out)
     if args.list:
         if args.names:
@@ -101,9 +107,8 @@ def _run_mutants(args, out):
     from proofs.mutation import campaign, find, report_text
 
     from ...guards.files import json_text
-    from ..arguments import progress_line
     if not args.mutants:
-        raise FormalError("--about, --only, --jobs and --timeout go with --mutants")
+        raise FormalError("--about, --only, --jobs, --scheduler and --timeout go with --mutants")
     if args.names:
         raise FormalError(f"--mutants plants bugs and checks the theorems they are about: give no theorem names "
                           f"(got {shown(args.names[0])}); choose bugs with --only")
@@ -116,6 +121,7 @@ def _run_mutants(args, out):
         raise FormalError(f"--timeout {args.timeout:g} must be a positive, finite number of seconds")
     if args.list:
         ignored = [flag for flag, given in (("--about", args.about), ("--jobs", args.jobs is not None),
+                                            ("--scheduler", args.scheduler is not None),
                                             ("--timeout", args.timeout is not None)) if given]
         if ignored:
             raise FormalError(f"--mutants --list lists the catalogue and plants nothing: {ignored[0]} has no meaning "
@@ -128,8 +134,22 @@ def _run_mutants(args, out):
             for r in rows:
                 out.write(f"{r['name']:<38} {r['where']:<16} {', '.join(r['about']) or '(no theorem)'}: {r['bug']}\n")
         return 0
+    scheduler = None
+    if args.scheduler is not None:
+        from reference.execution.executors import parse_scheduler
+
+        from .verify import MAX_LOCAL
+        if args.jobs is not None:
+            raise FormalError("--jobs runs worker processes here, --scheduler on a Dask cluster: give one of them")
+        scheduler = parse_scheduler(args.scheduler, MAX_LOCAL)
     timeout = {} if args.timeout is None else {"timeout": args.timeout}
-    report = campaign(only=only, about=args.about, jobs=args.jobs, progress=progress_line(sys.stderr, "planting"),
+    report = campaign(only=only, about=args.about, jobs=args.jobs, scheduler=scheduler, progress=sys.stderr,
                       **timeout)
+    if report.interrupted:   # the partial report, then one line; no JSON, which a reader would take as whole
+        out.write(report_text(report))
+        out.flush()
+        sys.stderr.write(f"formal-transformers: prove --mutants interrupted after {len(report.results)} of "
+                         f"{report.planned} bugs; the report above is partial\n")
+        return 130
     out.write(json_text(report.as_json()) if args.json else report_text(report))
     return 0 if report.ok else 1

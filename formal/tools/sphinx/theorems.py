@@ -72,10 +72,9 @@ def prefetch(app, env, docnames) -> None:
         return
     if not any(".. formal:theorem" in _source(env, name) for name in docnames):
         return
-    code = "from formal.tools.sphinx.theorems import _send; _send()"
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    _WORKER.update(process=subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                            stderr=subprocess.DEVNULL, env=environ, text=True),
+    from reference.execution import children
+    _WORKER.update(child=children.start("formal.tools.sphinx.theorems:_send", stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True),
                    owner=os.getpid())
 
 
@@ -87,21 +86,22 @@ def _source(env, docname: str) -> str:
 
 
 def stop(app=None, exception=None) -> None:
-    """End the worker (at the end of the build, or when it failed)."""
-    process = _WORKER.pop("process", None)
-    if process is not None and process.poll() is None:
-        process.kill()
-        process.wait()
+    """End the worker and all it started (at the end of the build, or when it failed); a build ended otherwise
+    (Ctrl-C, a crash) ends it too: the worker watches the build (:mod:`reference.execution.children`)."""
+    child = _WORKER.pop("child", None)
+    if child is not None:
+        child.end()
 
 
 def _collected() -> dict:
     """The worker's results (name → :class:`Checked`); none when there is no worker in this process or it
     failed (the theorems are then checked in the build itself)."""
-    if _WORKER.get("owner") != os.getpid() or "process" not in _WORKER:
+    if _WORKER.get("owner") != os.getpid() or "child" not in _WORKER:
         return {}                   # (a worker already collected or stopped leaves nothing to read)
-    process = _WORKER.pop("process")
-    out, _ = process.communicate()
-    if process.returncode != 0:
+    child = _WORKER.pop("child")
+    with child:
+        out, _ = child.process.communicate()
+    if child.process.returncode != 0:
         return {}
     return {name: Checked(**fields) for name, fields in json.loads(out).items()}
 

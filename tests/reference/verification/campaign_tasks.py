@@ -33,6 +33,37 @@ class Square(Task):
 
 
 @dataclass(frozen=True)
+class Overruns(Task):
+    """Sleeps ``seconds``, past its ``limit``, having started a grandchild process (its pid written to ``marker``),
+    which must end with the worker; its parts, when ``parts`` > 1, are one overrunning task and squares."""
+
+    marker: str
+    seconds: float = 600.0
+    limit: float | None = 1.0
+    parts: int = 1
+    cost: float = 1.0
+
+    @property
+    def label(self):
+        return "overruns"
+
+    def run(self):
+        from reference.execution import children
+        child = children.start("tests.reference.execution.targets:spawn_and_sleep", [self.marker])
+        time.sleep(self.seconds)
+        child.end()
+        return [("ran",)]
+
+    def split(self):
+        if self.parts == 1:
+            return []
+        return [Overruns(self.marker, self.seconds, self.limit, 1)] + [Square(k) for k in range(1, self.parts)]
+
+    def died(self, cause):
+        return [("died", cause)]
+
+
+@dataclass(frozen=True)
 class Kills(Task):
     """Kills the worker that runs it (SIGKILL, as the OOM killer does): every time, or (``once``) the first
     time only — the first run leaves ``marker`` behind.  Its parts, when ``parts`` > 1, are tasks of one part

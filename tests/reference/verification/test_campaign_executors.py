@@ -18,7 +18,7 @@ import pytest
 
 from formal.tools.cli import main
 from reference.execution.executors import run_tasks
-from tests.reference.verification.campaign_tasks import Kills, Raises, Square, Threads
+from tests.reference.verification.campaign_tasks import Kills, Overruns, Raises, Square, Threads
 from tests.reference.verification.process_tree import descendants, interruptible, needs_proc, running, workers
 from tests.tiers import slow
 
@@ -129,6 +129,25 @@ def test_a_task_that_kills_every_worker_is_a_fail_with_its_cause(tmp_path, how):
     (died, marker, cause), one, four = results[5]
     assert (died, marker, one, four) == ("died", str(tmp_path / "always"), 1, 4)
     assert "the 3 worker" in cause and ("killed each of" in cause or "died running it" in cause), cause
+
+
+@needs_proc
+def test_a_task_past_its_limit_ends_its_worker_and_all_it_started(tmp_path):
+    """A task that runs past its time limit in a worker process: the worker is ended, and with it the child the
+    task started (and that child's own child: it watches the worker); the task is split, its overrunning part a
+    FAIL saying so, the others' results in order — never run again, never a hang."""
+    marker = tmp_path / "pids"
+    tasks = [Square(2), Overruns(str(marker), parts=3), Square(3)]
+    begun = time.monotonic()
+    results = run_tasks(tasks, jobs=2)
+    assert time.monotonic() - begun < 60
+    assert results[0] == [4] and results[2] == [9]
+    assert results[1] == [("died", "the task ran past its limit of 1 s; its worker process was ended"), 1, 4]
+    pids = [int(p) for p in marker.read_text().split()]
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(running(p) for p in pids), "the task's child outlived its worker"
 
 
 @slow

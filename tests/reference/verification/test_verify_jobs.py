@@ -248,9 +248,27 @@ def test_mutants_in_workers_give_the_report_of_one_process(tmp_path):
     assert reports[0] == reports[1] and reports[0]["done"] == reports[0]["tasks"] > 2
 
 
-def test_the_cost_table_names_algorithms_verify_knows():
-    """The measured costs (the order the workers take the tasks in, the --dry-run estimates) name only
-    algorithms that verify checks, in every profile."""
-    assert set(costs.SECONDS) == set(checks.PROFILES)
-    for table in costs.SECONDS.values():
-        assert set(table) <= set(EXAMPLE_ALGORITHMS)
+def test_every_algorithm_verify_checks_has_its_measured_costs():
+    """Each task's cost is its algorithm's, measured and declared with its implementation in the catalogue, in
+    every profile: an algorithm added without them fails here, by name (the dry run would estimate it at the
+    median and say so)."""
+    from reference.records import record
+    missing = [(name, profile) for name in EXAMPLE_ALGORITHMS for profile in checks.PROFILES
+               for variant in (False, True) if record(name).seconds(profile, variant) is None]
+    assert not missing, f"no measured seconds declared for {missing}"
+
+
+def test_an_unmeasured_algorithm_is_estimated_at_the_median_and_named(monkeypatch, capsys):
+    from dataclasses import replace
+
+    from reference.catalogue import catalogue
+    table = dict(catalogue.implementations())
+    table["conv1d"] = replace(table["conv1d"], seconds={})
+    monkeypatch.setattr(catalogue, "implementations", lambda: table)
+    cost = costs.task_cost("conv1d", "quick")
+    assert not cost.measured and cost == costs._median("quick", False)
+    assert costs.task_cost("attention", "quick").measured
+    assert main(["verify", "--only", "attention,conv1d", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "not measured (their costs are the median of the measured ones; measure them with python " \
+           "benchmarks/bench_campaign.py --costs --profile quick): conv1d" in out
