@@ -262,11 +262,22 @@ def _object_pages():
     _write(folder / "catalogue.rst", body)
 
 
+def _api_algorithms() -> str:
+    """The API entries of every module of formal.algorithms, in the registry's order of families (the modules
+    that build no algorithm, such as blocks, after them): a new family module is listed by itself."""
+    import pkgutil
+
+    import formal.algorithms as package
+    families = [m.__name__.rpartition(".")[2] for m in package._families()]
+    others = sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.name not in families)
+    return "".join(f".. automodule:: formal.algorithms.{name}\n   :members:\n\n" for name in families + others)
+
+
 def _generate(app):
     GENERATED.mkdir(exist_ok=True)
     tables = {"conventions": _conventions, "options": _options, "presets": _presets, "patterns": _patterns,
               "pattern_parameters": _pattern_parameters, "table1": _table1, "table1_derived": _table1_derived,
-              "theorems": _theorems}
+              "theorems": _theorems, "api_algorithms": _api_algorithms}
     for name, make in tables.items():
         _write(GENERATED / f"{name}.rst", make())
     _algorithm_pages()

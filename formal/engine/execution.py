@@ -40,6 +40,7 @@ from .lines import (
     split_arguments,
     stacked_trips,
 )
+from .steps import Checkpoint, LineRan, LoopBegan, LoopEnded, TripDone, TripsRanAtOnce
 
 __all__ = ["Run", "execute", "returns_nonfinite", "flat_lines", "finite", "ops_of"]
 
@@ -219,7 +220,7 @@ class _Executor:
             if not self.layout.line_calls[id(line)]:   # a call's lines are estimated when the callee runs
                 self._estimate(line, records[number - 1])
             if self.steps is not None:
-                self.steps.append(("line", number, line, dict(self.ctx.loop), dict(self.indices)))
+                self.steps.append(LineRan(number, line, dict(self.ctx.loop), dict(self.indices)))
             value = self.evaluate(line.expr, number)
             self.ctx.line = number
             names = self.layout.line_targets[id(line)]
@@ -265,7 +266,7 @@ class _Executor:
         collected = {pair: [] for pair in line.collected}
         done = 0
         self.from_data |= line.until is not None
-        self._step("begin", line)
+        self._step(LoopBegan(line))
         for i in range(trips):
             self.ctx.loop[line.var] = i
             if line.index is not None:
@@ -273,11 +274,11 @@ class _Executor:
             self.walk(line.body, count(start), records)
             for name, as_name in collected:
                 collected[name, as_name].append(self.values[name])
-            self._step("collect", line)
+            self._step(TripDone(line))
             done = i + 1
             if line.until is not None and line.until(self.values, self.ctx):
                 break
-        self._step("end", line)
+        self._step(LoopEnded(line))
         self.ctx.loop.pop(line.var, None)
         if line.index is not None:
             self.binding.values.pop(line.index, None)
@@ -290,20 +291,18 @@ class _Executor:
         """Every trip of ``line`` at once, where :mod:`.batches` can: the same values to rounding, after the same
         checks.  Where it cannot, what its attempt changed (parameters read, sizes bound) is put back."""
         from .batches import all_trips
-        binding = self.binding
-        saved = dict(binding.values), dict(binding.sources), dict(self.unchecked), list(self.consumed), self.pending
+        saved = Checkpoint.of(self)
         made = all_trips(self.algorithm, line, start, self.ctx, self._read, track=self.track)
         if made is None:
-            binding.values, binding.sources, self.unchecked, self.consumed, self.pending = saved
+            saved.restore(self)
             return False
         self.values.update(made[0])
-        if self.steps is not None:
-            self.steps.append(("batched", made[1], dict(self.ctx.loop), dict(self.indices), line))
+        self._step(TripsRanAtOnce(made[1], dict(self.ctx.loop), dict(self.indices), line))
         return True
 
-    def _step(self, kind, line):
+    def _step(self, step):
         if self.steps is not None:
-            self.steps.append((kind, line))
+            self.steps.append(step)
 
     def _check_result(self, number, name, shape, value):
         bound = len(self.binding.values)

@@ -28,6 +28,7 @@ from ..guards.arrays import index_array, real_array
 from ..ops import Ref
 from .calls import CallOp, ColumnCallOp
 from .lines import AS_DEFINED, finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments, stacked_trips
+from .steps import LineRan, LoopBegan, TripDone, TripsRanAtOnce
 
 __all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
 
@@ -56,11 +57,10 @@ def untaped():
 
 @dataclass(frozen=True)
 class Tape:
-    """A checked run's order of lines: ``steps`` of ``("line", number, line, loop indices, index sizes)``,
-    ``("begin" | "collect" | "end", loop)``, ``("batched", program, loop indices, index sizes, loop)``
-    (every trip at once, :mod:`formal.engine.batches`); its final ``binding`` and the parameters in order of
-    first use.  ``calls``: the callee's tape of each call a replay met, by step and call (a replay makes the same
-    call on the same shapes each time: it replays that tape without looking it up)."""
+    """A checked run's order of lines: ``steps`` (:mod:`formal.engine.steps`: a line evaluated, a loop's trips
+    begun, collected and ended, or every trip at once by :mod:`formal.engine.batches`); its final ``binding`` and
+    the parameters in order of first use.  ``calls``: the callee's tape of each call a replay met, by step and call
+    (a replay makes the same call on the same shapes each time: it replays that tape without looking it up)."""
 
     steps: tuple
     binding: dict
@@ -233,31 +233,30 @@ class _Replay:
 
     def step(self, i, step) -> bool:
         """Replay one step; False where a batched loop's program met what a checked run must judge."""
-        kind, ctx, values = step[0], self.ctx, self.values
-        if kind == "line":
-            _, number, line, loop, index = step
-            ctx.line, ctx.loop, self.at = number, dict(loop), i
-            if index:
-                ctx.binding.values.update(index)
+        ctx, values = self.ctx, self.values
+        if isinstance(step, LineRan):
+            line = step.line
+            ctx.line, ctx.loop, self.at = step.number, dict(step.loop), i
+            if step.indices:
+                ctx.binding.values.update(step.indices)
             compiled = self.layout.compiled[id(line)]
             value = self.evaluate(line.expr) if compiled is None else compiled(values, ctx)
             if self.track and not self.overflowed and not finite(value):
                 self.overflowed = _began(line, values)
             names = self.layout.line_targets[id(line)]
             values.update(zip(names, value if len(names) > 1 else (value,)))
-        elif kind == "batched":   # a loop whose trips ran at once: its program (formal.engine.batches)
-            _, program, loop, index, _ = step
-            ctx.loop = dict(loop)
-            ctx.binding.values.update(index)
-            made = program.run(ctx, lambda name, _: values[name])
+        elif isinstance(step, TripsRanAtOnce):   # a loop whose trips ran at once (formal.engine.batches)
+            ctx.loop = dict(step.loop_indices)
+            ctx.binding.values.update(step.indices)
+            made = step.program.run(ctx, lambda name, _: values[name])
             if made is None:
                 return False
             values.update(made)
-        elif kind == "begin":
-            self.collected[id(step[1])] = {pair: [] for pair in step[1].collected}
-        elif kind == "collect":
-            for (name, _), parts in self.collected[id(step[1])].items():
+        elif isinstance(step, LoopBegan):
+            self.collected[id(step.loop)] = {pair: [] for pair in step.loop.collected}
+        elif isinstance(step, TripDone):
+            for (name, _), parts in self.collected[id(step.loop)].items():
                 parts.append(values[name])
-        else:
-            values.update(stacked_trips(self.collected.pop(id(step[1])), values))
+        else:   # LoopEnded
+            values.update(stacked_trips(self.collected.pop(id(step.loop)), values))
         return True
