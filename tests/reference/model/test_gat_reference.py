@@ -121,7 +121,7 @@ def test_from_pyg_refuses_what_the_spec_cannot_express(build):
         from_pyg(build(pyg))
 
 
-PYG_LIKE = Path(__file__).parents[1] / "checking" / "targets" / "pyg_gat.py"
+PYG_LIKE = Path(__file__).parents[1] / "conformance" / "targets" / "pyg_gat.py"
 
 
 @pytest.mark.parametrize("function, status", [("gat", 0), ("gat_softmax_by_source", 1)])
