@@ -27,7 +27,8 @@ The specification, from the vocabulary up (it imports nothing outside itself):
 - :mod:`formal.guards` — files, arrays and resources checked before use.
 
 On top of it, :mod:`formal.tools` — the command line (``python -m formal``: :mod:`formal.__main__`) and its
-commands, the claims checker, the Sphinx extension — which the spec never imports.
+commands, the claims checker, the Sphinx extension — which the spec never imports.  Their names before 0.2,
+``formal.cli``, ``formal.claims`` and ``formal.sphinx``, are deprecated aliases of those tools.
 """
 
 from __future__ import annotations

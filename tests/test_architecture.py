@@ -39,7 +39,11 @@ ENGINE = {"formal.engine.algorithm", "formal.engine.calls", "formal.engine.deriv
           "formal.engine.lines", "formal.engine.columns", "formal.engine.tape", "formal.engine.batches"}
 #: The tools: everything that uses the spec rather than being it.
 TOOLS = "formal.tools"
-FRONT_DOORS = {"formal.__main__"}
+#: Modules of ``formal`` that belong to the tools: ``python -m formal``, and the old names of the extension, the
+#: claims checker and the command line (deprecated aliases of formal.tools.sphinx, .claims and .cli).
+FRONT_DOORS = {"formal.__main__", "formal.sphinx", "formal.claims", "formal.cli"}
+DEPRECATED = {"formal.sphinx": "formal.tools.sphinx", "formal.claims": "formal.tools.claims",
+              "formal.cli": "formal.tools.cli"}
 #: The most modules a folder of ``reference`` holds, but for the folders of one module per family.
 MAX_MODULES = 15
 FAMILY_FOLDERS = {"reference.model", "reference.catalogue"}
@@ -165,6 +169,13 @@ def test_nothing_imports_the_cli_but_main(graph):
     assert not importers, f"formal.tools.cli is imported by {importers}"
 
 
+def test_the_old_names_import_nothing_but_the_tools_they_name(graph):
+    """The deprecated aliases only forward: each imports the tool it names, and nothing imports them."""
+    for old, new in DEPRECATED.items():
+        assert set(graph.successors(old)) == {new}, (old, sorted(graph.successors(old)))
+        assert not list(graph.predecessors(old)), (old, sorted(graph.predecessors(old)))
+
+
 def test_nothing_but_the_command_line_imports_the_argument_types(graph):
     """The argument types are the command line's: a command (formal.tools.commands) or the front door uses
     them, nothing of the spec, reference or proofs — nor the claims checker or the Sphinx extension."""
@@ -271,3 +282,19 @@ def test_the_start_check_catches_a_planted_popen(tmp_path, monkeypatch):
     monkeypatch.setitem(MODULES, "formal.planted", planted)
     assert sorted(_starts("formal.planted")) == ["concurrent.futures.ThreadPoolExecutor:2",
                                                  "pythonapi.PyThreadState_SetAsyncExc:6", "subprocess.Popen:5"]
+
+
+@pytest.mark.parametrize("old, new, names", [("formal.sphinx", "formal.tools.sphinx", ["setup"]),
+                                             ("formal.claims", "formal.tools.claims", ["check_file", "check_text"]),
+                                             ("formal.cli", "formal.tools.cli", ["main"])])
+def test_an_old_name_still_works_and_says_where_the_tool_is(old, new, names):
+    import importlib
+    import sys
+    import warnings
+    sys.modules.pop(old, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = importlib.import_module(old)
+    target = importlib.import_module(new)
+    assert all(getattr(module, n) is getattr(target, n) for n in names)
+    assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message) for w in caught)
