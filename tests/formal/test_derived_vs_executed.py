@@ -6,23 +6,12 @@ import pytest
 from hypothesis import given, settings
 
 from tests.oracles.flops import tallied_run
-from tests.strategies.attention import ATTENTION_STRATEGIES
+from tests.strategies import strategies
 from tests.strategies.cases import evaluate
-from tests.strategies.convolution import CONVOLUTION_STRATEGIES
-from tests.strategies.embedding import EMBEDDING_STRATEGIES
-from tests.strategies.feedforward import FEEDFORWARD_STRATEGIES
-from tests.strategies.graph_attention import GRAPH_ATTENTION_STRATEGIES
-from tests.strategies.normalization import NORMALIZATION_STRATEGIES
-from tests.strategies.paged import PAGED_STRATEGIES
-from tests.strategies.recurrent import RECURRENT_STRATEGIES
-from tests.strategies.scores import SCORE_STRATEGIES
-from tests.strategies.stacks import STACK_STRATEGIES
-from tests.strategies.swin import SWIN_EXAMPLES, SWIN_STRATEGIES
+from tests.strategies.swin import SWIN_EXAMPLES
 from tests.tiers import fast_few, in_fast_tier
 
-STRATEGIES = {**EMBEDDING_STRATEGIES, **ATTENTION_STRATEGIES, **NORMALIZATION_STRATEGIES, **STACK_STRATEGIES,
-              **RECURRENT_STRATEGIES, **SCORE_STRATEGIES, **CONVOLUTION_STRATEGIES, **PAGED_STRATEGIES,
-              **SWIN_STRATEGIES, **FEEDFORWARD_STRATEGIES, **GRAPH_ATTENTION_STRATEGIES}
+STRATEGIES = strategies()        # every family module's, found by itself
 ALGORITHMS = sorted(STRATEGIES)
 
 #: The registered algorithms without a strategy here, and where their derivation is checked instead.
