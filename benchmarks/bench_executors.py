@@ -8,7 +8,7 @@ it; the inputs, the pattern and the imports are held before).  Side by side:
 - ``numpy edges`` — :func:`formal.graphs.message_passing.propagate_edges` (float64, the spec's executor);
 - ``numpy dense`` — the ℓ×ℓ scores masked by the pattern, softmax, values (float64): what the spec's
   Algorithm 4 does with a mask;
-- ``torch scatter`` — :func:`reference.model.graph_attention.attend_pattern` (float32);
+- ``torch scatter`` — :func:`reference.model.message_passing.attend_pattern` (float32);
 - ``torch dense`` — the same masked ℓ×ℓ softmax in torch (float32), and ``torch SDPA`` —
   ``scaled_dot_product_attention`` with the boolean mask (float32).
 
@@ -17,7 +17,7 @@ The dense rows are skipped, with their estimated size, where the ℓ×ℓ matric
 
 ``--crossover`` measures instead, at ℓ = 4,096, the scatter path on random patterns (no narrow chunks: every
 edge gathered) of growing density against SDPA on the same mask: the density from which the dense path is
-faster, behind ``reference.model.graph_attention.DENSE_DENSITY``.
+faster, behind ``reference.model.message_passing.DENSE_DENSITY``.
 
     python benchmarks/bench_executors.py [--sizes 1024,4096,16384,65536] [--window 256] [--repeats 3]
     python benchmarks/bench_executors.py --crossover

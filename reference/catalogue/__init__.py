@@ -14,10 +14,11 @@ through.  One module per family holds the implementations, the planted pieces, a
 - :mod:`.feedforward` (the position-wise MLP), :mod:`.blocks` (what the stacks share), :mod:`.encoder_decoder`
   (8), :mod:`.encoder` (9, BERT and ViT),
   :mod:`.decoder` (10, and with a key/value cache);
-- :mod:`.losses` (11–13), :mod:`.inference` (14, 15);
+- :mod:`.training` (11–13), :mod:`.inference` (14, 15);
 - :mod:`.cells`, :mod:`.recurrent` (layers and stacks), :mod:`.seq2seq`, :mod:`.captioning` (Show, Attend
   and Tell; hierarchical attention networks; :mod:`.captioning_tutorial`, the PyTorch tutorial's version
-  ported to numpy), :mod:`.pooling`, :mod:`.convolution`, :mod:`.vision` (Swin), :mod:`.gat` (GAT, GATv2);
+  ported to numpy), :mod:`.pooling`, :mod:`.convolution`, :mod:`.vision` (Swin), :mod:`.graph_attention`
+  (GAT, GATv2);
 - :mod:`.numerics` — the numerical pieces they share (softmax per column, activations, masks);
 - :mod:`.catalogue` finds them all: ``FACTORIES``, ``MUTANTS``, ``CONTROLS``, ``EQUIVALENT``.
 

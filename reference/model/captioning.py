@@ -7,8 +7,8 @@ import re
 
 from .. import require_torch
 from . import recurrent
+from .attention import score_activation
 from .convert import rows_to_columns, single, to_numpy
-from .layers import score_activation
 from .pooling import attention_pooling
 from .runners import runs
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import require_torch
+from .attention import MHA, attend
 from .convert import mask_to_rows, rows_to_columns, to_numpy
-from .layers import MHA, attend, mhattention_kv
+from .kv_cache import mhattention_kv
 from .runners import SDPA_PATHS, runs
 
 __all__ = ["gather", "paged_attention", "run_paged_mhattention", "run_paged_attention"]

@@ -17,9 +17,9 @@ from formal.errors import ConfigError
 from formal.ops.sequences import special_token
 
 from .. import require_torch
+from .architectures import dtransformer, edtransformer, etransformer
 from .convert import single
 from .runners import runs
-from .stacks import dtransformer, edtransformer, etransformer
 
 __all__ = ["dloss", "edloss", "eloss", "draw_mask", "sgd_step", "train", "OPTIMIZERS", "run_dloss", "run_edloss",
            "run_eloss"]

@@ -3,7 +3,7 @@ the stage and the classifier, with the spec's parameter names and orientation (`
 
 A grid of tokens is channel-last, (B, n_h, n_w, C) with C = H·d_attn, token (r, c) at row r·n_w + c when
 read as rows.  Windows are numbered row-major over the grid of windows and their tokens row-major inside a
-window, as in Swin's ``window_partition``; the attention in a window is Algorithm 5 (:mod:`.layers`) with the
+window, as in Swin's ``window_partition``; the attention in a window is Algorithm 5 (:mod:`.attention`) with the
 relative-position bias added to the scaled scores before the mask.  A shifted block rolls the grid by −σ
 (σ = ⌊M/2⌋, 0 where the grid is one window) and masks the scores of tokens from different regions of the
 unrolled grid with −∞ (Swin's code: −100).
@@ -16,10 +16,12 @@ import math
 from formal.errors import ConfigError, shown
 
 from .. import require_torch
+from .architectures import image_patches, probabilities
+from .attention import ATTENTION_PATHS, MHA, attend_heads, heads
 from .convert import single
-from .layers import ATTENTION_PATHS, MHA, attend_heads, heads, layer_norm, mlp
+from .feedforward import mlp
+from .normalization import layer_norm
 from .runners import SDPA_PATHS, runs
-from .stacks import image_patches, probabilities
 
 __all__ = ["shift_of", "window_partition", "window_reverse", "shift_mask", "relative_bias", "biased_attend",
            "window_mhattention", "swin_block", "patch_merging", "swin_stage", "swin", "window_side",

@@ -50,13 +50,13 @@ def test_reference_equals_spec_under_uniform_on_every_cpu_path(path):
     """Algorithms 4 and 5 under empty=uniform: the torch reference on the explicit and the fused path equals the
     spec in float64, the query without keys included."""
     pytest.importorskip("torch")
-    from reference.model import layers
+    from reference.model import attention as torch_attention
     from reference.model.convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns
     kw = _inputs(1)
     X, Z = columns_to_rows(kw["X"], device="cpu"), columns_to_rows(kw["Z"], device="cpu")
     mask = mask_to_rows(kw["mask"], 4, 3, device="cpu")
     names = ("W_q", "W_k", "W_v", "b_q", "b_k", "b_v")
-    got = layers.attention(X, Z, mask, empty="uniform", path=path, **params_to_torch({k: kw[k] for k in names},
+    got = torch_attention.attention(X, Z, mask, empty="uniform", path=path, **params_to_torch({k: kw[k] for k in names},
                                                                                       device="cpu"))
     want = algorithms.attention.variant(empty="uniform")(**kw)
     np.testing.assert_allclose(rows_to_columns(got), want, rtol=1e-10, atol=1e-12)
@@ -64,7 +64,7 @@ def test_reference_equals_spec_under_uniform_on_every_cpu_path(path):
     kw = _inputs(2, heads=2)
     X, Z = columns_to_rows(kw["X"], device="cpu"), columns_to_rows(kw["Z"], device="cpu")
     names += ("W_o", "b_o")
-    got = layers.mhattention(X, Z, mask_to_rows(kw["mask"], 4, 3, device="cpu"), empty="uniform", path=path,
+    got = torch_attention.mhattention(X, Z, mask_to_rows(kw["mask"], 4, 3, device="cpu"), empty="uniform", path=path,
                              **params_to_torch({k: kw[k] for k in names}, device="cpu"))
     want = algorithms.mhattention.variant(empty="uniform")(**kw)
     np.testing.assert_allclose(rows_to_columns(got), want, rtol=1e-10, atol=1e-12)
@@ -81,7 +81,7 @@ def test_executors_along_edges_refuse_uniform():
     try:
         import torch
 
-        from reference.model import graph_attention
+        from reference.model import message_passing as graph_attention
     except ImportError:
         pass
     else:

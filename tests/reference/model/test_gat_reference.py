@@ -1,7 +1,7 @@
-"""The torch reference of the graph attention layer (reference/model/gat.py) against the spec's numpy execution,
-and PyTorch Geometric's ``GATConv`` and ``GATv2Conv`` — implementations nobody here wrote — read into the spec's
-names by ``reference.model.gat.from_pyg``: equal in float64 for both versions, concatenated and averaged heads,
-with and without self-loops, and a node without neighbours."""
+"""The torch reference of the graph attention layer (reference/model/graph_attention.py) against the spec's numpy
+execution, and PyTorch Geometric's ``GATConv`` and ``GATv2Conv`` — implementations nobody here wrote — read into
+the spec's names by ``reference.model.graph_attention.from_pyg``: equal in float64 for both versions, concatenated
+and averaged heads, with and without self-loops, and a node without neighbours."""
 
 import itertools
 from pathlib import Path
@@ -15,7 +15,7 @@ from formal.core.symbols import H as H_, d_in as d_in_, d_out as d_out_, ell as 
 from formal.errors import ConfigError
 from formal.tools.cli import main
 from reference.model.execute import Call
-from reference.model.gat import from_pyg, run_gat
+from reference.model.graph_attention import from_pyg, run_gat
 
 FLOAT64 = 1e-10
 
@@ -48,8 +48,8 @@ def _arguments(algorithm, rng, n, d_in, d_out, H):
 @pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
 @pytest.mark.parametrize("seed", range(3))
 def test_gat_reference_equals_the_spec(options, seed):
-    """reference.model.gat.gat (dense torch: every pair scored, masked, softmax over the sources) = the spec's
-    numpy execution, every version, head combination, self-loop and bias option, with a node that has no
+    """reference.model.graph_attention.gat (dense torch: every pair scored, masked, softmax over the sources) = the
+    spec's numpy execution, every version, head combination, self-loop and bias option, with a node that has no
     in-edge (its output b alone without self-loops)."""
     rng = np.random.default_rng(seed)
     algorithm = gat.variant(**options, slope=(0.2, 0.01, 0.3)[seed])

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from formal import DomainError, attention as alg4, mhattention as alg5
 from formal.graphs import from_mask, message_passing, patterns
-from reference.model import graph_attention
+from reference.model import message_passing as graph_attention
 from tests.strategies.graphs import SEED, builtin, masks
 from tests.tiers import fast_few
 

@@ -1,5 +1,5 @@
 """The scores of Algorithms 3 and 4 and attention pooling: the spec's numpy execution against the torch
-reference (reference.model.layers, reference.model.pooling) in float64, under every score, bias, mask and
+reference (reference.model.attention, reference.model.pooling) in float64, under every score, bias, mask and
 empty-neighbourhood policy; and the reference's bad input."""
 
 import numpy as np
@@ -8,7 +8,7 @@ import torch
 from hypothesis import given
 
 from formal.errors import ConfigError
-from reference.model import layers, pooling
+from reference.model import attention as torch_attention, pooling
 from reference.model.convert import columns_to_rows, mask_to_rows, params_to_torch, rows_to_columns, to_numpy
 from tests.strategies.scores import pooling_cases, scored_attention_cases, scored_single_query_cases
 
@@ -27,7 +27,7 @@ def reference_attention(case, path="explicit"):
     mask = mask_to_rows(kw.get("mask"), Z.shape[1], X.shape[1], device="cpu")
     params = _params(case)
     v_a = params.pop("v_a", None)
-    Y = layers.attention(X, Z, mask, empty=options["empty"], path=path, score=options["score"], v_a=v_a,
+    Y = torch_attention.attention(X, Z, mask, empty=options["empty"], path=path, score=options["score"], v_a=v_a,
                          activation=options["activation"], **params)
     return rows_to_columns(Y)
 
@@ -37,8 +37,8 @@ def reference_single_query(case):
     params = _params(case)
     v_a = params.pop("v_a", None)
     e = torch.tensor(kw["e"], dtype=torch.float64)[None]
-    y = layers.single_query_attention(e, columns_to_rows(kw["e_t"], device="cpu"), score=options["score"], v_a=v_a,
-                                      activation=options["activation"], **params)
+    y = torch_attention.single_query_attention(e, columns_to_rows(kw["e_t"], device="cpu"), score=options["score"],
+                                               v_a=v_a, activation=options["activation"], **params)
     return to_numpy(y[0])
 
 
@@ -103,7 +103,7 @@ def test_reference_score_options_are_checked(kwargs, words):
     activation, v_a missing or given where it means nothing, and the additive score on a fused path."""
     Q, K, V = _qkv(np.random.default_rng(0))
     with pytest.raises(ConfigError) as error:
-        layers.attend(Q, K, V, **kwargs)
+        torch_attention.attend(Q, K, V, **kwargs)
     assert all(w in str(error.value) for w in words), str(error.value)
 
 

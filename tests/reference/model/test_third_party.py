@@ -263,7 +263,7 @@ def test_hf_gpt2_through_the_reference_stack_with_the_readers_options(path):
     what differs from Algorithm 10's declared defaults, and the reference's stack takes the others from those
     declarations — equal to HF's logits in float64."""
     transformers = pytest.importorskip("transformers")
-    from reference.model import stacks
+    from reference.model import architectures as stacks
     from reference.model.convert import params_to_torch
     config = transformers.GPT2Config(vocab_size=50, n_positions=16, n_embd=32, n_layer=2, n_head=4,
                                      bos_token_id=None, eos_token_id=None)

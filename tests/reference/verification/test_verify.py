@@ -10,7 +10,7 @@ from formal.tools.cli import main
 from tests.tiers import slow
 
 torch = pytest.importorskip("torch")  # verify runs the torch reference
-from reference.model import layers  # noqa: E402 - the torch reference: imported where torch is
+from reference.model import normalization  # noqa: E402 - the torch reference: imported where torch is
 
 
 @slow
@@ -34,7 +34,7 @@ def test_verify_catches_a_fault_in_the_reference(capsys, monkeypatch):
     def unbiased(e, gamma, beta=None, *, norm="layer", eps=0.0):
         centred = e - e.mean(-1, keepdim=True)
         return centred / torch.sqrt(centred.square().sum(-1, keepdim=True) / (e.shape[-1] - 1) + eps) * gamma + beta
-    monkeypatch.setattr(layers, "layer_norm", unbiased)  # here: worker processes would not see it
+    monkeypatch.setattr(normalization, "layer_norm", unbiased)  # here: worker processes would not see it
     status = main(["verify", "--only", "layer_norm", "--device", "cpu", "--jobs", "1"])
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("layer_norm")]
     assert status == 1
@@ -72,7 +72,7 @@ def test_verify_on_cuda(capsys):
 def test_third_party_gpt2_on_cuda():
     """HF GPT-2 on the GPU equals the reference on the GPU (float64), weights read by the converter."""
     transformers = pytest.importorskip("transformers")
-    from reference.model import stacks, third_party
+    from reference.model import architectures as stacks, third_party
     from reference.model.convert import params_to_torch
     config = transformers.GPT2Config(vocab_size=50, n_positions=16, n_embd=32, n_layer=2, n_head=4,
                                      bos_token_id=None, eos_token_id=None)

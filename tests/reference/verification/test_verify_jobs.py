@@ -31,21 +31,21 @@ REPO = Path(__file__).resolve().parents[3]
 
 UNBIASED = """
 import torch
-from reference.model import layers
+from reference.model import normalization
 
 def unbiased(e, gamma, beta=None, *, norm="layer", eps=0.0):
     centred = e - e.mean(-1, keepdim=True)
     return centred / torch.sqrt(centred.square().sum(-1, keepdim=True) / (e.shape[-1] - 1) + eps) * gamma + beta
 
-layers.layer_norm = unbiased
+normalization.layer_norm = unbiased
 """
 
 DIE = """
 import os, signal
 import torch
-from reference.model import layers
+from reference.model import normalization
 
-correct = layers.layer_norm
+correct = normalization.layer_norm
 
 def die(e, *args, **kwargs):
     if e.dtype == torch.bfloat16:
@@ -53,7 +53,7 @@ def die(e, *args, **kwargs):
     return correct(e, *args, **kwargs)
 
 if __name__ == "__mp_main__":  # in the workers only
-    layers.layer_norm = die
+    normalization.layer_norm = die
 """
 
 

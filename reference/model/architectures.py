@@ -13,8 +13,11 @@ from formal.algorithms.blocks import StackOptions
 from formal.errors import ConfigError
 
 from .. import require_torch
+from .attention import causal_mask, mhattention
 from .convert import rows_to_columns, single
-from .layers import causal_mask, layer_norm, mhattention, mlp, positional_embedding, token_embedding
+from .embedding import positional_embedding, token_embedding
+from .feedforward import mlp
+from .normalization import layer_norm
 from .runners import SDPA_PATHS, runs
 
 __all__ = ["dtransformer", "etransformer", "edtransformer", "encode", "decode", "probabilities", "embed", "layer",

@@ -15,48 +15,19 @@ from formal.errors import ConfigError
 from formal.ops.sequences import special_token, tempered
 
 from .. import require_torch
-from .convert import rows_to_columns, to_numpy
-from .layers import MHA, causal_mask, mhattention_kv
-from .runners import SDPA_PATHS, runs
-from .stacks import (
+from .architectures import (
     decode,
     dtransformer,
-    embed,
     encode,
-    final_norm,
-    layer,
-    mlp_sublayer,
-    probabilities,
     stack_options,
-    unembed,
 )
+from .convert import to_numpy
+from .kv_cache import kv_dtransformer
+from .runners import runs
 
-__all__ = ["kv_dtransformer", "dinference", "edinference", "draw", "run_kv_dtransformer", "run_dinference",
-           "run_edinference"]
+__all__ = ["dinference", "edinference", "draw", "run_dinference", "run_edinference"]
 
 torch = require_torch()
-
-
-def kv_dtransformer(x, cache, p, options, *, ell_max=None, path="explicit"):
-    """Algorithm 10 over new tokens x (B, ℓ_x) after a cache of ℓ_c tokens: (logits (B, ℓ_x, N_V), the
-    new cache).  ``cache`` is None (prefill) or one ``(K, V)`` per layer, each (B, H_kv, ℓ_c, ·)."""
-    opts = stack_options(options)
-    ell_c = 0 if cache is None else cache[0][0].shape[2]
-    X = embed(p, x, opts, start=ell_c, ell_max=ell_max)
-    mask = causal_mask(ell_c + x.shape[-1], x.shape[-1], align="bottom-right", device=x.device)
-    grown = []
-
-    def attend(l, h):
-        K_c, V_c = (None, None) if cache is None else cache[l]
-        Y, K, V = mhattention_kv(h, K_c, V_c, mask, path=path, **{n: p[n][l] for n in MHA if n in p})
-        grown.append((K, V))
-        return Y
-
-    for l in range(p["W_q"].shape[0]):
-        X = layer(X, [("1", lambda h: attend(l, h)), ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
-    if opts.norm_position == "pre":
-        X = final_norm(p, opts, "", X)
-    return unembed(p, X, opts), grown
 
 
 def draw(p: np.ndarray, tau: float, decoding: str, rng: np.random.Generator) -> int:
@@ -114,16 +85,6 @@ def edinference(z, p, options, *, ell_gen: int, rng=None, ell_max=None, path="ex
 
 
 # ------------------------------------------------------------------- runs of the spec's Algorithms 10, 14, 15
-@runs("kv_dtransformer", paths=SDPA_PATHS)
-def run_kv_dtransformer(c):
-    cache = None
-    if c.options["step"] == "extend":  # the spec's L×H_kv×d×ℓ_c ↦ one (1, H_kv, ℓ_c, d) pair per layer
-        K_c, V_c = c.tensor("K_c").transpose(-1, -2), c.tensor("V_c").transpose(-1, -2)
-        cache = [(K_c[l][None], V_c[l][None]) for l in range(K_c.shape[0])]
-    logits, grown = kv_dtransformer(c.tokens("x"), cache, c.params, c.options, **c.kwargs())
-    K = torch.stack([k[0] for k, _ in grown]).transpose(-1, -2)
-    V = torch.stack([v[0] for _, v in grown]).transpose(-1, -2)
-    return rows_to_columns(probabilities(logits)), to_numpy(K), to_numpy(V)
 
 
 @runs("dinference")

@@ -1,4 +1,5 @@
-"""Algorithms 1–7 in torch, batch-first: a sequence is a (B, ℓ, d) tensor, one row per token.
+"""Algorithms 3–5 in torch, batch-first: a sequence is a (B, ℓ, d) tensor, one row per token — single-query attention,
+attention (the explicit path, SDPA and FlexAttention) and multi-head attention with grouped-query heads.
 
 Parameters keep the formal objects' canonical names and orientation (``W_q`` is H×d_attn×d_x and acts on
 a token as ``W_q x``, i.e. on rows as ``X W_qᵀ``), so one set of parameters drives both implementations.
@@ -13,62 +14,30 @@ from functools import partial
 
 from formal.algorithms.attention import SCORES
 from formal.errors import ConfigError, shown
-from formal.ops import EMPTY_POLICIES, check_empty_policy, empty_neighbourhood
+from formal.ops import check_empty_policy, empty_neighbourhood
 from formal.ops.scores import check_score_activation
 
 from .. import require_torch
-from .convert import mask_to_rows, rows_to_columns, single, to_numpy
-from .runners import SDPA_PATHS, runs
+from .convert import mask_to_rows, rows_to_columns, single
+from .runners import runs
 
-__all__ = ["token_embedding", "positional_embedding", "sinusoid_table", "attend", "attention", "mhattention",
-           "mhattention_kv", "single_query_attention", "layer_norm", "activation", "mlp", "unembedding", "causal_mask",
-           "scores", "score_activation", "heads", "attend_heads", "attention_paths", "ATTENTION_PATHS",
-           "EMPTY_POLICIES", "SCORES", "QKV", "MHA", "run_token_embedding", "run_positional_embedding",
-           "run_single_query_attention", "run_attention", "run_mhattention", "run_kv_mhattention", "run_layer_norm",
-           "run_unembedding", "run_mlp"]
+__all__ = ["ATTENTION_PATHS", "QKV", "MHA", "causal_mask", "score_activation", "scores", "attend", "heads",
+           "mhattention", "attend_heads", "attention", "single_query_attention", "attention_paths",
+           "run_single_query_attention", "run_attention", "run_mhattention"]
 
 torch = require_torch()
 F = torch.nn.functional
 
 ATTENTION_PATHS = ("explicit", "sdpa", "flex")
+
+
 #: The parameters of Algorithm 4's projections, and of Algorithm 5's with W_o.
 QKV = ("W_q", "W_k", "W_v", "b_q", "b_k", "b_v")
+
+
 MHA = QKV + ("W_o", "b_o")
 
 
-# ------------------------------------------------------------------------------------------ Algorithms 1, 2
-def token_embedding(v, W_e):
-    """Algorithm 1: ``W_e[:, v]`` for every id in ``v`` (any shape) → v.shape + (d_e,)."""
-    return W_e.t()[v]
-
-
-def sinusoid_table(encoding: str, d_e: int, ell_max: int, *, dtype=None, device=None):
-    """The fixed table of ``encoding`` as rows, (ℓ_max, d_e) (:ref:`decision-sinusoids`).
-
-    ``sinusoidal-paper`` (Phuong & Hutter, Alg. 2; 1-indexed t, i): row t, entries 2i−1 and 2i are
-    ``sin(t / ℓ_max^{2i/d_e})`` and ``cos(…)``; ``sinusoidal-vaswani`` (Vaswani et al. §3.5; 0-indexed):
-    ``sin(pos / 10000^{2i/d_e})`` and ``cos(…)``.
-    """
-    if d_e % 2:
-        raise ConfigError(f"d_e = {d_e} must be even (a {encoding} encoding pairs sin and cos rows)")
-    one_indexed = encoding == "sinusoidal-paper"
-    base = float(ell_max) if one_indexed else 10000.0
-    pairs = torch.arange(d_e // 2, dtype=torch.float64, device=device)
-    exponent = (2 * (pairs + 1) if one_indexed else 2 * pairs) / d_e
-    t = torch.arange(ell_max, dtype=torch.float64, device=device) + (1 if one_indexed else 0)
-    angle = t[:, None] * base ** -exponent                              # (ℓ_max, d_e/2)
-    table = torch.stack((angle.sin(), angle.cos()), dim=-1).reshape(ell_max, d_e)
-    return table.to(dtype or torch.get_default_dtype())
-
-
-def positional_embedding(t, encoding="learned", *, W_p=None, d_e=None, ell_max=None, dtype=None, device=None):
-    """Algorithm 2: row ``t`` of the positional table, learned (``W_p``) or fixed sinusoidal."""
-    if encoding == "learned":
-        return W_p.t()[t]
-    return sinusoid_table(encoding, d_e, ell_max, dtype=dtype, device=device)[t]
-
-
-# ------------------------------------------------------------------------------------------- Algorithms 3–5
 def causal_mask(ell_z: int, ell_x: int, *, align="top-left", device=None):
     """The unidirectional mask as rows (ℓ_x, ℓ_z): ``t_z ≤ t_x`` (top-left, the paper's) or
     ``t_z ≤ t_x + ℓ_z − ℓ_x`` (bottom-right, what a KV cache needs) — :ref:`decision-causal-alignment`."""
@@ -205,16 +174,6 @@ def mhattention(X, Z=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None,
     return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn)
 
 
-def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None,
-                   b_o=None, path="explicit"):
-    """Algorithm 5 as self-attention of new tokens X (B, ℓ_x, d_x) over a key/value cache K_c, V_c
-    (B, H_kv, ℓ_c, ·) and themselves: (output (B, ℓ_x, d_out), keys, values), the cache grown by ℓ_x."""
-    K, V = heads(X, W_k, b_k), heads(X, W_v, b_v)
-    if K_c is not None:
-        K, V = torch.cat((K_c, K), dim=2), torch.cat((V_c, V), dim=2)
-    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, "zero", path), K, V
-
-
 def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None):
     """Queries of every head against their group's keys and values, stacked and projected by W_o
     (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges)."""
@@ -252,44 +211,6 @@ def single_query_attention(e, e_t, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=Non
                      score=score, v_a=v_a, activation=activation)[:, 0]
 
 
-# ------------------------------------------------------------------------------------------- Algorithms 6, 7
-def layer_norm(e, gamma, beta=None, *, norm="layer", eps=0.0):
-    """Algorithm 6 over the last axis: ``(e − m)/√(v + eps) ⊙ γ + β`` with the biased variance (÷d_e);
-    ``norm="rms"``: ``e/√(mean(e²) + eps) ⊙ γ`` (RMSNorm)."""
-    if norm == "layer":
-        centred = e - e.mean(-1, keepdim=True)
-        return centred / torch.sqrt(centred.square().mean(-1, keepdim=True) + eps) * gamma + beta
-    if norm == "rms":
-        return e / torch.sqrt(e.square().mean(-1, keepdim=True) + eps) * gamma
-    raise ConfigError(f"unknown norm {norm!r}; known: layer, rms")
-
-
-def activation(name, a):
-    """The MLP nonlinearities: ReLU, exact GELU ``x·Φ(x)``, GPT-2's tanh GELU, SiLU."""
-    if name == "relu":
-        return F.relu(a)
-    if name == "gelu":
-        return F.gelu(a)
-    if name == "gelu-tanh":
-        return F.gelu(a, approximate="tanh")
-    if name == "silu":
-        return F.silu(a)
-    raise ConfigError(f"unknown activation {name!r}; known: relu, gelu, gelu-tanh, silu")
-
-
-def mlp(X, *, W_mlp1, W_mlp2, b_mlp1=None, b_mlp2=None, W_gate=None, kind="gelu"):
-    """``W_mlp2 φ(W_mlp1 X + b_mlp1 1ᵀ) + b_mlp2 1ᵀ``; SwiGLU: ``W_mlp2 (SiLU(W_gate X) ⊙ (W_mlp1 X + b_mlp1))``."""
-    up = F.linear(X, W_mlp1, b_mlp1)
-    hidden = activation("silu", F.linear(X, W_gate)) * up if kind == "swiglu" else activation(kind, up)
-    return F.linear(hidden, W_mlp2, b_mlp2)
-
-
-def unembedding(e, W_u, b_u=None):
-    """Algorithm 7: ``softmax(W_u e + b_u)`` over the vocabulary (the last axis)."""
-    return torch.softmax(F.linear(e, W_u, b_u), dim=-1)
-
-
-# ------------------------------------------------------------------------- runs of the spec's Algorithms 1–7
 def attention_paths(options) -> tuple:
     """The paths of an attention variant: every one, but only the explicit one for the additive score (the
     fused kernels compute dot products only)."""
@@ -312,21 +233,6 @@ def _attention(c, fn, names):
                               **c.weights(*names)))
 
 
-@runs("token_embedding")
-def run_token_embedding(c):
-    return to_numpy(token_embedding(torch.as_tensor(c["v"], device=c.device), c.params["W_e"]))
-
-
-@runs("positional_embedding")
-def run_positional_embedding(c):
-    t = torch.as_tensor(c["t"], device=c.device)
-    encoding = c.options["encoding"]
-    if encoding == "learned":
-        return to_numpy(positional_embedding(t, W_p=c.params["W_p"]))
-    return to_numpy(positional_embedding(t, encoding, d_e=c["d_e"], ell_max=c["ell_max"], dtype=c.dtype,
-                                         device=c.device))
-
-
 @runs("single_query_attention")
 def run_single_query_attention(c):
     return single(single_query_attention(c.tensor("e")[None], c.rows("e_t"), **_score(c), **c.weights(*QKV)))
@@ -340,33 +246,3 @@ def run_attention(c):
 @runs("mhattention", paths=attention_paths)
 def run_mhattention(c):
     return _attention(c, mhattention, MHA)
-
-
-@runs("kv_mhattention", paths=SDPA_PATHS)
-def run_kv_mhattention(c):
-    X = c.rows("X")
-    cache = (None, None)
-    if c.options["step"] == "extend":  # the spec's cache is H_kv×d×ℓ_c per head; the reference's (1, H_kv, ℓ_c, d)
-        cache = (c.tensor("K_c").transpose(-1, -2)[None], c.tensor("V_c").transpose(-1, -2)[None])
-    total = X.shape[1] + (0 if cache[0] is None else cache[0].shape[2])
-    mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
-    Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, **c.weights(*MHA))
-    return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
-
-
-@runs("layer_norm")
-def run_layer_norm(c):
-    return to_numpy(layer_norm(c.tensor("e"), c.params["gamma"], c.params.get("beta"), norm=c.options["norm"],
-                               eps=c.options["eps"]))
-
-
-@runs("unembedding")
-def run_unembedding(c):
-    return to_numpy(unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u")))
-
-
-@runs("mlp")
-def run_mlp(c):
-    """The position-wise feed-forward network on the tokens of X (the rows here)."""
-    return rows_to_columns(mlp(c.rows("X"), kind=c.options["activation"],
-                               **c.weights("W_mlp1", "W_mlp2", "b_mlp1", "b_mlp2", "W_gate")))
