@@ -8,17 +8,16 @@ returns the function ``conform`` calls; its keyword-only ``_``-arguments are the
 through.  One module per family holds the implementations, the planted pieces, and the catalogue's entries
 (:mod:`.entry`: each algorithm's :class:`Implementation` with its calibrated tolerances, its mutants):
 
-- :mod:`.embedding` (Algorithms 1, 2), :mod:`.attention` (3, 4), :mod:`.multihead` (5, grouped-query,
-  key/value cache), :mod:`.paged` (PagedAttention), :mod:`.paged_kernel` (its kernel),
-  :mod:`.normalization` (6), :mod:`.unembedding` (7);
-- :mod:`.feedforward` (the position-wise MLP), :mod:`.blocks` (what the stacks share), :mod:`.encoder_decoder`
-  (8), :mod:`.encoder` (9, BERT and ViT),
-  :mod:`.decoder` (10, and with a key/value cache);
-- :mod:`.training` (11–13), :mod:`.inference` (14, 15);
-- :mod:`.cells`, :mod:`.recurrent` (layers and stacks), :mod:`.seq2seq`, :mod:`.captioning` (Show, Attend
-  and Tell; hierarchical attention networks; :mod:`.captioning_tutorial`, the PyTorch tutorial's version
-  ported to numpy), :mod:`.pooling`, :mod:`.convolution`, :mod:`.vision` (Swin), :mod:`.graph_attention`
-  (GAT, GATv2);
+- one module per family of :mod:`formal.algorithms`, named as there: :mod:`.embedding` (Algorithms 1, 2),
+  :mod:`.attention` (3–5, grouped-query heads), :mod:`.normalization` (6), :mod:`.unembedding` (7),
+  :mod:`.feedforward` (the position-wise MLP), :mod:`.architectures` (8–10: encoder–decoder, encoder-only
+  with BERT's and ViT's inputs and heads, decoder-only), :mod:`.kv_cache` (5 and 10 with a key/value cache),
+  :mod:`.training` (11–13), :mod:`.inference` (14, 15), :mod:`.recurrent` (cells, layers and stacks),
+  :mod:`.seq2seq`, :mod:`.captioning` (Show, Attend and Tell), :mod:`.hierarchical` (hierarchical attention
+  networks), :mod:`.pooling`, :mod:`.convolution`, :mod:`.paged` (PagedAttention), :mod:`.paged_kernel` (its
+  kernel), :mod:`.vision` (Swin), :mod:`.graph_attention` (GAT, GATv2);
+- :mod:`.blocks` — what the stacks share; :mod:`.captioning_tutorial` — Show, Attend and Tell as the PyTorch
+  tutorial writes it, ported to numpy;
 - :mod:`.numerics` — the numerical pieces they share (softmax per column, activations, masks);
 - :mod:`.catalogue` finds them all: ``FACTORIES``, ``MUTANTS``, ``CONTROLS``, ``EQUIVALENT``.
 

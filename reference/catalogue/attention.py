@@ -1,4 +1,5 @@
-"""Algorithms 3 and 4: single-query and masked attention, and their planted bugs.
+"""Algorithms 3–5: single-query, masked and multi-head attention (grouped-query heads too), and their planted
+bugs.  With a key/value cache, multi-head attention is :mod:`.kv_cache`'s.
 
 Each factory takes the variant's options and returns the function conform calls; the keyword-only
 ``_``-arguments are the seams the catalogue plants bugs through.  Without biases (``bias=False``) every
@@ -21,7 +22,8 @@ from .numerics import softmax
 
 __all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "bias_or_zeros",
            "single_query_attention", "attention", "chunked_attention", "unstable_softmax", "unstable_weights",
-           "filled_attention", "filled", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
+           "filled_attention", "filled", "group", "modulo_group", "GROUPED", "project", "attend_heads", "mhattention",
+           "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
 
 
 def fill(S, mask):
@@ -122,6 +124,51 @@ def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh",
     return attention
 
 
+# ------------------------------------------------------------------------------------ Algorithm 5
+def group(h: int, H: int, H_kv: int) -> int:
+    """The key/value head query head h reads: H/H_kv consecutive query heads share one (GQA)."""
+    return h // (H // H_kv)
+
+
+def project(W, X, b, use):
+    """``W[h] X + b[h] 1ᵀ`` for every head h: W is heads×d×d_in, the result heads×d×ℓ."""
+    return np.einsum("hdi,it->hdt", W, X) + bias_or_zeros(b, W.shape[:2], use)[:, :, None]
+
+
+def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack, B=None,
+           head_bias=lambda B, h: B[h]):
+    """Algorithm 5: query head h attends with its key/value head's K and V (and, given a score bias B
+    (H×ℓ_z×ℓ_x), its own B^h); ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
+    H, H_kv = len(W_q), len(K)
+    Q = project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
+    Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty,
+                **({} if B is None else {"bias": head_bias(B, h)})) for h in range(H)]
+    return W_o @ stack(Y) + bias_or_zeros(b_o, len(W_o), bias)[:, None]        # d_out×ℓ_x
+
+
+def mhattention(*, bias=True, empty="zero", n_kv_heads=None, score_bias=False, _attend=attend, _group=group,
+                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h]):
+    """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k;
+    ``score_bias``: head h adds B[h] to its scaled scores)."""
+    heads = partial(attend_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack,
+                    head_bias=_head_bias)
+
+    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None, B=None):
+        Z = _context(X, Z)
+        K, V = project(W_k, Z, b_k, bias), project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
+        return heads(X, K, V, mask, W_q, b_q, W_o, b_o, B=B if score_bias else None)
+    return mhattention
+
+
+def modulo_group(h: int, H: int, H_kv: int) -> int:
+    """The key/value head as ``h % H_kv``: a GQA grouping bug, for ``h // (H/H_kv)``."""
+    return h % H_kv
+
+
+#: Grouped-query options a mutant is checked under: H ∈ {2, 4}, so h // (H/H_kv) and h % H_kv differ at H = 4.
+GROUPED = {"n_kv_heads": 2}
+
+
 # ------------------------------------------------------------------------------------- planted pieces
 def einsum_ignoring_weights(Q, K, V, mask, *, empty="zero"):
     """The weights are computed, then the einsum sums the values with ones instead of them."""
@@ -216,6 +263,8 @@ IMPLEMENTATIONS = (
                    seconds={"quick": (0.07, 0.04), "thorough": (0.3, 0.25)}),
     Implementation("attention", attention, {"float32": 3e-6, "bfloat16": 0.09},
                    seconds={"quick": (0.1, 0.06), "thorough": (0.4, 0.31)}),
+    Implementation("mhattention", mhattention, {"float32": 3e-6, "bfloat16": 0.08},
+                   seconds={"quick": (0.2, 0.1), "thorough": (0.6, 0.47)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _ADDITIVE = {"score": "additive"}
@@ -319,7 +368,27 @@ _ATTENTION = [
           _additive=_phi_after_contraction),
 ]
 
-MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION)
+_MULTIHEAD = [
+    _seam("mhattention_heads_interleaved", "mhattention", {},
+          "stacks the heads interleaved (row i of head h at i·H + h) before W_o", "review",
+          _stack=lambda Y: np.stack(Y, axis=1).reshape(-1, Y[0].shape[1])),
+    _seam("mhattention_gqa_modulo", "mhattention", GROUPED,
+          "query head h reads key/value head h % H_kv instead of h // (H/H_kv)", "review", _group=modulo_group),
+    _seam("mhattention_gqa_first_kv_head", "mhattention", GROUPED,
+          "every query head reads key/value head 0 (multi-query attention under n_kv_heads=2)",
+          "variant option n_kv_heads", _group=lambda h, H, H_kv: 0),
+    _seam("mhattention_ignores_context", "mhattention", {},
+          "takes keys and values from X even when a context Z is given", "review", _context=lambda X, Z: X),
+    _variant("mhattention_zeros_under_empty_nan", "mhattention", {"empty": "nan"}, {"empty": "zero"},
+             "returns zeros, not NaN, for a query with no admitted key under empty=nan"),
+    _variant("mhattention_ignores_biases", "mhattention", {}, {"bias": False},
+             "drops the biases of the projections and of W_o under the default bias=true"),
+    _seam("mhattention_score_bias_of_head_0", "mhattention", {"score_bias": True},
+          "every head adds head 0's score bias B[0] (the bias table read without its head index)",
+          "variant option score_bias", _head_bias=lambda B, h: B[0]),
+]
+
+MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION + _MULTIHEAD)
 
 #: Correct implementations beyond the factories': Algorithm 4 with Z required.
 CONTROLS = (Entry("attention_correct_z_required", "attention", {}, _z_required_attention, "", "correct"),)
@@ -329,6 +398,7 @@ EQUIVALENT = {
     "attention without the key bias b_k": "KᵀQ + 1·(b_kᵀQ) adds the same number to every score of a query, "
                                           "which the softmax over keys cancels",
     "the additive score's v_aᵀ φ(k + q) with query and key swapped in the sum": "addition commutes",
+    "GQA grouping h % H_kv under n_kv_heads = 1, or at H = H_kv": "h % H_kv and h // (H/H_kv) then agree",
 }
 
 
@@ -370,9 +440,20 @@ MUTANTS += (
     _seam("attention_fill_softmax_over_queries", "attention", _UNIFORM,
           "fills the scores with −10⁹ and normalises over the queries (the softmax over the wrong axis)", "review",
           _attend=partial(filled, axis=1)),
+    _variant("mhattention_zeros_under_empty_uniform", "mhattention", _UNIFORM, {"empty": "zero"},
+             "returns zeros, not the mean of every value, for a query with no admitted key under empty=uniform"),
+    _seam("mhattention_additive_mask_under_uniform", "mhattention", _UNIFORM,
+          "adds (1 − mask)·(−10⁴) to every head's scores (BERT's additive mask): a query with no admitted key "
+          "weighs every key by its own score, not uniformly", "README",
+          _attend=partial(filled, fill=-1e4, additive=True)),
+    _seam("mhattention_fill_mask_transposed", "mhattention", _UNIFORM,
+          "fills every head's scores by the mask read transposed (key × query)", "review",
+          _attend=partial(filled, transposed=True)),
 )
 
-CONTROLS += (Entry("attention_correct_large_negative_fill", "attention", _UNIFORM, filled_attention, "", "correct"),)
+CONTROLS += (Entry("attention_correct_large_negative_fill", "attention", _UNIFORM, filled_attention, "", "correct"),
+             Entry("mhattention_correct_large_negative_fill", "mhattention", _UNIFORM,
+                   mhattention(empty="uniform", _attend=filled), "", "correct"))
 
 EQUIVALENT["a fill of −1e4 instead of −1e9 under empty=uniform"] = (
     "exp(−10⁴ − max) underflows to 0 in float64 and float32 alike, so no admitted key leaks unless its score is "

@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from .attention import mhattention
 from .embedding import position_table
-from .multihead import mhattention
 from .normalization import normalise
 from .numerics import ACTIVATIONS, affine, silu
 from .unembedding import unembed

@@ -1,5 +1,4 @@
-"""Show, Attend and Tell and its doubly stochastic loss, and hierarchical attention networks, on the cells and
-layers of :mod:`.cells` and :mod:`.recurrent`; their planted bugs.
+"""Show, Attend and Tell and its doubly stochastic loss, on the cells of :mod:`.recurrent`; their planted bugs.
 
 numpy only, one column per token, 0-based indices; every model takes its parameters as one dict ``params``.
 Each factory takes the variant's options and returns the function conform calls; its keyword-only
@@ -11,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import SCORE_ACTIVATIONS
-from .cells import NOTES_ORDER, cell_step, elman_on_candidate, input_bias_only, sigmoid
 from .entry import Implementation, makers
 from .numerics import softmax
-from .recurrent import layer
+from .recurrent import NOTES_ORDER, cell_step, input_bias_only, sigmoid
 
-__all__ = ["show_attend_tell", "doubly_stochastic", "show_attend_tell_loss", "attention_pool", "han",
+__all__ = ["show_attend_tell", "doubly_stochastic", "show_attend_tell_loss",
            "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]
 
 
@@ -139,32 +137,6 @@ def show_attend_tell_loss(*, penalty=1.0, inputs="annotations", _penalty=doubly_
     return show_attend_tell_loss if inputs == "annotations" else show_attend_tell_loss_from_grid
 
 
-# --------------------------------------------------------------------------------------- hierarchical
-def attention_pool(Z, W, b, u):
-    """Yang et al.'s attention pooling: ``Σ_t α_t z_t`` with ``α = softmax(tanh(W Z + b)ᵀ u)``."""
-    return Z @ softmax(u @ np.tanh(W @ Z + b[:, None]))
-
-
-def han(*, cell="gru", bias="single", reset="after", update="bahdanau", _pool=attention_pool,
-        _sentence=("W_s", "b_s", "u_s"), _classify=lambda logits: softmax(logits), **layer_seams):
-    """A hierarchical attention network: a document x (ℓ×n_s, column j sentence j) ↦ class probabilities.
-
-    Each sentence's words are encoded by a bidirectional layer (``w_``) and pooled by attention (W_w, b_w,
-    u_w); the sentence vectors are encoded by another (``s_``) and pooled (W_s, b_s, u_s); then classified.
-    """
-    gru = {"reset": reset, "update": update} if cell == "gru" else {}
-    encode = layer(cell=cell, direction="bidirectional", bias=bias, **gru, **layer_seams)
-    W_s, b_s, u_s = _sentence
-
-    def han(x, params):
-        p = params
-        S = np.stack([_pool(encode(p["W_e"][:, x[:, j]], lambda name: p["w_" + name]), p["W_w"], p["b_w"],
-                            p["u_w"]) for j in range(x.shape[1])], axis=1)     # 2d_h×n_s
-        v = _pool(encode(S, lambda name: p["s_" + name]), p[W_s], p[b_s], p[u_s])
-        return _classify(p["W_c"] @ v + p["b_c"])
-    return han
-
-
 # ------------------------------------------------------------------------------------- planted pieces
 def _channels_first(F):
     """A channel-last grid F (n_h×n_w×D) flattened as a channel-first one: ``F.view(D, −1)``, scrambled."""
@@ -197,8 +169,6 @@ IMPLEMENTATIONS = (
                    seconds={"quick": (0.4, 0.18), "thorough": (2.1, 1.32)}),
     Implementation("show_attend_tell_loss", show_attend_tell_loss, {"float32": 2e-6, "bfloat16": 0.09},
                    seconds={"quick": (0.5, 0.21), "thorough": (2.6, 1.44)}),
-    Implementation("han", han, {"float32": 6e-7, "bfloat16": 0.03},
-                   seconds={"quick": (0.5, 0.24), "thorough": (2.5, 2.16)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 #: The variant the common PyTorch tutorial implements: ReLU in f_att with biases, the vector gate, linear
@@ -289,36 +259,10 @@ MUTANTS = (
     _seam("show_attend_tell_loss_grid_as_channels_first", "show_attend_tell_loss", {"inputs": "grid"},
           "flattens a channel-last grid as if it were channel-first (torch's NCHW .view(D, −1))",
           "variant option inputs", _grid=_channels_first),
-    _seam("han_mean_pooling", "han", {},
-          "pools every level with the mean of the states instead of attention", "review",
-          _pool=lambda Z, W, b, u: Z.mean(axis=1)),
-    _seam("han_sentence_reads_word_attention", "han", {},
-          "the sentence level pools with the word level's W_w, b_w, u_w", "review", _sentence=("W_w", "b_w", "u_w")),
-    _seam("han_pool_without_tanh", "han", {},
-          "scores u_wᵀ (W z_t + b), without the tanh", "review",
-          _pool=lambda Z, W, b, u: Z @ softmax(u @ (W @ Z + b[:, None]))),
-    _seam("han_returns_logits", "han", {},
-          "returns the classifier's logits W_c v + b_c, not their softmax", "review", _classify=_unchanged),
-    _seam("han_backward_not_rereversed", "han", {},
-          "the encoders' backward states are left in the order computed", "review", _unreverse=_unchanged),
-    _seam("han_gru_as_elman", "han", {},
-          "runs Elman's cell on the candidate's weights W_xn, W_hn, b_n (no gates) under cell=gru",
-          "variant option cell", _step=elman_on_candidate("single")),
-    _seam("han_lstm_collects_memory_cells", "han", {"cell": "lstm"},
-          "collects the LSTM's memory cells c as the states instead of h under cell=lstm", "variant option cell",
-          _state=lambda state: state[-1]),
-    _variant("han_before_under_after", "han", {}, {"reset": "before"},
-             "resets before the recurrent product under the default reset=after (Yang et al.'s)"),
-    _variant("han_cho_under_bahdanau", "han", {}, {"update": "cho"},
-             "updates h ← z ⊙ h + (1 − z) ⊙ n under the default update=bahdanau (Yang et al.'s)"),
-    _variant("han_ignores_biases", "han", {}, {"bias": "none"},
-             "drops the encoders' biases under the default bias=single"),
 )
 
 #: Bugs left out because no input can detect them (equivalent mutants), and why.
 EQUIVALENT = {
-    "HAN's encoder states all listed last position first (both directions reversed together)":
-        "attention pooling is invariant under permuting its columns",
     "the Show-Attend-Tell penalty summed over steps under penalty = 0": "0 · anything = 0",
     "Show-Attend-Tell's f_att biases added after the nonlinearity, v_aᵀ(φ(W_a h + U_a a_i) + b_a + b_k)":
         "v_aᵀ(b_a + b_k) is the same at every location and cancels in the softmax (as a bias on the scores "

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cells import TORCH_ORDER, sigmoid
 from .numerics import softmax
+from .recurrent import TORCH_ORDER, sigmoid
 
 __all__ = ["TUTORIAL_OPTIONS", "decoder", "state_dict", "show_attend_tell"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .decoder import context, dtransformer, kv_dtransformer
+from .architectures import context, dtransformer, edtransformer
+from .attention import GROUPED, mhattention
 from .embedding import TABLES, tables_with
-from .encoder_decoder import edtransformer
 from .entry import Implementation, makers
-from .multihead import GROUPED, mhattention
+from .kv_cache import kv_dtransformer
 from .numerics import special_tokens
 
 __all__ = ["draw", "dinference", "edinference", "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]

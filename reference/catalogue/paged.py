@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .entry import Implementation, makers
-from .multihead import kv_mhattention
+from .kv_cache import kv_mhattention
 
 __all__ = ["gather", "gather_in_pool_order", "gather_slot_major", "paged_mhattention", "IMPLEMENTATIONS", "MUTANTS"]
 

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
+from .attention import group, modulo_group
 from .entry import Entry, Implementation, makers
-from .multihead import group, modulo_group
 from .paged import gather, gather_in_pool_order, gather_slot_major
 
 __all__ = ["paged_attention", "rows_paged_attention", "bottom_right", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS",

@@ -1,5 +1,5 @@
 """Recurrent encoder–decoders (the spec's ``seq2seq``): a fixed context, Bahdanau's RNNsearch and Luong's global
-attention, on the cells and layers of :mod:`.cells` and :mod:`.recurrent`; their planted bugs.
+attention, on the cells and layers of :mod:`.recurrent`; their planted bugs.
 
 numpy only, one column per token, 0-based indices; the model takes its parameters as one dict ``params``.
 The factory takes the variant's options and returns the function conform calls; its keyword-only
@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cells import cell_step
 from .entry import Entry, Implementation, makers
 from .numerics import softmax
-from .recurrent import layer
+from .recurrent import cell_step, layer
 
 __all__ = ["final_state", "alignment", "seq2seq", "IMPLEMENTATIONS", "MUTANTS"]
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .decoder import dtransformer
-from .encoder import etransformer
-from .encoder_decoder import edtransformer
+from .architectures import dtransformer, edtransformer, etransformer
 from .entry import Implementation, makers
 from .numerics import special_tokens
 

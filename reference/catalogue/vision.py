@@ -17,8 +17,8 @@ from functools import partial
 
 import numpy as np
 
+from .architectures import image_patches
 from .blocks import overwriting_pre_ln, pre_ln
-from .encoder import image_patches
 from .entry import Implementation, makers
 from .normalization import normalise, spread, spread_eps_outside, spread_unbiased
 from .numerics import gelu, gelu_tanh, softmax
