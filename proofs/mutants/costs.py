@@ -71,10 +71,11 @@ def _cache_flag_inverted():
     (and the uncached one keeps a cache)."""
     from formal.algorithms import inference
     original = inference.build_dinference
+    inner = original.__wrapped__      # the builder its declarations decorate
 
-    def build_dinference(*, kv_cache=False, **options):
-        return original(kv_cache=not kv_cache, **options)
-    build_dinference.declared = original.declared
+    @original.declared.builds
+    def build_dinference(*, kv_cache, **options):
+        return inner(kv_cache=not kv_cache, **options)
     patch(inference, "build_dinference", build_dinference)
     rebuild("dinference", build_dinference)
 
