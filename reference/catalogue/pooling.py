@@ -1,7 +1,8 @@
 """Attention pooling: a learned query weighs the columns of Z and returns their weighted sum; its planted bugs.
 
 ``score="dot"``: ``α = softmax(Zᵀq)``; ``score="mlp"`` (Yang et al.'s hierarchical attention):
-``u_t = tanh(W z_t + b)``, ``α = softmax([u_tᵀ u_w]_t)``; both return ``s = Σ_t α_t z_t = Z α`` (d_z).
+``u_t = tanh(W z_t + b)``, ``α = softmax([u_tᵀ u_w]_t)``; ``score="mean"``: ``α_t = 1/ℓ`` (average pooling); each
+returns ``s = Σ_t α_t z_t = Z α`` (d_z).
 
 The factory takes the variant's options and returns the function conform calls; the keyword-only
 ``_``-arguments are the seams the catalogue plants bugs through.
@@ -17,7 +18,7 @@ import numpy as np
 from .entry import Entry, Implementation, makers
 from .numerics import softmax
 
-__all__ = ["dot_scores", "mlp_scores", "pool", "attention_pooling", "IMPLEMENTATIONS", "MUTANTS"]
+__all__ = ["dot_scores", "mlp_scores", "pool", "average", "attention_pooling", "IMPLEMENTATIONS", "MUTANTS"]
 
 
 def dot_scores(Z, q):
@@ -35,9 +36,17 @@ def pool(Z, e):
     return Z @ softmax(e)
 
 
-def attention_pooling(*, score="dot", _dot=dot_scores, _mlp=mlp_scores, _pool=pool):
+def average(Z):
+    """``s = Σ_t z_t / ℓ``: every column weighs 1/ℓ."""
+    return Z.sum(axis=1) / Z.shape[1]
+
+
+def attention_pooling(*, score="dot", _dot=dot_scores, _mlp=mlp_scores, _pool=pool, _average=average):
     """Attention pooling of the columns of ``Z`` (d_z×ℓ) into one d_z-vector."""
-    if score == "dot":
+    if score == "mean":
+        def attention_pooling(Z):
+            return _average(Z)
+    elif score == "dot":
         def attention_pooling(Z, q):
             return _pool(Z, _dot(Z, q))
     else:
@@ -60,6 +69,7 @@ IMPLEMENTATIONS = (
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _MLP = {"score": "mlp"}
+_MEAN = {"score": "mean"}
 
 MUTANTS = (
     _seam("attention_pooling_averages", "attention_pooling", {},
@@ -88,4 +98,13 @@ MUTANTS = (
     _seam("attention_pooling_mlp_softmax_over_hidden", "attention_pooling", _MLP,
           "normalises each column of tanh(W Z + b1ᵀ) over the hidden units, then scores the result with u_w",
           "review", _mlp=lambda Z, W, b, u_w: softmax(np.tanh(W @ Z + b[:, None]), axis=0).T @ u_w),
+    _seam("attention_pooling_mean_sums", "attention_pooling", _MEAN,
+          "sums the columns under score=mean: s = Σ_t z_t, every weight 1 instead of 1/ℓ", "variant option score",
+          _average=lambda Z: Z.sum(axis=1)),
+    _seam("attention_pooling_mean_over_rows", "attention_pooling", _MEAN,
+          "averages each column over its d_z entries (axis 0) instead of the columns: ℓ numbers, not a d_z-vector",
+          "review", _average=lambda Z: Z.mean(axis=0)),
+    _seam("attention_pooling_mean_divides_by_ell_minus_1", "attention_pooling", _MEAN,
+          "divides the sum by ℓ − 1 (a sample variance's correction) instead of ℓ", "review",
+          _average=lambda Z: Z.sum(axis=1) / max(Z.shape[1] - 1, 1)),
 )

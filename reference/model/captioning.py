@@ -1,5 +1,5 @@
-"""Show, Attend and Tell (the spec's ``show_attend_tell``) and the hierarchical attention network (``han``) in
-torch, batch-first, with the spec's parameter names and orientation."""
+"""Show, Attend and Tell (the spec's ``show_attend_tell``) and its loss in torch, batch-first, with the spec's
+parameter names and orientation."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import re
 from .. import require_torch
 from . import recurrent
 from .attention import score_activation
-from .convert import rows_to_columns, single, to_numpy
-from .pooling import attention_pooling
+from .convert import rows_to_columns, to_numpy
 from .runners import runs
 
-__all__ = ["grid_rows", "show_attend_tell", "doubly_stochastic", "han", "run_show_attend_tell",
-           "run_show_attend_tell_loss", "run_han"]
+__all__ = ["grid_rows", "show_attend_tell", "doubly_stochastic", "run_show_attend_tell",
+           "run_show_attend_tell_loss"]
 
 torch = require_torch()
 
@@ -79,23 +78,6 @@ def doubly_stochastic(alpha, weight: float):
     return weight * ((1 - alpha.sum(dim=1)) ** 2).sum(dim=-1)
 
 
-def _strip(p, prefix):
-    return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
-
-
-def han(x, p, options):
-    """A document x (B, ℓ, n_s) of token ids ↦ class probabilities (B, N_C)."""
-    layer = {"cell": options["cell"], "direction": "bidirectional", "bias": options["bias"], "nonlinearity": "tanh",
-             "reset": options["reset"], "update": options["update"]}
-    B, ell, n_s = x.shape
-    E = p["W_e"].T[x.permute(0, 2, 1).reshape(B * n_s, ell)]              # every sentence at once: (B·n_s, ℓ, d_e)
-    H = recurrent.layer(E, _strip(p, "w_"), layer)                      # (B·n_s, ℓ, 2d_h)
-    s = attention_pooling(H, score="mlp", W=p["W_w"], b=p["b_w"], u_w=p["u_w"]).reshape(B, n_s, -1)
-    H_s = recurrent.layer(s, _strip(p, "s_"), layer)                    # (B, n_s, 2d_h)
-    v = attention_pooling(H_s, score="mlp", W=p["W_s"], b=p["b_s"], u_w=p["u_s"])
-    return torch.softmax(v @ p["W_c"].T + p["b_c"], dim=-1)
-
-
 # -------------------------------------------------------------------------------------- runs of the spec
 def _annotations(c):
     """Show-Attend-Tell's annotations as (1, L, D) rows: A's columns, or the grid F (n_h, n_w, D) read
@@ -118,6 +100,3 @@ def run_show_attend_tell_loss(c):
     return to_numpy(nll + doubly_stochastic(alpha, c.options["penalty"])[0])
 
 
-@runs("han")
-def run_han(c):
-    return single(han(c.tokens("x"), c.params, c.options))

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import require_torch
-from .attention import MHA, attend
+from .attention import MHA
 from .convert import mask_to_rows, rows_to_columns, to_numpy
 from .kv_cache import mhattention_kv
-from .runners import SDPA_PATHS, runs
+from .runners import runs
 
-__all__ = ["gather", "paged_attention", "run_paged_mhattention", "run_paged_attention"]
+__all__ = ["gather", "run_paged_mhattention"]
 
 torch = require_torch()
 
@@ -35,20 +35,3 @@ def run_paged_mhattention(c):
     return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
 
 
-def paged_attention(Q, K_pool, V_pool, table, ell_c: int, *, path="explicit"):
-    """The paged-attention kernel for one sequence, batch-first: queries Q (1, H, ℓ_x, d_attn) of the cache's
-    last ℓ_x tokens over the ℓ_c tokens of the pools (N_pool, H_kv, d, B) the table names, each new token
-    seeing the cached tokens up to its own; consecutive query heads share a key/value head.  → (1, H, ℓ_x, d_mid)."""
-    K, V = gather(K_pool, table, ell_c), gather(V_pool, table, ell_c)
-    group = Q.shape[1] // K.shape[1]
-    K, V = K.repeat_interleave(group, dim=1), V.repeat_interleave(group, dim=1)
-    ell_x = Q.shape[2]
-    mask = torch.ones(ell_x, ell_c, dtype=torch.bool, device=Q.device).tril(diagonal=ell_c - ell_x)
-    return attend(Q, K, V, mask, path=path)
-
-
-@runs("paged_attention", paths=SDPA_PATHS)
-def run_paged_attention(c):
-    Q = c.tensor("Q").transpose(-1, -2)[None]                              # (1, H, ℓ_x, d_attn)
-    Y = paged_attention(Q, c.tensor("K_pool"), c.tensor("V_pool"), c["table"], c["ell_c"], path=c.path)
-    return to_numpy(Y[0].transpose(-1, -2))                                 # (H, d_mid, ℓ_x)

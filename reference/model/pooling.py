@@ -2,7 +2,7 @@
 
 Parameters keep the spec's names and orientation (:mod:`formal.algorithms.pooling`): ``q`` (d_z) under the
 dot score; ``W`` (d_a×d_z, acting on a vector as ``W z``), ``b`` and ``u_w`` (d_a) under Yang et al.'s mlp
-score.
+score; none under mean (average pooling).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ __all__ = ["attention_pooling", "run_attention_pooling"]
 torch = require_torch()
 F = torch.nn.functional
 
-_PARAMS = {"dot": ("q",), "mlp": ("W", "b", "u_w")}
+_PARAMS = {"dot": ("q",), "mlp": ("W", "b", "u_w"), "mean": ()}
 
 
 def attention_pooling(Z, *, score="dot", q=None, W=None, b=None, u_w=None):
-    """``Σ_t α_t z_t`` with ``α = softmax_t(z_tᵀ q)`` (``"dot"``) or ``softmax_t(tanh(W z_t + b)ᵀ u_w)``
-    (``"mlp"``, Yang et al. 2016, eqs. 5–7): Z (B, ℓ, d_z) → (B, d_z)."""
+    """``Σ_t α_t z_t`` with ``α = softmax_t(z_tᵀ q)`` (``"dot"``), ``softmax_t(tanh(W z_t + b)ᵀ u_w)``
+    (``"mlp"``, Yang et al. 2016, eqs. 5–7) or ``α_t = 1/ℓ`` (``"mean"``): Z (B, ℓ, d_z) → (B, d_z)."""
     if not isinstance(score, str) or score not in POOLING_SCORES:
         raise ConfigError(f"unknown pooling score {shown(score)}; known: {', '.join(POOLING_SCORES)}")
     given = {"q": q, "W": W, "b": b, "u_w": u_w}
@@ -34,6 +34,8 @@ def attention_pooling(Z, *, score="dot", q=None, W=None, b=None, u_w=None):
     extra = [n for n, v in given.items() if v is not None and n not in _PARAMS[score]]
     if extra:
         raise ConfigError(f"score = {score!r} takes no parameter {extra[0]}")
+    if score == "mean":
+        return Z.mean(dim=1)                                               # no product: FlopCounterMode counts 0
     if score == "dot":
         e = (Z @ q[:, None])[..., 0]                                       # (B, ℓ); products FlopCounterMode counts
     else:

@@ -217,9 +217,12 @@ def test_attention_pooling_is_permutation_invariant(case, random):
 @given(pooling_cases())
 def test_attention_pooling_equals_the_papers_equations(case):
     """Seed 004: s = Z softmax(Zᵀq) (dot); Yang et al. 2016, eqs. (5)–(7): u_t = tanh(W z_t + b),
-    α_t = exp(u_tᵀu_w)/Σ exp(·), s = Σ_t α_t z_t (mlp) — computed here column by column."""
+    α_t = exp(u_tᵀu_w)/Σ exp(·), s = Σ_t α_t z_t (mlp); average pooling, α_t = 1/ℓ (mean) — computed here column
+    by column."""
     kw, Z = case.kwargs, case.kwargs["Z"]
-    if case.algorithm.options["score"] == "dot":
+    if case.algorithm.options["score"] == "mean":
+        e = np.zeros(Z.shape[1])                                   # equal scores: every weight 1/ℓ
+    elif case.algorithm.options["score"] == "dot":
         e = np.array([Z[:, t] @ kw["q"] for t in range(Z.shape[1])])
     else:
         e = np.array([np.tanh(kw["W"] @ Z[:, t] + kw["b"]) @ kw["u_w"] for t in range(Z.shape[1])])
@@ -232,10 +235,13 @@ def test_attention_pooling_equals_the_papers_equations(case):
 def test_attention_pooling_is_algorithm_3_with_a_learned_query(case):
     """Attention pooling is Algorithm 3 with the query a parameter and W_v = I: the dot score with e = q and
     W_q = W_k = I; the mlp score as Bahdanau's additive score whose query term is the constant b (W_q = 0,
-    b_q = b, W_k = W, b_k = 0, v_a = u_w)."""
+    b_q = b, W_k = W, b_k = 0, v_a = u_w); average pooling as the dot score with the query 0 (every score equal)."""
     kw, d_z = case.kwargs, case.sizes["d_z"]
     I = np.eye(d_z)
-    if case.algorithm.options["score"] == "dot":
+    if case.algorithm.options["score"] == "mean":
+        alg3 = single_query_attention.variant(score="dot", bias=False)
+        got = alg3(e=np.zeros(d_z), e_t=kw["Z"], W_q=I, W_k=I, W_v=I)
+    elif case.algorithm.options["score"] == "dot":
         alg3 = single_query_attention.variant(score="dot", bias=False)
         got = alg3(e=kw["q"], e_t=kw["Z"], W_q=I, W_k=I, W_v=I)
     else:

@@ -140,3 +140,30 @@ def test_renumbering_the_tokens_with_their_masks_renumbers_the_spec(name, seed):
 def test_a_property_claim_needs_tokens(name, fragment):
     [verdict] = check_text(f'[[claim]]\nid = "c"\nalgorithm = "{name}"\nproperty = "causal"\n')
     assert verdict.verdict == "invalid" and fragment in verdict.reason, verdict.reason
+
+
+
+def _homes(name) -> tuple:
+    """The modules that define algorithm ``name``: its formal family's, its torch runner's, its catalogue entry's —
+    each as its file's name."""
+    return (algorithms.family(name).rpartition(".")[2], record(name).runner.run.__module__.rpartition(".")[2],
+            record(name).factory.__module__.rpartition(".")[2])
+
+
+def _apart(names) -> dict:
+    return {name: homes for name in names if len(set(homes := _homes(name))) > 1}
+
+
+def test_an_algorithm_lives_in_modules_of_one_name_in_every_tree():
+    """The recipe for an algorithm touches one module per tree, with matching names: formal/algorithms/F.py,
+    reference/model/F.py (its torch runner) and reference/catalogue/F.py (its independent implementation)."""
+    pytest.importorskip("torch")
+    apart = _apart(EXAMPLE_ALGORITHMS)
+    assert not apart, f"algorithms whose modules are named apart (formal, torch, catalogue): {apart}"
+
+
+def test_the_name_check_catches_an_algorithm_moved_out_of_its_family(monkeypatch):
+    pytest.importorskip("torch")
+    from reference.catalogue import recurrent
+    monkeypatch.setattr(recurrent.rnn_cell, "__module__", "reference.catalogue.cells")   # as it was, in cells.py
+    assert _apart(["rnn_cell", "gru_cell"]) == {"rnn_cell": ("recurrent", "recurrent", "cells")}

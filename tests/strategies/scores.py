@@ -69,16 +69,18 @@ def scored_single_query_cases(draw, *, score=None, bias=None):
 
 @st.composite
 def pooling_cases(draw, *, score=None):
-    """Attention pooling under both scores."""
-    score = draw(st.sampled_from(["dot", "mlp"])) if score is None else score
+    """Attention pooling under every score (its parameters written here from the papers: none under mean)."""
+    score = draw(st.sampled_from(["dot", "mlp", "mean"])) if score is None else score
     s = {"d_z": draw(SIZE), "ell": draw(SIZE)}
     if score == "mlp":
         s["d_a"] = draw(SIZE)
     rng = np.random.default_rng(draw(SEED))
     if score == "dot":
         params = {"q": normal(rng, s["d_z"])}
-    else:
+    elif score == "mlp":
         params = {"W": normal(rng, s["d_a"], s["d_z"]), "b": normal(rng, s["d_a"]), "u_w": normal(rng, s["d_a"])}
+    else:
+        params = {}
     algorithm = attention_pooling.variant(score=score)
     return Case(algorithm, {"Z": normal(rng, s["d_z"], s["ell"]), **params}, s, tuple(params))
 
