@@ -6,15 +6,13 @@ are decided at build time, and the extension works in a user's own project and i
 import html
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.reference.verification.process_tree import descendants, interruptible, needs_proc, running
+from tests.reference.verification.process_tree import ctrl_c, descendants, ended, interruptible, needs_proc
 from tests.tiers import fast_few, slow
 
 sphinx = pytest.importorskip("sphinx")
@@ -188,7 +186,6 @@ def test_the_latex_builder_renders_the_same_model(tmp_path):
 def test_a_second_build_after_the_worker_was_collected_checks_its_theorems_itself(monkeypatch):
     """The worker of an earlier build in this process, once collected, leaves no results to read: the next build
     checks its theorems itself instead of failing."""
-    import os
 
     from formal.tools.sphinx import theorems
     monkeypatch.setattr(theorems, "_WORKER", {"owner": os.getpid()})       # what a collected worker leaves
@@ -220,22 +217,14 @@ def test_ctrl_c_during_a_build_leaves_no_theorem_worker(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(source), str(tmp_path / "out")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                                preexec_fn=interruptible)
-    try:
-        deadline, started = time.monotonic() + 60, []
-        while not started and time.monotonic() < deadline:
-            time.sleep(0.05)
-            started = [p for p in descendants(process.pid) if b"formal.tools.sphinx.theorems:_send" in _cmdline(p)]
-        assert started, "the theorem worker did not start"
-        os.killpg(process.pid, signal.SIGINT)
-        process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+    started = []
+
+    def checking():
+        started[:] = [p for p in descendants(process.pid) if b"formal.tools.sphinx.theorems:_send" in _cmdline(p)]
+        return bool(started)
+    ctrl_c(process, checking)
     assert process.returncode != 0
-    deadline = time.monotonic() + 10
-    while any(running(p) for p in started) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(running(p) for p in started)
+    assert ended(started)
 
 
 def _cmdline(pid: int) -> bytes:

@@ -4,12 +4,9 @@ about-no-theorem bugs as they are, and a bug planted in one process never reache
 JSON and exit statuses."""
 
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,7 +14,7 @@ from proofs.mutants import catalogue, families
 from proofs.mutants.entry import WHERE
 from proofs.mutation import campaign
 from proofs.registry import theorems
-from tests.reference.verification.process_tree import descendants, interruptible, needs_proc, running
+from tests.reference.verification.process_tree import ctrl_c, descendants, ended, interruptible, needs_proc, running
 from tests.tiers import slow
 
 PLANTED = "tests.proofs.planted"   # a test catalogue: one bug caught, one survivor, one broken, one about nothing
@@ -177,23 +174,14 @@ def test_ctrl_c_ends_every_process_with_the_partial_report(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "formal", "prove", "--mutants", "--jobs", "2"], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                                preexec_fn=interruptible)
-    try:
-        deadline, started = time.monotonic() + 60, []
-        while len(started) < 4 and time.monotonic() < deadline:    # two workers, each with a bug's child
-            time.sleep(0.1)
-            started = descendants(process.pid)
-        assert len(started) >= 4, f"the workers and their children did not start: {started}"
-        time.sleep(2)
-        os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+    started = []
+
+    def both_workers_plant():                  # two workers, each with a bug's child
+        started[:] = descendants(process.pid)
+        return len(started) >= 4
+    out, err = ctrl_c(process, both_workers_plant, settle=2)
     assert process.returncode == 130, err
     assert re.fullmatch(r"formal-transformers: prove --mutants interrupted after \d+ of \d+ bugs; the report above "
                         r"is partial\n", err), err
     assert re.fullmatch(r"interrupted: \d+ of \d+ bugs planted — a partial report", out.splitlines()[-1]), out
-    deadline = time.monotonic() + 10
-    while any(running(p) for p in started) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(running(p) for p in started), [p for p in started if running(p)]
+    assert ended(started), [p for p in started if running(p)]

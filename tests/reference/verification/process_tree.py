@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 
-__all__ = ["children", "workers", "descendants", "running", "interruptible", "needs_proc"]
+__all__ = ["children", "workers", "descendants", "running", "interruptible", "needs_proc", "ctrl_c", "ended"]
 
 needs_proc = pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                                 reason="reads the process tree from /proc")
@@ -56,3 +57,28 @@ def interruptible():
     background job of a non-interactive shell inherits SIGINT ignored, and Python then never raises
     KeyboardInterrupt: the signal would not reach the command at all."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def ctrl_c(process, ready, *, settle: float = 0.0, within: float = 60.0):
+    """Once ``ready()`` (polled for ``within`` seconds; an AssertionError if it never is) and ``settle`` seconds
+    more, SIGINT to ``process``'s group, as a terminal sends Ctrl-C; its ``(stdout, stderr)``.  The group is killed
+    if it outlives the test."""
+    try:
+        deadline = time.monotonic() + within
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready(), "the run did not reach the point to interrupt it at"
+        time.sleep(settle)
+        os.killpg(process.pid, signal.SIGINT)
+        return process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def ended(pids, within: float = 10.0) -> bool:
+    """Whether every process of ``pids`` ends within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not any(running(p) for p in pids)
