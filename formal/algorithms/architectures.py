@@ -79,7 +79,7 @@ HEAD = Option("head", "mlm", Choice(*ETRANSFORMER_HEADS),
               "first token, the class token)")
 PATCH_ORDER = Option("patch_order", None, Choice(None, *PATCH_ORDERS),
                      "a patch's values as channel-first (c, i, j), HF's and timm's Conv2d order (None: the same), "
-                     "or channel-last (i, j, c)").when("inputs", "image")
+                     "or channel-last (i, j, c)", stands_for=(None, "channel-first")).when("inputs", "image")
 #: Algorithm 9's: the stacks' (post-LN, GELU: BERT), BERT's extras and ViT's inputs and head.
 ETRANSFORMER_OPTIONS = Options(
     *stack_options(norm_position="post"),
@@ -142,8 +142,6 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
     ``channel-first``, HF's and timm's Conv2d order, or ``channel-last``).
     """
     opts = StackOptions.of(stack)
-    if inputs == "image" and patch_order is None:
-        patch_order = "channel-first"
     l = LoopIndex("l")
     tokens = by_name("height") * by_name("width") if inputs == "image" else ell
     length = tokens + 1 if inputs in ("patches", "image") else ell
@@ -165,8 +163,6 @@ def build_etransformer(*, token_types, embedding_norm, unembedding_bias, inputs,
                                        else _classifier_head(opts))
     lines += head_lines
     params += head_params
-    {**opts.as_dict(), "token_types": token_types, "embedding_norm": embedding_norm,
-               "unembedding_bias": unembedding_bias, "inputs": inputs, "head": head, "patch_order": patch_order}
     return Algorithm(
         number=9, name="etransformer", display="ETransformer",
         summary=("Algorithm 9: an encoder-only transformer (BERT): each token's distribution, given all tokens."

@@ -82,6 +82,9 @@ class Option:
     searched : tuple
         The values ``conform --identify`` tries when it searches for the variant an implementation is: the
         values real code uses (``eps``: 0, 1e-12, 1e-6, 1e-5); by default the default and the ``examples``.
+    stands_for : tuple
+        ``(value, meant)``: where the option applies, ``value`` is resolved to ``meant`` (``patch_order=None``
+        is the channel-first order of an image's patches), so the object built records what it means.
     """
 
     name: str
@@ -93,6 +96,7 @@ class Option:
     unexampled: tuple = ()
     hint: str = ""
     searched: tuple = ()
+    stands_for: tuple = ()
 
     def __post_init__(self):
         if not self.domain.admits(self.default):
@@ -139,9 +143,12 @@ class Option:
 
     def but(self, **changes) -> "Option":
         """This option with other fields (another default, meaning or examples); another domain drops the
-        examples, unexampled and searched values of the old one unless it gives its own."""
+        examples, unexampled and searched values of the old one unless it gives its own, and what a value stands
+        for where the new domain leaves either out."""
         if "domain" in changes:
-            changes = {"examples": (), "unexampled": (), "searched": (), **changes}
+            kept = self.stands_for if self.stands_for and all(changes["domain"].admits(v)
+                                                              for v in self.stands_for) else ()
+            changes = {"examples": (), "unexampled": (), "searched": (), "stands_for": kept, **changes}
         return replace(self, **changes)
 
     def meaning(self) -> str:
@@ -246,6 +253,9 @@ class Options(Mapping):
         for rule in self.rules:
             if rule.broken(values):
                 raise ConfigError(rule.message(values))
+        for name, option in self._options.items():
+            if option.stands_for and self.applies(name, values) and same_value(values[name], option.stands_for[0]):
+                values[name] = option.stands_for[1]
         return values
 
     def applies(self, name: str, values: dict) -> bool:

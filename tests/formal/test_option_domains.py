@@ -233,3 +233,23 @@ def test_rules_and_applies_are_data_both_validation_and_examples_read():
     assert specs["score"].applies == ("attention", ("bahdanau", "luong"))
     assert [r.text() for r in specs.rules][0].startswith("score = 'dot' needs encoder = 'forward'")
     assert isinstance(specs.rules[0], Requires)
+
+
+def test_a_value_that_stands_for_another_is_recorded_as_what_it_means():
+    """``patch_order=None`` is an image's channel-first order: where it applies (inputs = image) the object built
+    records 'channel-first', so two spellings of one variant are one object; where it does not, None stays."""
+    from formal import algorithms
+    image = {"inputs": "image", "head": "classifier"}
+    built = algorithms.get("etransformer", **image)
+    assert built.options["patch_order"] == "channel-first"
+    assert built is algorithms.get("etransformer", **image, patch_order="channel-first")
+    assert algorithms.get("etransformer").options["patch_order"] is None
+
+
+def test_what_a_value_stands_for_is_dropped_where_a_narrower_domain_leaves_it_out():
+    from formal.engine.declarations import Option, Options
+    from formal.engine.domains import Choice
+    order = Option("order", None, Choice(None, "a", "b"), "an order", stands_for=(None, "a"))
+    assert Options(order).resolve({}, "x") == {"order": "a"}
+    narrowed = order.only(None, "b", why="no a here")
+    assert narrowed.stands_for == () and Options(narrowed).resolve({}, "x") == {"order": None}
