@@ -218,7 +218,8 @@ def _docstring_misses(package: str) -> list:
 
 
 PACKAGE_MAPS = sorted(m for m, p in MODULES.items() if p.name == "__init__.py" and m.split(".")[0] != "proofs"
-                      and (m.startswith(("reference", "formal.tools", "formal.sampling")) or m == "formal"))
+                      and (m.startswith(("reference", "formal.tools", "formal.sampling", "formal.engine"))
+                           or m == "formal"))
 
 
 @pytest.mark.parametrize("package", PACKAGE_MAPS)

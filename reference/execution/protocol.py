@@ -70,6 +70,10 @@ class Task:
     #: split or given its FAIL (:func:`~.workers.past_its_limit`).  In this process and on Dask, a task keeps its
     #: own limits (a child's, :mod:`.children`).
     limit: float | None = None
+    #: Bytes of resident memory a worker process holding the task may take (None: no cap): past it the worker is
+    #: ended, and the task split or given its FAIL (:func:`~.workers.past_its_memory`).  A child caps its own
+    #: (:func:`.children.start`'s ``max_memory``).
+    memory: int | None = None
 
     def run(self) -> list:
         raise NotImplementedError

@@ -7,13 +7,15 @@ next worker free, up to :data:`~.protocol.RETRIES` times; a task that kills ever
 its parts (an algorithm's checks, one by one) and tried again, and a part that still does is a FAIL naming the
 cause — never a hang, never a missing row.  A task with a time limit (:attr:`~.protocol.Task.limit`) that runs
 past it ends its worker (and so the children the worker started, which watch it: :mod:`.children`); it is not
-run again, but split, or a FAIL saying so.
+run again, but split, or a FAIL saying so; so is a task whose worker grows past its memory cap
+(:attr:`~.protocol.Task.memory`, the worker's resident memory, looked at every :data:`MEMORY_EVERY` seconds).
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import time
 from multiprocessing.connection import wait
@@ -23,7 +25,11 @@ from formal.errors import FormalError
 from .processes import starting_workers
 from .protocol import RETRIES, Assembly, Interrupted
 
-__all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker", "past_its_limit"]
+__all__ = ["WorkerError", "in_workers", "how_it_died", "killed_every_worker", "past_its_limit", "past_its_memory",
+           "MEMORY_EVERY"]
+
+#: Seconds between two looks at the memory of the workers that hold a task with a memory cap.
+MEMORY_EVERY = 0.2
 
 
 class WorkerError(FormalError):
@@ -69,6 +75,21 @@ def past_its_limit(limit: float) -> str:
     return f"the task ran past its limit of {limit:g} s; its worker process was ended"
 
 
+def past_its_memory(memory: int) -> str:
+    """The cause a task's FAIL gives when its worker grew past the task's memory cap."""
+    from formal.guards.limits import format_size
+    return f"the task took more than its {format_size(memory)} of memory; its worker process was ended"
+
+
+def _resident(pid: int) -> int:
+    """The resident memory of process ``pid`` in bytes (0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 class _Pool:
     """The worker processes of one run: what each holds, the tasks still to send, the results back.
 
@@ -107,31 +128,44 @@ class _Pool:
                 conn.send(None)  # nothing left: it returns
             self.finished.append(process)
 
+    def _capped(self) -> list:
+        """The connections of the workers that hold a task with a memory cap."""
+        return [c for c, (_, unit) in self.held.items() if unit is not None and getattr(unit[2], "memory", None)]
+
     def next_deadline(self) -> float | None:
-        """Seconds until the first held task's limit (None: no held task has one)."""
-        if not self.deadlines:
-            return None
-        return max(0.0, min(self.deadlines.values()) - time.monotonic())
+        """Seconds until the first held task's limit, or until the next look at the capped workers' memory
+        (None: no held task has either)."""
+        waits = [max(0.0, min(self.deadlines.values()) - time.monotonic())] if self.deadlines else []
+        if self._capped():
+            waits.append(MEMORY_EVERY)
+        return min(waits) if waits else None
 
     def end_overdue(self):
-        """End each worker whose task ran past its limit (its children end with it: they watch it); the task is
-        split, or FAIL saying so — never run again, since it would run as long."""
+        """End each worker whose task ran past its time limit or its memory cap (its children end with it: they
+        watch it); the task is split, or FAIL saying so — never run again, since it would do the same."""
         now = time.monotonic()
         for conn in [c for c, deadline in self.deadlines.items() if deadline <= now]:
-            del self.deadlines[conn]
-            process, unit = self.held.pop(conn)
-            process.kill()
-            process.join()
-            with contextlib.suppress(OSError):
-                conn.close()
-            slot, path, task, _ = unit
-            if parts := task.split():
-                paths = self.assembly.split(slot, path, len(parts))
-                self.todo += [(slot, p, part, 0) for p, part in zip(paths, parts)]
-            else:
-                self._done(unit, task.died(past_its_limit(task.limit)))
-            if self.todo:
-                self.start()
+            self._end(conn, lambda task: past_its_limit(task.limit))
+        for conn in self._capped():
+            process, (_, _, task, _) = self.held[conn]
+            if _resident(process.pid) > task.memory:
+                self._end(conn, lambda task: past_its_memory(task.memory))
+
+    def _end(self, conn, cause):
+        self.deadlines.pop(conn, None)
+        process, unit = self.held.pop(conn)
+        process.kill()
+        process.join()
+        with contextlib.suppress(OSError):
+            conn.close()
+        slot, path, task, _ = unit
+        if parts := task.split():
+            paths = self.assembly.split(slot, path, len(parts))
+            self.todo += [(slot, p, part, 0) for p, part in zip(paths, parts)]
+        else:
+            self._done(unit, task.died(cause(task)))
+        if self.todo:
+            self.start()
 
     def receive(self, conn):
         """What a worker sent: a unit's results, word that it is ready, or its death."""

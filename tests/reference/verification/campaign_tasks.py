@@ -64,6 +64,29 @@ class Overruns(Task):
 
 
 @dataclass(frozen=True)
+class Grows(Task):
+    """Holds ``megabytes`` of memory for a while, past its ``memory`` cap."""
+
+    megabytes: int = 400
+    memory: int | None = 200 * 2**20
+    cost: float = 1.0
+
+    @property
+    def label(self):
+        return "grows"
+
+    def run(self):
+        block = bytearray(self.megabytes * 2**20)
+        for i in range(0, len(block), 4096):     # touched: resident, not only reserved
+            block[i] = 1
+        time.sleep(30)
+        return [("ran", len(block))]
+
+    def died(self, cause):
+        return [("died", cause)]
+
+
+@dataclass(frozen=True)
 class Kills(Task):
     """Kills the worker that runs it (SIGKILL, as the OOM killer does): every time, or (``once``) the first
     time only — the first run leaves ``marker`` behind.  Its parts, when ``parts`` > 1, are tasks of one part

@@ -18,7 +18,7 @@ import pytest
 
 from formal.tools.cli import main
 from reference.execution.executors import run_tasks
-from tests.reference.verification.campaign_tasks import Kills, Overruns, Raises, Square, Threads
+from tests.reference.verification.campaign_tasks import Grows, Kills, Overruns, Raises, Square, Threads
 from tests.reference.verification.process_tree import descendants, interruptible, needs_proc, running, workers
 from tests.tiers import slow
 
@@ -148,6 +148,17 @@ def test_a_task_past_its_limit_ends_its_worker_and_all_it_started(tmp_path):
     while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(running(p) for p in pids), "the task's child outlived its worker"
+
+
+@needs_proc
+def test_a_task_past_its_memory_cap_ends_its_worker():
+    """A task whose worker grows past the task's memory cap (its resident memory, looked at every 0.2 s): the
+    worker is ended and the task's FAIL says so, in seconds, not after its 30 s of work; the others' results stand."""
+    begun = time.monotonic()
+    results = run_tasks([Square(2), Grows(), Square(3)], jobs=2)
+    assert time.monotonic() - begun < 25
+    assert results == [[4], [("died", "the task took more than its 200 MiB of memory; its worker process was ended")],
+                       [9]]
 
 
 @slow
