@@ -15,10 +15,11 @@ TOP_LEVEL_AREAS = ("tests/test_cli_help.py", "tests/test_bad_input.py", "tests/t
 
 
 def _areas() -> list[str]:
-    """Every folder of tests/ that holds tests, the top-level areas, and the doctests of formal and proofs."""
+    """Every folder of tests/ that holds tests, the top-level areas, and the doctests of formal, reference and
+    proofs."""
     folders = sorted({str(path.parent.relative_to(ROOT)) + "/" for path in (ROOT / "tests").rglob("test_*.py")
                       if path.parent != ROOT / "tests"})
-    return [*folders, *TOP_LEVEL_AREAS, "formal/", "proofs/"]
+    return [*folders, *TOP_LEVEL_AREAS, "formal/", "reference/", "proofs/"]
 
 
 def _collect(*marker: str) -> tuple[list[str], str]:
