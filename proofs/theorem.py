@@ -70,8 +70,7 @@ class Theorem:
             raise ValueError(f"{self.name}: unknown level {self.level!r}")
 
     def result(self) -> "Result":
-        """Check it and its twin (:func:`run`): what the docs' theorem entries show, found through the theorems'
-        entry point without importing this package."""
+        """Check it and its twin (:func:`run`): what the docs' theorem entries show (:mod:`formal.tools.sphinx`)."""
         return run(self)
 
 

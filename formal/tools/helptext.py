@@ -1,7 +1,6 @@
-"""How every ``formal-transformers`` command writes its help, shared by the built-in commands and those of the
-entry points: the help formatter (defaults shown as ``(default: …)``, examples kept as written), the closing
-lines of each command's help (its examples and where the full reference is), and the deprecated spellings
-of renamed options, which still work and say so on stderr.
+"""How every ``formal-transformers`` command writes its help: the help formatter (defaults shown as ``(default:
+…)``, examples kept as written), the closing lines of each command's help (its examples and where the full
+reference is), and the deprecated spellings of renamed options, which still work and say so on stderr.
 
 This module imports only the standard library: the front door reads it for ``--help``.
 """

@@ -3,11 +3,12 @@
 execution layer (:mod:`reference.execution`) — worker processes here, or a Dask cluster.
 
 :func:`decide_elsewhere` sends them (``check --jobs/--scheduler``, :mod:`formal.tools.commands.check`): one
-:class:`Claims` task per claim, each
-decided by :func:`formal.tools.claims.decide.decide` where it is sent, so the verdicts are those this process would
-give.  ``--timeout`` bounds each claim there too: a worker process runs a task on its main thread, where
-``decide``'s own limit applies; a Dask worker runs it on a thread of its own, where the limit is kept by
-:func:`_raising_after` instead.  A claim that kills every worker it runs on is undecided, with the cause.
+:class:`Claims` task per claim, each decided by :func:`formal.tools.claims.decide.decide` where it is sent, so the
+verdicts are those this process would give.  ``--timeout`` bounds each claim there too: a worker process runs a
+task on its main thread, where ``decide``'s own limit applies; a Dask worker runs it on a thread of its own, where
+no signal reaches, so there the claim is decided in a child process (:mod:`reference.execution.children`, on its
+main thread) that is ended with all it started if it outlives the limit — no thread is interrupted by an exception
+injected into it.  A claim that kills every worker it runs on is undecided, with the cause.
 """
 
 from __future__ import annotations

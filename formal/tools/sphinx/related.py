@@ -1,8 +1,8 @@
 """What an algorithm's entry shows beside its pseudocode: how to use it (a Python call and the commands to copy)
 and what it is related to — the algorithms it calls and those that call it, the presets built on it, the
 theorems and claims about it, the torch reference that runs it and its source.  Everything is found from the
-objects (the registry, the presets, the claims catalogue) or through the entry points of the packages that
-declare theorems and a reference (this package imports neither)."""
+objects (the registry, the presets, the claims catalogue), the theorems of :mod:`proofs` and the torch reference
+(:mod:`reference.model.runners`; without torch, no link)."""
 
 from __future__ import annotations
 
