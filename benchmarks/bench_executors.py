@@ -70,7 +70,7 @@ def one(method, ell, window, d, repeats):
     else:
         import torch
 
-        from reference.model import graph_attention
+        from reference.model import message_passing
         torch.set_num_threads(os.cpu_count() or 1)
         q, k, v = (torch.from_numpy(np.ascontiguousarray(A.T)).float()[None, None] for A in (Q, K, V))
         mask = torch.from_numpy(p.mask().T) if method != "torch scatter" else None    # (ℓ_x, ℓ_z)
@@ -78,7 +78,7 @@ def one(method, ell, window, d, repeats):
         def run():
             with torch.no_grad():
                 if method == "torch scatter":
-                    return graph_attention.attend_pattern(q, k, v, p)
+                    return message_passing.attend_pattern(q, k, v, p)
                 if method == "torch SDPA":
                     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
                 s = (q @ k.transpose(-1, -2) / math.sqrt(d)).masked_fill(~mask, -math.inf)
@@ -105,7 +105,7 @@ def crossover(repeats, ell=4096, d=64):
     import torch
 
     from formal.graphs import from_mask
-    from reference.model import graph_attention
+    from reference.model import message_passing
     rng = np.random.default_rng(0)
     q, k, v = (torch.randn(1, 1, ell, d) for _ in range(3))
     print(f"ℓ = {ell:,}, d = {d}, float32, random keys (no narrow chunks): scatter against SDPA on the mask")
@@ -115,7 +115,7 @@ def crossover(repeats, ell=4096, d=64):
         p = from_mask(m)
         mask = torch.from_numpy(m.T)
         with torch.no_grad():
-            sparse = _median(lambda: graph_attention.attend_pattern(q, k, v, p), repeats)
+            sparse = _median(lambda: message_passing.attend_pattern(q, k, v, p), repeats)
             dense = _median(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask),
                             repeats)
         print(f"{density:>8.2f} {sparse * 1e3:>8.1f}ms {dense * 1e3:>8.1f}ms {dense / sparse:>12.2f}×")

@@ -74,7 +74,6 @@ def peak_cases(scale=1):
 
     from formal.graphs import (
         analysis,
-        command,
         edgelist,
         figures,
         from_mask,
@@ -84,6 +83,7 @@ def peak_cases(scale=1):
         patterns as P,
     )
     from formal.graphs.draw import mask_image
+    from formal.tools.commands import graph as graph_command
     n = 1024 * scale
     builders = [("full", lambda: P.full(n)), ("causal", lambda: P.causal(n)),
                 ("causal", lambda: P.causal(n // 2, n, align="top-left")),
@@ -153,7 +153,7 @@ def peak_cases(scale=1):
     for layers, as_json in ((20000 * scale, False), (20000 * scale, True)):
         def run():
             r = figures.collect(p, layers=layers, heads=1, d_head=4)
-            json.dump(r, io.StringIO(), indent=2) if as_json else command.to_text(r)
+            json.dump(r, io.StringIO(), indent=2) if as_json else graph_command.to_text(r)
         yield "report", f"{layers:,} layers, {'JSON' if as_json else 'text'}", run, memory.report_bytes(layers)
 
 

@@ -34,7 +34,7 @@ def _forward_timings(repeats, device, seq_len, dtype, tiny=False):
     import torch
     import transformers
 
-    from reference.model import stacks, third_party
+    from reference.model import architectures, third_party
     from reference.model.convert import params_to_torch
     from reference.model.device import device as resolve_device, dtype as resolve_dtype
 
@@ -48,8 +48,8 @@ def _forward_timings(repeats, device, seq_len, dtype, tiny=False):
     theta = params_to_torch(params, dtype=dt, device=dev)
     x = torch.randint(0, config.vocab_size, (1, seq_len), device=dev)
     runs = {"HF GPT2LMHeadModel": lambda: model(x).logits,
-            "reference, sdpa path": lambda: stacks.dtransformer(x, theta, options, path="sdpa"),
-            "reference, explicit path": lambda: stacks.dtransformer(x, theta, options, path="explicit")}
+            "reference, sdpa path": lambda: architectures.dtransformer(x, theta, options, path="sdpa"),
+            "reference, explicit path": lambda: architectures.dtransformer(x, theta, options, path="explicit")}
     times = {name: [] for name in runs}
 
     def sync():

@@ -168,6 +168,23 @@ def _scale_scores(algorithm, arguments):
         arguments[name] = arguments[name] * LARGE
 
 
+#: Draws of the options the large-score case takes at most to meet a variant with a softmax.
+SOFTMAX_DRAWS = 32
+
+
+def _with_a_softmax(algorithm, options, rng, fixed, name, case):
+    """The large-score case needs a variant that runs a softmax (average pooling runs none): the options drawn
+    again, at most :data:`SOFTMAX_DRAWS` times, until one does; where none does (the options fixed rule every
+    softmax out), the example is an ordinary random one."""
+    from .softmaxes import scaled_params
+    for _ in range(SOFTMAX_DRAWS):
+        if scaled_params(algorithm):
+            return algorithm, options, case
+        options = draw_options(algorithms.get(name).option_specs, rng, fixed, name)
+        algorithm = algorithms.get(name, **options)
+    return (algorithm, options, case) if scaled_params(algorithm) else (algorithm, options, "random")
+
+
 def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", sizes=None,
             **fixed_options) -> Example:
     """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
@@ -182,6 +199,9 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     options = draw_options(algorithms.get(name).option_specs, rng, fixed, name)
     algorithm = (subject if isinstance(subject, Algorithm) and options == subject.options
                  else algorithms.get(name, **options))
+    if pins.get("large"):
+        algorithm, options, case = _with_a_softmax(algorithm, options, rng, fixed, name, case)
+        pins["large"] = case != "random"
     ties = Ties.parse(algorithm, sizes)
     if "largest" in pins:  # the sizes of the variant drawn, at the largest
         largest, note = largest_pins(algorithm, *pins.pop("largest"))

@@ -11,6 +11,6 @@ cluster (``--scheduler ADDRESS|local:N``) — with the same results in the tasks
   ``prove --mutants``, the docs' theorems, a claim decided off the main thread.
 
 A worker that dies holding a task has it run again, then split, then FAIL with the cause; a task past its time
-limit or its memory cap ends its worker (and the children it started); Ctrl-C ends every worker the run started and returns what
-finished.  Nothing else in the package starts a process.
+limit or its memory cap ends its worker (and the children it started); Ctrl-C ends every worker the run started
+and returns what finished.  Nothing else in the package starts a process.
 """

@@ -34,19 +34,20 @@ def softmax_inputs(monkeypatch):
 
 @pytest.mark.parametrize("name", fast_few([n for n in EXAMPLE_ALGORITHMS if n not in _SLOW], keep=in_fast_tier))
 def test_the_case_exists_exactly_where_a_softmax_runs_and_overflows_exp_there(name, softmax_inputs):
-    """On a random example the spec runs a softmax iff the algorithm has the large-score case; on that case
-    some softmax input is past exp's range (above 709.8 exp is ∞; far below 0 every exp of a column is 0), so
-    exp(s)/Σexp(s) without the maximum subtracted is not finite there, and the spec's output is still finite
-    where it was finite before."""
+    """An algorithm whose random example runs a softmax has the large-score case, and the case's variant runs one
+    (drawn again where the first draw has none: average pooling); on that case some softmax input is past exp's
+    range (above 709.8 exp is ∞; far below 0 every exp of a column is 0), so exp(s)/Σexp(s) without the maximum
+    subtracted is not finite there, and the spec's output is still finite where it was finite before."""
     cases = examples(name, 1, max_size=4)
     large = [e for e in cases if e.case == LARGE_SCORES]
     ordinary = next(e for e in cases if e.case == "random")
     ordinary.algorithm(**ordinary.arguments)
-    assert bool(large) == bool(softmax_inputs), (name, len(softmax_inputs))
+    assert large or not softmax_inputs, (name, len(softmax_inputs))
     if not large:
         return
     softmax_inputs.clear()
     out = large[0].algorithm(**large[0].arguments)
+    assert softmax_inputs, (name, "the large-score case's variant runs no softmax", large[0].algorithm.options)
     with np.errstate(all="ignore"):
         naive = [np.exp(s) / np.exp(s).sum(axis=0) for _, s in softmax_inputs]
     biggest = max(float(np.max(np.abs(s[np.isfinite(s)]), initial=0.0)) for _, s in softmax_inputs)
@@ -105,3 +106,15 @@ def test_verify_checks_the_large_case_for_finiteness_below_float64(monkeypatch):
     overflowing = checks.execute   # a reference whose softmax overflowed: NaN where the spec is finite
     monkeypatch.setattr(checks, "execute", lambda *args, **kw: overflowing(*args, **kw) * np.nan)
     assert measure.lower(large, "bfloat16") == float("inf")
+
+
+def test_the_large_score_case_draws_a_variant_with_a_softmax():
+    """Average pooling runs no softmax: the large-score case of attention pooling draws its options again until
+    its variant has one, and where the options fixed rule every softmax out it is an ordinary random example."""
+    from formal.sampling.softmaxes import scaled_params
+    drawn = [e for seed in range(8) for e in examples("attention_pooling", seed, max_size=4)
+             if e.case == LARGE_SCORES]
+    assert drawn and all(scaled_params(e.algorithm) for e in drawn)
+    from formal.sampling.examples import example
+    mean = example("attention_pooling", 0, pins={"large": True}, case=LARGE_SCORES, score="mean")
+    assert mean.case == "random" and not mean.large
