@@ -649,6 +649,10 @@ CASES = [
     C("prove-mutants-timeout-0", ("prove", "--mutants", "--timeout", "0"), 2, contains=("--timeout",)),
     C("prove-mutants-timeout-inf", ("prove", "--mutants", "--timeout", "inf"), 2, contains=("finite",)),
     C("prove-timeout-alone", ("prove", "kaplan-n", "--timeout", "5"), 2, contains=("go with --mutants",)),
+    C("prove-mutants-scheduler-garbage", ("prove", "--mutants", "--scheduler", "x" * 100_000), 2,
+      contains=("neither local:N",)),
+    C("prove-mutants-scheduler-and-jobs", ("prove", "--mutants", "--jobs", "2", "--scheduler", "local:2"), 2,
+      contains=("give one of them",)),
 
     # ---------------------------------------------------------------- conform
     C("conform-missing-file", ("conform", "missing.py:f", "--algorithm", "attention"), 2),

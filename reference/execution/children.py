@@ -31,13 +31,18 @@ import sys
 import time
 from dataclasses import dataclass
 
-__all__ = ["Child", "Finished", "start", "run", "end_group"]
+__all__ = ["Child", "Finished", "start", "run", "end_group", "how_it_died"]
 
 #: How often a child looks for the process that started it (seconds).
 WATCH_EVERY = 0.5
 
 _BOOT = "import sys, json; sys.path[:] = json.loads(sys.argv[1]); from reference.execution.children import _enter; " \
         "_enter(sys.argv[2])"
+
+
+def how_it_died(exitcode) -> str:
+    """``"killed by SIGSEGV"``, ``"exit status 3"``: how a process ended, from its exit code."""
+    return f"killed by {signal.Signals(-exitcode).name}" if exitcode < 0 else f"exit status {exitcode}"
 
 
 def end_group(pid: int) -> None:
@@ -107,8 +112,7 @@ class Finished:
             return f"its process was stopped after {limit:g} s"
         if self.returncode == 0:
             return ""
-        how = (f"killed by {signal.Signals(-self.returncode).name}" if self.returncode < 0
-               else f"exit status {self.returncode}")
+        how = how_it_died(self.returncode)
         last = (self.stderr.strip().splitlines() or [""])[-1]
         return f"its process ended with {how}" + (f" ({last})" if last else "")
 

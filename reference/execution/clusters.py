@@ -82,7 +82,7 @@ def connect(scheduler):
         if kind == "address":
             _check_workers(client, where)
         yield client
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:    # ValueError: an address Dask cannot parse
         if client is not None:
             raise
         raise FormalError(f"could not reach the Dask scheduler at {where}: {exc}") from None

@@ -11,19 +11,22 @@ import re
 import sys
 import time
 
-from formal.errors import ConfigError
+from formal.errors import ConfigError, shown
 
 from .protocol import Interrupted
 
 __all__ = ["Interrupted", "Progress", "run_tasks", "run_shown", "parse_scheduler", "flatten"]
 
 _LOCAL = re.compile(r"local:(\d{1,4})")
-_ADDRESS = re.compile(r"([a-z][a-z0-9+]*://)?[\w.\-\[\]:]+(:\d{1,5})?/?")
+#: A scheduler's address: an optional scheme, a host (a name, an IPv4 address or a bracketed IPv6 one) and the port
+#: Dask needs (a host alone is refused here, not by Dask with a traceback).
+_ADDRESS = re.compile(r"([a-z][a-z0-9+]*://)?(\[[0-9a-fA-F:.]+\]|[\w.\-]+):\d{1,5}/?")
 
 
 def parse_scheduler(text: str, most: int):
     """``--scheduler``'s value: ``("local", N)`` for ``local:N`` (1 ≤ N ≤ ``most``), else ``("address", text)``
-    for a running scheduler (``tcp://host:8786``, ``host:8786``); a ConfigError for anything else."""
+    for a running scheduler (``tcp://host:8786``, ``host:8786``, ``[::1]:8786``: a port is needed); a ConfigError
+    for anything else."""
     text = text.strip()
     match = _LOCAL.fullmatch(text.lower())
     if match:
@@ -33,7 +36,7 @@ def parse_scheduler(text: str, most: int):
         return "local", n
     lowered = text.lower()
     if lowered.startswith("local:") or lowered == "local" or not _ADDRESS.fullmatch(text):
-        raise ConfigError(f"--scheduler {text!r} is neither local:N (N worker processes here) nor a scheduler's "
+        raise ConfigError(f"--scheduler {shown(text)} is neither local:N (N worker processes here) nor a scheduler's "
                           f"address such as tcp://10.0.0.5:8786")
     return "address", text
 

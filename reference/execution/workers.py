@@ -22,6 +22,7 @@ from multiprocessing.connection import wait
 
 from formal.errors import FormalError
 
+from .children import how_it_died
 from .processes import starting_workers
 from .protocol import RETRIES, Assembly, Interrupted
 
@@ -58,11 +59,6 @@ def in_workers(tasks, jobs, progress) -> list:
     finally:  # Ctrl-C or an error included: no worker outlives the run
         pool.close()
     return pool.results
-
-
-def how_it_died(exitcode) -> str:
-    """``"killed by SIGSEGV"``, ``"exit status 3"``."""
-    return f"killed by {signal.Signals(-exitcode).name}" if exitcode < 0 else f"exit status {exitcode}"
 
 
 def killed_every_worker(how: str) -> str:

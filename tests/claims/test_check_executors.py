@@ -25,7 +25,7 @@ from formal.tools.claims.jobs import Claims, decide_elsewhere
 from formal.tools.cli import main
 from formal.tools.commands.check import MAX_JOBS
 from formal.tools.commands.verify import MAX_JOBS as VERIFY_MAX_JOBS
-from tests.reference.verification.process_tree import interruptible, needs_proc, running
+from tests.reference.verification.process_tree import ended, interruptible, needs_proc
 from tests.tiers import slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -192,18 +192,9 @@ def test_a_child_past_the_limit_is_ended_with_all_it_started(tmp_path, monkeypat
     assert verdict.verdict == "invalid"
     assert verdict.reason == "the claim took more than 0.5 s to decide (raise the limit with --timeout)"
     grandchild = int(marker.read_text())
-    assert _gone(grandchild), f"the grandchild {grandchild} outlived the child"
+    assert ended([grandchild], within=5.0), f"the grandchild {grandchild} outlived the child"
     verdict = _in_a_thread(lambda: claim_tasks._in_child(claim, 5.0, target="tests.claims.children:dies"))
     assert (verdict.verdict, verdict.reason) == ("undecided", "not decided: its process ended (exit status 3)")
-
-
-def _gone(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not running(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # ------------------------------------------------------------------------------------------------ bad usage

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import threading
 from dataclasses import dataclass, replace
 
@@ -115,6 +114,7 @@ def _in_child(claim: Claim, timeout: float, target: str = "formal.tools.claims.j
     from multiprocessing.connection import Connection
 
     from reference.execution import children
+    from reference.execution.children import how_it_died
 
     from_child, to_parent = os.pipe()
     from_parent, to_child = os.pipe()
@@ -132,7 +132,7 @@ def _in_child(claim: Claim, timeout: float, target: str = "formal.tools.claims.j
             with contextlib.suppress(subprocess.TimeoutExpired):
                 child.process.wait(5)
             code = child.process.returncode
-            how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
+            how = "still running" if code is None else how_it_died(code)
             return undecided(claim, f"not decided: its process ended ({how})")
         finally:
             incoming.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reference.execution import children
-from tests.reference.verification.process_tree import needs_proc, running
+from tests.reference.verification.process_tree import ended, needs_proc
 
 TARGET = "tests.reference.execution.targets"
 
@@ -26,15 +26,6 @@ def _pids(path: Path, within: float = 30.0) -> list:
             return [int(p) for p in text]
         time.sleep(0.05)
     raise AssertionError(f"no pids written to {path}")
-
-
-def _gone(pids, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not any(running(p) for p in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_child_runs_a_named_function_with_its_arguments():
@@ -52,7 +43,7 @@ def test_what_a_child_runs_must_be_importable():
 def test_the_time_limit_ends_the_child_and_all_it_started(tmp_path):
     finished = children.run(f"{TARGET}:spawn_and_sleep", [str(tmp_path / "pids")], timeout=3)
     assert finished.timed_out and finished.ended(3) == "its process was stopped after 3 s"
-    assert _gone(_pids(tmp_path / "pids"))
+    assert ended(_pids(tmp_path / "pids"))
 
 
 @needs_proc
@@ -60,7 +51,7 @@ def test_leaving_the_block_ends_the_child_and_all_it_started(tmp_path):
     with pytest.raises(KeyboardInterrupt), children.start(f"{TARGET}:spawn_and_sleep", [str(tmp_path / "pids")]):
         pids = _pids(tmp_path / "pids")
         raise KeyboardInterrupt                  # as Ctrl-C would, in the block
-    assert _gone(pids)
+    assert ended(pids)
 
 
 @needs_proc
@@ -72,7 +63,7 @@ def test_a_child_whose_parent_is_gone_ends_with_all_it_started(tmp_path):
         pids = _pids(pid_file)
         os.kill(middle.pid, signal.SIGKILL)
         middle.process.wait(10)
-        assert _gone(pids, within=10.0), f"{pids} outlived the process that started them"
+        assert ended(pids, within=10.0), f"{pids} outlived the process that started them"
 
 
 def test_the_memory_cap_is_a_memory_error_in_the_child():

@@ -109,13 +109,15 @@ def test_a_selection_takes_the_algorithms_that_declare_its_options():
     ("local:2", ("local", 2)), (" local:16 ", ("local", 16)), ("tcp://10.0.0.5:8786", ("address", "tcp://10.0.0.5:8786")),
     ("scheduler.example.org:8786", ("address", "scheduler.example.org:8786")),
     ("localhost:8786", ("address", "localhost:8786")), ("LOCAL:3", ("local", 3)),
+    ("[::1]:8786", ("address", "[::1]:8786")), ("tls://[2001:db8::1]:8786/", ("address", "tls://[2001:db8::1]:8786/")),
 ])
 def test_scheduler_values(text, want):
     assert executors.parse_scheduler(text, 256) == want
 
 
 @pytest.mark.parametrize("text", ["local:0", "local:257", "local:", "local:two", "local", "a b", "", "tcp://",
-                                  "x" * 300 + " y"])
+                                  "x" * 300 + " y", "x" * 100_000, "scheduler.example.org", "tcp://10.0.0.5",
+                                  "host:port"])
 def test_bad_scheduler_values_are_one_line(capsys, text):
     assert main(["verify", "--scheduler", text, "--dry-run", "--only", "attention"]) == 2
     err = capsys.readouterr().err
