@@ -111,7 +111,7 @@ def build_conv1d(*, stride, padding, dilation, bias, activation) -> Algorithm:
     return Algorithm(
         number=None, source="LeCun et al. 1989; torch.nn.Conv1d", name="conv1d", display="Conv1d",
         summary="A 1-D convolution: a weight matrix per offset of a window slid along the sequence.",
-        inputs=[TensorSpec("X", (d_in, ell), doc="the input sequence, one column per position")],
+        inputs=[TensorSpec("X", (d_in, ell), doc="the input sequence, one column per position", role="tokens")],
         params=params, output=TensorSpec("Y", (d_out, ell_out), doc="one column per window"),
         lines=lines, params_label="W, b" if bias else "W",
         notes=("W[j] (0-indexed; W_(j+1) in the lines) is torch's weight[:, :, j]: torch stores d_out×d_in×k",),

@@ -34,6 +34,7 @@ __all__ = ["Formula", "FormulaError", "parse", "FUNCTIONS", "MAX_LENGTH"]
 MAX_LENGTH = 1000      # characters of a formula
 MAX_DEPTH = 50         # nesting of parentheses, unary signs and powers
 MAX_BITS = 10_000      # of a number met while evaluating
+MAX_DIGITS = 1000      # of a number written (10**1000 has 3,322 bits: under MAX_BITS)
 MAX_EXPONENT = 64
 MAX_TERMS = 10_000     # terms the formula may expand to (a bound from its tree)
 FUNCTIONS = {"sqrt": (1, 1), "log": (1, 2), "max": (2, 16), "min": (2, 16)}  # name: (fewest, most) arguments
@@ -302,8 +303,9 @@ class _Parser:
 def _exact(text: str, what: str, whole: str) -> Fraction:
     mantissa, _, exponent = text.lower().partition("e")
     digits = mantissa.replace(".", "").lstrip("0")
-    if len(digits) > 30 or (exponent and abs(int(exponent)) > 300):
-        raise FormulaError(f"{what} {shown(whole)}: the number {shown(text)} is too large (30 digits, e±300)")
+    if len(digits) > MAX_DIGITS or (exponent and abs(int(exponent)) > MAX_DIGITS):
+        raise FormulaError(f"{what} {shown(whole)}: the number {shown(text)} is too large ({MAX_DIGITS} digits, "
+                           f"e±{MAX_DIGITS})")
     return Fraction(text)
 
 

@@ -116,9 +116,12 @@ def read_toml(path, *, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> d
 
 
 def parse_toml(text: str, what: str = "TOML text") -> dict:
-    """TOML text parsed as data, with :func:`read_toml`'s errors (``what`` names the text in them)."""
+    """TOML text parsed as data, with :func:`read_toml`'s errors (``what`` names the text in them).  A float
+    keeps the decimal it was written as (:class:`formal.guards.numbers.Written`): a claimed
+    ``124439808.0000000001`` is not 124,439,808."""
+    from .numbers import Written
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text, parse_float=Written)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{what} is not valid TOML: {exc}") from None
     except RecursionError:

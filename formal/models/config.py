@@ -43,11 +43,10 @@ def load_config(path: str):
     for key, table in (("options", options), ("sizes", sizes)):
         if not isinstance(table, dict):
             raise ConfigError(f"config file {shown(path)}: [{key}] must be a table, got {shown(table)}")
-    for key, value in sizes.items():
-        check_size(f"config file {path!r}: size {key}", value)
+    sizes = {key: check_size(f"config file {path!r}: size {key}", value) for key, value in sizes.items()}
     seq_len = data.get("seq_len")
     if seq_len is not None:
-        check_size(f"config file {path!r}: seq_len", seq_len)
+        seq_len = check_size(f"config file {path!r}: seq_len", seq_len)
     seq_len = _length(path, sizes, seq_len)
     name = data.get("name", path)
     return str(name), algorithm, dict(options), dict(sizes), seq_len

@@ -49,6 +49,11 @@ class SizeCondition:
     reason: str = ""
     wording: str = ""
 
+    @property
+    def names(self) -> frozenset:
+        """The size names it reads."""
+        return frozenset().union(*(p.names for p in self.args))
+
     def _values(self, values: dict) -> tuple:
         return tuple(int(p.value(values)) for p in self.args)  # int(): as Constraint's _value truncates
 

@@ -126,11 +126,12 @@ LENGTHS = ("ell", "ell_x", "ell_z")
 
 
 def check_size(name: str, value) -> int:
-    """``value`` if it is an int from 1 to :data:`MAX_SIZE`, else a ConfigError naming ``name`` (and the
-    value, shortened: a file may hold a 400-digit integer)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-        raise ConfigError(f"{name} = {shown(value)} must be a positive integer at most 2**50")
-    return value
+    """``value`` as an int from 1 to :data:`MAX_SIZE` however it is spelled (``768``, ``"768"``, ``"3*256"``,
+    ``768.0``: :func:`formal.guards.numbers.size`, which reads it exactly), else a ConfigError naming ``name``
+    (and the value, shortened: a file may hold a 400-digit integer).  A formula naming sizes is refused here:
+    these sizes are numbers."""
+    from ..guards.numbers import size
+    return size(value, name, names=())
 
 
 def resolve_sizes(algorithm, sizes: dict, seq_len: int | None = None) -> dict:

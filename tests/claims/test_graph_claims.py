@@ -81,7 +81,7 @@ def test_the_expected_edge_count_is_the_count_of_every_seed(n, window, n_global,
 
 
 # ------------------------------------------------------------------------------ receptive field in layers
-LONGFORMER = {"n": 1_000_000, "window": 512, "layers": 4}
+LONGFORMER = {"window": 512, "layers": 4}
 
 
 @pytest.mark.parametrize("theta, verdict", [("layers", "holds"), ("1", "fails"), ("layers^2", "fails")])
@@ -91,13 +91,30 @@ def test_a_windows_field_grows_linearly_in_layers(tmp_path, theta, verdict):
               **{"in": ["layers"]})
     assert time.process_time() - start < 1.0                     # closed forms: no row per layer
     assert v["verdict"] == verdict, v["reason"]
-    assert "n unbounded" in v["reason"] and "after 1,957 layer" in v["reason"], v["reason"]
+    assert "n left out, so unbounded" in v["reason"], v["reason"]
+
+
+@pytest.mark.parametrize("theta, verdict", [("layers", "fails"), ("1", "holds")])
+def test_a_bound_n_stays_bound_in_a_growth_claim_in_layers(tmp_path, theta, verdict):
+    """Over a 10⁶-token sequence the field of a 512-window stops growing after 1,957 layers: a size the claim
+    binds is part of it, so the growth in layers at that n is Θ(1), never "linear" (the checker once measured
+    with n unbounded and said the claim held)."""
+    v = check(tmp_path, graph="sliding-window", args={**LONGFORMER, "n": 1_000_000},
+              quantity="layers.receptive_field.max", theta=theta, **{"in": ["layers"]})
+    assert v["verdict"] == verdict, v["reason"]
+    assert "at the claim's n = 1,000,000" in v["reason"] and "after 1,957 layer" in v["reason"], v["reason"]
+
+
+def test_a_field_that_reaches_a_share_of_n_needs_n_to_grow_in_layers(tmp_path):
+    v = check(tmp_path, graph="strided", args={"stride": 1000}, quantity="layers.receptive_field.max", theta="1",
+              **{"in": ["layers"]})
+    assert v["verdict"] == "invalid" and "give n in args" in v["reason"], v["reason"]
 
 
 def test_a_field_that_reaches_everything_in_two_layers_is_constant_in_layers(tmp_path):
     v = check(tmp_path, graph="strided", args={"n": 10**6, "stride": 1000}, quantity="layers.receptive_field.max",
               theta="1", **{"in": ["layers"]})
-    assert v["verdict"] == "holds" and "at n = 1,000,000" in v["reason"] and "after 2 layer" in v["reason"]
+    assert v["verdict"] == "holds" and "n = 1,000,000" in v["reason"] and "after 2 layer" in v["reason"]
 
 
 def test_a_random_pattern_in_layers_is_refused_quickly(tmp_path):
@@ -114,9 +131,12 @@ def test_the_sliding_window_field_is_min_n_and_w_minus_1_times_l_plus_1(n, w, la
     assert graphs.report("sliding-window", n=n, window=w, layers=layers)["layers"]["receptive_field"][-1]["max"] == want
     walked = layered.summary(plain(patterns.sliding_window(n, w)), layers)
     assert walked.spread[-1][2] == want
-    growth = graph_value({"graph": "sliding-window", "args": {"n": n, "window": w, "layers": 4}},
+    growth = graph_value({"graph": "sliding-window", "args": {"window": w, "layers": 4}},
                          "layers.receptive_field.max", ("layers",)).measure
-    assert growth.at(layers) == (w - 1) * layers + 1                  # n unbounded: never cut
+    assert growth.at(layers) == (w - 1) * layers + 1                  # n left out, so unbounded: never cut
+    bound = graph_value({"graph": "sliding-window", "args": {"n": n, "window": w, "layers": 4}},
+                        "layers.receptive_field.max", ("layers",)).measure
+    assert bound.at(layers) == (n if w > 1 else 1)    # n bound: cut by the sequence's ends, measured past them
 
 
 @settings(max_examples=40, deadline=None)
@@ -165,7 +185,8 @@ def test_longformers_span_is_layers_dilation_window(tmp_path):
                  equals=12 * 4 * 511 + 1)["verdict"] == "holds"
     assert check(tmp_path, graph="dilated", args=args, quantity="layers.receptive_field.max",
                  equals=12 * 511 + 1)["verdict"] == "holds"
-    v = check(tmp_path, graph="dilated", args=args, quantity="layers.receptive_field.max_span", theta="layers",
+    unbounded = {k: v for k, v in args.items() if k != "n"}
+    v = check(tmp_path, graph="dilated", args=unbounded, quantity="layers.receptive_field.max_span", theta="layers",
               **{"in": ["layers"]})
     assert v["verdict"] == "holds", v["reason"]
 

@@ -167,6 +167,7 @@ def test_bad_usage_prints_one_line_and_exits_2(capsys, argv, message):
 
 @pytest.mark.parametrize("minimum, maximum, text, value", [
     (0, None, "0", 0), (0, None, " 12 ", 12), (1, None, "1", 1), (-3, 3, "-3", -3), (-3, 3, "3", 3),
+    (1, None, "1.0", 1), (1, None, "2**10", 1024), (1, None, "1e3", 1000), (1, None, "0 + 7", 7),
 ])
 def test_bounded_int_parses_integers_within_its_bounds(minimum, maximum, text, value):
     assert bounded_int(minimum, maximum)(text) == value
@@ -175,7 +176,9 @@ def test_bounded_int_parses_integers_within_its_bounds(minimum, maximum, text, v
 @pytest.mark.parametrize("minimum, maximum, text, message", [
     (0, None, "-1", "-1 must be a non-negative integer"), (1, None, "0", "0 must be a positive integer"),
     (2, None, "1", "1 must be an integer ≥ 2"), (1, 8, "9", "9 must be an integer from 1 to 8"),
-    (0, None, "1.0", "'1.0' must be a non-negative integer"), (0, None, "", "'' must be a non-negative integer"),
+    (0, None, "1.5", "'1.5' must be a non-negative integer"), (0, None, "", "'' must be a non-negative integer"),
+    (1, 8, "2**4", "'2**4' is 16, which must be an integer from 1 to 8"),
+    (1, None, "n", "'n' must be a positive integer"),
     (0, None, "0x10", "'0x10' must be"), (0, None, "9" * 5000, "must be a non-negative integer"),
 ])
 def test_bounded_int_rejects_the_rest_in_one_line(minimum, maximum, text, message):

@@ -298,7 +298,9 @@ def test_complexity_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     ("x = [", "is not valid TOML"),
     ('algorithm = "dtransformer"\nimport = "os"', "unknown key 'import'"),
     ('algorithm = "attention"', "complexity needs a model"),
-    ('algorithm = "dtransformer"\n[sizes]\nd_e = "__import__(\'os\')"', "must be a positive integer"),
+    ('algorithm = "dtransformer"\n[sizes]\nd_e = "__import__(\'os\')"', "is not part of a formula"),
+    ('algorithm = "dtransformer"\n[sizes]\nd_e = "0 - 768"', "is -768, which is not a positive integer"),
+    ('algorithm = "dtransformer"\n[sizes]\nd_e = 768.5', "is 1537/2, which is not a positive integer"),
 ])
 def test_malformed_config_is_one_line_and_exit_2(tmp_path, text, message, capsys):
     path = tmp_path / "model.toml"

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ...errors import ConfigError, one_of, shown
 from ...guards.files import read_toml
+from ...guards.numbers import exact, is_number
 
 __all__ = ["Claim", "ClaimError", "load", "parse_claims", "ASSERTIONS", "SUBJECTS", "KEYS", "PROPERTIES",
            "VERDICTS"]
@@ -54,8 +56,8 @@ class Claim:
     subject: dict = field(default_factory=dict)
     quantity: str | None = None
     assertion: tuple | None = None
-    rel_tol: float | None = None
-    abs_tol: float | None = None
+    rel_tol: Fraction | int | None = None
+    abs_tol: Fraction | int | None = None
     growing: tuple = ()
     ratio_to: dict | None = None
     expect: str | None = None
@@ -215,9 +217,9 @@ def _modifiers(claim: Claim, table: dict) -> None:
             value = table[key]
             if name != "approx":
                 raise ClaimError(f"{key} goes with approx, not with {name}")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+            if not is_number(value) or not 0 <= value < float("inf"):
                 raise ClaimError(f"{key} = {shown(value)} must be a finite number ≥ 0")
-            setattr(claim, key, float(value))
+            setattr(claim, key, exact(value, key))       # the decimal as written: 0.1 is 1/10
     if "in" in table:
         grows = table["in"]
         if name not in ("theta", "big_o", "leading"):

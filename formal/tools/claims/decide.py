@@ -148,10 +148,15 @@ def _ratio(a: Value, b: Value) -> Value:
         raise ClaimError("ratio_to compares quantities, not arrays")
     if a.kind == "formula" or b.kind == "formula":
         import sympy as sp
-        expr = sp.cancel(sp.sympify(_sym(a)) / _sym(b))
+        divisor = sp.expand(sp.sympify(_sym(b)))
+        if divisor == 0:
+            raise ClaimError(f"ratio_to: {b.what} is 0 at every size, so the ratio has no value")
+        expr = sp.cancel(sp.sympify(_sym(a)) / divisor)
+        if expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise ClaimError(f"ratio_to: {a.what} / {b.what} is not finite ({expr})")
         return formula_value(expr, f"{a.what} / {b.what}")
     if b.value == 0:
-        raise ClaimError(f"ratio_to: {b.what} is 0")
+        raise ClaimError(f"ratio_to: {b.what} is 0, so the ratio has no value")
     quotient = Fraction(a.value) / Fraction(b.value)
     return Value("number", quotient.numerator if quotient.denominator == 1 else quotient, {}, f"{a.what} / {b.what}")
 
@@ -189,11 +194,13 @@ def _arrays(claim, value: Value, claimed) -> Verdict:
                 raise ClaimError("approx with bare numbers states no precision: write each as a string figure "
                                  "(\"0.09\") or give rel_tol or abs_tol")
             target = claimed_number(c, {}, name)
-            if name == "equals":
+            if not math.isfinite(float(g)):
+                ok = False
+            elif name == "equals":      # the output is a float: equal where the claim rounds to it
                 ok = float(g) == float(target)
-            else:
-                ok = abs(float(g) - float(target)) <= max((claim.rel_tol or 0) * abs(float(target)),
-                                                         claim.abs_tol or 0)
+            else:                       # exactly: the float's own value against the number claimed
+                target = target if isinstance(target, Fraction) else Fraction(str(target.evalf(40)))
+                ok = abs(Fraction(float(g)) - target) <= max((claim.rel_tol or 0) * abs(target), claim.abs_tol or 0)
         if not ok and first_bad is None:
             first_bad = (i, c, g)
     derived = [float(x) for x in flat_got] if got.ndim <= 1 else got.tolist()

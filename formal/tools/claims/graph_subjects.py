@@ -39,6 +39,8 @@ GROWTH_POINTS = tuple(2**k for k in (10, 20, 30, 40, 50))
 #: The sequence length a growth claim in ``layers`` takes for "unbounded": past the reach of every field
 #: after 2^50 layers of windows up to 2^50 keys.
 UNBOUNDED = 2**128
+#: The args that name the sequence length of a pattern (``ell`` is ``n``'s alias).
+LENGTH_ARGS = ("n", "ell")
 #: What a random pattern's growth may ask: the quantities its exact edge count gives, the same at every seed.
 DRAW_FREE = ("edges", "density", "in_degree.mean")
 #: The per-layer receptive-field keys, by ``layers.receptive_field.KEY``: which entry of a structure's
@@ -67,6 +69,8 @@ def graph_value(subject, quantity, growing=(), base_dir=".") -> Value:
         return Value("number", dotted(graph_spec(pattern, args).report(), quantity, "graph --json"), dict(args), what)
     arg = growing[0]
     args = {**_defaults(pattern, arg), **args}
+    if arg == "layers" and not any(k in args for k in LENGTH_ARGS):
+        args["n"] = UNBOUNDED       # a field's growth in layers with no sequence named: none cuts it
     if len(growing) != 1 or arg not in args:
         raise ClaimError(f"in = {list(growing)}: a graph's growth is measured in one of its args "
                          f"({', '.join(sorted(args))})")
@@ -183,19 +187,22 @@ def _in_layers(pattern, quantity, point, given) -> Growth:
                              f"{', '.join(FIELD_KEYS)}")
         constant = dotted(given.report(), quantity, "graph --json")
         return Growth("layers", lambda x: constant, "it does not depend on the layers")
-    structure, note = _field_structure(pattern, point, given)
+    structure, note, settled = _field_structure(pattern, point, given)
 
-    def at(x):
+    def at(x):          # past the layer where a field cut by the sequence's ends settles: growth as L → ∞
+        layers = settled + x
         if FIELD_KEYS[parts[2]] is None:
-            return structure.span(x)
+            return structure.span(layers)
         index, residual = FIELD_KEYS[parts[2]]
-        return structure.spread(x, residual=residual)[index]
+        return structure.spread(layers, residual=residual)[index]
     return Growth("layers", at, note)
 
 
 def _field_structure(pattern, point, given):
-    """The structure the field is measured on, and what the verdict says: unbounded ``n`` where the field's
-    reach per layer does not depend on ``n``, else the claim's."""
+    """The structure the field is measured on, what the verdict says, and the layers after which the field
+    has settled (0 where nothing cuts it): unbounded ``n`` where the claim leaves ``n`` out and the field's reach
+    per layer does not depend on it, else the claim's ``n``, whose ends stop the field after a number of layers
+    (growth in layers is measured past them: a field that stops growing is Θ(1) in layers)."""
     from ...graphs.analysis import max_path_length
     here = given.build()
     try:
@@ -204,14 +211,16 @@ def _field_structure(pattern, point, given):
         raise ClaimError(f"{pattern}: {exc}") from None
     n = given.values["n"]
     if given.schema.builder == "swin" or n is None:
-        return here, f"at the claim's grid: every field settles after {settles} layer(s)"
-    far, further = (graph_spec(pattern, {**point(given.values["layers"]), "n": m}).build()
-                    for m in (UNBOUNDED, 2 * UNBOUNDED))
-    if far.spread(GROWTH_POINTS[-1])[2] != further.spread(GROWTH_POINTS[-1])[2]:
-        return here, (f"at n = {n:,}: the field reaches a share of n, so it settles after {settles} layer(s) "
-                      "whatever n is")
-    return far, (f"with n unbounded (2^128 positions), so the sequence's ends cut no field; at n = {n:,} the "
-                 f"field stops growing after {settles:,} layer(s)")
+        return here, f"at the claim's grid: every field settles after {settles} layer(s)", settles
+    if n != UNBOUNDED:          # the claim binds n: its growth in layers is at that n, cut by its ends
+        return here, (f"at the claim's n = {n:,} (a size the claim binds is part of it; leave n out for a "
+                      f"sequence no field reaches the ends of): the field stops growing after {settles:,} layer(s), "
+                      "and is measured past them"), settles
+    further = graph_spec(pattern, {**point(given.values["layers"]), "n": 2 * UNBOUNDED}).build()
+    if here.spread(GROWTH_POINTS[-1])[2] != further.spread(GROWTH_POINTS[-1])[2]:
+        raise ClaimError(f"the receptive field of {pattern} reaches a share of n, so its growth in layers depends "
+                         "on n: give n in args")
+    return here, "with n left out, so unbounded (2^128 positions): the sequence's ends cut no field", 0
 
 
 def dotted(data, key, what):

@@ -124,13 +124,17 @@ def _token_count(subject, pins):
     return int(axis.subs({f: pins[str(f)] for f in axis.free_symbols})) if names else int(axis)
 
 
-def _token_axis(subject, prop) -> None:
-    """A property that compares the output token by token needs an output whose last axis runs over the tokens."""
+def _token_axis(subject, prop, pins) -> None:
+    """A property that compares the output token by token needs an output whose last axis runs over the tokens
+    at the claim's sizes (``pins``): a convolution's ``ℓ − k + 3`` columns are its ℓ tokens' at ``k = 3``."""
     if prop == "permutation_invariant":
         return
+    import sympy as sp
     out = subject.algorithm.outputs[0].shape
     axis = subject.algorithm.spec(subject.tokens).shape[-1]
-    if not out or out[-1] != axis:
+    at = {s: pins[str(s)] for s in set().union(*(sp.sympify(d).free_symbols for d in (*out, axis)))
+          if str(s) in pins}
+    if not out or sp.simplify(sp.sympify(out[-1]).xreplace(at) - sp.sympify(axis).xreplace(at)) != 0:
         shape = "a scalar" if not out else f"of shape ({', '.join(map(str, out))})"
         raise ClaimError(f"{prop} compares the output token by token, and {subject.name}'s output is {shape}, with "
                          f"no axis over its tokens {subject.tokens}: only permutation_invariant applies to it")
@@ -158,8 +162,8 @@ def _tolerance(out) -> float:
 def check_property(claim):
     prop = claim.assertion[1]
     subject = _subject(claim)
-    _token_axis(subject, prop)
     pins = _pins(claim, subject)
+    _token_axis(subject, prop, pins)
     name, token = subject.name, subject.tokens
     if _token_count(subject, pins) == 1:
         return (True, "holds vacuously",

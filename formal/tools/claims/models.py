@@ -9,12 +9,14 @@ sympy is not even imported."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from ...core.formula import parse
 from ...costs.conventions import check_convention
 from ...errors import one_of, shown
 from .claim import ClaimError
 from .figures import figure, is_figure
-from .values import Value, check_expansion, formula_value, only, size_value
+from .values import Value, check_expansion, formula_value, numbers_at, only, size_value
 
 __all__ = ["model_value", "PAGED_FIGURES", "TRAINING_FIGURES", "FIELDS"]
 
@@ -62,13 +64,20 @@ def model_value(subject, quantity, formula, growing) -> Value:
 
 def _formula(figure, bound, formulas, subject, window, growing, models, what) -> Value:
     """A figure (``(polynomial, in_bytes, per)`` of :func:`~formal.models.complexity.figure_formulas`) at the
-    bound sizes, as sympy: bytes at the dtype (int4's half byte exactly, not rounded to a whole byte), times
+    bound sizes, as sympy: bytes at the dtype (int4's half byte exactly in a formula; where every size is a
+    number, whole FLOPs and whole bytes, as the numeric figures count them), times
     the batch, per token, times the tokens; a windowed cache at min(ℓ, W) tokens."""
     from ...models.complexity import DTYPES
     polynomial, in_bytes, per = figure
     check_expansion(polynomial.to_sympy(), formulas)
+    import sympy as sp
     at = bound if window is None or "ell" not in bound else {**bound, "ell": _cached(bound["ell"], window, growing)}
-    expr = polynomial.to_sympy(at) * (_width(DTYPES[subject.get("dtype", "fp32")]) if in_bytes else 1)
+    expr = polynomial.to_sympy(at)
+    width = _width(DTYPES[subject.get("dtype", "fp32")]) if in_bytes else 1
+    if expr.free_symbols:
+        expr *= width
+    else:       # a number: whole FLOPs and whole bytes, as `complexity` counts them (an odd int4 count's last byte)
+        expr = sp.ceiling(sp.ceiling(expr) * width)
     if per == "batch":
         expr *= _batch(subject.get("batch", 1), growing)
     elif per == "token":
@@ -276,9 +285,34 @@ def _bindings(models, given, seq_len, growing, name, extra=frozenset()) -> dict:
     for head in ("d_attn", "d_mid"):
         if head in known and head not in bound:
             bound[head] = bound.get("d_e", by_name("d_e")) / bound.get("H", by_name("H"))
+            if {"d_e", "H"} <= set(bound):
+                formulas[head] = parse("d_e/H", what=f"the default {head}")
     if "d_f" in known and "d_f" not in bound:
         bound["d_f"] = bound.get("d_e", by_name("d_e"))
     missing = sorted(known - set(bound))
     if missing:
         raise ClaimError(f"{name} needs the size {missing[0]}")
+    _check_numbers(models, bound, formulas)
     return bound, formulas
+
+
+def _check_numbers(models, bound, formulas) -> None:
+    """The sizes a formula claim binds to numbers, checked as the numeric path checks them: a formula whose
+    sizes are all numbers is the number it is there (``d_mlp = "4*d_e"``), every size that is a number is a
+    positive integer (the default head width d_e/H included), and every stated size constraint whose sizes are
+    all numbers holds (ℓ ≤ ℓ_max)."""
+    import sympy as sp
+
+    from ...guards.numbers import whole
+    numbers = {k: int(v) for k, v in bound.items() if isinstance(v, sp.Integer)}
+    for k, v in numbers_at({k: f for k, f in formulas.items() if k not in numbers}, numbers).items():
+        bound[k], numbers[k] = sp.Integer(v), v
+    for k, v in bound.items():
+        if k not in numbers and not v.free_symbols:
+            if not v.is_Rational:
+                raise ClaimError(f"size {k} is {v} here, which is not a positive integer")
+            numbers[k] = whole(Fraction(int(v.p), int(v.q)), f"size {k}", raw=str(v))
+            bound[k] = sp.Integer(numbers[k])
+    for condition in models.size_constraints:
+        if condition.names <= set(numbers) and not condition.holds(numbers):
+            raise ClaimError(f"{models.label}: {condition.explain(numbers)}")

@@ -12,11 +12,11 @@ give the interval instead.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from ...core.formula import FormulaError, parse
 from ...errors import shown
+from ...guards.numbers import exact as exact_number, written
 from .claim import ClaimError
 from .exact import as_sympy, compare
 from .figures import decimal_text, figure, is_figure
@@ -34,14 +34,10 @@ def json_number(x):
 
 def claimed_number(raw, sizes, what):
     """A claimed number, exact: a Fraction, or a sympy number where the formula is irrational."""
-    if isinstance(raw, bool):
-        raise ClaimError(f"{what} = {raw} is not a number")
-    if isinstance(raw, int):
-        return Fraction(raw)
-    if isinstance(raw, float):
-        if not math.isfinite(raw):
-            raise ClaimError(f"{what} = {raw} is not a finite number")
-        return Fraction(repr(raw))
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise ClaimError(f"{what} = {shown(raw)} is not a number")
+    if not isinstance(raw, str):        # the gate: an int, or the decimal a file's float was written as
+        return Fraction(exact_number(raw, what))
     if is_figure(raw):
         return figure(raw, what).value
     formula = parse(raw, names=set(sizes), what=what)
@@ -95,7 +91,7 @@ def _figure_claim(claim, name, raw, derived, claimed) -> Verdict:
 
 def _tolerance_claim(claim, raw, value, derived, claimed) -> Verdict:
     target = claimed_number(raw, value.names, "approx")
-    rel, tol = Fraction(repr(claim.rel_tol or 0.0)), Fraction(repr(claim.abs_tol or 0.0))
+    rel, tol = Fraction(claim.rel_tol or 0), Fraction(claim.abs_tol or 0)
     sign_t = compare(target, Fraction(0))
     gap = compare(derived, target)
     if sign_t is None or gap is None:
@@ -109,8 +105,7 @@ def _tolerance_claim(claim, raw, value, derived, claimed) -> Verdict:
         ok = False
     else:
         return _undecided(claim, claimed, derived, target)
-    tols = [f"rel_tol {claim.rel_tol}" if claim.rel_tol is not None else "",
-            f"abs_tol {claim.abs_tol}" if claim.abs_tol is not None else ""]
+    tols = [f"{key} {written(claim.data[key])}" for key in ("rel_tol", "abs_tol") if key in claim.data]
     return Verdict(claim, "holds" if ok else "fails", claimed, json_number(derived),
                    f"{show_number(derived)}: {relative_text(derived, target)} ({', '.join(t for t in tols if t)})")
 

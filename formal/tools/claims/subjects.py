@@ -21,7 +21,7 @@ from .claim import ClaimError
 from .graph_subjects import GROWTH_POINTS, graph_value
 from .models import model_value
 from .stack_subjects import STACK_QUANTITIES, stack_value
-from .values import Value, check_expansion, check_growing, formula_value, only, size_value
+from .values import Value, check_expansion, check_growing, formula_value, numbers_at, only, size_value, spelled
 
 __all__ = ["Value", "value_of", "costs", "GROWTH_POINTS"]
 
@@ -38,6 +38,7 @@ def value_of(subject: dict, quantity: str | None, *, formula: bool = False, grow
     """The value of ``quantity`` for ``subject`` (a claim's subject fields); ``formula`` asks for a formula
     even where the sizes are numbers (the sizes in ``growing`` are then left free)."""
     try:
+        subject = spelled(subject)
         if "model" in subject:
             return model_value(subject, quantity, formula or bool(growing), growing)
         if "graph" in subject:
@@ -80,6 +81,10 @@ def _algorithm(subject, quantity, growing) -> Value:
             numbers[by_name(k)] = v
         else:
             formulas[k] = v
+    for k, v in numbers_at(formulas, {str(s): n for s, n in numbers.items()}).items():
+        bound[by_name(k)] = sp.Integer(v)               # d_attn = "d_x/H" at d_x = 8, H = 2 is 4
+        numbers[by_name(k)] = named[k] = v
+        del formulas[k]
     check_expansion(expr, formulas)
     for c in algorithm.size_constraints:
         symbols = set().union(*(sp.sympify(a).free_symbols for a in c.args))

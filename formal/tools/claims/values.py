@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.formula import parse
-from ...errors import shown
+from ...errors import FormalError, shown
 from .claim import ClaimError
 
-__all__ = ["Value", "only", "size_value", "check_expansion", "check_growing", "formula_value", "MAX_EXPANSION"]
+__all__ = ["Value", "only", "size_value", "spelled", "numbers_at", "SIZE_FIELDS", "check_expansion", "check_growing",
+           "formula_value", "MAX_EXPANSION"]
 
 #: The most terms a quantity may expand to once its sizes are replaced by formulas.
 MAX_EXPANSION = 100_000
@@ -81,18 +81,57 @@ def check_expansion(expr, formulas: dict) -> None:
 
 
 def size_value(name, value):
-    """A size bound in a claim: a positive int (at most :data:`formal.guards.limits.MAX_SIZE`), or a formula (a
-    string, which may name sizes of its own: ``d_x = "d"``)."""
-    from ...guards.limits import MAX_SIZE
-    if isinstance(value, bool):
-        raise ClaimError(f"size {name} = {shown(value)} must be a positive integer or a formula")
-    if isinstance(value, int):
-        if not 0 < value <= MAX_SIZE:
-            raise ClaimError(f"size {name} = {shown(value)} must be a positive integer at most 2**50")
-        return value
-    if isinstance(value, str):
-        return parse(value, what=f"size {name}")
-    raise ClaimError(f"size {name} = {shown(value)} must be a positive integer or a formula (a string)")
+    """A size bound in a claim, through the gate (:func:`formal.guards.numbers.size`): a positive int (at most
+    :data:`formal.guards.limits.MAX_SIZE`) however it is spelled (``1024``, ``"1024"``, ``"2**10"``), or a
+    formula that names sizes (``d_x = "d"``), kept as a :class:`~formal.core.formula.Formula`."""
+    from ...guards.numbers import size
+    return size(value, f"size {name}")
+
+
+#: The subject fields that hold one size each (``sizes`` holds many; ``tokens`` may also be a figure).
+SIZE_FIELDS = ("seq_len", "batch", "kv_window", "tokens")
+
+
+def spelled(subject: dict) -> dict:
+    """``subject`` with every size it binds through the gate: a number, however spelled, is that number (an
+    int), validated there; a formula that names sizes stays the string written.  So ``seq_len = "5000"`` is
+    checked against ℓ_max as ``5000`` is, and ``L = "-12"`` is refused as ``-12`` is."""
+    from .figures import is_figure
+    out = dict(subject)
+    if isinstance(subject.get("sizes"), dict):
+        out["sizes"] = {k: _through(f"size {k}", v) for k, v in subject["sizes"].items()}
+    for key in SIZE_FIELDS:
+        raw = subject.get(key)
+        if key in subject and not (key == "tokens" and isinstance(raw, str) and is_figure(raw)):
+            out[key] = _through(key, raw)
+    return out
+
+
+def _through(what, raw):
+    from ...guards.numbers import size
+    value = size(raw, what)
+    return value if isinstance(value, int) else raw
+
+
+def numbers_at(formulas: dict, numbers: dict) -> dict:
+    """The sizes bound to formulas (name → Formula) whose names all have numbers (``numbers``: name → int), as
+    the positive integers they are there, repeatedly (``d_mid = "d_attn"``, ``d_attn = "d_x/H"``); a value that
+    is not a positive integer is a ClaimError naming the size, its formula and the numbers."""
+    from ...guards.numbers import at
+    numbers, found = dict(numbers), {}
+    pending = dict(formulas)
+    while True:
+        ready = {k: f for k, f in pending.items() if f.names <= set(numbers)}
+        if not ready:
+            return found
+        for k, f in ready.items():
+            try:
+                numbers[k] = found[k] = at(f, numbers, f"size {k}")
+            except ClaimError:
+                raise
+            except FormalError as error:
+                raise ClaimError(str(error)) from None
+            del pending[k]
 
 
 def formula_value(expr, what, *, bound=None) -> Value:
