@@ -331,3 +331,21 @@ def test_a_time_budget_reports_the_claims_it_did_not_reach(tmp_path):
                           capture_output=True, text=True, timeout=120)
     report = _strict(done.stdout)
     assert done.returncode == 0 and report["summary"]["not_reached"] == 0 and done.stderr == ""
+
+
+@pytest.mark.parametrize("spelled", ["3", '"3"', '"1 + 2"', "3.0", '"3.0"'])
+def test_a_convolutions_token_axis_is_decided_at_the_claims_sizes(spelled):
+    """conv1d's output keeps a token axis (ℓ + 2p − k + 1 columns: ℓ at k = 2p + 1): "a kernel-3 convolution
+    padded by 1 on each side is not causal" (WaveNet §2.1) is decided — the claim of causality fails — in
+    every spelling of k; a kernel-1 convolution is causal and permutation equivariant; at k = 2 the output has
+    ℓ + 1 columns, no axis over the tokens, and a causality claim is invalid with that reason."""
+    def one(**fields):
+        lines = "".join(f"{k} = {v}\n" for k, v in fields.items())
+        [v] = check_text('[[claim]]\nid = "c"\nalgorithm = "conv1d"\n' + lines)
+        return v
+    padded = one(options="{ padding = 1 }", sizes=f"{{ k = {spelled} }}", property='"causal"')
+    assert padded.verdict == "fails" and "k = 3" in padded.reason, padded.reason
+    assert one(sizes="{ k = 1 }", property='"causal"').verdict == "holds"
+    assert one(sizes="{ k = 1 }", property='"permutation_equivariant"').verdict == "holds"
+    even = one(options="{ padding = 1 }", sizes="{ k = 2 }", property='"causal"')
+    assert even.verdict == "invalid" and "no axis over its tokens" in even.reason, even.reason

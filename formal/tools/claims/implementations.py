@@ -26,7 +26,7 @@ from reference.records import permute, record, records
 
 from ... import algorithms
 from ...core import masks
-from ...errors import FormalError, shown
+from ...errors import ConfigError, FormalError, shown
 from .claim import ClaimError
 
 __all__ = ["check_property", "check_implementation", "SIZES", "SEEDS"]
@@ -64,9 +64,16 @@ def _pins(claim, subject) -> dict:
     sizes = claim.subject.get("sizes", {})
     known = {str(s) for s in subject.algorithm.symbols}
     pins = {}
+    from ...guards.numbers import size
     for name, value in sizes.items():
         if name not in known:
             raise ClaimError(f"{subject.name} has no size {shown(name)}; its sizes: {', '.join(sorted(known))}")
+        if isinstance(value, (str, float)):     # the gate: "4", "2**2" and 4.0 are 4
+            try:
+                value = size(value, f"size {name}", names=())
+            except ConfigError as error:
+                raise ClaimError(f"size {name} = {shown(value)}: a property claim runs examples, so it binds sizes "
+                                 f"to integers from 1 to {MAX_PINNED} ({error})") from None
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PINNED:
             raise ClaimError(f"size {name} = {shown(value)}: a property claim runs examples, so it binds sizes to "
                              f"integers from 1 to {MAX_PINNED}")
