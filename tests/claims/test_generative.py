@@ -209,7 +209,10 @@ def _spelling_never_changes_a_figure(data):
     """The same sizes spelled two ways — integers, or strings, formulas and floats — give one figure; at int4 an
     odd count of weights takes its last byte (whole bytes, as `complexity` counts them), in every spelling."""
     sizes = data.draw(gpt2_sizes())
-    dtype, width = data.draw(st.sampled_from([("fp32", 4), ("fp16", 2), ("int8", 1), ("int4", Fraction(1, 2))]))
+    if data.draw(st.booleans()):            # an MLP a multiple of d_e wide, so that it may be spelled "4*d_e"
+        sizes["d_mlp"] = sizes["d_e"] * data.draw(st.integers(1, 8))
+    dtype, width = data.draw(st.sampled_from([("int4", Fraction(1, 2))] * 3 + [("fp32", 4), ("fp16", 2),
+                                                                                ("int8", 1)]))
     derived = gpt2_params(sizes["N_V"], sizes["ell_max"], sizes["d_e"], sizes["L"], sizes["d_mlp"]) * width
     derived = -(-derived.numerator // derived.denominator) if isinstance(derived, Fraction) else derived
     mlp = data.draw(st.sampled_from([str(sizes["d_mlp"]), f'"{sizes["d_mlp"]}"'] + (
