@@ -2,8 +2,9 @@
 
 Every command of :mod:`formal.tools.cli` — ``conform``, ``verify`` and ``prove`` too — reads its integers,
 sizes and time limits with these ``argparse`` types, so a bad value is one line and exit status 2 wherever it
-is given, and refuses usage it cannot honour with :class:`UsageError`.  This module imports nothing but
-``argparse``: registering a command costs the others nothing.
+is given, and refuses usage it cannot honour with :class:`UsageError`.  An integer is read by the gate every
+number passes (:mod:`formal.guards.numbers`): ``1024``, ``1e3`` and ``2**10`` are the numbers they are.  This
+module imports nothing but ``argparse`` until a value is read: registering a command costs the others nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import argparse
 
 from ..errors import ConfigError, FormalError, integers, shown
 
-__all__ = ["UsageError", "integers", "bounded_int", "positive_seconds", "memory_size", "progress_line"]
+__all__ = ["UsageError", "integers", "bounded_int", "positive_seconds", "memory_size", "progress_line", "name_list",
+           "each_once"]
 
 
 class UsageError(FormalError):
@@ -47,13 +49,21 @@ def bounded_int(minimum: int, maximum: int | None = None):
     wanted = integers(minimum, maximum)
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:  # not an integer: '1.5', 'abc', or too many digits
-            written = text if len(text) <= 24 else text[:20] + "…"
+        from fractions import Fraction
+
+        from ..guards.numbers import exact
+        written = text if len(text) <= 24 else text[:20] + "…"
+        try:            # the gate: "1024", "1e3", "2**10" are the numbers they are, read exactly
+            value = exact(text.strip(), "value")
+        except ConfigError:  # not a number: 'abc', a formula naming sizes, too many digits
             raise argparse.ArgumentTypeError(f"{written!r} must be {wanted}") from None
+        if isinstance(value, Fraction):
+            raise argparse.ArgumentTypeError(f"{written!r} must be {wanted}")
         if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"{value if len(text) <= 24 else shown(value)} must be {wanted}")
+            number = value if len(str(value)) <= 24 else shown(value)
+            if not text.strip().lstrip("+-").isdigit():        # "2**60": say the number it is
+                number = f"{written!r} is {number}, which"
+            raise argparse.ArgumentTypeError(f"{number} must be {wanted}")
         return value
 
     parse.__name__ = wanted  # what argparse calls the type in its own messages
@@ -80,6 +90,33 @@ def memory_size(text: str) -> int:
         return parse_size(text)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def name_list(text: str, flag: str, what: str, see: str) -> list:
+    """The names of a comma-separated option (``--only a,b``), stripped, in the order given; a :class:`UsageError`
+    when it names none, or names one twice (as ``-o``, ``--size`` and ``--variants`` refuse a key given twice):
+    a list that repeats a name would check it twice and count it twice.
+
+    >>> name_list(" a, b ", "--only", "algorithm", "see `list`")
+    ['a', 'b']
+    >>> name_list("a,b,a", "--only", "algorithm", "see `list`")
+    Traceback (most recent call last):
+    ...
+    formal.tools.arguments.UsageError: --only 'a,b,a' names the algorithm 'a' twice
+    """
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise UsageError(f"{flag} {shown(text)} names no {what}: give comma-separated names ({see})")
+    return each_once(names, f"{flag} {shown(text)}", what)
+
+
+def each_once(names, where: str, what: str) -> list:
+    """``names`` as a list, if none is given twice; else a :class:`UsageError` saying ``where`` names which."""
+    names = list(names)
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise UsageError(f"{where} names the {what} {shown(twice)} twice")
+    return names
 
 
 def progress_line(stream, verb: str):
