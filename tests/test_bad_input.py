@@ -138,6 +138,11 @@ def _paged_claim(paged: str):
 
 
 
+def _claim(fields: str):
+    """A claims file ``c.toml`` with one claim (id "c") of the TOML ``fields``."""
+    return _write("c.toml", '[[claim]]\nid = "c"\n' + fields)
+
+
 def _config(**replace):
     """GOOD_CONFIG with lines replaced: ``replace`` maps a line's key (``d_e``) to its new line (``d_e = -1``);
     ``extra`` appends lines at the end; ``extra_top`` inserts lines before the first table."""
@@ -293,8 +298,12 @@ CASES = [
     C("config-unknown-top-key", CONFIG, 2, setup=_write("bad.toml", _config(extra_top="colour = 'red'"))),
     C("config-unknown-size", CONFIG, 2, setup=_write("bad.toml", _config(extra="d_foo = 3"))),
     C("config-unknown-option", CONFIG, 2, setup=_write("bad.toml", _config(tied="frobnicate = true"))),
-    C("config-size-string", CONFIG, 2, setup=_write("bad.toml", _config(d_e='d_e = "768"'))),
-    C("config-size-float", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = 64.0"))),
+    C("config-size-string", CONFIG, 0, setup=_write("bad.toml", _config(d_e='d_e = "128"')),
+      contains=("parameters",), note='"128" is 128: a number means the same however it is spelled'),
+    C("config-size-string-not-a-number", CONFIG, 2, setup=_write("bad.toml", _config(d_e='d_e = "d"')),
+      contains=("names 'd'",)),
+    C("config-size-float-whole", CONFIG, 0, setup=_write("bad.toml", _config(d_e="d_e = 64.0")),
+      contains=("parameters          114,688",), note="64.0 is 64: a number means the same however it is spelled"),
     C("config-size-inf", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = inf"))),
     C("config-size-negative", CONFIG, 2, setup=_write("bad.toml", _config(d_e="d_e = -64"))),
     C("config-size-zero-layers", CONFIG, 2, setup=_write("bad.toml", _config(L="L = 0"))),
@@ -317,6 +326,10 @@ CASES = [
     C("config-option-eps-nan", CONFIG, 2, setup=_write("bad.toml", _config(tied="eps = nan"))),
     C("config-option-injection", CONFIG, 2, setup=_write("bad.toml", _config(tied=f'activation = "{INJECT}"'))),
     C("config-size-key-injection", CONFIG, 2, setup=_write("bad.toml", _config(extra=f'"{INJECT}" = 1'))),
+    C("config-size-formula-negative", CONFIG, 2, contains=("is -64",),
+      setup=_write("bad.toml", _config(d_e='d_e = "0 - 64"'))),
+    C("config-size-float-not-whole", CONFIG, 2, contains=("is 129/2",),
+      setup=_write("bad.toml", _config(d_e="d_e = 64.5"))),
     C("config-name-injection-is-data", CONFIG + ("--json",), 0,
       setup=_write("bad.toml", _config(name=f'name = "{INJECT}"')), contains=("touch pwned",),
       note="a name is only data: printed, never run (no file 'pwned' appears)"),
@@ -535,7 +548,7 @@ CASES = [
     C("check-paged-zero-block", ("check", "c.toml"), 2, stderr="line+report",
       contains=("block = 0 must be a positive integer",), setup=_paged_claim("{ block = 0 }")),
     C("check-paged-text-block", ("check", "c.toml"), 2, stderr="line+report",
-      contains=("block = 'x' must be a positive integer",), setup=_paged_claim('{ block = "x" }')),
+      contains=("block 'x' names 'x'",), setup=_paged_claim('{ block = "x" }')),
     C("check-paged-not-a-table", ("check", "c.toml"), 2, stderr="line+report", contains=("paged must be a table",),
       setup=_paged_claim("5")),
     C("check-paged-unknown-key", ("check", "c.toml"), 2, stderr="line+report", contains=("paged has no 'pages'",),
@@ -574,6 +587,37 @@ CASES = [
       setup=_write("c.toml", CLAIM.replace('quantity', 'sizes = { d_e = ' + "9" * 5000 + ' }\nquantity'))),
     C("check-huge-size", ("check", "c.toml"), 2, stderr="line+report", contains=("at most 2**50",),
       setup=_write("c.toml", CLAIM.replace('quantity', 'sizes = { d_e = ' + "9" * 400 + ' }\nquantity'))),
+    # a number spelled as a formula, a TOML float, a bound size: one gate (issue: one gate for every number)
+    C("check-size-formula-negative", ("check", "c.toml"), 2, stderr="line+report", contains=("is -12",),
+      setup=_claim('model = "gpt2"\nsizes = { L = "-12" }\nquantity = "params.total"\nat_least = 0\n')),
+    C("check-size-formula-fraction", ("check", "c.toml"), 2, stderr="line+report", contains=("is 1/2",),
+      setup=_claim('algorithm = "mhattention"\nsizes = { d_x = "1/2" }\nquantity = "params"\nat_least = 0\n')),
+    C("check-tokens-formula-negative", ("check", "c.toml"), 2, stderr="line+report", contains=("is -300",),
+      setup=_claim('model = "gpt2"\ntokens = "0 - 300"\nquantity = "training.flops"\nat_most = 0\n')),
+    C("check-batch-formula-negative", ("check", "c.toml"), 2, stderr="line+report", contains=("is -2",),
+      setup=_claim('model = "gpt2"\nbatch = "0-2"\nquantity = "memory.activations_bytes"\nat_most = 0\n')),
+    C("check-seq-len-string-past-ell-max", ("check", "c.toml"), 2, stderr="line+report", contains=("ell_max",),
+      setup=_claim('model = "gpt2"\nseq_len = "5000"\nquantity = "flops.forward"\nat_least = 0\n')),
+    C("check-tie-not-whole", ("check", "c.toml"), 2, stderr="line+report", contains=("8/3",),
+      setup=_claim('algorithm = "mhattention"\nsizes = { d_x = 8, H = 3, d_attn = "d_x/H" }\nquantity = "params"\n'
+                   'at_least = 0\n')),
+    C("check-ratio-to-zero", ("check", "c.toml"), 2, stderr="line+report", contains=("is 0",),
+      setup=_claim('algorithm = "attention"\nquantity = "flops"\nratio_to = { algorithm = "token_embedding" }\n'
+                   'leading = "1"\n')),
+    C("check-float-claim-read-as-written", ("check", "c.toml", "--json"), 1, stderr="report",
+      setup=_claim('model = "gpt2"\nquantity = "params.total"\nequals = 124439808.0000000001\n'),
+      note="the decimal as written, not the binary float 124439808.0: it fails"),
+    C("check-abs-tol-just-under-one", ("check", "c.toml", "--json"), 1, stderr="report",
+      setup=_claim('model = "gpt2"\nquantity = "params.total"\napprox = 124439809\nabs_tol = 0.9999999999999999999\n')),
+    C("check-bound-n-linear-in-layers", ("check", "c.toml", "--json"), 1, stderr="report",
+      setup=_claim('graph = "sliding-window"\nargs = { n = 1000000, window = 4096 }\n'
+                   'quantity = "layers.receptive_field.max"\ntheta = "layers"\nin = ["layers"]\n'),
+      note="a size the claim binds stays bound: at n = 10^6 the field stops growing, so it is not linear"),
+    C("check-padded-convolution-causal-decided", ("check", "c.toml", "--json"), 0, contains=('"as_expected": true',),
+      setup=_claim('algorithm = "conv1d"\noptions = { padding = 1 }\nsizes = { k = 3 }\nproperty = "causal"\n'
+                   'expect = "fails"\n')),
+    C("complexity-seq-len-formula-past-2**50", ("complexity", "gpt2", "--seq-len", "2**60"), 2,
+      contains=("is 1152921504606846976",)),
     C("check-graph-huge-random", ("check", "c.toml"), 2, stderr="line+report",
       setup=_write("c.toml", '[[claim]]\nid = "r"\ngraph = "random"\nargs = { n = 1000000000, random = 3 }\n'
                              'quantity = "edges"\nequals = 1\n'), contains=("memory limit",)),

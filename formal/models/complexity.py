@@ -216,10 +216,10 @@ def paged_report(result: dict, *, block: int = 16, samples: int = 1, reservation
     if result.get("kv_cache") is None:
         raise ConfigError(f"{result['name']} has no KV cache here: paging needs a decoder-only model")
     from .presets import check_size
-    for name, value in (("block", block), ("samples", samples)):
-        check_size(name, value)                          # a positive integer at most 2**50, as every size
-    ell = result["seq_len"]
-    reservation = result["sizes"].get("ell_max", ell) if reservation is None else reservation
+    block, samples = (check_size(name, value) for name, value in (("block", block), ("samples", samples)))
+    ell = result["seq_len"]                 # each a positive integer at most 2**50, however spelled, as every size
+    reservation = result["sizes"].get("ell_max", ell) if reservation is None else check_size("reservation",
+                                                                                             reservation)
     if reservation < ell:
         raise ConfigError(f"a reservation of {reservation} tokens cannot hold the sequence's {ell}")
     m = memory(samples=samples, prompt=ell)
