@@ -13,7 +13,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..core.symbols import by_name
-from ..errors import ConfigError, shown
+from ..errors import ConfigError
 from .conventions import BACKWARD, CONVENTIONS, check_convention
 
 __all__ = ["CONVENTIONS", "BACKWARD", "gradient_step", "Work", "Cost", "check_convention"]
@@ -115,18 +115,30 @@ class Cost:
         return rf"$$\begin{{aligned}} {body} \end{{aligned}}$$"
 
     def evaluate(self, sizes: dict) -> dict:
-        """Each count as a number, for sizes given as ``{symbol or name: int}``."""
+        """Each count as an exact number (an int, or a Fraction where a count is not whole), for sizes given as
+        ``{symbol or name: size}``.  Each size passes the gate every number passes
+        (:func:`formal.guards.numbers.size`): a positive integer however it is spelled (``8``, ``8.0``, ``"2*4"``,
+        read by the formula grammar, never executed); anything else is a ConfigError naming it."""
+        from fractions import Fraction
+
+        from ..guards.numbers import size
         values = {}
         for key, value in sizes.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float, sp.Number)):
-                raise ConfigError(f"size {key} = {shown(value)} must be a number")  # text is never parsed
-            values[key if isinstance(key, sp.Symbol) else by_name(key)] = sp.Number(value)
+            if isinstance(value, sp.Basic) and value.is_Integer:
+                value = int(value)
+            values[key if isinstance(key, sp.Symbol) else by_name(key)] = sp.Integer(size(value, f"size {key}",
+                                                                                          names=()))
         out = {}
         for name, expr in self.as_dict().items():
             value = expr.xreplace(values)
             missing = sorted(map(str, value.free_symbols))
             if missing:
                 raise ConfigError(f"cannot evaluate the {name} count: no value for {', '.join(missing)}")
-            out[name] = int(value) if value.is_integer else float(value)
+            if not value.is_Rational:       # a ceiling or a logarithm that evaluates to a whole number
+                value = sp.nsimplify(value)
+            if not value.is_Rational:
+                raise ConfigError(f"the {name} count is {value} at these sizes, not a rational number")
+            exact = Fraction(int(value.p), int(value.q))
+            out[name] = exact.numerator if exact.denominator == 1 else exact
         return out
 

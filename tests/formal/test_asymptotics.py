@@ -44,11 +44,18 @@ def test_bad_variables_are_config_errors():
         leading_term(attention.cost().flops, ell_x + 1)
 
 
-def test_cost_evaluate_takes_numbers_by_name_and_never_parses_text():
-    """Cost.evaluate substitutes sizes given by name; a string is refused, not parsed as an expression."""
+def test_cost_evaluate_takes_sizes_through_the_gate():
+    """Cost.evaluate substitutes sizes given by name, each through the gate every number passes: a size spelled
+    as a formula of numbers (read by the grammar, never executed) or a whole float is that number; a formula
+    naming anything, a fraction, zero or a negative size is refused; the counts are exact (no float)."""
     sizes = {"d_x": 8, "d_z": 8, "ell_x": 5, "ell_z": 5, "d_attn": 4, "d_out": 8}
-    assert attention.cost().evaluate(sizes)["params"] == 8 * 4 + 4 + 8 * 4 + 4 + 8 * 8 + 8
-    with pytest.raises(ConfigError, match="must be a number"):
-        attention.cost().evaluate({**sizes, "d_x": "2*4"})
+    want = attention.cost().evaluate(sizes)
+    assert want["params"] == 8 * 4 + 4 + 8 * 4 + 4 + 8 * 8 + 8
+    assert attention.cost().evaluate({**sizes, "d_x": "2*4", "d_z": 8.0}) == want
+    assert all(type(v) is int for v in want.values())
+    for bad, words in (("__import__('os')", "not part of a formula"), ("d", "names 'd'"), (0, "positive integer"),
+                       ("-8", "is -8"), (7.5, "is 15/2"), ("1/2", "is 1/2"), (True, "positive integer")):
+        with pytest.raises(ConfigError, match=words):
+            attention.cost().evaluate({**sizes, "d_x": bad})
     with pytest.raises(ConfigError, match="no value for d_out"):
         attention.cost().evaluate({k: v for k, v in sizes.items() if k != "d_out"})
