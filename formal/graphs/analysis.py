@@ -92,7 +92,7 @@ def edge_count(pattern) -> int:
 
 
 def density(pattern) -> float:
-    """``|E|`` / (ℓ_z·ℓ_x)."""
+    """``|E|`` / (ℓ_z·ℓ_x), the float nearest the exact fraction."""
     return _counted(pattern).density
 
 
@@ -117,7 +117,8 @@ def attention_flops(pattern, sizes: dict, *, convention: str = "matmul") -> dict
     ℓ_z×ℓ_x score matrix is charged per edge instead.
 
     ``sizes`` gives the widths (``H``, ``d_attn``, ``d_mid``, ``d_x``, ``d_z``, ``d_out``); the lengths come
-    from the pattern.  Returns ``{"dense", "sparse", "ratio", "sparse_formula"}`` (the formula in ``|E|``).
+    from the pattern.  Returns ``{"dense", "sparse", "ratio", "sparse_formula"}`` (the formula in ``|E|``): the
+    counts exact ints, the ratio the float nearest their exact quotient.
     """
     pattern = _counted(pattern)
     flops, sparse = sparse_attention_flops(convention)

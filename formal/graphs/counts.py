@@ -4,8 +4,9 @@ Each count is the sum over queries of the in-degree, reduced to the closed forms
 (with ``Max``, ``Min`` and ``floor``, right in every regime: a window wider than the sequence included).
 Given sympy symbols, a count is the pattern's symbolic edge count
 (:func:`formal.graphs.analysis.symbolic_edge_count`); given numbers, :func:`exact_count` evaluates it in
-exact Fractions and Python integers — how a builder knows its edges before it makes them.  The tests check
-every count against networkx's count of the built graph.
+exact Fractions and Python integers — how a builder knows its edges before it makes them.  Every quotient
+is :func:`~formal.graphs.sums.ratio`'s, never ``/`` (a float past 2⁵³ is off by some edges).  The tests
+check every count against networkx's count of the built graph, and against closed forms at ℓ up to 2⁵⁰.
 
 Examples
 --------
@@ -15,9 +16,10 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from fractions import Fraction
 
-from .sums import Max, Min, floor, sum_floor, sum_min, triangle
+from .sums import Max, Min, floor, ratio, sum_floor, sum_min, triangle
 
 __all__ = ["COUNTS", "exact_count"]
 
@@ -28,7 +30,7 @@ def _full(ell):
 
 def _causal(ell=None, ell_z=None, ell_x=None, align=None):
     if ell is not None:
-        return ell * (ell + 1) / 2
+        return ratio(ell * (ell + 1), 2)
     if align == "top-left":                      # min(q + 1, ℓ_z) keys for query q
         return ell_x + sum_min(ell_x, ell_z - 1)
     return triangle(ell_z) - triangle(ell_z - ell_x)  # max(0, q + 1 + ℓ_z − ℓ_x) keys
@@ -44,7 +46,7 @@ def _sliding_window(ell, window, causal=True):
 
 
 def _dilated(ell, window, dilation, causal=True):
-    blocks = floor(ell / dilation)
+    blocks = floor(ratio(ell, dilation))
     one_side = (dilation * (blocks + sum_min(blocks, window - 1))
                 + (ell - dilation * blocks) * Min(window, blocks + 1))
     return one_side if causal else 2 * one_side - ell
@@ -53,7 +55,7 @@ def _dilated(ell, window, dilation, causal=True):
 def _global_local(ell, window, n_global, causal=False):
     rest = _sliding_window(ell - n_global, window, causal)               # windows between non-global positions
     if causal:
-        return n_global * ell - n_global * (n_global - 1) / 2 + rest      # Σ_{k<g} (ℓ − k)
+        return n_global * ell - ratio(n_global * (n_global - 1), 2) + rest  # Σ_{k<g} (ℓ − k)
     return ell**2 - (ell - n_global) ** 2 + rest
 
 
@@ -64,10 +66,10 @@ def _strided(ell, stride, part="both"):
 
 
 def _fixed(ell, stride, summary=1, part="both"):
-    floors, blocks = sum_floor(ell, stride), floor(ell / stride)
-    local = ell * (ell + 1) / 2 - stride * floors                          # (q mod s) + 1 keys for query q
+    floors, blocks = sum_floor(ell, stride), floor(ratio(ell, stride))
+    local = ratio(ell * (ell + 1), 2) - stride * floors                    # (q mod s) + 1 keys for query q
     # summary keys of earlier blocks (c per block), plus those of the query's own block up to itself
-    own_block = blocks * summary * (summary + 1) / 2 + triangle(ell - stride * blocks - stride + summary)
+    own_block = blocks * ratio(summary * (summary + 1), 2) + triangle(ell - stride * blocks - stride + summary)
     return {"local": local, "summary": summary * floors + own_block, "both": local + summary * floors}[part]
 
 
@@ -80,7 +82,7 @@ def _swin(ell, height, width, window, shift=None):
     if shift is None:
         return height * width * window**2
     edge = shift**2 + (window - shift) ** 2
-    return (edge + (height / window - 1) * window**2) * (edge + (width / window - 1) * window**2)
+    return (edge + (ratio(height, window) - 1) * window**2) * (edge + (ratio(width, window) - 1) * window**2)
 
 
 #: Each built-in pattern's edge count, by the name :attr:`formal.graphs.pattern.Pattern.name` records.
@@ -91,6 +93,11 @@ COUNTS = {"full": _full, "causal": _causal, "cross": _cross, "sliding_window": _
 
 def exact_count(name, **args) -> int:
     """``|E|`` of the built-in pattern ``name`` from its formula (``args`` as the count takes them), in exact
-    Fractions and Python integers: no array, no float."""
-    exact = {k: Fraction(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in args.items()}
-    return int(COUNTS[name](**exact))
+    Fractions and Python integers: no array, no float.  A result that is not a whole number would be a wrong
+    formula, never rounded away: it is a TypeError."""
+    exact = {k: Fraction(int(v)) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+             for k, v in args.items()}                                   # numpy's ints too: never int64 arithmetic
+    count = COUNTS[name](**exact)
+    if isinstance(count, bool) or not isinstance(count, (int, Fraction)) or count != int(count):
+        raise TypeError(f"the {name} edge count at {args} is {count!r}, not an exact integer")
+    return int(count)

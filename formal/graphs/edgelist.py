@@ -38,7 +38,7 @@ from ..errors import ConfigError
 from ..guards import files, limits
 from . import memory
 from .edges import integer
-from .pattern import Pattern, from_pairs
+from .pattern import Pattern, check_pairs, from_pairs
 
 __all__ = ["read", "parse", "max_bytes", "MAX_DIGITS"]
 
@@ -78,8 +78,10 @@ def _check_size(path):
 def parse(text: str, ell: int, *, source: str = "edge list"):
     """``(keys, queries)``: the edges of an edge list (see the module), sorted by query then key.
 
-    ``source`` names the text in errors (``"edge list 'graph.txt'"``).
+    ``source`` names the text in errors (``"edge list 'graph.txt'"``).  Edges are sorted by ``q·ℓ + k`` in int64,
+    so an ``ell`` whose ℓ² pairs int64 cannot number is refused first (it would wrap, silently).
     """
+    check_pairs(ell, ell)
     data = np.frombuffer(text.removeprefix("\ufeff").encode("utf-8"), dtype=np.uint8)
     memory.require(memory.edgelist_bytes(data.size), f"parsing the {source} ({data.size:,} bytes)")
     lines = _Lines(data, source, ell)

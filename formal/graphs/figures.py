@@ -1,6 +1,10 @@
 """What ``graph`` reports about a pattern, as plain data: edges and their formula, density, in-degrees, attention
 FLOPs against dense attention, and the receptive field per layer, layers to full coverage and maximum path
-length (:func:`collect`; ``graph --json`` prints it, :func:`formal.graphs.report` returns it)."""
+length (:func:`collect`; ``graph --json`` prints it, :func:`formal.graphs.report` returns it).
+
+Every count — edges, degrees, FLOPs, receptive-field sizes and spans, layers — is an exact Python int, at any
+size.  The density, the means and the FLOP ratio are floats: each the float nearest the exact quotient of two
+of those ints (``/`` of Python ints rounds once), never a count computed through a float."""
 
 from __future__ import annotations
 
@@ -69,8 +73,9 @@ def _layered(p, layers, stream=None):
 
 
 def _degree_spread(values) -> dict:
-    """``{"min", "mean", "max", "empty"}`` of a pattern's in-degrees (``empty``: queries that see no key)."""
+    """``{"min", "mean", "max", "empty"}`` of a pattern's in-degrees (``empty``: queries that see no key); the
+    mean is ``|E|/ℓ_x`` from the exact sum, rounded once, as a structure's."""
     if not values.size:
         return {"min": 0, "mean": 0.0, "max": 0, "empty": 0}
-    return {"min": int(values.min()), "mean": float(values.mean()), "max": int(values.max()),
-            "empty": int((values == 0).sum())}
+    return {"min": int(values.min()), "mean": int(values.sum()) / values.size,
+            "max": int(values.max()), "empty": int((values == 0).sum())}

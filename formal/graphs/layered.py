@@ -268,9 +268,12 @@ def _covers(bits, target) -> bool:
 
 
 def _spread(bits) -> tuple:
-    """``(min, mean, max)`` of the receptive-field sizes of a state."""
+    """``(min, mean, max)`` of the receptive-field sizes of a state; the mean is the exact total over the
+    count, rounded once (as a structure's: numpy's float mean of large sizes is not)."""
     sizes = _popcount(bits)
-    return (int(sizes.min()), float(sizes.mean()), int(sizes.max())) if sizes.size else (0, 0.0, 0)
+    if not sizes.size:
+        return 0, 0.0, 0
+    return int(sizes.min()), int(sizes.sum(dtype=np.int64)) / sizes.size, int(sizes.max())
 
 
 def _record(bits) -> tuple:

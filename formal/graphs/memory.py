@@ -74,12 +74,21 @@ def require(nbytes, what: str) -> None:
 
 
 def number(n) -> str:
-    """``1,000,000``; from 10¹⁸, ``≈1.00e+40`` (the digits of a huge int are not printed: Python limits them)."""
+    """``1,000,000``; from 10¹⁸, ``≈1.00e+40``: three significant digits, rounded half up with integers (the
+    digits of a huge int are not printed: Python limits them; a float's logarithm misplaces the exponent
+    near a power of ten)."""
     n = int(n)
     if abs(n) < 10**18:
         return f"{n:,}"
-    exponent = math.floor(math.log10(n))
-    return f"≈{10 ** (math.log10(n) - exponent):.2f}e+{exponent}"
+    sign, n = "-" * (n < 0), abs(n)
+    exponent = (n.bit_length() - 1) * 30103 // 100000                    # log10(2) = 0.30103, low by < 1
+    while 10 ** (exponent + 1) <= n:
+        exponent += 1
+    scale = 10 ** (exponent - 2)
+    digits = (n + scale // 2) // scale                                     # 100 … 1000
+    if digits == 1000:                                                     # 9.995… rounds up to 10.0
+        digits, exponent = 100, exponent + 1
+    return f"≈{sign}{digits // 100}.{digits % 100:02d}e+{exponent}"
 
 
 def build_bytes(name: str, *, edges: int, positions: int) -> int:

@@ -101,7 +101,8 @@ class Pattern:
 
     @property
     def density(self) -> float:
-        """``|E|`` / (ℓ_z·ℓ_x): the fraction of the dense score matrix that is computed."""
+        """``|E|`` / (ℓ_z·ℓ_x): the fraction of the dense score matrix that is computed (the float nearest the
+        exact fraction: ``/`` of Python ints rounds once)."""
         pairs = self.ell_z * self.ell_x
         return self.n_edges / pairs if pairs else 0.0
 

@@ -102,7 +102,7 @@ class Structure(Described):
     # ------------------------------------------------------------------------------------------- counts
     @property
     def density(self) -> float:
-        """``|E|`` / (ℓ_z·ℓ_x)."""
+        """``|E|`` / (ℓ_z·ℓ_x): the float nearest the exact fraction (``/`` of Python ints rounds once)."""
         pairs = self.ell_z * self.ell_x
         return self.n_edges / pairs if pairs else 0.0
 
@@ -112,7 +112,8 @@ class Structure(Described):
         return self.self_attention and self._shape.causal
 
     def in_degree_spread(self) -> dict:
-        """``{"min", "mean", "max", "empty"}`` of the keys each query sees (``empty``: queries that see none)."""
+        """``{"min", "mean", "max", "empty"}`` of the keys each query sees (``empty``: queries that see none):
+        exact ints, and the mean ``|E|/ℓ_x`` the float nearest the exact fraction."""
         mean = self.n_edges / self.ell_x if self.ell_x else 0.0
         if self._shape is not None:
             least, _, most = self._shape.spread(1, False)
@@ -136,7 +137,8 @@ class Structure(Described):
         return self._shape
 
     def spread(self, layers: int, *, residual: bool = True) -> tuple:
-        """``(min, mean, max)`` of the receptive-field sizes after ``layers`` layers."""
+        """``(min, mean, max)`` of the receptive-field sizes after ``layers`` layers: exact ints, and the mean
+        the float nearest the exact total over ℓ."""
         least, total, most = self._layered().spread(layers, residual)
         return least, (total / self.ell_x if self.ell_x else 0.0), most
 

@@ -105,7 +105,7 @@ def test_draw_writes_a_png(capsys, tmp_path):
     (["random", "--seq-len", "64", "--random", "2", "--seed", "-1"],
      "argument --seed: -1 must be a non-negative integer"),
     (["random", "--seq-len", "64", "--random", "0"], "argument --random: 0 must be a positive integer"),
-    (["random", "--seq-len", "64", "--random", "2", "--seed", "1e3"], "argument --seed: '1e3' must be a non-negative"),
+    (["random", "--seq-len", "64", "--random", "2", "--seed", "1.5e0"], "argument --seed: '1.5e0' must be a non-negative"),
     (["full", "--seq-len", "-5"], "argument --seq-len: -5 must be a positive integer"),
     (["full", "--seq-len", "0"], "argument --seq-len: 0 must be a positive integer"),
     (["full", "--seq-len", "abc"], "argument --seq-len: 'abc' must be a positive integer"),
