@@ -21,9 +21,19 @@ class Integer:
         self.minimum, self.maximum = minimum, maximum
 
     def check(self, name, value, spelled=None):
+        """``value`` as an int in range; a string or a float passes the gate every number passes
+        (:func:`formal.guards.numbers.exact`): ``"1000"``, ``"2**10"`` and ``1000.0`` are the integers they are."""
+        written = value
+        if isinstance(value, (str, float)):
+            from ..guards.numbers import exact
+            try:
+                value = exact(value, name)
+            except ConfigError:
+                raise ConfigError(f"{name} = {shown(written)} must be {self.describe()}") from None
         if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                 or value < self.minimum or (self.maximum is not None and value > self.maximum)):
-            raise ConfigError(f"{name} = {shown(value)} must be {self.describe()}")
+            evaluated = f" (it is {value})" if written is not value and not isinstance(value, bool) else ""
+            raise ConfigError(f"{name} = {shown(written)}{evaluated} must be {self.describe()}")
         return int(value)
 
     def describe(self) -> str:

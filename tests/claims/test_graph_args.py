@@ -60,5 +60,10 @@ def test_a_graph_claim_is_judged_on_the_report():
 
 
 def test_a_wrong_value_is_invalid_with_its_parameter():
-    [verdict] = check_text(GOOD.replace("args = { n = 8 }", 'args = { n = "8" }'))
-    assert verdict.verdict == "invalid" and verdict.reason == "graph args: n = '8' must be a positive integer"
+    [verdict] = check_text(GOOD.replace("args = { n = 8 }", 'args = { n = "eight" }'))
+    assert verdict.verdict == "invalid" and verdict.reason == "graph args: n = 'eight' must be a positive integer"
+    [verdict] = check_text(GOOD.replace("args = { n = 8 }", 'args = { n = "8/3" }'))
+    assert verdict.verdict == "invalid" and "(it is 8/3)" in verdict.reason, verdict.reason
+    for spelled in ('"8"', '"2**3"', "8.0"):        # a number means the same however it is spelled
+        [same] = check_text(GOOD.replace("args = { n = 8 }", f"args = {{ n = {spelled} }}"))
+        assert same.verdict == check_text(GOOD)[0].verdict and same.derived == check_text(GOOD)[0].derived
