@@ -35,7 +35,7 @@ import sys
 
 from .. import __version__
 from ..costs.conventions import CONVENTIONS
-from ..errors import FormalError
+from ..errors import FormalError, shown
 from ..guards.files import json_text
 from .arguments import UsageError
 from .helptext import Formatter, epilog
@@ -47,8 +47,31 @@ __all__ = ["main", "build_parser", "docs_parser", "sizes_text"]
 PROG = "formal-transformers"
 
 
+class _Once(argparse._StoreAction):
+    """An option that takes a value, given once: a second ``--seq-len`` would silently replace the first, a flag
+    with no effect, so it is refused (``--seq-len is given twice (10, then 12): give it once``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._given = {}                # id of the namespace → the value first given
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string is not None:
+            if id(namespace) in self._given:
+                raise argparse.ArgumentError(self, f"is given twice ({shown(self._given[id(namespace)])}, then "
+                                                   f"{shown(values)}): give it once")
+            self._given[id(namespace)] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line and exit status 2."""
+    """An ArgumentParser whose errors are one line and exit status 2, and whose options that take a value are
+    given once (:class:`_Once`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
 
     def error(self, message):
         raise UsageError(message)

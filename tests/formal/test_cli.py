@@ -355,3 +355,20 @@ def test_complexity_of_a_paged_kv_cache(capsys):
 def test_complexity_paged_bad_usage_is_one_line_and_exit_2(capsys, args, message):
     status, _, err = run(capsys, "complexity", *args)
     assert status == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ("complexity", "gpt2", "--seq-len", "10", "--seq-len", "12"),
+    ("complexity", "gpt2", "--seq-len=10", "--seq-len", "10"),
+    ("graph", "full", "--seq-len", "4", "--seq-len", "4"),
+    ("complexity", "gpt2", "--dtype", "fp16", "--dtype", "int8"),
+])
+def test_an_option_given_twice_is_refused(capsys, argv):
+    """A second value would silently replace the first (a flag with no effect): one line, exit 2, naming both."""
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == "" and "is given twice" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_repeatable_option_may_be_repeated(capsys):
+    status, out, err = run(capsys, "show", "mhattention", "-o", "bias=false", "-o", "n_kv_heads=2", "--json")
+    assert status == 0 and err == "", err
