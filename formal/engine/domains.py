@@ -165,15 +165,24 @@ class Integer(Domain):
         return f"Integer({self.minimum})"
 
     def admits(self, value) -> bool:
-        return _whole(value) and value >= self.minimum
+        whole = _whole(value) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+        return whole and value >= self.minimum      # a file's 4.0 is the count 4, as every number's gate reads it
 
     def normal(self, value):
         return int(value)
 
     def parse(self, text: str):
-        if not _INT.fullmatch(text.strip()):
+        """The integer ``text`` is, read by the gate every number passes (:func:`formal.guards.numbers.exact`):
+        ``4``, ``4.0``, ``2**2``; ValueError for anything else (a word, a fraction)."""
+        from ..errors import ConfigError
+        from ..guards.numbers import exact
+        try:
+            value = exact(text.strip(), "value")
+        except ConfigError:
+            raise ValueError(text) from None
+        if not isinstance(value, int):
             raise ValueError(text)
-        return int(text)
+        return value
 
     def text(self) -> str:
         return {1: "a positive integer", 0: "a non-negative integer"}.get(self.minimum,

@@ -262,10 +262,12 @@ def test_a_variant_is_built_once_and_shared():
 
 
 def test_options_equal_in_python_are_different_variants():
-    """True == 1 == 1.0 in Python, but the builder refuses True and 1.0 for a head count: a cached variant
-    must not answer for them."""
+    """True == 1 == 1.0 in Python, but the builder refuses True for a head count (a cached variant must not
+    answer for it); 1.0 is the count 1, as the gate every number passes reads it, and the variant holds the int."""
     import formal
     assert formal.mhattention.variant(n_kv_heads=1).options["n_kv_heads"] == 1
-    for value in (True, 1.0):
-        with pytest.raises(formal.ConfigError, match="n_kv_heads"):
-            formal.mhattention.variant(n_kv_heads=value)
+    with pytest.raises(formal.ConfigError, match="n_kv_heads"):
+        formal.mhattention.variant(n_kv_heads=True)
+    for value in (1.0, 2.0):
+        held = formal.mhattention.variant(n_kv_heads=value).options["n_kv_heads"]
+        assert held == value and type(held) is int

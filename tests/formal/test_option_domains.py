@@ -76,7 +76,7 @@ def test_a_declaration_refuses_what_it_cannot_be():
     (BOOL, [True, False], [1, 0, "true", None, 1.0]),
     (Choice("zero", "nan"), ["zero", "nan"], ["Zero", float("nan"), None, 0]),
     (Choice(None, "a"), [None, "a"], ["None", "b", False]),
-    (Integer(1), [1, 2, 10**30], [0, -1, True, 1.0, "1", None]),
+    (Integer(1), [1, 2, 10**30, 1.0, 4.0], [0, -1, True, 1.5, 0.0, float("inf"), float("nan"), "1", None]),
     (Integer(0), [0, 5], [-1, False, 0.5]),
     (Real(0), [0, 0.0, 1e-300, 5], [-1e-300, float("inf"), float("nan"), True, "1"]),
     (Real(0, 1, open_low=True, open_high=True), [0.5, 1e-9], [0, 1, 0.0, 1.0, 2]),
