@@ -8,6 +8,8 @@ property checks and the theorems of :mod:`proofs` draw from here.
 - :mod:`.sizes` — the sizes, drawn for every symbol and mended until every constraint the algorithm states
   holds;
 - :mod:`.ties` — sizes fixed or tied to others (``conform --size d_attn=d_x/H``);
+- :mod:`.memory` — what the examples' arrays take, estimated before any is drawn and refused past the memory
+  limit (a tie or an option such as ``n_kv_heads`` can make a size grow);
 - :mod:`.softmaxes` — which parameters feed an algorithm's softmaxes (the large-scores boundary case);
 - :mod:`.profiles` — how many examples a run draws and how large they grow (importing nothing).
 """

@@ -30,6 +30,7 @@ import sympy as sp
 from .. import algorithms
 from ..engine.algorithm import Algorithm
 from ..errors import ConfigError
+from . import memory
 from .profiles import MAX_EXAMPLES, PROFILES, Profile
 from .sizes import (
     LENGTHS,
@@ -185,13 +186,49 @@ def _with_a_softmax(algorithm, options, rng, fixed, name, case):
     return (algorithm, options, case) if scaled_params(algorithm) else (algorithm, options, "random")
 
 
+@dataclass
+class _Plan:
+    """An example before its arrays are drawn: its variant, sizes and the shapes of its arguments, and the
+    generator that draws them next — so that what a list of examples takes is estimated before any of it is
+    drawn (:mod:`.memory`)."""
+
+    algorithm: Algorithm
+    sizes: dict
+    seed: int
+    case: str
+    pins: dict
+    rng: np.random.Generator = field(repr=False)
+    shapes: dict = field(default_factory=dict)     # array argument → (spec, shape), in the signature's order
+    scalars: dict = field(default_factory=dict)    # a size passed as an argument (no array determines it)
+    drawn: dict = field(default_factory=dict, repr=False)  # the sizes before the constraints were mended
+    flags: tuple = (False, False)                  # (empty, large)
+
+    @property
+    def nbytes(self) -> int:
+        """What its arrays take (:func:`.memory.example_bytes`)."""
+        return memory.example_bytes(self.algorithm, self.array_shapes)
+
+    @property
+    def array_shapes(self) -> dict:
+        """Each array argument's shape."""
+        return {n: shape for n, (_, shape) in self.shapes.items()}
+
+
 def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", sizes=None,
             **fixed_options) -> Example:
     """The example ``(subject, seed)``: ``subject`` is an algorithm object (its options are kept) or a name
     (options not in ``fixed_options`` are drawn from their declarations: :func:`.variants.draw_options`); sizes
     are at most ``small`` (widths at most 24), then ``pins`` (see :func:`boundary_cases`) are applied and the
     constraints mended.  ``sizes`` fixes and ties sizes (``["H=4", "d_attn=d_x/H"]``, or ``{name: int | str}``:
-    :class:`.ties.Ties`): the others are drawn and mended, then the tied ones set from them."""
+    :class:`.ties.Ties`): the others are drawn and mended, then the tied ones set from them.  What its arrays
+    take is estimated first, and refused past the memory limit (:mod:`.memory`)."""
+    plan = _plan(subject, seed, small=small, pins=pins, case=case, sizes=sizes, **fixed_options)
+    memory.require([plan], subject, fixed_options, sizes)
+    return _draw(plan)
+
+
+def _plan(subject, seed, *, small, pins, case, sizes, **fixed_options) -> _Plan:
+    """Everything of the example ``(subject, seed)`` but its arrays (see :func:`example`)."""
     seed = checked_int(seed, "seed", 0)
     name, fixed = resolve(subject, **fixed_options)
     pins = dict(pins or {})
@@ -215,38 +252,53 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     drawn.update({k: v for k, v in pins.items() if k in drawn})
     if full and "ell_max" in drawn:  # the longest sequence fills the table, or more if a constraint says so
         drawn["ell_max"] = max([drawn[k] for k in LENGTHS if k in drawn] + [1])
-    drawn = ties.apply(mend_sizes(algorithm, drawn, pinned=frozenset(pins) - ties.names,
+    before = dict(drawn)
+    final = ties.apply(mend_sizes(algorithm, drawn, pinned=frozenset(pins) - ties.names,
                                   constraints=ties.constraints if ties else None))
     self_attention = "Z" in algorithm.defaults and not cross and rng.random() < 0.5
     if self_attention:  # Z defaults to X, whose sizes bind d_z and ell_z (where the ties allow it)
-        self_attention = _self_attention(algorithm, drawn, ties)
-    sizes = drawn
-    arguments, determined = {}, set()
-    param_specs = set(algorithm.params)
+        self_attention = _self_attention(algorithm, final, ties)
+    flags = {k: True for k, on in (("cross", cross), ("empty", empty), ("large", large)) if on}
+    pinned = {**pins, **({"ell_max": "full"} if full else {}), **flags}
+    plan = _Plan(algorithm, final, int(seed), case, pinned, rng, drawn=before, flags=(empty, large))
+    determined = set()
     for spec in algorithm.signature:
         if spec.name in algorithm.defaults and self_attention:   # Z = X: its sizes are X's
-            determined |= {str(f) for d in spec.shape if isinstance(d, sp.Basic) for f in d.free_symbols}
+            determined |= _symbols(spec.shape)
             continue
-        shape = evaluate_shape(spec.shape, sizes)
         if spec.kind != "mask":   # a mask may be a name ("causal"): its sizes must come from elsewhere
-            determined |= {str(f) for d in spec.shape if isinstance(d, sp.Basic) for f in d.free_symbols}
+            determined |= _symbols(spec.shape)
+        plan.shapes[spec.name] = (spec, evaluate_shape(spec.shape, final))   # Python ints, exact at any size
+    plan.scalars = {k: final[k] for k in sorted(symbols - determined)}
+    return plan
+
+
+def _symbols(shape) -> set:
+    """The names of the sizes a symbolic shape reads."""
+    return {str(f) for d in shape if isinstance(d, sp.Basic) for f in d.free_symbols}
+
+
+def _draw(plan: _Plan) -> Example:
+    """The example ``plan`` describes, its arrays drawn with its generator."""
+    algorithm, sizes, rng = plan.algorithm, plan.sizes, plan.rng
+    empty, large = plan.flags
+    arguments = {}
+    param_specs = set(algorithm.params)
+    for name, (spec, shape) in plan.shapes.items():
         if spec.kind == "mask":
-            arguments[spec.name] = _mask(rng, *shape, empty=empty)
+            arguments[name] = _mask(rng, *shape, empty=empty)
         elif spec.kind == "index":
             bound = evaluate_shape((spec.bound,), sizes)[0]
-            arguments[spec.name] = rng.integers(0, bound, size=shape)
+            arguments[name] = rng.integers(0, bound, size=shape)
         else:
-            arguments[spec.name] = _real(rng, spec, shape, param_specs)
-    for k in sorted(symbols - determined):
-        arguments[k] = sizes[k]
+            arguments[name] = _real(rng, spec, shape, param_specs)
+    arguments.update(plan.scalars)
     if large:
         _scale_scores(algorithm, arguments)
     if algorithm.random:
         arguments["seed"] = int(rng.integers(2**32))
     params = tuple(p.name for p in algorithm.params)
-    flags = {k: True for k, on in (("cross", cross), ("empty", empty), ("large", large)) if on}
-    pinned = {**pins, **({"ell_max": "full"} if full else {}), **flags}
-    return Example(algorithm, arguments, sizes, int(seed), params, case, pinned)
+    return Example(algorithm, arguments, sizes, plan.seed, params, plan.case, plan.pins)
 
 
 def _self_attention(algorithm, sizes: dict, ties) -> bool:
@@ -276,7 +328,8 @@ def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, bou
     probe = subject if isinstance(subject, Algorithm) else algorithms.get(name)
     ties = Ties.parse(probe, sizes)
     ties.check_reach(max_size)
-    out = [example(subject, seed + i, small=_cap(i, n, max_size), sizes=ties, **fixed_options) for i in range(n)]
+    plans = [_plan(subject, seed + i, small=_cap(i, n, max_size), pins=None, case="random", sizes=ties,
+                   **fixed_options) for i in range(n)]
     if boundary:
         for k, (label, pins) in enumerate(boundary_cases(probe, max_size)):
             lengths = [v for key, v in pins.items() if key in LENGTHS]
@@ -284,10 +337,12 @@ def examples(subject, n: int, *, seed: int = 0, max_size: int | None = None, bou
             small = max_size if group == "every length and width" else max(lengths) if lengths else 4
             # S heads or S layers: the other sizes as small as drawn at all, so the case costs S times one layer
             small = 2 if group in ("heads and blocks", "layers and patches") else max(small, 4) if small > 1 else 4
-            case = example(subject, seed + n + k, small=small, pins=pins, case=label, sizes=ties, **fixed_options)
-            case.case = _honest(case.case, case.pins, case.sizes, ties)
-            if case.case is not None:
-                out.append(case)
+            plan = _plan(subject, seed + n + k, small=small, pins=pins, case=label, sizes=ties, **fixed_options)
+            plan.case = _honest(plan.case, plan.pins, plan.sizes, ties)
+            if plan.case is not None:
+                plans.append(plan)
+    memory.require(plans, subject, fixed_options, ties)   # the list is held whole: refused before any is drawn
+    out = [_draw(plan) for plan in plans]
     return sorted(out, key=lambda e: e.size)
 
 

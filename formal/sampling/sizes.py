@@ -120,12 +120,12 @@ def mend_sizes(algorithm, sizes: dict, pinned=frozenset(), *, constraints=None) 
                         break
                     sizes[str(term)] = max(1, sizes[str(term)] - (va - vb))
             elif c.relation == "divides" and isinstance(b, sp.Symbol):
-                sizes[str(b)] = va * math.ceil(vb / va)
+                sizes[str(b)] = va * -(-vb // va)   # exact: a float quotient of large sizes rounds
             elif c.relation == "divides" and _scaled_symbol(b):   # a | s·p/q (Swin's M | n_h/2): a step of s
                 symbol, coefficient = _scaled_symbol(b)
                 p, q = coefficient.p, coefficient.q
                 step = va * q // math.gcd(va * q, p)
-                sizes[str(symbol)] = step * math.ceil(sizes[str(symbol)] / step)
+                sizes[str(symbol)] = step * -(-sizes[str(symbol)] // step)
             else:
                 break
     broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]

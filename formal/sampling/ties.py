@@ -29,7 +29,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..core.constraints import Constraint
-from ..core.formula import parse
+from ..core.formula import FormulaError, parse
 from ..errors import ConfigError, shown
 from .sizes import MAX_SIZE, RUN_SIZES
 
@@ -170,9 +170,13 @@ class Ties:
         tie is not a positive integer there."""
         for name in self.order:
             formula = self.formulas[name]
-            value = formula.value({k: Fraction(v) for k, v in sizes.items()})
+            at = ", ".join(f"{k}={sizes[k]}" for k in sorted(formula.names))
+            try:   # exact: Fractions, never a float, and refused past MAX_BITS (formal.core.formula)
+                value = formula.value({k: Fraction(v) for k, v in sizes.items()})
+            except FormulaError as exc:
+                why = str(exc).partition(": ")[2] or str(exc)
+                raise ConfigError(f"--size {self.written(name)} at {at}: {why}") from None
             if not isinstance(value, int) or value < 1:
-                at = ", ".join(f"{k}={sizes[k]}" for k in sorted(formula.names))
                 raise ConfigError(f"--size {self.written(name)} is {value} at {at}: a size must be a positive "
                                   "integer")
             sizes[name] = value

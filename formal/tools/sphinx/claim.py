@@ -11,7 +11,7 @@ from docutils.parsers.rst import directives
 
 from ..claims.claim import VERDICTS
 from . import nodes as build
-from .entry import Entry
+from .entry import Entry, logger
 
 __all__ = ["ClaimDirective", "ClaimsDirective", "catalogue", "decided", "verdict_node", "subject_link"]
 
@@ -24,12 +24,22 @@ def _path(directive, text: str) -> str:
     return by_stem.get(text) or directive.env.relfn2path(text)[1]
 
 
+def _warn_invalid(directive, verdicts, what: str) -> None:
+    """A build warning (an error under ``-W``) for each invalid claim shown, naming it, its file and why — as
+    ``check`` exits 2 on it: a claim the build cannot decide is bad input, not a verdict to render silently.
+    The page still shows it, verdict *invalid* and why."""
+    for v in verdicts:
+        if v.verdict == "invalid":
+            logger.warning(f"{what}: claim {v.claim.id!r} in {v.claim.file} is invalid: {v.reason}",
+                           location=directive.get_location())
+
+
 class ClaimDirective(Entry):
     """``.. formal:claim:: ID`` (``:file: PATH``: a claims file of one's own, relative to the page; default: the
     catalogue) — a claim with the verdict it gets when the docs build, what was claimed and derived, and why."""
 
     kind = "claim"
-    option_spec = {"file": directives.unchanged, "noindex": directives.flag}
+    option_spec = {"file": directives.unchanged_required, "noindex": directives.flag}
 
     def run(self):
         from ...errors import FormalError
@@ -43,6 +53,7 @@ class ClaimDirective(Entry):
         if not found:
             return self.fail(f"formal:claim {claim_id}: not in {where or 'the catalogue'}")
         v = found[0]
+        _warn_invalid(self, [v], f"formal:claim {claim_id}")
         out = self.target(claim_id, [f"{claim_id} (claim)"])
         box = nodes.container(classes=["formal-claim"])
         box += build.para(nodes.strong(text=f"Claim {claim_id}: "), f"“{v.claim.says}”")
@@ -68,10 +79,14 @@ class ClaimsDirective(Entry):
     def run(self):
         from ...errors import FormalError
         where = self.arguments[0] if self.arguments else None
+        what = f"formal:claims {where}" if where else "formal:claims"
+        if {"summary-only", "no-summary"} <= set(self.options):
+            return self.fail(f"{what}: :summary-only: and :no-summary: contradict each other (give one)")
         try:
             verdicts = decided(_path(self, where)) if where else catalogue()
         except FormalError as error:
-            return self.fail(f"formal:claims {where or ''}: {error}")
+            return self.fail(f"{what}: {error}")
+        _warn_invalid(self, verdicts, what)
         if "summary-only" in self.options:
             return [summary(verdicts, by_file=True)]
         out = [] if "no-summary" in self.options else [summary(verdicts, search=False)]

@@ -86,7 +86,7 @@ class ModelDirective(Entry):
     kind = "model"
     required_arguments = 0
     optional_arguments = 1
-    option_spec = {"file": directives.unchanged, "noindex": directives.flag}
+    option_spec = {"file": directives.unchanged_required, "noindex": directives.flag}
 
     def run(self):
         from ...core.symbols import latex
