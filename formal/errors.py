@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 __all__ = ["FormalError", "ShapeError", "ConfigError", "DomainError", "ResourceError", "shown", "one_of", "integers"]
 
 
@@ -84,6 +86,11 @@ class ResourceError(FormalError):
     def __init__(self, message, *, needed, limit):
         self.needed, self.limit = needed, limit
         super().__init__(message)
+
+    def __reduce__(self):
+        """Pickled with its figures (they are keyword-only), so a refusal in a worker process reaches the parent
+        as itself."""
+        return functools.partial(type(self), needed=self.needed, limit=self.limit), (str(self),)
 
 
 def condition_failure(relation: str, even: bool, a: tuple, b: tuple, reason: str = "") -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from ..guards import limits
+from ..guards.numbers import count_text as number
 
 __all__ = ["require", "number", "build_bytes", "pairs_bytes", "mask_bytes", "networkx_bytes", "stack_bytes",
            "attention_bytes", "draw_bytes", "edgelist_bytes", "report_bytes"]
@@ -71,24 +72,6 @@ _CEILING = 2**80   # estimates above 1 YiB are passed on as 1 YiB: formal.guards
 def require(nbytes, what: str) -> None:
     """:func:`formal.guards.limits.require`, for estimates of any size (Python ints beyond a float included)."""
     limits.require(min(int(math.ceil(nbytes)), _CEILING), what)
-
-
-def number(n) -> str:
-    """``1,000,000``; from 10¹⁸, ``≈1.00e+40``: three significant digits, rounded half up with integers (the
-    digits of a huge int are not printed: Python limits them; a float's logarithm misplaces the exponent
-    near a power of ten)."""
-    n = int(n)
-    if abs(n) < 10**18:
-        return f"{n:,}"
-    sign, n = "-" * (n < 0), abs(n)
-    exponent = (n.bit_length() - 1) * 30103 // 100000                    # log10(2) = 0.30103, low by < 1
-    while 10 ** (exponent + 1) <= n:
-        exponent += 1
-    scale = 10 ** (exponent - 2)
-    digits = (n + scale // 2) // scale                                     # 100 … 1000
-    if digits == 1000:                                                     # 9.995… rounds up to 10.0
-        digits, exponent = 100, exponent + 1
-    return f"≈{sign}{digits // 100}.{digits % 100:02d}e+{exponent}"
 
 
 def build_bytes(name: str, *, edges: int, positions: int) -> int:

@@ -36,7 +36,7 @@ from fractions import Fraction
 
 from ..errors import ConfigError, shown
 
-__all__ = ["Written", "exact", "whole", "size", "at", "is_number", "written"]
+__all__ = ["Written", "exact", "whole", "size", "at", "is_number", "written", "count_text"]
 
 
 class Written(float):
@@ -187,3 +187,25 @@ def _text(value) -> str:
     if value.denominator == 1:
         return str(value.numerator)
     return f"{value.numerator}/{value.denominator}"
+
+
+def count_text(n) -> str:
+    """A count for a message: ``1,000,000``; from 10¹⁸, ``≈1.00e+40``: three significant digits, rounded half up
+    with integers (the digits of a huge int are not printed: Python limits them; a float's logarithm misplaces
+    the exponent near a power of ten).
+
+    >>> count_text(1_000_000), count_text(10**40), count_text(10**19 - 1)
+    ('1,000,000', '≈1.00e+40', '≈1.00e+19')
+    """
+    n = int(n)
+    if abs(n) < 10**18:
+        return f"{n:,}"
+    sign, n = "-" * (n < 0), abs(n)
+    exponent = (n.bit_length() - 1) * 30103 // 100000                    # log10(2) = 0.30103, low by < 1
+    while 10 ** (exponent + 1) <= n:
+        exponent += 1
+    scale = 10 ** (exponent - 2)
+    digits = (n + scale // 2) // scale                                     # 100 … 1000
+    if digits == 1000:                                                     # 9.995… rounds up to 10.0
+        digits, exponent = 100, exponent + 1
+    return f"≈{sign}{digits // 100}.{digits % 100:02d}e+{exponent}"

@@ -26,12 +26,12 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 
 from ..errors import ResourceError
 from ..guards import limits
 from ..guards.limits import max_memory
+from ..guards.numbers import count_text as number
 
 __all__ = ["ENTRY_BYTES", "DRAWN_BYTES", "ExamplesTooLarge", "argument_bytes", "example_bytes", "require", "number"]
 
@@ -42,20 +42,8 @@ DRAWN_BYTES = 8
 
 
 class ExamplesTooLarge(ResourceError):
-    """Examples refused by their estimate: a :class:`~formal.errors.ResourceError` that pickles with its
-    figures, so that a refusal in a worker process (``verify --jobs``, a Dask worker) reaches the parent as
-    itself, one line, rather than failing to unpickle (``ResourceError``'s keyword-only figures)."""
-
-    def __reduce__(self):
-        return functools.partial(type(self), needed=self.needed, limit=self.limit), (str(self),)
-
-
-def number(n: int) -> str:
-    """``1,000,000``; from 10¹⁸ ``≈1.84e+19`` (Python will not print an integer of thousands of digits)."""
-    if n < 10**18:
-        return f"{n:,}"
-    exponent = math.floor(math.log10(n))
-    return f"≈{10 ** (math.log10(n) - exponent):.2f}e+{exponent}"
+    """Examples refused by their estimate (a :class:`~formal.errors.ResourceError`, which pickles with its
+    figures: a refusal in a worker process, ``verify --jobs`` or a Dask worker, reaches the parent as itself)."""
 
 
 def argument_bytes(algorithm, shapes: dict) -> dict:
