@@ -827,6 +827,34 @@ CASES = [
       contains=("d_x ≥ 101",), setup=lambda cwd: (_write("impl.py", ATTENTION_TARGET)(cwd), _write(
           "c.toml", '[[claim]]\nid = "c"\nalgorithm = "attention"\nimplementation = "impl.py:attention"\n'
                     'sizes = { d_attn = "d_x - 100" }\n')(cwd))),
+    # sizes that grow: estimated in exact integers and refused before any array is drawn (formal.sampling.memory)
+    C("conform-size-tie-past-numpy", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
+                                      "d_attn=d_x**64"), 2, setup=_write("impl.py", ATTENTION_TARGET),
+      contains=("d_attn set by --size d_attn = d_x**64", "more than the memory limit of 4 GiB"),
+      note="a width of 2⁶⁴ or more: estimated in Python ints and refused before any array is drawn (numpy raised "
+           "'Maximum allowed dimension exceeded', an internal error)"),
+    C("conform-size-tie-grows", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
+                                 "d_attn=d_x**8"), 2, setup=_write("impl.py", ATTENTION_TARGET),
+      contains=("d_attn set by --size d_attn = d_x**8", "more than the memory limit of 4 GiB"),
+      note="d_attn reaches 17⁸ ≈ 7·10⁹: the examples' arrays are estimated and refused before any is drawn (the "
+           "run went on until out of memory)"),
+    C("conform-size-tie-too-many-bits", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
+                                         "d_attn=(d_x**64)**64"), 2, setup=_write("impl.py", ATTENTION_TARGET),
+      contains=("--size d_attn = (d_x**64)**64 at d_x=", "10000 bits")),
+    C("conform-n-kv-heads-million", ("conform", "impl.py:attention", "--algorithm", "mhattention", "-o",
+                                     "n_kv_heads=1000000"), 2, setup=_write("impl.py", ATTENTION_TARGET),
+      contains=("mhattention with n_kv_heads=1000000", "to meet 1000000 divides H", "more than the memory limit"),
+      note="the option raises H to a multiple of it: refused by the examples' estimate, not out of memory"),
+    C("verify-variants-n-kv-heads-million", ("verify", "--variants", "n_kv_heads=1000000", "--only", "mhattention",
+                                             "--quiet", "--device", "cpu"), 2,
+      contains=("n_kv_heads=1000000", "more than the memory limit"),
+      note="each variant's examples are estimated where they are drawn (formal.sampling.memory), in the task's "
+           "worker process; the refusal comes back to the parent whole"),
+    C("check-implementation-size-grows", ("check", "c.toml"), 2, stderr="line+report",
+      contains=("d_attn set by --size d_attn = d_x**8", "more than the memory limit"),
+      setup=lambda cwd: (_write("impl.py", ATTENTION_TARGET)(cwd), _write(
+          "c.toml", '[[claim]]\nid = "c"\nalgorithm = "attention"\nimplementation = "impl.py:attention"\n'
+                    'sizes = { d_attn = "d_x**8" }\n')(cwd))),
 ]
 
 

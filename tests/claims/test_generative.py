@@ -9,12 +9,15 @@ assertion kind from exact arithmetic.  A size that is not a positive integer, ho
 a constraint (ℓ ≤ ℓ_max, d_e divisible by H) makes the claim invalid, never ``holds``.
 
 The same properties run twice: in the fast tier with a small budget, and marked ``slow`` with a large one (a
-tier chooses tests: the property is the same).  A failure prints hypothesis's shrunk claim text.
+tier chooses tests: the property is the same).  A failure prints hypothesis's shrunk claim text.  A long run::
+
+    FORMAL_GENERATIVE_EXAMPLES=15000 python -m pytest tests/claims/test_generative.py -m slow
 """
 
 from __future__ import annotations
 
 import json
+import os
 from fractions import Fraction
 
 import pytest
@@ -24,7 +27,8 @@ from formal.guards.limits import MAX_SIZE
 from formal.tools.claims import check_text
 from tests.tiers import slow
 
-SMALL, LARGE = 30, 1500
+#: Examples of each property in the fast tier and in the slow one (``FORMAL_GENERATIVE_EXAMPLES=N`` for a longer run).
+SMALL, LARGE = 30, int(os.environ.get("FORMAL_GENERATIVE_EXAMPLES", 1500))
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
