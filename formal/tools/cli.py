@@ -47,20 +47,21 @@ __all__ = ["main", "build_parser", "docs_parser", "sizes_text"]
 PROG = "formal-transformers"
 
 
+#: Where a namespace records, while it is parsed, the options :class:`_Once` has seen (removed afterwards).
+_GIVEN = "_formal_options_given"
+
+
 class _Once(argparse._StoreAction):
     """An option that takes a value, given once: a second ``--seq-len`` would silently replace the first, a flag
     with no effect, so it is refused (``--seq-len is given twice (10, then 12): give it once``)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._given = {}                # id of the namespace → the value first given
-
     def __call__(self, parser, namespace, values, option_string=None):
         if option_string is not None:
-            if id(namespace) in self._given:
-                raise argparse.ArgumentError(self, f"is given twice ({shown(self._given[id(namespace)])}, then "
+            given = vars(namespace).setdefault(_GIVEN, {})
+            if self.dest in given:
+                raise argparse.ArgumentError(self, f"is given twice ({shown(given[self.dest])}, then "
                                                    f"{shown(values)}): give it once")
-            self._given[id(namespace)] = values
+            given[self.dest] = values
         super().__call__(parser, namespace, values, option_string)
 
 
@@ -72,6 +73,11 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", None, _Once)
         self.register("action", "store", _Once)
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extras = super().parse_known_args(args, namespace)
+        vars(parsed).pop(_GIVEN, None)          # the record of one parse is not an argument
+        return parsed, extras
 
     def error(self, message):
         raise UsageError(message)

@@ -372,3 +372,13 @@ def test_an_option_given_twice_is_refused(capsys, argv):
 def test_a_repeatable_option_may_be_repeated(capsys):
     status, out, err = run(capsys, "show", "mhattention", "-o", "bias=false", "-o", "n_kv_heads=2", "--json")
     assert status == 0 and err == "", err
+
+
+def test_one_parser_parses_many_command_lines_each_on_its_own():
+    """What an option was given is recorded per parse, not by a namespace's id (which Python reuses once a
+    namespace is gone: a second parse was once refused as the option "given twice")."""
+    from formal.tools.cli import build_parser
+    parser = build_parser()
+    for length in range(1, 200):
+        args = parser.parse_args(["complexity", "gpt2", "--seq-len", str(length)])
+        assert args.seq_len == length and not any(k.startswith("_") for k in vars(args))
