@@ -91,6 +91,19 @@ def main():
     parser.add_argument("--tiny", action="store_true", help="a 2-layer GPT-2 of width 64 (tests the benchmark)")
     parser.add_argument("--json", metavar="FILE", help="also write the forward-pass figures as JSON to FILE")
     args = parser.parse_args()
+    if args.json:    # before anything is measured: a directory or a FIFO there is bad usage, not a lost run
+        from gpu_steps import unwritable
+        why = unwritable(args.json)
+        if why is not None:
+            sys.stderr.write(f"bench_reference: --json {args.json!r} cannot be written: {why}\n")
+            raise SystemExit(2)
+    from formal.errors import ConfigError
+    from reference.model.device import device as resolve_device
+    try:             # --device cuda where torch sees no GPU: refused, not timed on the CPU nor a traceback later
+        resolve_device(args.device)
+    except ConfigError as exc:
+        sys.stderr.write(f"bench_reference: --device {args.device}: {exc}\n")
+        raise SystemExit(2) from None
     if not args.skip_verify:
         runs = {jobs: [] for jobs in (1, 2)}
         for _ in range(max(1, args.repeats // 2)):                        # interleaved: the same load for both

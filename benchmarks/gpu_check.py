@@ -39,7 +39,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpu_steps import PATHS, PRECISIONS, Step, plan
+from gpu_steps import PATHS, PRECISIONS, Step, plan, unwritable
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The whole run's limit: the steps' time limits add up to no more (the issue's 8 minutes).
@@ -47,6 +47,8 @@ BUDGET_S = 480
 USAGE = "usage: benchmarks/gpu_check.sh OUTDIR [--dry-run]"
 #: How much of a step's output its record keeps: the end, where the summary and the error are.
 TAIL_CHARS = 3000
+#: The file the check writes in OUTDIR (its only output there).
+REPORT = "gpu_check.json"
 
 
 class UsageError(Exception):
@@ -54,7 +56,9 @@ class UsageError(Exception):
 
 
 def parse_args(argv) -> tuple[Path, bool]:
-    """``(OUTDIR, dry_run)`` from the command line; OUTDIR is made if missing."""
+    """``(OUTDIR, dry_run)`` from the command line; OUTDIR is made if missing.  Its report's path is checked here,
+    before any step runs (:func:`gpu_steps.unwritable`): a directory, a FIFO or a folder that takes no file there
+    is bad usage, not a traceback after the first step."""
     outdir, dry_run = None, False
     for arg in argv:
         if arg in ("-h", "--help"):
@@ -73,12 +77,16 @@ def parse_args(argv) -> tuple[Path, bool]:
     path = Path(outdir)
     if path.exists() and not path.is_dir():
         raise UsageError(f"OUTDIR {outdir!r} exists and is not a folder")
+    made = not path.exists()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"OUTDIR {outdir!r} cannot be made: {exc.strerror}") from None
-    if not os.access(path, os.W_OK):
-        raise UsageError(f"OUTDIR {outdir!r} is not writable")
+    why = unwritable(path / REPORT)
+    if why is not None:
+        if made:                 # bad usage leaves nothing behind
+            path.rmdir()
+        raise UsageError(f"{os.path.join(outdir, REPORT)!r} cannot be written: {why}")
     return path, dry_run
 
 
@@ -122,11 +130,16 @@ def _tree() -> str | None:
 
 
 def _write(report: dict, outdir: Path) -> None:
-    """Atomically: a reader never sees half a file."""
-    target = outdir / "gpu_check.json"
-    partial = target.with_suffix(".json.partial")
-    partial.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(partial, target)
+    """Atomically: a reader never sees half a file (a temporary file of a name of its own beside it, then one
+    rename: no file the user keeps there is written over)."""
+    partial = outdir / f".{REPORT}.{os.getpid()}-{os.urandom(4).hex()}.partial"
+    try:
+        with open(partial, "x") as f:    # as open() makes files: the umask applies (mkstemp's would be 0600)
+            f.write(json.dumps(report, indent=2) + "\n")
+        os.replace(partial, outdir / REPORT)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def check(outdir: Path, dry_run: bool, *, python=sys.executable) -> dict:
@@ -162,7 +175,11 @@ def main(argv=None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"gpu_check: {exc}; {USAGE}\n")
         return 2
-    report = check(outdir, dry_run)
+    try:
+        report = check(outdir, dry_run)
+    except OSError as exc:   # OUTDIR changed under the run (removed, made read-only): one line, not a traceback
+        sys.stderr.write(f"gpu_check: cannot write {os.path.join(outdir, REPORT)!r}: {exc.strerror or exc}\n")
+        return 2
     print(f"gpu_check: {report['verdict']}{' (dry run)' if dry_run else ''} in {report['seconds']:.0f} s; "
           f"{outdir / 'gpu_check.json'}")
     return 0 if report["verdict"] == "pass" else 1

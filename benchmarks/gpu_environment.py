@@ -80,10 +80,26 @@ def probe() -> dict:
     return info
 
 
-if __name__ == "__main__":
+def main(argv) -> int:
+    """Probe, and write the JSON to ``argv[0]`` (else stdout); a FILE that cannot be written is one line on stderr
+    and exit status 2, before anything is probed."""
+    if len(argv) > 1:
+        sys.stderr.write(f"gpu_environment: one FILE expected, got {len(argv)}\n")
+        return 2
+    if argv:
+        from gpu_steps import unwritable  # this script's folder is on the path when it runs as a script
+        why = unwritable(argv[0])
+        if why is not None:
+            sys.stderr.write(f"gpu_environment: {argv[0]!r} cannot be written: {why}\n")
+            return 2
     text = json.dumps(probe(), indent=2) + "\n"
-    if len(sys.argv) > 1:
-        with open(sys.argv[1], "w") as f:
+    if argv:
+        with open(argv[0], "w") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

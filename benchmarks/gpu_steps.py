@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,34 @@ PATHS = ("sdpa path", "flex path")
 TIMEOUTS = {"environment": 30, "install": 45, "verify": 150, "gpu tests": 110, "conform": 45, "speed vs HF": 80}
 #: A third party's kernel that conform checks on CUDA: PagedAttention as vLLM's test oracle writes it.
 CONFORMED = ("tests/reference/conformance/targets/vllm_paged.py:paged_attention", "paged_attention")
+
+
+#: What a path that is not a regular file is, by the test of its mode.
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def unwritable(path) -> str | None:
+    """Why the file ``path`` cannot be written whole (a temporary file beside it, then one rename), or None: it
+    exists and is not a regular file (a directory, a FIFO, a device, a link to nothing), or its folder is missing
+    or refuses a new file — tried, not guessed from its mode bits, which root and ``/proc`` ignore.  The check
+    script and its helpers ask this of every path they write before any work."""
+    path = os.path.abspath(os.fspath(path))
+    if os.path.lexists(path):
+        if not os.path.exists(path):
+            return "it is a link to nothing"
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            return f"it is {next((name for test, name in _KINDS if test(mode)), 'not a regular file')}"
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        return f"its folder {folder!r} does not exist"
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".gpu_check-probe-"):
+            pass
+    except OSError as exc:
+        return f"its folder {folder!r} takes no new file ({exc.strerror or exc})"
+    return None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy as np
 
 from formal.errors import ConfigError
 
-__all__ = ["DTYPES", "MARGIN", "FLOAT64", "allowed", "relative", "scale"]
+__all__ = ["DTYPES", "MARGIN", "FLOAT64", "allowed", "relative", "scale", "differences", "deviation"]
 
 #: Margin over the worst measured error.
 MARGIN = 8
@@ -37,6 +37,36 @@ def scale(want) -> float:
     values = np.abs(np.asarray(want, dtype=np.float64))
     finite = values[np.isfinite(values)]
     return max(1.0, float(finite.max())) if finite.size else 1.0
+
+
+def differences(want, got) -> np.ndarray:
+    """``|got − want|`` entry by entry (arrays of one shape), never blind to a NaN: an entry where the two agree —
+    equal numbers, the same infinity, NaN in both (the spec's NaN, ``empty='nan'``, met) — differs by 0; any other
+    entry where either is NaN or infinite differs by ``inf``.  (``abs(w − g)`` alone gives NaN there, which ``max``,
+    ``np.nanmax`` and every comparison would pass over as if it were no difference.)
+
+    >>> differences(np.array([1.0, np.nan, np.inf, 2.0]), np.array([1.5, np.nan, np.inf, np.nan])).tolist()
+    [0.5, 0.0, 0.0, inf]
+    """
+    w, g = np.asarray(want, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(w - g)
+    agree = (w == g) | (np.isnan(w) & np.isnan(g))
+    return np.where(agree, 0.0, np.where(np.isnan(diff), np.inf, diff))
+
+
+def deviation(want, got) -> float:
+    """The largest difference of ``got`` from ``want`` relative to :func:`scale` (``max(1, max |want|)``): how
+    far an output is from the spec's.  A NaN or infinity of ``got`` that ``want`` does not have at that entry
+    makes it ``inf`` — non-finite, never hidden as a small number (:func:`differences`).
+
+    >>> deviation(np.array([2.0, 4.0]), np.array([2.0, 2.0]))
+    0.5
+    >>> deviation(np.array([2.0, 4.0]), np.array([np.nan, np.nan]))
+    inf
+    """
+    diff = differences(want, got)
+    return float(diff.max()) / scale(want) if diff.size else 0.0
 
 
 def relative(dtype: str, algorithm) -> float:

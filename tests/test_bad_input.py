@@ -254,6 +254,13 @@ def attention(X, Z=None, mask=None, **params):
 """
 
 ATTENTION_TARGET = (REPO / "examples" / "attention.py").read_text(encoding="utf-8")
+NAN_TARGET = """\
+import numpy as np
+
+
+def attention(X, Z=None, mask=None, **params):
+    return np.full((params["W_v"].shape[0], X.shape[1]), np.nan)
+"""
 
 # ------------------------------------------------------------------------------------------ the catalogue
 C = Case
@@ -321,7 +328,9 @@ CASES = [
     C("config-seq-len-over-ell-max", CONFIG, 2, setup=_write("bad.toml", _config(seq_len="seq_len = 1000"))),
     C("config-n-kv-heads-not-a-divisor", CONFIG, 2,
       setup=_write("bad.toml", _config(H="H = 12", d_e="d_e = 768", tied="n_kv_heads = 5"))),
-    C("config-n-kv-heads-float", CONFIG, 2, setup=_write("bad.toml", _config(tied="n_kv_heads = 2.0"))),
+    C("config-n-kv-heads-float-whole", CONFIG, 0, setup=_write("bad.toml", _config(tied="n_kv_heads = 2.0")),
+      contains=("parameters",), note="2.0 is the count 2: a number means the same however it is spelled"),
+    C("config-n-kv-heads-float", CONFIG, 2, setup=_write("bad.toml", _config(tied="n_kv_heads = 2.5"))),
     C("config-option-eps-string", CONFIG, 2, setup=_write("bad.toml", _config(tied='eps = "1e-5"'))),
     C("config-option-eps-nan", CONFIG, 2, setup=_write("bad.toml", _config(tied="eps = nan"))),
     C("config-option-injection", CONFIG, 2, setup=_write("bad.toml", _config(tied=f'activation = "{INJECT}"'))),
@@ -827,6 +836,35 @@ CASES = [
       contains=("d_x ≥ 101",), setup=lambda cwd: (_write("impl.py", ATTENTION_TARGET)(cwd), _write(
           "c.toml", '[[claim]]\nid = "c"\nalgorithm = "attention"\nimplementation = "impl.py:attention"\n'
                     'sizes = { d_attn = "d_x - 100" }\n')(cwd))),
+    # every scheme --scheduler accepts is one Dask can use here; a list names each once; a flag with no effect
+    C("verify-scheduler-http", ("verify", "--scheduler", "http://h:1"), 2, contains=("'http://h:1'", "tcp://")),
+    C("verify-scheduler-inproc", ("verify", "--scheduler", "inproc://h:1"), 2, contains=("inproc://",)),
+    C("verify-scheduler-ucx", ("verify", "--scheduler", "ucx://h:1"), 2, contains=("UCX-Py",)),
+    C("verify-scheduler-tls-unset", ("verify", "--scheduler", "tls://h:1"), 2, contains=("TLS settings",)),
+    C("verify-scheduler-unreachable", ("verify", "--only", "attention", "--variants", "bias=true", "--scheduler",
+                                       "tcp://127.0.0.1:1"), 2, contains=("could not reach",),
+      note="a well-formed address nothing answers at: one line after the 20 s connection timeout"),
+    C("prove-mutants-scheduler-http", ("prove", "--mutants", "--scheduler", "http://h:1"), 2,
+      contains=("'http://h:1'",)),
+    C("check-scheduler-ucx", ("check", "c.toml", "--scheduler", "ucx://h:1"), 2, setup=_write("c.toml", CLAIM),
+      contains=("ucx://",)),
+    C("verify-mutants-device-cuda", ("verify", "--mutants", "--device", "cuda"), 2,
+      contains=("--device cuda", "--mutants")),
+    C("verify-mutants-device-cpu", ("verify", "--mutants", "--only", "attention", "--device", "cpu"), 2,
+      contains=("--device cpu",)),
+    C("verify-only-twice", ("verify", "--only", "attention,attention"), 2, contains=("'attention' twice",)),
+    C("verify-mutants-only-twice", ("verify", "--mutants", "--only", "attention, attention"), 2,
+      contains=("'attention' twice",)),
+    C("prove-mutants-only-twice", ("prove", "--mutants", "--only", "div-sqrt-by-d,div-sqrt-by-d"), 2,
+      contains=("'div-sqrt-by-d' twice",)),
+    C("prove-names-twice", ("prove", "kaplan-n", "kaplan-n"), 2, contains=("'kaplan-n' twice",)),
+    C("check-only-twice", ("check", "c.toml", "--only", "gpt2,gpt2"), 2, setup=_write("c.toml", CLAIM),
+      contains=("'gpt2' twice",)),
+    C("complexity-seq-len-twice", ("complexity", "gpt2", "--seq-len", "10", "--seq-len", "12"), 2,
+      contains=("given twice",)),
+    C("identify-all-nan", ("conform", "impl.py:attention", "--algorithm", "attention", "--identify", "--budget", "3",
+                           "--examples", "1", "--json"), 1, setup=_write("impl.py", NAN_TARGET), stderr="report",
+      note="the nearest variants fail finite at deviation Infinity (strict JSON: the string), never 0"),
     # sizes that grow: estimated in exact integers and refused before any array is drawn (formal.sampling.memory)
     C("conform-size-tie-past-numpy", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
                                       "d_attn=d_x**64"), 2, setup=_write("impl.py", ATTENTION_TARGET),

@@ -3,6 +3,7 @@ the ones confirmed, and the nearest when none is — "nearest" as :mod:`referenc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from formal.engine.domains import written
@@ -33,7 +34,7 @@ class Trial:
         f = self.failure or {}
         deviation = f.get("deviation")
         return (-self.passed, -_ORDER.index(f.get("property", "equivariance")),
-                float("inf") if deviation is None else deviation)
+                deviation if deviation is not None and math.isfinite(deviation) else float("inf"))  # NaN: last
 
     def as_json(self) -> dict:
         return {"options": self.changes, "stage": self.stage, "verdict": self.verdict,
@@ -135,7 +136,8 @@ def identify_text(result: Identification) -> str:
                      "failing property, then the smallest deviation from the spec):")
         for t in r.nearest():
             f = t.failure
-            deviation = "" if f.get("deviation") is None else f", deviation {f['deviation']:.2e}"
+            d = f.get("deviation")
+            deviation = "" if d is None else f", deviation {d:.2e}" if math.isfinite(d) else ", deviation non-finite"
             lines.append(f"  {_variant_text(r.algorithm, t.changes)}: {t.passed} examples passed; fails "
                          f"{f['property']}{deviation} at {f['example'] or 'every example'}")
             lines.append(f"    {f['message']}")

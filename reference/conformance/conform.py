@@ -242,14 +242,12 @@ def _spec(example, arguments, cache: dict):
 
 
 def _deviation(want: tuple, got) -> float | None:
-    """The largest difference from the spec relative to max(1, max |spec|), where the shapes agree: how far a
-    failing implementation is from this variant (``identify`` ranks the nearest by it)."""
+    """The largest difference from the spec relative to max(1, max |spec|), where the shapes agree (None where
+    they do not): how far a failing implementation is from this variant (``identify`` ranks the nearest by it).
+    A NaN or infinity the spec does not have makes it ``inf`` (:func:`reference.tolerances.deviation`)."""
     if len(want) != len(got) or any(w.shape != g.shape for w, g in zip(want, got)):
         return None
-    with np.errstate(invalid="ignore", over="ignore"):
-        worst = max((float(np.max(np.where(np.isnan(w) | np.isnan(g), 0.0, np.abs(w - g)))) / tolerances.scale(w)
-                     for w, g in zip(want, got) if w.size), default=0.0)
-    return worst if np.isfinite(worst) else None
+    return max((tolerances.deviation(w, g) for w, g in zip(want, got)), default=0.0)
 
 
 def _run(target, cases, checker, report, cache):

@@ -7,8 +7,9 @@ cluster (``--scheduler ADDRESS|local:N``) — with the same results in the tasks
   :mod:`.clusters` a Dask cluster; :mod:`.processes` is what both start their workers with (SIGINT blocked,
   one thread each);
 - :mod:`.children` — one function in a fresh interpreter leading a process group of its own, its memory capped,
-  ended as a whole at its time limit, on Ctrl-C or when its parent is gone: conform's sandbox, a bug planted by
-  ``prove --mutants``, the docs' theorems, a claim decided off the main thread.
+  ended as a whole — with every process below it, whatever its session — at its time limit, on Ctrl-C, when its
+  function returns or when its parent is gone: conform's sandbox, a bug planted by ``prove --mutants``, the docs'
+  theorems, a claim decided off the main thread.
 
 A worker that dies holding a task has it run again, then split, then FAIL with the cause; a task past its time
 limit or its memory cap ends its worker (and the children it started); Ctrl-C ends every worker the run started

@@ -7,7 +7,8 @@ that dies while it holds a task has the task run again on another, and a task th
 ``allowed-failures + 1`` workers comes back as ``KilledWorker`` (the local cluster allows
 :data:`~.protocol.RETRIES` retries, as ``--jobs`` does; a running scheduler keeps its own setting).  Such a task is
 split into its parts and they are submitted again; a part that kills every worker is a FAIL with the cause,
-as with ``--jobs``.  Ctrl-C cancels every future, ends the local cluster, and raises
+as with ``--jobs``.  Ctrl-C cancels every future, ends on every worker the children its tasks started (a worker
+thread cannot be stopped; its child can: :func:`.children.end_owned`), ends the local cluster, and raises
 :class:`~.executors.Interrupted` with what finished.
 """
 
@@ -22,12 +23,12 @@ import threading
 import time
 import warnings
 
-from formal.errors import FormalError
+from formal.errors import ConfigError, FormalError, shown
 
 from .processes import SYMPY_CACHE_SIZE, starting_workers
 from .protocol import RETRIES, Assembly, Interrupted
 
-__all__ = ["on_cluster", "connect", "DASHBOARD"]
+__all__ = ["on_cluster", "connect", "schemes", "check_scheme", "DASHBOARD"]
 
 #: Where a local cluster serves its dashboard (Dask's default; another free port when it is taken).
 DASHBOARD = ":8787"
@@ -39,6 +40,8 @@ LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES, "distributed.
                 "distributed.worker.profile.enabled": False}
 #: Seconds to wait for a running scheduler to answer.
 CONNECT_TIMEOUT = 20
+#: Seconds a cancelled run waits for the workers to end the children its tasks started.
+END_WAIT = 5
 
 
 def _distributed():
@@ -48,6 +51,62 @@ def _distributed():
         raise FormalError("--scheduler runs the tasks on Dask, which is not installed: pip install "
                           "'formal-transformers[dask]'") from None
     return distributed
+
+
+def schemes(also=()) -> dict:
+    """Each address scheme Dask's ``distributed.comm.registry`` knows here (its own transports, those a package
+    registered, and of ``also`` those Dask finds installed, as it looks them up when a client connects) → None
+    where a client in this process can reach a scheduler in another process with it, else why not:
+    ``inproc://`` never can (it is one process's own); a transport whose connector cannot be made here
+    (``ucx://`` without UCX-Py) cannot; an encrypted one (``tls://``) needs Dask's TLS settings (a CA file, a
+    client certificate and key) to be set."""
+    _distributed()
+    from distributed.comm import registry
+    for name in also:           # a transport installed as a plug-in is registered once Dask has looked it up
+        with contextlib.suppress(Exception):
+            registry.get_backend(name)
+    return {name: _unusable(registry, name) for name in sorted(registry.backends)}
+
+
+def _unusable(registry, name: str) -> str | None:
+    """Why the scheme ``name`` cannot take a client to a scheduler from here, or None."""
+    if name == "inproc":
+        return "inproc:// reaches a scheduler inside the same process, and none runs in this one"
+    try:
+        backend = registry.get_backend(name)
+        connector = backend.get_connector()
+        backend.get_address_host("localhost:8786")
+    except Exception as exc:  # noqa: BLE001 - whatever a transport's module raises says it cannot run here
+        if name == "ucx":
+            return ("ucx:// needs UCX-Py (or distributed-ucxx), which is not installed here: Dask's ucx transport "
+                    "is only a placeholder without it")
+        return f"{name}:// cannot be used here ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+    if getattr(connector, "encrypted", False):
+        from distributed.security import Security
+        try:
+            context = Security().get_connection_args("client")["ssl_context"]
+        except Exception as exc:  # noqa: BLE001 - a certificate file that is missing or not PEM
+            why = " ".join(str(exc).split())[:120]
+            return f"{name}:// needs Dask's TLS settings, and they cannot be loaded ({why})"
+        if context is None:
+            return (f"{name}:// needs Dask's TLS settings (distributed.comm.tls.ca-file, .client.cert and "
+                    f".client.key, or their DASK_DISTRIBUTED__COMM__TLS__… variables), and none are set here")
+    return None
+
+
+def check_scheme(address: str) -> None:
+    """A ConfigError, before anything is started, when ``address``'s scheme (Dask's default scheme where it names
+    none) is not one a client here can use (:func:`schemes`), naming the address and the schemes it can."""
+    import dask
+    _distributed()
+    scheme, written, _ = address.partition("://")
+    if not written:
+        scheme = dask.config.get("distributed.comm.default-scheme", "tcp")
+    usable = schemes(also=(scheme,))
+    why = usable.get(scheme, f"Dask has no {scheme}:// transport here")
+    if why is not None:
+        accepted = ", ".join(f"{name}://" for name, reason in usable.items() if reason is None)
+        raise ConfigError(f"--scheduler {shown(address)}: {why}; the schemes usable here: {accepted}")
 
 
 @functools.cache
@@ -78,7 +137,7 @@ def connect(scheduler):
                                                        dashboard_address=DASHBOARD, silence_logs=logging.CRITICAL)
                 client = distributed.Client(cluster)
             else:
-                client = distributed.Client(where, timeout=CONNECT_TIMEOUT)
+                client = _client(distributed, where)
         if kind == "address":
             _check_workers(client, where)
         yield client
@@ -93,6 +152,17 @@ def connect(scheduler):
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close()
+
+
+def _client(distributed, where):
+    """A client of the running scheduler at ``where``; whatever keeps Dask from making one (no answer, a name that
+    does not resolve, a TLS handshake refused) is one line saying so — the address was well formed, the run
+    cannot start."""
+    try:
+        return distributed.Client(where, timeout=CONNECT_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001 - Dask's own errors (TypeError, SSLError, CommClosedError…) included
+        raise FormalError(f"could not reach the Dask scheduler at {shown(where)}: "
+                          f"{' '.join(str(exc).split())[:300] or type(exc).__name__}") from None
 
 
 def _installed():
@@ -124,10 +194,28 @@ def _check_workers(client, where):
                           f"install the same on every worker, so that every task checks the same spec")
 
 
-def _run(task):
-    """What a worker runs: ``task``, once the worker is set up."""
+def _run(task, owner=None):
+    """What a worker runs: ``task``, once the worker is set up; the children it starts belong to ``owner`` (the
+    run's tag: :func:`_end_children`)."""
+    from .children import owned_by
     _setup_worker()
-    return task.run()
+    with owned_by(owner):
+        return task.run()
+
+
+def _end_children(client, owner) -> None:
+    """On every worker, end the children the run ``owner`` started (:func:`.children.end_owned`): a cancelled
+    future does not stop the worker thread that runs it, and on a cluster this process did not start its bug's
+    planting, or the function it checks, would run on for as long as it takes.  At most :data:`END_WAIT` seconds:
+    a cluster that does not answer does not hold up Ctrl-C."""
+    from .children import end_owned
+
+    def end():
+        with contextlib.suppress(Exception):
+            client.run(end_owned, owner, on_error="ignore")
+    asking = threading.Thread(target=end, name="end children", daemon=True)
+    asking.start()
+    asking.join(END_WAIT)
 
 
 def on_cluster(tasks, scheduler, progress) -> list:
@@ -152,9 +240,10 @@ def _gather(client, tasks, scheduler, progress, assembly):
     distributed = _distributed()
     futures, given_up = {}, set()
     watch = _Watch(client)
+    owner = f"formal-transformers-{os.getpid()}-{os.urandom(6).hex()}"   # this run's children, on any worker
 
     def submit(slot, path, task):
-        future = client.submit(_run, task, pure=False, priority=round(task.cost * 1000),
+        future = client.submit(_run, task, owner, pure=False, priority=round(task.cost * 1000),
                                key=f"formal-transformers-{slot}-{'.'.join(map(str, path))}-{os.urandom(4).hex()}")
         futures[future] = (slot, path, task)
         return future
@@ -189,6 +278,7 @@ def _gather(client, tasks, scheduler, progress, assembly):
                 progress.advance(tasks[slot])
     except BaseException:   # Ctrl-C, or a bug escaping a task: nothing of this run is left on the cluster
         client.cancel(list(futures), force=True)
+        _end_children(client, owner)
         raise
     finally:
         watch.stop()

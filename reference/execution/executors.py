@@ -25,8 +25,9 @@ _ADDRESS = re.compile(r"([a-z][a-z0-9+]*://)?(\[[0-9a-fA-F:.]+\]|[\w.\-]+):\d{1,
 
 def parse_scheduler(text: str, most: int):
     """``--scheduler``'s value: ``("local", N)`` for ``local:N`` (1 ≤ N ≤ ``most``), else ``("address", text)``
-    for a running scheduler (``tcp://host:8786``, ``host:8786``, ``[::1]:8786``: a port is needed); a ConfigError
-    for anything else."""
+    for a running scheduler (``tcp://host:8786``, ``host:8786``, ``[::1]:8786``: a port is needed) whose scheme a
+    Dask client here can use (:func:`.clusters.check_scheme`: ``http://``, ``inproc://``, ``ucx://`` without
+    UCX-Py are refused, not crashed on); a ConfigError for anything else."""
     text = text.strip()
     match = _LOCAL.fullmatch(text.lower())
     if match:
@@ -38,6 +39,8 @@ def parse_scheduler(text: str, most: int):
     if lowered.startswith("local:") or lowered == "local" or not _ADDRESS.fullmatch(text):
         raise ConfigError(f"--scheduler {shown(text)} is neither local:N (N worker processes here) nor a scheduler's "
                           f"address such as tcp://10.0.0.5:8786")
+    from .clusters import check_scheme
+    check_scheme(text)
     return "address", text
 
 

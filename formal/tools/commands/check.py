@@ -164,14 +164,12 @@ def _decide_here(claims, verdicts, progress, timeout, budget):
 
 
 def _run(args, out):
-    from ..arguments import progress_line
+    from ..arguments import name_list, progress_line
     if not args.files and not args.catalogue:
         raise FormalError("give a claims file (FILE.toml) or --catalogue")
     only = None
     if args.only is not None:
-        only = {s.strip() for s in args.only.split(",") if s.strip()}
-        if not only:
-            raise FormalError(f"--only {shown(args.only)} names no claim: give comma-separated ids")
+        only = set(name_list(args.only, "--only", "claim", "the ids of the claims files"))
     if args.jobs is not None and args.scheduler is not None:
         raise FormalError(_BOTH)
     try:

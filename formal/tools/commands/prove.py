@@ -60,7 +60,8 @@ def _run(args, out):
     from proofs.registry import prove, theorems
 
     from ...guards.files import json_text
-    from ..arguments import progress_line
+    from ..arguments import each_once, progress_line
+    each_once(args.names, "the command line", "theorem")
     if (args.mutants or args.about or args.only is not None or args.jobs is not None or args.scheduler is not None
             or args.timeout is not None):
         return _run_mutants(args, out)
@@ -107,14 +108,13 @@ def _run_mutants(args, out):
     from proofs.mutation import campaign, find, report_text
 
     from ...guards.files import json_text
+    from ..arguments import name_list
     if not args.mutants:
         raise FormalError("--about, --only, --jobs, --scheduler and --timeout go with --mutants")
     if args.names:
         raise FormalError(f"--mutants plants bugs and checks the theorems they are about: give no theorem names "
                           f"(got {shown(args.names[0])}); choose bugs with --only")
-    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
-    if only == []:
-        raise FormalError(f"--only {args.only!r} names no bug: give comma-separated names (see --mutants --list)")
+    only = None if args.only is None else name_list(args.only, "--only", "bug", "see --mutants --list")
     if args.jobs is not None and args.jobs < 1:
         raise FormalError(f"--jobs {args.jobs} must be at least 1")
     if args.timeout is not None and not 0 < args.timeout < float("inf"):   # also nan

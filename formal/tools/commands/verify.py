@@ -10,7 +10,7 @@ import os
 
 from ...errors import FormalError
 from ...guards.files import json_text
-from ..arguments import bounded_int
+from ..arguments import bounded_int, name_list
 from ..helptext import epilog
 from .conform import need_torch
 
@@ -58,8 +58,9 @@ def register(sub):
     p.add_argument("--mutants", action="store_true",
                    help="instead: run conform on the shipped catalogue of correct implementations (each must "
                         "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", metavar="DEVICE",
-                   help="where the reference runs: auto (cuda when available), cpu, cuda")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), metavar="DEVICE",
+                   help="where the reference runs: auto (cuda when available; the default), cpu, cuda (refused "
+                        "where torch sees no GPU); not with --mutants, whose catalogue is numpy")
     p.add_argument("--seed", type=bounded_int(0), default=0, metavar="SEED", help="first example's seed")
     p.add_argument("--only", metavar="NAMES", help="comma-separated algorithm names (default: all)")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE (atomically); with -, "
@@ -87,20 +88,22 @@ def _verify(args, out) -> int:
     from reference.verification.reports import check_destination, write_json
     if args.mutants and args.variants is not None:
         raise FormalError("--variants chooses the reference's variants, which --mutants does not check")
+    if args.mutants and args.device is not None:   # the catalogue is numpy, run by conform on the CPU
+        raise FormalError(f"--device {args.device} chooses where the torch reference runs, which --mutants does not "
+                          f"run (it checks conform on the numpy catalogue): give no --device with it")
+    device = "auto" if args.device is None else args.device
     if not args.mutants:
         need_torch("verify")
     to_stdout = args.json == "-"            # - is stdout, as everywhere: the JSON there, the table on stderr
     if args.json and not to_stdout:
         check_destination(args.json)
-    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
-    if only == []:
-        raise FormalError(f"--only {args.only!r} names no algorithm: give comma-separated names (see `list`)")
+    only = None if args.only is None else name_list(args.only, "--only", "algorithm", "see `list`")
     jobs, scheduler = _executor(args)
     progress = None if args.quiet else sys.stderr
     if args.dry_run:
         if args.json:
             raise FormalError("--dry-run prints the plan as text and checks nothing: there is no report for --json")
-        return _dry_run(args, only, jobs, scheduler, out)
+        return _dry_run(args, only, jobs, scheduler, device, out)
     try:
         if args.mutants:
             from reference.verification.mutation import kill_rate
@@ -108,7 +111,7 @@ def _verify(args, out) -> int:
                                scheduler=scheduler)
         else:
             from reference.verification.verify import verify
-            report = verify(profile=args.profile, device=args.device, seed=args.seed, only=only, jobs=jobs,
+            report = verify(profile=args.profile, device=device, seed=args.seed, only=only, jobs=jobs,
                             progress=progress, variants=args.variants, scheduler=scheduler)
     except KeyboardInterrupt:  # before the tasks ran (while planning, importing): nothing to report
         sys.stderr.write("formal-transformers: verify interrupted before any task ran; no report written\n")
@@ -128,7 +131,7 @@ def _verify(args, out) -> int:
     return 0 if report.ok else 1
 
 
-def _dry_run(args, only, jobs, scheduler, out) -> int:
+def _dry_run(args, only, jobs, scheduler, device, out) -> int:
     from reference.verification.campaigns import dry_run_text
     if scheduler is None:
         workers, executor = jobs, "this process" if jobs == 1 else "processes"
@@ -140,7 +143,7 @@ def _dry_run(args, only, jobs, scheduler, out) -> int:
         plan = Campaign(tasks(only, args.profile, args.seed), what="verify --mutants: conform on the catalogue")
     else:
         from reference.verification.verify import prepare
-        plan = prepare(profile=args.profile, device=args.device, seed=args.seed, only=only,
+        plan = prepare(profile=args.profile, device=device, seed=args.seed, only=only,
                        variants=args.variants)[1]
     out.write(dry_run_text(plan, workers, executor, args.profile))
     return 0

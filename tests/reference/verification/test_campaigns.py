@@ -109,9 +109,11 @@ def test_a_selection_takes_the_algorithms_that_declare_its_options():
     ("local:2", ("local", 2)), (" local:16 ", ("local", 16)), ("tcp://10.0.0.5:8786", ("address", "tcp://10.0.0.5:8786")),
     ("scheduler.example.org:8786", ("address", "scheduler.example.org:8786")),
     ("localhost:8786", ("address", "localhost:8786")), ("LOCAL:3", ("local", 3)),
-    ("[::1]:8786", ("address", "[::1]:8786")), ("tls://[2001:db8::1]:8786/", ("address", "tls://[2001:db8::1]:8786/")),
+    ("[::1]:8786", ("address", "[::1]:8786")), ("ws://[2001:db8::1]:8786/", ("address", "ws://[2001:db8::1]:8786/")),
 ])
 def test_scheduler_values(text, want):
+    if want[0] == "address":     # its scheme is checked against Dask's transports
+        pytest.importorskip("distributed")
     assert executors.parse_scheduler(text, 256) == want
 
 
