@@ -173,8 +173,10 @@ class Settings:
                       max_memory=self.max_memory if self.device == "cpu" else 0)
 
     def examples(self, algorithm, **given) -> list:
-        """The profile's examples of ``algorithm`` (``given`` passes on ``sizes=`` when a caller has them)."""
-        return examples(algorithm, self.n_examples, seed=self.seed, max_size=self.max_size, **given)
+        """The profile's examples of ``algorithm`` (``given`` passes on ``sizes=`` when a caller has them), drawn
+        under the run's memory limit (``--max-memory``): their estimate is refused past it, not past the default."""
+        with limits.memory_limit(self.max_memory):
+            return examples(algorithm, self.n_examples, seed=self.seed, max_size=self.max_size, **given)
 
 
 def conform(target, algorithm, *, options=None, name=None, layout="columns", profile="quick", n_examples=None,

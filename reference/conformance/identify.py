@@ -34,7 +34,7 @@ from formal.engine.algorithm import Algorithm
 from formal.engine.declarations import same_value
 from formal.engine.domains import Integer, Real
 from formal.errors import ConfigError
-from formal.sampling.examples import EXAMPLE_ALGORITHMS, checked_int, examples
+from formal.sampling.examples import EXAMPLE_ALGORITHMS, checked_int
 from formal.sampling.ties import Ties
 
 from .candidates import Identification, Trial, identify_text, options_text
@@ -224,7 +224,7 @@ def _attempted(report) -> int:
 def _prune(run, target, family, specs, values, small, given) -> Trial:
     trial = Trial(values, _changes(specs, values))
     variant = algorithms.get(family, **values)
-    cases = examples(variant, small.n_examples, seed=small.seed, max_size=small.max_size, boundary=False, **given)
+    cases = small.examples(variant, boundary=False, **given)
     try:
         report = check(run, target, variant, cases, small)
     except ConfigError:     # the spec is undefined on these small examples: no evidence; the confirm stage decides
