@@ -84,15 +84,17 @@ def select(text: str, only) -> tuple:
     return selected, refused
 
 
-def campaign(variants, only, checks_of, profile: str, seed: int, device: str) -> Campaign:
+def campaign(variants, only, checks_of, profile: str, seed: int, device: str,
+             max_memory: int | None = None) -> Campaign:
     """The tasks of ``verify``: one per algorithm (``variants`` None: its examples drawn across its variants;
     ``checks_of(name)`` its checks), or one per variant ``--variants variants`` selects (every check that
-    applies to the variant)."""
+    applies to the variant); ``max_memory``: the bytes each task's examples may be estimated at (None: the
+    default limit)."""
     if variants is not None:
         variants = variants.strip()
     if variants is None:
-        return Campaign([Checks(name, tuple(checks_of(name)), profile, seed, device, None, task_cost(name, profile))
-                         for name in chosen(only)])
+        return Campaign([Checks(name, tuple(checks_of(name)), profile, seed, device, None, task_cost(name, profile),
+                                max_memory) for name in chosen(only)])
     selected, left_out = select(variants, only)
     out = Campaign([], variants=variants, left_out=left_out)
     for name, fixed in selected.items():
@@ -100,7 +102,8 @@ def campaign(variants, only, checks_of, profile: str, seed: int, device: str) ->
         cost = task_cost(name, profile, variant=True)
         size = max(1, math.ceil(GROUP_SECONDS / cost))
         out.tasks += [Variants(name, tuple(tuple(options.items()) for options in found[k:k + size]), profile, seed,
-                               device, cost * len(found[k:k + size])) for k in range(0, len(found), size)]
+                               device, cost * len(found[k:k + size]), max_memory)
+                      for k in range(0, len(found), size)]
         out.variant_count += len(found)
         out.skipped += [(name, options, reason) for options, reason in skipped]
     if not out.tasks:

@@ -51,6 +51,8 @@ class Checks(Task):
     device: str
     options: tuple | None = None
     cost: float = 0.0
+    #: The bytes the examples' estimate may reach (``verify --max-memory``; None: the default limit).
+    max_memory: int | None = None
 
     @property
     def label(self) -> str:
@@ -68,6 +70,8 @@ class Checks(Task):
         return tuple(applicable(self._variant(), torch.device(self.device)))
 
     def run(self) -> list:
+        from formal.guards import limits
+
         from .checks import rows
         options = None if self.options is None else dict(self.options)
         if options is not None:
@@ -75,7 +79,9 @@ class Checks(Task):
                 self._variant()
             except ConfigError as exc:
                 return [Skipped(self.name, options, str(exc))]
-        return list(rows(self.name, list(self._checks()), self.profile, self.seed, _measure(self.device), options))
+        with limits.memory_limit(self.max_memory or limits.max_memory()):      # in whichever process runs it
+            return list(rows(self.name, list(self._checks()), self.profile, self.seed, _measure(self.device),
+                             options))
 
     def split(self) -> list:
         try:
@@ -84,8 +90,8 @@ class Checks(Task):
             return []
         if len(checks) < 2:
             return []
-        return [Checks(self.name, (c,), self.profile, self.seed, self.device, self.options, self.cost / len(checks))
-                for c in checks]
+        return [Checks(self.name, (c,), self.profile, self.seed, self.device, self.options, self.cost / len(checks),
+                       self.max_memory) for c in checks]
 
     def died(self, cause: str) -> list:
         from .checks import Row, allowed
@@ -110,6 +116,7 @@ class Variants(Task):
     seed: int
     device: str
     cost: float = 0.0
+    max_memory: int | None = None
 
     @property
     def label(self) -> str:
@@ -117,7 +124,7 @@ class Variants(Task):
 
     def parts(self) -> list:
         each = self.cost / max(len(self.variants), 1)
-        return [Checks(self.name, None, self.profile, self.seed, self.device, options, each)
+        return [Checks(self.name, None, self.profile, self.seed, self.device, options, each, self.max_memory)
                 for options in self.variants]
 
     def run(self) -> list:

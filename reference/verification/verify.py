@@ -40,6 +40,7 @@ import numpy as np
 from formal import algorithms
 from formal.engine.domains import written
 from formal.errors import ConfigError
+from formal.guards import limits
 from formal.sampling.examples import checked_int
 
 from .. import require_torch
@@ -192,17 +193,19 @@ def _figure(x) -> str:
 
 
 def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progress=None, variants=None,
-           scheduler=None) -> Report:
+           scheduler=None, max_memory=None) -> Report:
     """Run every check of every (chosen) algorithm; ``progress`` (a text stream) gets a live bar.
 
     ``variants`` (``"all"`` or ``"OPTION=VALUE,..."``: :mod:`.campaigns`) checks every combination of the
     algorithms' options, each on examples of its own; None draws each example's options across them.
     ``jobs=1`` runs the tasks here, one after another; more run them in that many worker processes;
     ``scheduler`` (:func:`~reference.execution.executors.parse_scheduler`'s pair) on a Dask cluster — the same
-    report whichever.
+    report whichever.  ``max_memory`` (bytes, or a size such as ``"8GiB"``) is the limit each task's examples
+    are estimated against before any is drawn (default: :data:`formal.guards.limits.DEFAULT_MAX_MEMORY`).
     Ctrl-C returns the partial report (:attr:`Report.interrupted`).
     """
-    report, plan = prepare(profile=profile, device=device, seed=seed, only=only, variants=variants)
+    report, plan = prepare(profile=profile, device=device, seed=seed, only=only, variants=variants,
+                           max_memory=max_memory)
     jobs = checked_int(jobs, "jobs", 1)
     start = time.perf_counter()
     results = run_shown(plan.tasks, "verify", progress, jobs=jobs, scheduler=scheduler)
@@ -216,13 +219,15 @@ def verify(*, profile="quick", device="auto", seed=0, only=None, jobs=1, progres
     return report
 
 
-def prepare(*, profile="quick", device="auto", seed=0, only=None, variants=None):
-    """The empty report of a run and its :class:`~.campaigns.Campaign` (what ``--dry-run`` shows)."""
+def prepare(*, profile="quick", device="auto", seed=0, only=None, variants=None, max_memory=None):
+    """The empty report of a run and its :class:`~.campaigns.Campaign` (what ``--dry-run`` shows); ``max_memory``
+    (bytes or a size such as ``"8GiB"``; None: the default) bounds the estimate of each task's examples."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     seed = checked_int(seed, "seed", 0)
     dev = resolve_device(device)
-    plan = campaign(variants, only, lambda name: applicable(name, dev), profile, seed, str(dev))
+    max_memory = None if max_memory is None else limits.parse_size(max_memory)
+    plan = campaign(variants, only, lambda name: applicable(name, dev), profile, seed, str(dev), max_memory)
     report = Report(profile, str(dev), seed, torch.__version__, variants=plan.variants, skipped=list(plan.skipped),
                     left_out=dict(plan.left_out),
                     tasks=len(plan.tasks))

@@ -10,7 +10,8 @@ import os
 
 from ...errors import FormalError
 from ...guards.files import json_text
-from ..arguments import bounded_int, name_list
+from ...guards.limits import DEFAULT_MAX_MEMORY, format_size
+from ..arguments import bounded_int, memory_size, name_list
 from ..helptext import epilog
 from .conform import need_torch
 
@@ -61,6 +62,9 @@ def register(sub):
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), metavar="DEVICE",
                    help="where the reference runs: auto (cuda when available; the default), cpu, cuda (refused "
                         "where torch sees no GPU); not with --mutants, whose catalogue is numpy")
+    p.add_argument("--max-memory", type=memory_size, metavar="SIZE",
+                   help=f"the memory each task's examples may take, estimated before any is drawn: bytes or a size "
+                        f"such as 8GiB (default: {format_size(DEFAULT_MAX_MEMORY)}); not with --mutants")
     p.add_argument("--seed", type=bounded_int(0), default=0, metavar="SEED", help="first example's seed")
     p.add_argument("--only", metavar="NAMES", help="comma-separated algorithm names (default: all)")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE (atomically); with -, "
@@ -91,6 +95,9 @@ def _verify(args, out) -> int:
     if args.mutants and args.device is not None:   # the catalogue is numpy, run by conform on the CPU
         raise FormalError(f"--device {args.device} chooses where the torch reference runs, which --mutants does not "
                           f"run (it checks conform on the numpy catalogue): give no --device with it")
+    if args.mutants and args.max_memory is not None:   # the catalogue's examples are small and fixed
+        raise FormalError("--max-memory bounds the reference's examples, which --mutants does not draw: give no "
+                          "--max-memory with it")
     device = "auto" if args.device is None else args.device
     if not args.mutants:
         need_torch("verify")
@@ -112,7 +119,8 @@ def _verify(args, out) -> int:
         else:
             from reference.verification.verify import verify
             report = verify(profile=args.profile, device=device, seed=args.seed, only=only, jobs=jobs,
-                            progress=progress, variants=args.variants, scheduler=scheduler)
+                            progress=progress, variants=args.variants, scheduler=scheduler,
+                            max_memory=args.max_memory)
     except KeyboardInterrupt:  # before the tasks ran (while planning, importing): nothing to report
         sys.stderr.write("formal-transformers: verify interrupted before any task ran; no report written\n")
         return 130
@@ -144,7 +152,7 @@ def _dry_run(args, only, jobs, scheduler, device, out) -> int:
     else:
         from reference.verification.verify import prepare
         plan = prepare(profile=args.profile, device=device, seed=args.seed, only=only,
-                       variants=args.variants)[1]
+                       variants=args.variants, max_memory=args.max_memory)[1]
     out.write(dry_run_text(plan, workers, executor, args.profile))
     return 0
 
