@@ -46,8 +46,8 @@ from .sizes import (
 from .ties import Ties
 from .variants import EXAMPLE_ALGORITHMS, draw_options
 
-__all__ = ["Example", "example", "examples", "boundary_cases", "evaluate", "resolve", "EXAMPLE_ALGORITHMS",
-           "PROFILES", "Profile", "checked_int", "MAX_EXAMPLES", "MAX_SIZE"]
+__all__ = ["Example", "example", "example_list", "examples", "boundary_cases", "evaluate", "resolve",
+           "EXAMPLE_ALGORITHMS", "PROFILES", "Profile", "checked_int", "MAX_EXAMPLES", "MAX_SIZE"]
 
 
 
@@ -225,6 +225,15 @@ def example(subject, seed: int, /, *, small: int = 4, pins=None, case="random", 
     plan = _plan(subject, seed, small=small, pins=pins, case=case, sizes=sizes, **fixed_options)
     memory.require([plan], subject, fixed_options, sizes)
     return _draw(plan)
+
+
+def example_list(subject, seeds, /, *, small: int = 4, sizes=None, **fixed_options) -> list:
+    """The examples ``(subject, seed)`` of each of ``seeds`` (see :func:`example`), held together: their arrays
+    are estimated as one list and refused past the memory limit before the first is drawn."""
+    plans = [_plan(subject, seed, small=small, pins=None, case="random", sizes=sizes, **fixed_options)
+             for seed in seeds]
+    memory.require(plans, subject, fixed_options, sizes)
+    return [_draw(plan) for plan in plans]
 
 
 def _plan(subject, seed, *, small, pins, case, sizes, **fixed_options) -> _Plan:

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from formal.sampling.examples import Profile, example, examples
+from formal.sampling.examples import Profile, example_list, examples
 
 from .. import require_torch, tolerances
 from ..model import training
@@ -227,7 +227,7 @@ def _draw(name, check, profile, seed, options=None) -> list:
     n, options = PROFILES[profile].examples, options or {}
     if check == "SGD step":  # tiny sizes; a masked loss masks half its tokens (unless fixed) so that it is not 0
         masked = {"p_mask": 0.5} if "p_mask" in record(name).algorithm.options else {}
-        return [example(name, seed + k, small=2, **{**masked, **options}) for k in range(n)]
+        return example_list(name, range(seed, seed + n), small=2, **{**masked, **options})
     return examples(name, n, seed=seed, max_size=PROFILES[profile].max_size, **options)
 
 

@@ -178,3 +178,19 @@ def test_the_command_line_refuses_in_one_line(argv, named):
     assert done.returncode == 2, done.stderr[-2000:]
     assert len(lines) == 1 and lines[0].startswith("formal-transformers: error: drawing the")
     assert named in lines[0] and "more than the memory limit of 4 GiB" in lines[0]
+
+
+def test_a_list_of_seeded_examples_is_refused_whole():
+    """example_list (the SGD step's examples in verify): each example fits, the list together does not, and
+    nothing is drawn."""
+    from formal.errors import ResourceError
+    from formal.guards import limits
+    from formal.sampling.examples import example, example_list
+    one = example("attention", 0, small=2)
+    each = sum(a.nbytes for a in one.arguments.values() if hasattr(a, "nbytes"))
+    with limits.memory_limit(max(4 * each, 1024)):
+        example("attention", 0, small=2)
+        with pytest.raises(ResourceError, match="examples of attention"):
+            example_list("attention", range(200), small=2)
+    assert [e.sizes for e in example_list("attention", range(3), small=2)] == \
+        [example("attention", s, small=2).sizes for s in range(3)]
