@@ -115,6 +115,9 @@ class Target:
         accepted = {} if self.signature is None else self.signature.parameters
         variadic = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
         self.takes_device = "device" in accepted or variadic
+        if device != "cpu" and self.signature is not None and not self.takes_device:
+            raise ConfigError(f"--device {device} has no effect: {name} takes no device argument, so it runs where it "
+                              f"runs (give it a device parameter, or leave --device out)")
         #: defaulted inputs the function requires: passed as their default (Z = X)
         self.required = {name: source for name, source in algorithm.defaults.items()
                          if name in accepted and accepted[name].default is inspect.Parameter.empty
