@@ -2,6 +2,9 @@
 
 import sys
 
-from .tools.cli import main
+try:
+    from .tools.cli import main
+except KeyboardInterrupt:       # Ctrl-C while the command line is still being imported: no traceback
+    sys.exit(130)
 
 sys.exit(main())
