@@ -8,24 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from reference.execution import children
-from tests.reference.verification.process_tree import ended, needs_proc
+from tests.reference.verification.process_tree import ended, needs_proc, written_pids
 
 TARGET = "tests.reference.execution.targets"
 
 
-def _pids(path: Path, within: float = 30.0) -> list:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if path.exists() and len(text := path.read_text().split()) == 2:
-            return [int(p) for p in text]
-        time.sleep(0.05)
-    raise AssertionError(f"no pids written to {path}")
 
 
 def test_a_child_runs_a_named_function_with_its_arguments():
@@ -43,13 +34,13 @@ def test_what_a_child_runs_must_be_importable():
 def test_the_time_limit_ends_the_child_and_all_it_started(tmp_path):
     finished = children.run(f"{TARGET}:spawn_and_sleep", [str(tmp_path / "pids")], timeout=3)
     assert finished.timed_out and finished.ended(3) == "its process was stopped after 3 s"
-    assert ended(_pids(tmp_path / "pids"))
+    assert ended(written_pids(tmp_path / "pids", 30.0))
 
 
 @needs_proc
 def test_leaving_the_block_ends_the_child_and_all_it_started(tmp_path):
     with pytest.raises(KeyboardInterrupt), children.start(f"{TARGET}:spawn_and_sleep", [str(tmp_path / "pids")]):
-        pids = _pids(tmp_path / "pids")
+        pids = written_pids(tmp_path / "pids", 30.0)
         raise KeyboardInterrupt                  # as Ctrl-C would, in the block
     assert ended(pids)
 
@@ -60,7 +51,7 @@ def test_a_child_whose_parent_is_gone_ends_with_all_it_started(tmp_path):
     ends its group — no orphan runs on."""
     pid_file = tmp_path / "pids"
     with children.start(f"{TARGET}:middle", [str(pid_file)]) as middle:
-        pids = _pids(pid_file)
+        pids = written_pids(pid_file, 30.0)
         os.kill(middle.pid, signal.SIGKILL)
         middle.process.wait(10)
         assert ended(pids, within=10.0), f"{pids} outlived the process that started them"

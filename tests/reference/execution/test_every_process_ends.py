@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from reference.execution import children
-from tests.reference.verification.process_tree import ctrl_c, descendants, ended, interruptible, needs_proc, running
+from tests.reference.verification.process_tree import (
+    ctrl_c,
+    descendants,
+    ended,
+    interruptible,
+    needs_proc,
+    running,
+    written_pids,
+)
 from tests.tiers import slow
 
 REPO = Path(__file__).resolve().parents[3]
@@ -25,13 +33,6 @@ REPO = Path(__file__).resolve().parents[3]
 PROMPTLY = 10.0
 
 
-def _pids(path: Path, within: float = 60.0) -> list:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if path.exists() and len(text := path.read_text().split()) == 2:
-            return [int(p) for p in text]
-        time.sleep(0.05)
-    raise AssertionError(f"no pids written to {path}")
 
 
 @needs_proc
@@ -41,7 +42,7 @@ def test_a_child_stuck_in_c_code_ends_with_all_below_it_when_its_parent_is_gone(
     own, watches the parent."""
     pid_file = tmp_path / "pids"
     with children.start("tests.reference.execution.stuck:starts_stuck", [str(pid_file)]) as middle:
-        pids = _pids(pid_file)
+        pids = written_pids(pid_file)
         assert all(running(p) for p in pids)
         os.kill(middle.pid, signal.SIGKILL)
         middle.process.wait(10)
@@ -53,7 +54,7 @@ def test_ending_a_child_ends_a_helper_in_a_session_of_its_own(tmp_path):
     """:meth:`Child.end` kills below the child, not only its group: a helper that called ``setsid`` is ended too."""
     pid_file = tmp_path / "pids"
     with children.start("tests.reference.execution.stuck:stuck", [str(pid_file)]):
-        pids = _pids(pid_file)
+        pids = written_pids(pid_file)
         assert os.getsid(pids[1]) != os.getsid(pids[0])
     assert ended(pids, within=5.0)
 
@@ -64,7 +65,7 @@ def test_a_child_ended_by_a_signal_ends_all_below_it_first(tmp_path):
     and the child dies of that signal, as the caller sees it."""
     pid_file = tmp_path / "pids"
     with children.start("tests.reference.execution.targets:spawn_and_sleep", [str(pid_file)]) as child:
-        pids = _pids(pid_file)
+        pids = written_pids(pid_file)
         os.kill(child.pid, signal.SIGTERM)
         assert child.process.wait(10) == -signal.SIGTERM
         assert ended(pids, within=5.0), f"{[p for p in pids if running(p)]} outlived the child"
@@ -91,7 +92,7 @@ def test_a_cancelled_run_ends_its_childrens_work_on_a_running_cluster(tmp_path):
         pids = []
         out, err = ctrl_c(process, lambda: all(m.exists() and len(m.read_text().split()) == 2 for m in markers),
                           settle=1)
-        pids = [p for m in markers for p in _pids(m)]
+        pids = [p for m in markers for p in written_pids(m)]
         assert process.returncode == 0 and out.strip() == "[None, None]", err
         assert ended(pids, within=PROMPTLY), f"{[p for p in pids if running(p)]} ran on after the run was cancelled"
         workers = cluster.scheduler_info["workers"]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["children", "workers", "descendants", "running", "interruptible", "needs_proc", "ctrl_c", "ended"]
+__all__ = ["children", "workers", "descendants", "running", "interruptible", "needs_proc", "ctrl_c", "ended",
+           "written_pids"]
 
 needs_proc = pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                                 reason="reads the process tree from /proc")
@@ -82,3 +83,15 @@ def ended(pids, within: float = 10.0) -> bool:
     while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     return not any(running(p) for p in pids)
+
+
+def written_pids(path, within: float = 60.0) -> list:
+    """The two pids a test's target writes to ``path`` (a process and a helper it started), once it has."""
+    import time
+    from pathlib import Path
+    path, deadline = Path(path), time.monotonic() + within
+    while time.monotonic() < deadline:
+        if path.exists() and len(text := path.read_text().split()) == 2:
+            return [int(p) for p in text]
+        time.sleep(0.05)
+    raise AssertionError(f"no pids written to {path}")
