@@ -838,23 +838,14 @@ CASES = [
                     'sizes = { d_attn = "d_x - 100" }\n')(cwd))),
     # every scheme --scheduler accepts is one Dask can use here; a list names each once; a flag with no effect
     C("verify-scheduler-http", ("verify", "--scheduler", "http://h:1"), 2, contains=("'http://h:1'", "tcp://")),
-    C("verify-scheduler-inproc", ("verify", "--scheduler", "inproc://h:1"), 2, contains=("inproc://",)),
     C("verify-scheduler-ucx", ("verify", "--scheduler", "ucx://h:1"), 2, contains=("UCX-Py",)),
-    C("verify-scheduler-tls-unset", ("verify", "--scheduler", "tls://h:1"), 2, contains=("TLS settings",)),
-    C("verify-scheduler-unreachable", ("verify", "--only", "attention", "--variants", "bias=true", "--scheduler",
-                                       "tcp://127.0.0.1:1"), 2, contains=("could not reach",),
-      note="a well-formed address nothing answers at: one line after the 20 s connection timeout"),
     C("prove-mutants-scheduler-http", ("prove", "--mutants", "--scheduler", "http://h:1"), 2,
       contains=("'http://h:1'",)),
     C("check-scheduler-ucx", ("check", "c.toml", "--scheduler", "ucx://h:1"), 2, setup=_write("c.toml", CLAIM),
       contains=("ucx://",)),
     C("verify-mutants-device-cuda", ("verify", "--mutants", "--device", "cuda"), 2,
       contains=("--device cuda", "--mutants")),
-    C("verify-mutants-device-cpu", ("verify", "--mutants", "--only", "attention", "--device", "cpu"), 2,
-      contains=("--device cpu",)),
     C("verify-only-twice", ("verify", "--only", "attention,attention"), 2, contains=("'attention' twice",)),
-    C("verify-mutants-only-twice", ("verify", "--mutants", "--only", "attention, attention"), 2,
-      contains=("'attention' twice",)),
     C("prove-mutants-only-twice", ("prove", "--mutants", "--only", "div-sqrt-by-d,div-sqrt-by-d"), 2,
       contains=("'div-sqrt-by-d' twice",)),
     C("prove-names-twice", ("prove", "kaplan-n", "kaplan-n"), 2, contains=("'kaplan-n' twice",)),
@@ -871,14 +862,6 @@ CASES = [
       contains=("d_attn set by --size d_attn = d_x**64", "more than the memory limit of 4 GiB"),
       note="a width of 2⁶⁴ or more: estimated in Python ints and refused before any array is drawn (numpy raised "
            "'Maximum allowed dimension exceeded', an internal error)"),
-    C("conform-size-tie-grows", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
-                                 "d_attn=d_x**8"), 2, setup=_write("impl.py", ATTENTION_TARGET),
-      contains=("d_attn set by --size d_attn = d_x**8", "more than the memory limit of 4 GiB"),
-      note="d_attn reaches 17⁸ ≈ 7·10⁹: the examples' arrays are estimated and refused before any is drawn (the "
-           "run went on until out of memory)"),
-    C("conform-size-tie-too-many-bits", ("conform", "impl.py:attention", "--algorithm", "attention", "--size",
-                                         "d_attn=(d_x**64)**64"), 2, setup=_write("impl.py", ATTENTION_TARGET),
-      contains=("--size d_attn = (d_x**64)**64 at d_x=", "10000 bits")),
     C("conform-n-kv-heads-million", ("conform", "impl.py:attention", "--algorithm", "mhattention", "-o",
                                      "n_kv_heads=1000000"), 2, setup=_write("impl.py", ATTENTION_TARGET),
       contains=("mhattention with n_kv_heads=1000000", "to meet 1000000 divides H", "more than the memory limit"),
@@ -1040,9 +1023,10 @@ def test_the_catalogue_is_large_and_ids_are_unique():
     ids = [c.id for c in CASES]
     assert len(ids) == len(set(ids))
     assert len(CASES) >= 70
-    # conform and verify cases take up to 20 s each (importing torch under the limit, two at a time): a budget
-    # keeps this file near a minute and a half (45 such cases: 70 s on 2 cores)
-    assert sum(c.torch for c in CASES) <= 50
+    # conform and verify cases take up to 20 s each on a loaded machine (importing torch under the limit, two at a
+    # time; 0.1–4.6 s each measured alone): a budget keeps this file near two minutes (58 such cases: the whole
+    # file 131 s on 2 shared cores)
+    assert sum(c.torch for c in CASES) <= 60
 
 
 def test_the_limits_leave_room_for_torch(tmp_path):

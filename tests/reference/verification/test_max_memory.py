@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("torch")
+from formal.errors import ResourceError
+from formal.guards import limits
 
-from formal.errors import ResourceError  # noqa: E402
-from formal.guards import limits  # noqa: E402
-from reference.verification.verify import prepare  # noqa: E402
+
+def _prepare(**kwargs):
+    pytest.importorskip("torch")
+    from reference.verification.verify import prepare
+    return prepare(**kwargs)
 
 
 def test_a_tasks_examples_are_estimated_against_the_runs_limit():
-    _, plan = prepare(only=["mhattention"], variants="n_kv_heads=1000", max_memory="1M", device="cpu")
+    _, plan = _prepare(only=["mhattention"], variants="n_kv_heads=1000", max_memory="1M", device="cpu")
     assert plan.tasks and all(t.max_memory == 2**20 for t in plan.tasks)
     task = plan.tasks[0].parts()[0]
     assert task.max_memory == 2**20
@@ -22,7 +25,7 @@ def test_a_tasks_examples_are_estimated_against_the_runs_limit():
 
 
 def test_without_the_flag_the_default_limit_holds():
-    _, plan = prepare(only=["mhattention"], variants="n_kv_heads=1000000", device="cpu")
+    _, plan = _prepare(only=["mhattention"], variants="n_kv_heads=1000000", device="cpu")
     assert all(t.max_memory is None for t in plan.tasks)
     with pytest.raises(ResourceError, match="memory limit of 4 GiB"):
         plan.tasks[0].parts()[0].run()
