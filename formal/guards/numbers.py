@@ -40,7 +40,7 @@ __all__ = ["Written", "exact", "whole", "size", "at", "is_number", "written", "c
 
 
 class Written(float):
-    """A float read from a file (TOML or JSON) that keeps the decimal ``text`` it was written as: it behaves as
+    """A float read from a TOML file that keeps the decimal ``text`` it was written as: it behaves as
     the float everywhere a float is meant (an executed input array), and :func:`exact` reads its text."""
 
     def __new__(cls, text):
