@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 
 from .latex_text import code
 
 __all__ = ["Domain", "Choice", "Integer", "Real", "AnyOf", "BOOL", "written", "either"]
 
-_INT = re.compile(r"[+-]?\d{1,30}")
 
 
 def written(value) -> str:
@@ -175,14 +173,11 @@ class Integer(Domain):
         """The integer ``text`` is, read by the gate every number passes (:func:`formal.guards.numbers.exact`):
         ``4``, ``4.0``, ``2**2``; ValueError for anything else (a word, a fraction)."""
         from ..errors import ConfigError
-        from ..guards.numbers import exact
+        from ..guards.numbers import integer
         try:
-            value = exact(text.strip(), "value")
+            return integer(text.strip(), "value")
         except ConfigError:
             raise ValueError(text) from None
-        if not isinstance(value, int):
-            raise ValueError(text)
-        return value
 
     def text(self) -> str:
         return {1: "a positive integer", 0: "a non-negative integer"}.get(self.minimum,

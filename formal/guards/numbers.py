@@ -36,7 +36,7 @@ from fractions import Fraction
 
 from ..errors import ConfigError, shown
 
-__all__ = ["Written", "exact", "whole", "size", "at", "is_number", "written", "count_text"]
+__all__ = ["Written", "exact", "integer", "whole", "size", "at", "is_number", "written", "count_text"]
 
 
 class Written(float):
@@ -93,6 +93,16 @@ def exact(raw, what: str = "number", *, names=()):
             raise ConfigError(f"{what} = {shown(raw)} is irrational: give a rational number")
         return value
     raise ConfigError(f"{what} = {shown(raw)} is not a number")
+
+
+def integer(raw, what: str = "number") -> int:
+    """``raw`` (any spelling :func:`exact` reads) as the integer it is: ``"1e3"``, ``"2**10"`` and ``4.0`` are
+    integers; a fraction (``1.5``, ``"1/2"``) is a ConfigError naming ``what``, the value and the number it is.
+    The range is the caller's to check."""
+    value = exact(raw, what)
+    if isinstance(value, Fraction):
+        raise ConfigError(f"{what} = {shown(raw)} is {_text(value)}, which is not an integer")
+    return value
 
 
 def whole(value, what: str, *, raw=None, minimum: int = 1, maximum: int | None = None) -> int:

@@ -30,7 +30,6 @@ import math
 
 from ..errors import ResourceError
 from ..guards import limits
-from ..guards.limits import max_memory
 from ..guards.numbers import count_text as number
 
 __all__ = ["ENTRY_BYTES", "DRAWN_BYTES", "ExamplesTooLarge", "argument_bytes", "example_bytes", "require", "number"]
@@ -66,7 +65,7 @@ def require(plans: list, subject, options: dict, ties) -> None:
     options and ties given, the largest array, the sizes it reads, and why they are that large: set by a tie, or
     raised to meet a constraint (``H raised from 3 to meet 1000000 divides H``)."""
     total = sum(plan.nbytes for plan in plans)
-    if total <= max_memory():
+    if total <= limits.max_memory():
         return
     from .ties import Ties
     worst = max(plans, key=lambda plan: plan.nbytes)

@@ -49,16 +49,12 @@ def bounded_int(minimum: int, maximum: int | None = None):
     wanted = integers(minimum, maximum)
 
     def parse(text: str) -> int:
-        from fractions import Fraction
-
-        from ..guards.numbers import exact
+        from ..guards.numbers import integer
         written = text if len(text) <= 24 else text[:20] + "…"
         try:            # the gate: "1024", "1e3", "2**10" are the numbers they are, read exactly
-            value = exact(text.strip(), "value")
-        except ConfigError:  # not a number: 'abc', a formula naming sizes, too many digits
+            value = integer(text.strip(), "value")
+        except ConfigError:  # not an integer: '1.5', 'abc', a formula naming sizes, too many digits
             raise argparse.ArgumentTypeError(f"{written!r} must be {wanted}") from None
-        if isinstance(value, Fraction):
-            raise argparse.ArgumentTypeError(f"{written!r} must be {wanted}")
         if value < minimum or (maximum is not None and value > maximum):
             number = value if len(str(value)) <= 24 else shown(value)
             if not text.strip().lstrip("+-").isdigit():        # "2**60": say the number it is

@@ -67,10 +67,11 @@ def _formula(figure, bound, formulas, subject, window, growing, models, what) ->
     bound sizes, as sympy: bytes at the dtype (int4's half byte exactly in a formula; where every size is a
     number, whole FLOPs and whole bytes, as the numeric figures count them), times
     the batch, per token, times the tokens; a windowed cache at min(ℓ, W) tokens."""
+    import sympy as sp
+
     from ...models.complexity import DTYPES
     polynomial, in_bytes, per = figure
     check_expansion(polynomial.to_sympy(), formulas)
-    import sympy as sp
     at = bound if window is None or "ell" not in bound else {**bound, "ell": _cached(bound["ell"], window, growing)}
     expr = polynomial.to_sympy(at)
     width = _width(DTYPES[subject.get("dtype", "fp32")]) if in_bytes else 1

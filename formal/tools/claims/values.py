@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...errors import FormalError, shown
+from ...errors import shown
 from .claim import ClaimError
 
 __all__ = ["Value", "only", "size_value", "spelled", "numbers_at", "SIZE_FIELDS", "check_expansion", "check_growing",
@@ -116,7 +116,7 @@ def _through(what, raw):
 def numbers_at(formulas: dict, numbers: dict) -> dict:
     """The sizes bound to formulas (name → Formula) whose names all have numbers (``numbers``: name → int), as
     the positive integers they are there, repeatedly (``d_mid = "d_attn"``, ``d_attn = "d_x/H"``); a value that
-    is not a positive integer is a ClaimError naming the size, its formula and the numbers."""
+    is not a positive integer is a ConfigError naming the size, its formula and the numbers."""
     from ...guards.numbers import at
     numbers, found = dict(numbers), {}
     pending = dict(formulas)
@@ -125,12 +125,7 @@ def numbers_at(formulas: dict, numbers: dict) -> dict:
         if not ready:
             return found
         for k, f in ready.items():
-            try:
-                numbers[k] = found[k] = at(f, numbers, f"size {k}")
-            except ClaimError:
-                raise
-            except FormalError as error:
-                raise ClaimError(str(error)) from None
+            numbers[k] = found[k] = at(f, numbers, f"size {k}")   # a ConfigError: the claim is invalid
             del pending[k]
 
 
