@@ -37,7 +37,9 @@ def unwritable(path) -> str | None:
     """Why the file ``path`` cannot be written whole (a temporary file beside it, then one rename), or None: it
     exists and is not a regular file (a directory, a FIFO, a device, a link to nothing), or its folder is missing
     or refuses a new file — tried, not guessed from its mode bits, which root and ``/proc`` ignore.  The check
-    script and its helpers ask this of every path they write before any work."""
+    script and its helpers ask this of every path they write before any work.  (The package's own commands ask
+    :func:`formal.guards.files.destination`; these scripts run before the package is installed, and import
+    nothing of it.)"""
     path = os.path.abspath(os.fspath(path))
     if os.path.lexists(path):
         if not os.path.exists(path):
