@@ -845,6 +845,8 @@ CASES = [
       contains=("ucx://",)),
     C("verify-mutants-device-cuda", ("verify", "--mutants", "--device", "cuda"), 2,
       contains=("--device cuda", "--mutants")),
+    C("verify-max-memory-0", ("verify", "--max-memory", "0"), 2, contains=("--max-memory",)),
+    C("verify-mutants-max-memory", ("verify", "--mutants", "--max-memory", "8G"), 2, contains=("--max-memory",)),
     C("verify-only-twice", ("verify", "--only", "attention,attention"), 2, contains=("'attention' twice",)),
     C("prove-mutants-only-twice", ("prove", "--mutants", "--only", "div-sqrt-by-d,div-sqrt-by-d"), 2,
       contains=("'div-sqrt-by-d' twice",)),
