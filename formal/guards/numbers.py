@@ -56,8 +56,8 @@ class Written(float):
 
 
 def written(raw) -> str:
-    """``raw`` as it was written: a :class:`Written` float's text, else its ``repr``."""
-    return raw.text if isinstance(raw, Written) else repr(raw)
+    """``raw`` as it was written: a :class:`Written` float's text, a string itself, else its ``repr``."""
+    return raw.text if isinstance(raw, Written) else raw if isinstance(raw, str) else repr(raw)
 
 
 def is_number(raw) -> bool:

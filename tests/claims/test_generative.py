@@ -132,8 +132,7 @@ def assertion(draw, derived: int) -> tuple:
     if name == "approx":
         tolerance = draw(st.sampled_from([Fraction(0), Fraction(1), Fraction(1, 2), Fraction(999999, 1000000),
                                           Fraction(9999999999999999999, 10**19)]))
-        fields["abs_tol"] = decimal(tolerance) if draw(st.booleans()) else str(int(tolerance)) \
-            if tolerance.denominator == 1 else decimal(tolerance)
+        fields["abs_tol"] = draw(spelled(tolerance, formula=False))      # every spelling a tolerance may take
     return fields, expected(name, Fraction(derived), claimed, tolerance)
 
 

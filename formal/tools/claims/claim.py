@@ -217,9 +217,13 @@ def _modifiers(claim: Claim, table: dict) -> None:
             value = table[key]
             if name != "approx":
                 raise ClaimError(f"{key} goes with approx, not with {name}")
-            if not is_number(value) or not 0 <= value < float("inf"):
+            try:        # the gate: the decimal as written (0.1 is 1/10), or a formula of numbers ("1/100")
+                tolerance = exact(value, key) if is_number(value) or isinstance(value, str) else None
+            except ConfigError:
+                tolerance = None
+            if tolerance is None or tolerance < 0:
                 raise ClaimError(f"{key} = {shown(value)} must be a finite number ≥ 0")
-            setattr(claim, key, exact(value, key))       # the decimal as written: 0.1 is 1/10
+            setattr(claim, key, tolerance)
     if "in" in table:
         grows = table["in"]
         if name not in ("theta", "big_o", "leading"):
