@@ -18,7 +18,7 @@ from typing import Callable
 
 #: The precisions and the attention paths the GPU check must see verified on CUDA, named as verify's checks.
 PRECISIONS = ("float64", "float32", "bfloat16")
-PATHS = ("sdpa path", "flex path")
+PATHS = tuple(f"{d} {p}" for d in PRECISIONS for p in ("sdpa", "flex"))
 
 #: Each step's time limit in seconds, about 3× to 5× what it took on an H100 (environment and install: a few
 #: seconds; verify 30 s; the gpu tests 39 s; conform a few seconds; the benchmark's GPT-2 built on the CPU, then

@@ -1,35 +1,48 @@
-"""How far the reference may stray from the float64 spec in lower precision, as measured.
+"""How far the reference may stray from the float64 spec, and the baseline each lower-precision bound comes from.
 
-The allowed error of an output is ``relative(dtype, algorithm) · max(1, max |spec output|)``.  Each
-algorithm's figures are declared with its correct implementation, in its family module of
-:mod:`reference.catalogue` (``Implementation(..., {"float32": …, "bfloat16": …})``): the worst
-errors over the seeded examples of every algorithm and variant (2-core CPU, torch 2.13), times a margin — an
-error beyond them is not rounding.  They are the measured worst error of ``python
-benchmarks/calibrate_tolerances.py --examples 100`` (the boundary cases and 100 random examples growing to
-size 65, conform's thorough sizes) times :data:`MARGIN`, rounded up to one digit.  bfloat16 keeps 8
-significant bits: through six post-LN layers of an encoder–decoder (layer norms of columns whose entries
-nearly agree) the worst example loses them all, so its bfloat16 figures bound only gross failures.  The same
-holds for a Swin stage of width C = H·d_attn = 2 (its worst example: eight pre-LN layer norms of 2-wide
-tokens, each ±γ + β, whose sign bfloat16 may flip).
+float64 is held to :data:`FLOAT64` (1e-10, relative to ``max(1, max |spec|)``) everywhere.  In float32 and
+bfloat16 a bound is measured, example by example, on the example itself: the **baseline** is the error a
+known-good computation in that precision makes there — the spec run with every op's result rounded to the
+precision (:mod:`formal.engine.precision`), on the arguments rounded to it, once to nearest and once with
+stochastic rounding, the larger of the two errors — and the bound is :data:`MARGIN` times it
+(:func:`bounds`).  Two floors keep a lucky baseline from making a bound no correct computation meets: the
+median baseline of the example's row (its typical error) and one rounding of the output (the unit roundoff
+u).  An algorithm that moves values without arithmetic (a table lookup) is held to one rounding: its margin
+is 1 (:func:`margin`).  An example whose bound reaches the output's range (``MARGIN × baseline ≥ 1``: a
+correct computation keeps no digit there) is left out, with the reason, never by loosening the row.
+
+The old calibrated figures (each algorithm's ``Implementation(..., {"float32": …, "bfloat16": …})``) bound
+``conform --precision`` (:func:`relative`, :func:`allowed`) until it too is judged against the baseline.
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 
+from formal.engine import precision as emulation
 from formal.errors import ConfigError
 
-__all__ = ["DTYPES", "MARGIN", "FLOAT64", "allowed", "relative", "scale", "differences", "deviation"]
+__all__ = ["DTYPES", "MARGIN", "FLOAT64", "Bound", "baseline", "bounds", "margin", "allowed", "relative", "scale",
+           "differences", "deviation", "outputs", "relative_error"]
 
-#: Margin over the worst measured error.
-MARGIN = 8
+#: The margin a lower-precision error may have over the baseline's (:func:`bounds`): measured, the reference's
+#: correct float32 and bfloat16 errors stay within 2.6× of it on every example of verify's quick and thorough
+#: profiles (``python benchmarks/calibrate_tolerances.py``, which prints the worst ratio per row).
+MARGIN = 3
 
 #: The precisions a tolerance exists for.
 DTYPES = ("float64", "float32", "bfloat16")
 
-#: float64 is held to 1e-10 everywhere; an algorithm without a figure for another dtype (one whose output is
-#: token ids, compared exactly) gets the loosest any algorithm has there.
+#: float64 is held to 1e-10 everywhere: far above float64's rounding through any algorithm here (≤ 1e-14
+#: measured), far below any bug's error.
 FLOAT64 = 1e-10
+
+if not FLOAT64 < 1 or not MARGIN * emulation.UNIT_ROUNDOFF["bfloat16"] < 1:   # a bound that no output can exceed
+    raise ConfigError(f"a bound reaches the output's range: FLOAT64 = {FLOAT64}, MARGIN × u = "
+                      f"{MARGIN * emulation.UNIT_ROUNDOFF['bfloat16']}")
 
 
 def scale(want) -> float:
@@ -69,6 +82,21 @@ def deviation(want, got) -> float:
     return float(diff.max()) / scale(want) if diff.size else 0.0
 
 
+def outputs(value) -> tuple:
+    """An algorithm's output as a tuple of float64 arrays (one per output)."""
+    return tuple(np.asarray(v, dtype=np.float64) for v in (value if isinstance(value, tuple) else (value,)))
+
+
+def relative_error(want, got) -> float:
+    """max |want − got| / max(1, max |want|) over every output; NaN must sit where the spec has NaN."""
+    worst = 0.0
+    for w, g in zip(outputs(want), outputs(got)):
+        if w.shape != g.shape or not np.array_equal(np.isnan(w), np.isnan(g)):
+            return float("inf")
+        worst = max(worst, deviation(w, g))
+    return worst
+
+
 def relative(dtype: str, algorithm) -> float:
     """The allowed error of ``algorithm`` (an algorithm object or its name) in ``dtype``, relative to
     max(1, max |output|)."""
@@ -86,3 +114,74 @@ def allowed(dtype: str, algorithm, want) -> float:
     """The largest absolute error the reference in ``dtype`` may show against the spec's output ``want``."""
     wants = want if isinstance(want, tuple) else (want,)
     return relative(dtype, algorithm) * max(scale(w) for w in wants)
+
+
+def _rounded_arguments(arguments: dict, dtype: str, rng=None) -> dict:
+    return {k: emulation.round_to(v, dtype, rng) if isinstance(v, (np.ndarray, float)) else v
+            for k, v in arguments.items()}
+
+
+def baseline(algorithm, arguments: dict, dtype: str, want, *, seed: int = 0) -> float:
+    """The error a known-good computation in ``dtype`` makes on ``algorithm(**arguments)``, relative to
+    ``max(1, max |want|)`` (``want``: the float64 spec's output): the larger of the spec's own errors emulated
+    in ``dtype`` (every op's result rounded, :mod:`formal.engine.precision`, the arguments rounded too), to
+    nearest and, in bfloat16, stochastically too (seeded by ``seed``) — two correct computations whose rounding
+    errors fall differently, so that one that happens to round luckily does not set the bound (in float32 the
+    floor of a float32 sum, :func:`bounds`, sets nearly every bound)."""
+    worst = 0.0
+    for rng in (None, np.random.default_rng(seed)) if dtype == "bfloat16" else (None,):
+        with emulation.emulated(dtype, rng):
+            got = algorithm(**_rounded_arguments(arguments, dtype, rng))
+        worst = max(worst, relative_error(want, got))
+    return worst
+
+
+@functools.cache
+def margin(algorithm) -> int:
+    """:data:`MARGIN`, or 1 for an algorithm whose ops only move values (a table lookup): its result in a lower
+    precision is its inputs' rounding, which the baseline is, exactly."""
+    from formal.engine.execution import flat_lines, ops_of
+    ops = [op for line in flat_lines(algorithm.lines) for op in ops_of(line.expr)]
+    return 1 if ops and all(op.free for op in ops) else MARGIN
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One example's lower-precision bound: ``allowed`` = ``margin × baseline`` (None where the example is left
+    out: ``reason`` says why), with the baseline it came from and the floor that set it, if one did."""
+
+    allowed: float | None
+    baseline: float
+    margin: int
+    floor: str = ""           # "", "row median" or "one rounding"
+    reason: str = ""
+
+
+#: The precision a lower-precision kernel accumulates in (every torch kernel, and every fused attention kernel,
+#: sums float32 and bfloat16 products in float32).
+ACCUMULATOR = "float32"
+
+
+def bounds(baselines: list, dtype: str, margin: int = MARGIN, lengths=None) -> list:
+    """Each example's :class:`Bound` from the baselines of one row's examples (:func:`baseline`): ``margin ×
+    max(its baseline, the row's median baseline, u, k·u_acc)`` — u the unit roundoff of ``dtype`` (one rounding
+    of the output), k the example's longest sum (``lengths``: its largest size) and u_acc float32's unit
+    roundoff: a sum of k terms accumulated in float32 errs by up to ≈ k·u_acc (the classical γ_k), which the
+    emulation (each op exact, then rounded once) does not make — it matters in float32 only.  An example whose
+    bound reaches 1 (the output's whole range: a correct computation keeps no digit) is left out with the
+    reason."""
+    if not baselines:
+        return []
+    median, u = float(np.median(baselines)), emulation.UNIT_ROUNDOFF[dtype]
+    lengths = [1] * len(baselines) if lengths is None else lengths
+    out = []
+    for b, k in zip(baselines, lengths):
+        floors = ((b, ""), (median, "row median"), (u, "one rounding"),
+                  (k * emulation.UNIT_ROUNDOFF[ACCUMULATOR], f"a float32 sum of {k}"))
+        base, floor = max(floors, key=lambda t: t[0])
+        if margin * base >= 1:
+            out.append(Bound(None, b, margin, floor, f"a correct {dtype} computation errs by {b:.2g} of the output's "
+                                                      f"range here: no digit is left to check"))
+        else:
+            out.append(Bound(margin * base, base, margin, floor))
+    return out

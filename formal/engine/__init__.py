@@ -6,7 +6,9 @@ that must agree with that definition.
   (:mod:`.lines`) and binding the arguments to the sizes as it goes (:mod:`.binding`);
 - the fast paths, each checked against it: :mod:`.tape` replays a checked run's steps (:mod:`.steps`),
   :mod:`.batches` runs every trip of an independent loop at once, :mod:`.columns` every column of a column call
-  at once, and :mod:`.program` is what a batched loop or a column call records to run again;
+  at once, and :mod:`.program` is what a batched loop or a column call records to run again; every path rounds
+  each op's result where :mod:`.precision` emulates float32 or bfloat16 (the baseline of the reference's
+  lower-precision checks);
 - :mod:`.calls` — the renaming a call of another algorithm makes; :mod:`.signature` — a signature entry as the
   renderings write it; :mod:`.meaning` — the symbolic meaning of an algorithm's lines (what the
   theorems read); :mod:`.hyper` — the hyperparameters an algorithm lists;

@@ -35,6 +35,7 @@ from .calls import CallOp, ColumnCallOp
 from .columns import as_defined
 from .execution import _Executor
 from .lines import assignments, declares, finite, refs_of
+from .precision import rounded
 from .program import Leading, Program, align as _align, stacked as _stacked, take as _take
 
 __all__ = ["batchable", "leadable", "all_trips"]
@@ -158,7 +159,7 @@ class _Batch:
         values, depths, slots = [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]
         depth = max(depths, default=0)
         if depth == 0:
-            return op.numpy(self.ctx, *values), 0, emit("numpy", op, self.own, slots)
+            return rounded(op.numpy(self.ctx, *values)), 0, emit("numpy", op, self.own, slots)
         if isinstance(op, CallOp):
             if isinstance(op, ColumnCallOp) or not leadable(op.callee):
                 raise NotBatched(op.callee.name)   # a column call on a batch: the trips run one by one
@@ -170,7 +171,8 @@ class _Batch:
         aligns = [(d, depth) if 0 < d < depth else None for d in depths]
         flags = [d > 0 for d in depths]
         self.ctx.lead = depth
-        value = op.leading(self.ctx, [v if a is None else _align(v, *a) for v, a in zip(values, aligns)], flags)
+        value = rounded(op.leading(self.ctx, [v if a is None else _align(v, *a) for v, a in zip(values, aligns)],
+                                   flags))
         own = None if self.own is None else Leading(self.own, depth)
         return value, depth, emit("lead", op, own, slots, aligns, flags, depth)
 

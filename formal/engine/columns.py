@@ -29,6 +29,7 @@ from . import tape
 from .algorithm import Loop, Step
 from .execution import _Executor
 from .lines import AS_DEFINED, declares, finite, flat_lines, layout, ops_of
+from .precision import rounded
 from .program import Program
 
 __all__ = ["columnar", "all_columns", "one_by_one"]
@@ -127,8 +128,9 @@ class _Columns(_Executor):
         triples = [self._apply(a, line) for a in node.args]
         values, batched, slots = [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]
         if not any(batched):
-            return node.op.numpy(self.ctx, *values), False, self.program.emit("numpy", node.op, self.ctx, slots)
-        return (node.op.columns(self.ctx, values, batched), True,
+            value = rounded(node.op.numpy(self.ctx, *values))
+            return value, False, self.program.emit("numpy", node.op, self.ctx, slots)
+        return (rounded(node.op.columns(self.ctx, values, batched)), True,
                 self.program.emit("columns", node.op, self.ctx, slots, batched))
 
     def run(self):

@@ -39,6 +39,7 @@ from .lines import (
     split_arguments,
     stacked_trips,
 )
+from .precision import rounded
 from .steps import Checkpoint, LineRan, LoopBegan, LoopEnded, TripDone, TripsRanAtOnce
 
 __all__ = ["Run", "execute", "returns_nonfinite", "flat_lines", "finite", "ops_of"]
@@ -120,7 +121,7 @@ class _Executor(ArgumentBinding):
         if isinstance(node, Ref):
             return self._read(node.name, line)
         args = [self.evaluate(a, line) for a in node.args]
-        value = node.op.numpy(self.ctx, *args)
+        value = rounded(node.op.numpy(self.ctx, *args))
         if self.observe is not None:   # every op application inspected (what its numpy semantics perform)
             self.observe(node.op, self.ctx, args, value)
         return value

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .precision import rounded
+
 __all__ = ["Program", "Leading", "align", "take", "stacked"]
 
 
@@ -74,14 +76,14 @@ class Program:
                     op, own, args, aligns, flags, depth = rest
                     if own is None:
                         ctx.lead, own = depth, ctx
-                    slots[out] = op.leading(own, [slots[a] if al is None else align(slots[a], *al)
-                                                  for a, al in zip(args, aligns)], flags)
+                    slots[out] = rounded(op.leading(own, [slots[a] if al is None else align(slots[a], *al)
+                                                          for a, al in zip(args, aligns)], flags))
                 elif kind == "numpy":
                     op, own, args = rest
-                    slots[out] = op.numpy(own or ctx, *[slots[a] for a in args])
+                    slots[out] = rounded(op.numpy(own or ctx, *[slots[a] for a in args]))
                 elif kind == "columns":
                     op, own, args, flags = rest
-                    slots[out] = op.columns(own or ctx, [slots[a] for a in args], flags)
+                    slots[out] = rounded(op.columns(own or ctx, [slots[a] for a in args], flags))
                 elif kind == "read":
                     slots[out] = read(rest[0], None)
                 elif kind == "pick":

@@ -28,6 +28,7 @@ from ..guards.arrays import index_array, real_array
 from ..ops import Ref
 from .calls import CallOp, ColumnCallOp
 from .lines import AS_DEFINED, finite, layout, ops_of, refs_of, returns_nonfinite, split_arguments, stacked_trips
+from .precision import active, rounded
 from .steps import LineRan, LoopBegan, TripDone, TripsRanAtOnce
 
 __all__ = ["Tape", "key", "replay", "remember", "recall", "forget", "untaped", "MAX_TAPES"]
@@ -229,7 +230,7 @@ class _Replay:
             output = _call(self.tape.calls, (self.at, id(node)), node.op, args, self.ctx)
             if output is not None:
                 return output
-        return node.op.numpy(self.ctx, *args)
+        return rounded(node.op.numpy(self.ctx, *args))
 
     def step(self, i, step) -> bool:
         """Replay one step; False where a batched loop's program met what a checked run must judge."""
@@ -240,7 +241,8 @@ class _Replay:
             if step.indices:
                 ctx.binding.values.update(step.indices)
             compiled = self.layout.compiled[id(line)]
-            value = self.evaluate(line.expr) if compiled is None else compiled(values, ctx)
+            # a compiled line applies no op one by one: where a precision is emulated, each op's result is rounded
+            value = self.evaluate(line.expr) if compiled is None or active() else compiled(values, ctx)
             if self.track and not self.overflowed and not finite(value):
                 self.overflowed = _began(line, values)
             names = self.layout.line_targets[id(line)]

@@ -11,5 +11,7 @@ property checks and the theorems of :mod:`proofs` draw from here.
 - :mod:`.memory` — what the examples' arrays take, estimated before any is drawn and refused past the memory
   limit (a tie or an option such as ``n_kv_heads`` can make a size grow);
 - :mod:`.softmaxes` — which parameters feed an algorithm's softmaxes (the large-scores boundary case);
+- :mod:`.rounding_cases` — the cases that bring lower-precision bugs out (a long flat softmax row, norm inputs
+  with a common offset, the table's last position, large logits), for ``verify``'s float32 and bfloat16 rows;
 - :mod:`.profiles` — how many examples a run draws and how large they grow (importing nothing).
 """

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from formal.sampling.examples import Profile, example_list, examples
+from formal.sampling.rounding_cases import precision_cases
 
 from .. import require_torch, tolerances
 from ..model import training
@@ -31,19 +32,11 @@ PROFILES = {"quick": Profile(12, 5), "thorough": Profile(100, 17)}
 
 _FD_STEP, _ETA = 1e-6, 0.1
 
+#: The margin of the SGD step's error over the central difference's own (:meth:`Measure.sgd_baseline`).
+SGD_MARGIN = 10
 
-def _outputs(value) -> tuple:
-    return tuple(np.asarray(v, dtype=np.float64) for v in (value if isinstance(value, tuple) else (value,)))
 
-
-def relative_error(want, got) -> float:
-    """max |want − got| / max(1, max |want|) over every output; NaN must sit where the spec has NaN."""
-    worst = 0.0
-    for w, g in zip(_outputs(want), _outputs(got)):
-        if w.shape != g.shape or not np.array_equal(np.isnan(w), np.isnan(g)):
-            return float("inf")
-        worst = max(worst, tolerances.deviation(w, g))
-    return worst
+_outputs, relative_error = tolerances.outputs, tolerances.relative_error
 
 
 class Measure:
@@ -55,6 +48,7 @@ class Measure:
     def __init__(self, device):
         self.device = device
         self._spec = {}   # id(example) → (the example, kept so that its id is not reused; the spec's output)
+        self._baselines = {}   # (id(example), dtype) → the baseline error (the example is kept in _spec)
 
     def spec(self, ex):
         """The spec's output on ``ex`` (computed once: the spec is deterministic, its seed an argument)."""
@@ -63,8 +57,9 @@ class Measure:
         return self._spec[id(ex)][1]
 
     def forget(self):
-        """Drop the spec's outputs kept so far (one algorithm's: :func:`rows`)."""
+        """Drop the spec's outputs and baselines kept so far (one algorithm's: :func:`rows`)."""
         self._spec.clear()
+        self._baselines.clear()
 
     def float64(self, ex, **kw):
         got = execute(ex.algorithm, device=self.device, **kw, **ex.arguments)
@@ -73,21 +68,26 @@ class Measure:
             return float(np.sum(np.asarray(want) != np.asarray(got))) if np.shape(want) == np.shape(got) else np.inf
         return relative_error(want, got)
 
-    def sdpa(self, ex):
-        return self.float64(ex, path="sdpa")
-
-    def flex(self, ex):
-        return self.float64(ex, path="flex")
-
-    def lower(self, ex, dtype):
-        """The relative error in ``dtype``; on the large-score case only whether the outputs are finite where
-        the spec's are (0 or ∞): scores of ~10⁸ leave no margin for rounding, but an overflow is NaN or ∞."""
+    def lower(self, ex, dtype, path="explicit"):
+        """The relative error in ``dtype`` on attention ``path``; on the large-score case only whether the outputs
+        are finite where the spec's are (0 or ∞): scores of ~10⁸ leave no margin for rounding, but an overflow is
+        NaN or ∞."""
+        got = execute(ex.algorithm, device=self.device, dtype=dtype, path=path, **ex.arguments)
         if ex.large:
-            got = _outputs(execute(ex.algorithm, device=self.device, dtype=dtype, **ex.arguments))
-            want = _outputs(self.spec(ex))
+            want, got = _outputs(self.spec(ex)), _outputs(got)
             return 0.0 if all(w.shape == g.shape and np.array_equal(np.isfinite(w), np.isfinite(g))
                               for w, g in zip(want, got)) else float("inf")
-        return relative_error(self.spec(ex), execute(ex.algorithm, device=self.device, dtype=dtype, **ex.arguments))
+        return relative_error(self.spec(ex), got)
+
+    def baseline(self, ex, dtype) -> float:
+        """The error a known-good computation in ``dtype`` makes on ``ex`` (:func:`reference.tolerances.baseline`),
+        computed once per example and precision, whichever path's row meets it first; 0 on the large-score case
+        (judged on finiteness alone)."""
+        key = (id(ex), dtype)
+        if key not in self._baselines:
+            self._baselines[key] = 0.0 if ex.large else tolerances.baseline(
+                ex.algorithm, ex.arguments, dtype, self.spec(ex), seed=ex.seed)
+        return self._baselines[key]
 
     def flops(self, ex):
         from torch.utils.flop_counter import FlopCounterMode
@@ -99,23 +99,41 @@ class Measure:
         tensors = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
         return abs(sum(t.numel() for t in tensors.values()) - ex.evaluate(ex.algorithm.param_count()))
 
+    def _finite_differences(self, ex):
+        """``(direction, FD(h), FD(2h), largest |L|)``: central differences of the spec's loss along a random unit
+        direction at steps h and 2h — computed once per example (the check and its baseline share them)."""
+        key = (id(ex), "fd")
+        if key not in self._baselines:
+            rng = np.random.default_rng(ex.seed)
+            direction = {p: rng.normal(size=np.shape(ex.arguments[p])) for p in ex.params}
+            norm = np.sqrt(sum(float(np.sum(d ** 2)) for d in direction.values()))
+            direction = {p: d / norm for p, d in direction.items()}
+            differences, largest = [], 0.0
+            for step in (_FD_STEP, 2 * _FD_STEP):
+                sides = [float(ex.algorithm(**{**ex.arguments, **{p: ex.arguments[p] + sign * step * direction[p]
+                                                                  for p in ex.params}})) for sign in (1, -1)]
+                differences.append((sides[0] - sides[1]) / (2 * step))
+                largest = max(largest, *map(abs, sides))
+            self._baselines[key] = (ex, direction, differences[0], differences[1], largest)   # ex: its id stays its
+        return self._baselines[key][1:]
+
     def sgd_step(self, ex):
         """(θ − θ')/η · u for a random unit direction u, against (L(θ + hu) − L(θ − hu)) / 2h of the spec."""
-        rng = np.random.default_rng(ex.seed)
-        direction = {p: rng.normal(size=np.shape(ex.arguments[p])) for p in ex.params}
-        norm = np.sqrt(sum(float(np.sum(d ** 2)) for d in direction.values()))
-        direction = {p: d / norm for p, d in direction.items()}
-        sides = []
-        for sign in (1, -1):
-            moved = {**ex.arguments, **{p: ex.arguments[p] + sign * _FD_STEP * direction[p] for p in ex.params}}
-            sides.append(float(ex.algorithm(**moved)))
-        finite_difference = (sides[0] - sides[1]) / (2 * _FD_STEP)
+        direction, finite_difference, _, _ = self._finite_differences(ex)
         theta = params_to_torch({p: ex.arguments[p] for p in ex.params}, device=self.device)
         stepped = training.sgd_step(theta, example_loss(ex, self.device), _ETA)
         along = sum(float(torch.sum((theta[p] - stepped[p]).detach()
                                     * torch.as_tensor(direction[p], device=self.device)))
                     for p in ex.params) / _ETA
         return abs(along - finite_difference) / max(1.0, abs(finite_difference))
+
+    def sgd_baseline(self, ex) -> float:
+        """How far the central difference itself may be from the true derivative, relative as the check's error
+        is: its truncation error, estimated by how much it moves when the step doubles (|FD(h) − FD(2h)|, three
+        times the O(h²) error at h), plus its rounding, ε·max|L|/h."""
+        _, at_h, at_2h, largest = self._finite_differences(ex)
+        floor = abs(at_h - at_2h) + np.finfo(np.float64).eps * largest / _FD_STEP
+        return floor / max(1.0, abs(at_h))
 
     def kv_cache(self, ex):
         """Prefill the first token(s), then extend one token at a time: the distributions of the whole
@@ -152,32 +170,60 @@ def example_loss(ex, device="cpu"):
 
 @dataclass(frozen=True)
 class Check:
-    """One of verify's checks: the records it ``applies`` to, the deviation ``allowed`` (None: the calibrated
-    tolerance of the precision the check is named after), whether it runs on CUDA only, and the attention
-    ``path`` an example's variant must take for it (None: any)."""
+    """One of verify's checks: the records it ``applies`` to; the deviation ``allowed`` (a fixed figure, or None
+    where each example's bound is ``margin`` times a baseline measured on the example: the error a known-good
+    computation in ``dtype`` makes, or for the SGD step the central difference's own error); whether it runs on
+    CUDA only; the attention ``path`` it runs and an example's variant must take (None: the explicit one,
+    whatever the variant); the precision ``dtype``; and ``basis``, what its bound comes from, in words."""
 
     applies: Callable
     allowed: float | None
     cuda: bool = False
     path: str | None = None
+    dtype: str = "float64"
+    basis: str = "fixed"
+    margin: int | None = None
+
+    def __post_init__(self):
+        if self.allowed is not None and not 0 <= self.allowed < 1:   # relative to max(1, max|spec|): ≥ 1 passes all
+            raise ValueError(f"a check's bound {self.allowed} reaches its output's range")
+
+
+def _precision_checks() -> dict:
+    """Every precision on every attention path: float64 against 1e-10, float32 and bfloat16 against their
+    baselines (token outputs, compared exactly, in float64 only)."""
+    out = {}
+    for dtype in ("float64", "float32", "bfloat16"):
+        for path, cuda in ((None, False), ("sdpa", False), ("flex", True)):
+            name = dtype if path is None else f"{dtype} {path}"
+            if dtype == "float64":
+                applies = (lambda r: True) if path is None else (lambda r, p=path: p in r.paths)
+                out[name] = Check(applies, tolerances.FLOAT64, cuda, path, dtype, "fixed: float64 rounding")
+            else:
+                applies = (lambda r: not r.token_outputs) if path is None else \
+                    (lambda r, p=path: not r.token_outputs and p in r.paths)
+                out[name] = Check(applies, None, cuda, path, dtype, f"{dtype} emulated", tolerances.MARGIN)
+    return out
 
 
 #: check name → :class:`Check`.
 CHECKS = {
-    "float64": Check(lambda r: True, tolerances.FLOAT64),
-    "sdpa path": Check(lambda r: "sdpa" in r.paths, tolerances.FLOAT64, path="sdpa"),
-    "flex path": Check(lambda r: "flex" in r.paths, tolerances.FLOAT64, cuda=True, path="flex"),
-    "float32": Check(lambda r: not r.token_outputs, None),
-    "bfloat16": Check(lambda r: not r.token_outputs, None),
-    "matmul FLOPs": Check(lambda r: not r.token_outputs, 0),
-    "params": Check(lambda r: True, 0),
-    "SGD step": Check(lambda r: r.loss, 1e-6),
-    "KV cache": Check(lambda r: r.name == "kv_dtransformer", tolerances.FLOAT64),   # what Measure.kv_cache runs
+    **_precision_checks(),
+    "matmul FLOPs": Check(lambda r: not r.token_outputs, 0, basis="exact"),
+    "params": Check(lambda r: True, 0, basis="exact"),
+    "SGD step": Check(lambda r: r.loss, None, basis="finite differences", margin=SGD_MARGIN),
+    "KV cache": Check(lambda r: r.name == "kv_dtransformer", tolerances.FLOAT64,
+                      basis="fixed: float64 rounding"),   # what Measure.kv_cache runs
 }
 
 
 @dataclass
 class Row:
+    """One check of one algorithm.  ``max_error`` and ``allowed`` are those of the example nearest its bound (the
+    largest error/bound; with a fixed bound, the largest error); ``baseline`` the baseline there (None with a fixed
+    bound), ``margin`` the factor over it, ``basis`` where the bound comes from; ``excluded`` the examples left out
+    (a bound past the output's range), with the first's reason in ``detail`` when it passes."""
+
     algorithm: str
     check: str
     examples: int
@@ -186,6 +232,10 @@ class Row:
     verdict: str
     detail: str = ""
     variant: dict | None = None     # the options every example had (``verify --variants``); None: drawn
+    baseline: float | None = None
+    margin: int | None = None
+    basis: str = "fixed"
+    excluded: int = 0
 
 
 def plan(only, device) -> list:
@@ -201,16 +251,32 @@ def applicable(subject, device) -> list:
 
 
 def _measure(measure, check, ex):
-    method = {"sdpa path": measure.sdpa, "flex path": measure.flex, "matmul FLOPs": measure.flops,
-              "params": measure.params, "SGD step": measure.sgd_step, "KV cache": measure.kv_cache,
-              "float64": measure.float64}.get(check)
-    return method(ex) if method else measure.lower(ex, check)
+    c = CHECKS[check]
+    method = {"matmul FLOPs": measure.flops, "params": measure.params, "SGD step": measure.sgd_step,
+              "KV cache": measure.kv_cache}.get(check)
+    if method is not None:
+        return method(ex)
+    if c.dtype == "float64":
+        return measure.float64(ex, path=c.path or "explicit")
+    return measure.lower(ex, c.dtype, c.path or "explicit")
 
 
-def allowed(name, check) -> float:
-    """The deviation ``check`` allows algorithm ``name``."""
-    figure = CHECKS[check].allowed
-    return tolerances.relative(check, name) if figure is None else figure
+def allowed(name, check) -> float | None:
+    """The fixed deviation ``check`` allows (None: each example's bound is measured, :func:`bounds`)."""
+    return CHECKS[check].allowed
+
+
+def bounds(name, check, cases, measure) -> list:
+    """Each example's :class:`reference.tolerances.Bound` under ``check``: the fixed figure, or ``margin`` times
+    the baseline measured on it."""
+    c = CHECKS[check]
+    if c.allowed is not None:
+        return [tolerances.Bound(c.allowed, 0.0, 1) for _ in cases]
+    if check == "SGD step":
+        return [tolerances.Bound(c.margin * b, b, c.margin) for b in map(measure.sgd_baseline, cases)]
+    factor = tolerances.margin(record(name).algorithm)
+    return tolerances.bounds([measure.baseline(ex, c.dtype) for ex in cases], c.dtype, factor,
+                             [max(ex.sizes.values(), default=1) for ex in cases])
 
 
 def by_algorithm(plan) -> list:
@@ -231,6 +297,14 @@ def _draw(name, check, profile, seed, options=None) -> list:
     return examples(name, n, seed=seed, max_size=PROFILES[profile].max_size, **options)
 
 
+def _source(check) -> str:
+    """Which list of examples ``check`` draws from: the SGD step's (tiny), the lower precisions' (the examples and
+    :func:`~formal.sampling.rounding_cases.precision_cases`), or the examples."""
+    if check == "SGD step":
+        return "SGD step"
+    return "precision" if CHECKS[check].dtype != "float64" else "examples"
+
+
 def _on_path(cases, check) -> list:
     """Those of ``cases`` whose variant takes ``check``'s attention path."""
     path = CHECKS[check].path
@@ -244,7 +318,11 @@ def rows(name, checks, profile, seed, measure, options=None):
     drawn, variant = {}, None if options is None else dict(options)   # one dict for the variant's rows
     try:
         for check in checks:
-            source = "SGD step" if check == "SGD step" else "examples"
+            source = _source(check)
+            if source == "precision" and source not in drawn:   # the examples and the precision cases
+                if "examples" not in drawn:
+                    drawn["examples"] = _draw(name, "float64", profile, seed, options)
+                drawn[source] = drawn["examples"] + precision_cases(name, seed, **(options or {}))
             if source not in drawn:
                 drawn[source] = _draw(name, check, profile, seed, options)
             measured = _row(name, check, _on_path(drawn[source], check), measure)
@@ -261,15 +339,34 @@ def row(name, check, profile, seed, measure) -> Row:
 
 
 def _row(name, check, cases, measure) -> Row:
-    """One check of one algorithm on ``cases``."""
-    limit, worst, detail = allowed(name, check), 0.0, ""
-    for ex in cases:
+    """One check of one algorithm on ``cases``, each example against its own bound (:func:`bounds`)."""
+    c, judged, excluded = CHECKS[check], [], []
+    for ex, bound in zip(cases, bounds(name, check, cases, measure)):
+        if bound.allowed is None:
+            excluded.append(f"{ex.describe()}: {bound.reason}")
+            continue
         try:
-            error = _measure(measure, check, ex)
+            error, broke = _measure(measure, check, ex), ""
         except Exception as exc:  # the reference broke: report it as this check's failure
-            error, detail = float("inf"), f"{ex.describe()}: {type(exc).__name__}: {exc}"
-        if error > limit and not detail:
-            detail = ex.describe()
-        worst = max(worst, error)
-    return Row(name, check, len(cases), worst, limit, "FAIL" if worst > limit else "pass",
-               detail if worst > limit else "")
+            error, broke = float("inf"), f"{ex.describe()}: {type(exc).__name__}: {exc}"
+        judged.append((error, bound, broke or ex.describe()))
+    failing = [j for j in judged if j[0] > j[1].allowed]
+    # the example nearest its bound (a failing one first: the smallest, as examples come smallest first)
+    worst = failing[0] if failing else max(judged, key=lambda j: _closeness(*j[:2]), default=None)
+    row = Row(name, check, len(judged), 0.0, c.allowed if c.allowed is not None else 0.0,
+              "FAIL" if failing else "pass", basis=c.basis, excluded=len(excluded), margin=c.margin)
+    if worst is not None:
+        row.max_error, row.allowed = worst[0], worst[1].allowed
+        row.baseline = None if c.allowed is not None else worst[1].baseline
+        row.margin = worst[1].margin if c.allowed is None else None
+        row.detail = worst[2] if failing else ""
+    if excluded and not failing:
+        row.detail = f"{len(excluded)} left out, e.g. {excluded[0]}"
+    return row
+
+
+def _closeness(error, bound) -> float:
+    """error / bound, the fraction of its bound an example's error takes (an exact bound of 0 met: 0)."""
+    if bound.allowed == 0:
+        return 0.0 if error == 0 else float("inf")
+    return error / bound.allowed

@@ -94,14 +94,19 @@ class Checks(Task):
                        self.max_memory) for c in checks]
 
     def died(self, cause: str) -> list:
-        from .checks import Row, allowed
+        from .checks import CHECKS, Row, allowed
         try:
             checks = self._checks()
         except ConfigError as exc:
             return [Skipped(self.name, dict(self.options), str(exc))]
         variant = None if self.options is None else dict(self.options)
-        return [Row(self.name, check, 0, float("inf"), allowed(self.name, check), "FAIL", cause, variant)
-                for check in checks]
+        return [Row(self.name, check, 0, float("inf"), _fixed(allowed(self.name, check)), "FAIL", cause, variant,
+                    basis=CHECKS[check].basis) for check in checks]
+
+
+def _fixed(figure) -> float:
+    """A check's fixed bound, or NaN where each example's is measured (none was: the task died)."""
+    return float("nan") if figure is None else figure
 
 
 @dataclass(frozen=True)

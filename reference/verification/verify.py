@@ -3,26 +3,28 @@
 Each check runs on seeded random examples (:mod:`formal.sampling.examples`, options drawn from every variant) and
 measures one number, the largest deviation, against what it may be:
 
-``float64``
-    the reference's output against the spec's numpy execution; allowed 1e-10.
-``sdpa path``
-    the same on the fast path (``scaled_dot_product_attention``); 1e-10.
-``flex path``
-    the same on FlexAttention with the mask as a mask function (CUDA only); 1e-10.
-``float32``, ``bfloat16``
-    the reference in that precision against the float64 spec; the calibrated tolerance.
+``float64``, ``float64 sdpa``, ``float64 flex``
+    the reference's output on the explicit attention path, on ``scaled_dot_product_attention`` and on
+    FlexAttention (CUDA only) against the spec's numpy execution; allowed 1e-10.
+``float32``, ``float32 sdpa``, ``float32 flex``, ``bfloat16``, …
+    the reference in that precision, on that path, against the float64 spec.  Each example is held to
+    3 × its **baseline**, the error a known-good computation in that precision makes on it (the spec
+    emulated in the precision: :func:`reference.tolerances.baseline`; floors and exclusions:
+    :func:`reference.tolerances.bounds`), on the examples and the cases that bring precision bugs out
+    (:mod:`formal.sampling.rounding_cases`).
 ``matmul FLOPs``
-    the derived FLOPs (``matmul`` convention) against ``FlopCounterMode`` on the explicit path; 0.
+    the derived FLOPs (``matmul`` convention) against ``FlopCounterMode`` on the explicit path; exact.
 ``params``
-    the derived parameter count against the sum of ``numel``; 0.
+    the derived parameter count against the sum of ``numel``; exact.
 ``SGD step``
     ``(θ − θ')/η`` of the reference's step along a random direction against central differences of the
-    spec's loss; 1e-6, relative.
+    spec's loss; 10 × the central difference's own error on the example (:meth:`.checks.Measure.sgd_baseline`).
 ``KV cache``
     a prefill, then one-token steps, against Algorithm 10 on the whole sequence; 1e-10.
 
-Errors in float checks are absolute, scaled by ``max(1, max abs(spec))``; token outputs (Algorithms 14
-and 15) count the tokens that differ.
+Each row shows the example nearest its bound: its error, its bound, and where the bound comes from (``3 ×
+4.1e-03 baseline``, ``fixed``, ``exact``).  Errors in float checks are absolute, scaled by ``max(1, max
+abs(spec))``; token outputs (Algorithms 14 and 15) count the tokens that differ.
 
 A run is a list of tasks (:mod:`.tasks`: one per algorithm, or with ``variants`` one per combination of its
 options, :mod:`.campaigns`) run here, in worker processes or on a Dask cluster
@@ -110,7 +112,8 @@ class Report:
 
 
 def _row_json(r, variants: bool) -> dict:
-    out = {**asdict(r), "max_error": r.max_error if np.isfinite(r.max_error) else None}
+    out = {**asdict(r), "max_error": r.max_error if np.isfinite(r.max_error) else None,
+           "allowed": r.allowed if np.isfinite(r.allowed) else None}
     if not variants:
         out.pop("variant")
     return out
@@ -118,11 +121,21 @@ def _row_json(r, variants: bool) -> dict:
 
 def _table(rows) -> list:
     width = max([len(r.algorithm) for r in rows] + [9])
-    lines = [f"{'algorithm':<{width}}  {'check':<12}  {'examples':>8}  {'max error':>9}  {'allowed':>9}  verdict"]
+    check = max([len(r.check) for r in rows] + [5])
+    lines = [f"{'algorithm':<{width}}  {'check':<{check}}  {'examples':>8}  {'error':>9}  {'allowed':>9}  "
+             f"{'from':<22}  verdict"]
     for r in rows:
-        lines.append(f"{r.algorithm:<{width}}  {r.check:<12}  {r.examples:>8}  {_figure(r.max_error):>9}  "
-                     f"{_figure(r.allowed):>9}  {r.verdict}{'  ' + r.detail if r.detail else ''}")
+        lines.append(f"{r.algorithm:<{width}}  {r.check:<{check}}  {r.examples:>8}  {_figure(r.max_error):>9}  "
+                     f"{_figure(r.allowed):>9}  {basis(r):<22}  {r.verdict}{'  ' + r.detail if r.detail else ''}")
     return lines
+
+
+def basis(r) -> str:
+    """Where a row's bound comes from, in a few words: ``3 × 2.1e-03 baseline`` (margin × the baseline at the
+    example nearest its bound), ``1e-10 fixed`` or ``exact``."""
+    if r.baseline is not None:
+        return f"{r.margin} × {_figure(r.baseline)} baseline"
+    return "exact" if r.basis == "exact" else "fixed" if r.basis.startswith("fixed") else "-"   # -: none measured
 
 
 def by_option(rows) -> list:
@@ -189,6 +202,8 @@ def _variant_lines(report) -> list:
 def _figure(x) -> str:
     if x == 0:
         return "0"
+    if x != x:   # NaN: a bound never measured (the task died before)
+        return "-"
     return "inf" if not np.isfinite(x) else f"{x:.1e}"
 
 

@@ -22,7 +22,7 @@ def test_verify_passes_and_writes_the_json_report(capsys, tmp_path):
     data = json.loads(report.read_text())
     assert data["verdict"] == "pass" and data["device"] == "cpu"
     checks = {(r["algorithm"], r["check"]) for r in data["rows"]}
-    assert {("attention", "sdpa path"), ("attention", "matmul FLOPs"), ("dloss", "SGD step"),
+    assert {("attention", "float64 sdpa"), ("attention", "matmul FLOPs"), ("dloss", "SGD step"),
             ("layer_norm", "bfloat16")} <= checks
     assert all(r["examples"] > 0 and r["verdict"] == "pass" for r in data["rows"])
     assert list(tmp_path.iterdir()) == [report]  # no temporary file left beside it
@@ -65,7 +65,7 @@ def test_verify_on_cuda(capsys):
     status = main(["verify", "--device", "cuda", "--only", "attention,mhattention,dtransformer,kv_dtransformer"])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "flex path" in out
+    assert "bfloat16 flex" in out
 
 
 @pytest.mark.gpu

@@ -1,0 +1,92 @@
+"""The lower-precision bounds: measured on each example against an emulated known-good computation, tight enough
+that a precision bug fails its row, never reaching the output's range."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formal.engine.precision import UNIT_ROUNDOFF, emulated, round_to
+from formal.sampling.rounding_cases import FLAT_KEYS, OFFSET, precision_cases
+from reference import tolerances
+
+torch = pytest.importorskip("torch")
+
+from reference.model import attention as torch_attention  # noqa: E402
+from reference.verification import checks  # noqa: E402
+
+
+def test_rounding_to_nearest_matches_torch_s_conversion():
+    """The emulation's bfloat16 and float32 roundings are torch's own, on values across the range (an independent
+    oracle: torch's ``.to(dtype)``)."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.normal(size=2000) * 10.0 ** rng.integers(-30, 30, size=2000),
+                             [0.0, -0.0, 1 + 2 ** -9, 1 + 3 * 2 ** -9, np.inf, -np.inf, 3.4e38, 1e39]])
+    for name, dtype in (("bfloat16", torch.bfloat16), ("float32", torch.float32)):
+        want = torch.tensor(values, dtype=torch.float64).to(dtype).to(torch.float64).numpy()
+        np.testing.assert_array_equal(round_to(values, name), want)
+
+
+def test_stochastic_rounding_is_unbiased_and_lands_on_a_neighbour():
+    x = np.full(20000, 1 + 2 ** -10)   # an eighth of the way from 1 to the next bfloat16, 1 + 2⁻⁷
+    rounded = round_to(x, "bfloat16", np.random.default_rng(1))
+    assert set(np.unique(rounded)) <= {1.0, 1 + 2 ** -7}
+    assert abs(rounded.mean() - x[0]) < 2e-4
+
+
+def test_an_emulated_run_rounds_every_op_and_differs_from_float64_by_about_u():
+    from formal import algorithms
+    ex = checks.examples("mhattention", 1, seed=3, max_size=4, boundary=False)[0]
+    want = ex.algorithm(**ex.arguments)
+    error = tolerances.baseline(algorithms.get("mhattention", **ex.algorithm.options), ex.arguments, "bfloat16", want)
+    assert UNIT_ROUNDOFF["bfloat16"] / 10 < error < 0.1
+    with emulated("bfloat16"):
+        got = ex.algorithm(**ex.arguments)
+    assert np.array_equal(got, round_to(got, "bfloat16"))   # the output itself is a bfloat16 value
+
+
+def test_a_bound_at_the_output_s_range_is_refused_and_an_example_past_it_left_out():
+    with pytest.raises(ValueError, match="reaches its output's range"):
+        checks.Check(lambda r: True, 1.0)
+    (bound,) = tolerances.bounds([0.5], "bfloat16")
+    assert bound.allowed is None and "no digit is left" in bound.reason
+    ok = tolerances.bounds([0.01, 1e-6, 0.02], "bfloat16")
+    assert [b.floor for b in ok] == ["", "row median", ""]   # the lucky example is held to the row's median …
+    assert ok[1].allowed == tolerances.MARGIN * 0.01
+    tiny = tolerances.bounds([1e-6, 1e-6], "bfloat16")       # … and no example below one rounding of the output
+    assert tiny[0].floor == "one rounding" and tiny[0].allowed == tolerances.MARGIN * UNIT_ROUNDOFF["bfloat16"]
+    long = tolerances.bounds([1e-9], "float32", lengths=[256])   # a float32 sum of 256 terms
+    assert long[0].floor == "a float32 sum of 256" and long[0].allowed == tolerances.MARGIN * 256 * 2.0 ** -24
+
+
+def test_the_precision_cases_reach_what_they_claim():
+    flat, offset, peaked = precision_cases("dtransformer", 0)
+    assert flat.sizes["ell"] == flat.sizes["N_V"] == FLAT_KEYS
+    assert np.all(np.abs(offset.arguments["W_e"] - OFFSET) < OFFSET)
+    assert np.array_equal(offset.arguments["W_e"], round_to(offset.arguments["W_e"], "bfloat16"))   # exact
+    (last,) = precision_cases("positional_embedding", 0, encoding="sinusoidal-paper")
+    assert last.arguments["t"] == FLAT_KEYS - 1
+
+
+def _unscaled_in_bfloat16(monkeypatch):
+    """A planted bug: the explicit path forgets 1/√d_attn, in bfloat16 only."""
+    correct = torch_attention.attend
+
+    def attend(Q, K, V, *args, **kwargs):
+        if Q.dtype == torch.bfloat16 and kwargs.get("path", "explicit") == "explicit":
+            Q = Q * Q.shape[-1] ** 0.5
+        return correct(Q, K, V, *args, **kwargs)
+    monkeypatch.setattr(torch_attention, "attend", attend)
+
+
+def test_a_bfloat16_only_bug_fails_the_bfloat16_row_and_no_other(monkeypatch):
+    """The bug the old tolerances (7.0 on the encoder–decoder) let through: unscaled scores in bfloat16."""
+    cpu = torch.device("cpu")
+    measure = checks.Measure(cpu)
+    wanted = ["float64", "float32", "bfloat16"]
+    before = {r.check: r.verdict for r in checks.rows("dtransformer", wanted, "quick", 0, measure)}
+    _unscaled_in_bfloat16(monkeypatch)
+    after = {r.check: r for r in checks.rows("dtransformer", wanted, "quick", 0, measure)}
+    assert before == {c: "pass" for c in wanted}
+    assert after["bfloat16"].verdict == "FAIL" and after["float32"].verdict == after["float64"].verdict == "pass"
+    assert after["bfloat16"].max_error > after["bfloat16"].allowed
