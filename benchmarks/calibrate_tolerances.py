@@ -1,65 +1,65 @@
-"""Calibrate the reference's lower-precision tolerances: the worst |reference − spec| (the spec in float64)
-over many seeded examples of every algorithm, in float32 and bfloat16, relative to max(1, max |spec|).
+"""Measure how close the correct reference comes to its lower-precision bounds: per row (algorithm, precision,
+attention path), the largest ratio of its error to its floored baseline over every example — what the margin
+(reference.tolerances.MARGIN, 3) must stay above.
 
-    python benchmarks/calibrate_tolerances.py [--examples N] [--max-size S] [--seed S] [--device cpu|cuda]
-                                              [--only NAME,NAME]
+    python benchmarks/calibrate_tolerances.py [--profile quick|thorough] [--seeds 0,1,2] [--only NAME,NAME]
+                                              [--device cpu|cuda]
 
-The examples are verify's and conform's (formal.sampling.examples): the boundary cases and N random ones whose
-sizes grow to S (default: conform's thorough profile, the largest sizes a tolerance is used at).
-
-Each algorithm's figures are declared with its correct implementation, ``Implementation(name, factory,
-{"float32": …, "bfloat16": …})`` in its family module of reference/catalogue/; reference/conformance/
-tolerances.py states how they were measured and the margin taken over them.
+The examples are verify's (the profile's boundary cases and random examples, and the precision cases); the
+baseline of each is the error of the spec emulated in that precision (reference/tolerances.py), floored as
+verify floors it.  A ratio near the margin on a row is a row whose bound is tight; one past it is a false alarm
+of verify — a bug of the reference, or a margin too small: look at the example the row names.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 
-from formal.sampling.examples import PROFILES, examples
-from formal.tools.arguments import bounded_int
+from formal.tools.arguments import UsageError, name_list
 from reference import tolerances
-from reference.model.execute import execute
+from reference.model.device import device as resolve_device
 from reference.records import records
-from reference.verification.verify import relative_error
-
-
-def worst(name, dtype, n, seed, device, max_size):
-    return max(relative_error(ex.algorithm(**ex.arguments),
-                              execute(ex.algorithm, dtype=dtype, device=device, **ex.arguments))
-               for ex in examples(name, n, seed=seed, max_size=max_size))
+from reference.verification.checks import CHECKS, PROFILES, Measure, applicable, rows
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=bounded_int(1), default=200)
-    parser.add_argument("--max-size", type=bounded_int(2), default=PROFILES["thorough"].max_size)
-    parser.add_argument("--seed", type=bounded_int(0), default=0)
+    parser.add_argument("--profile", choices=list(PROFILES), default="quick")
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--only", help="comma-separated algorithm names (default: every one)")
     args = parser.parse_args()
-    names = [r.name for r in records() if not r.token_outputs]  # token ids are compared exactly
+    try:
+        seeds = [int(s) for s in args.seeds.split(",")]
+    except ValueError:
+        parser.error(f"--seeds must be comma-separated integers, not {args.seeds!r}")
+    known = [r.name for r in records()]
+    names = known
     if args.only:
-        unknown = sorted(set(args.only.split(",")) - set(names))
+        try:
+            names = name_list(args.only, "--only", "algorithm", "see `formal-transformers list`")
+        except UsageError as exc:
+            parser.error(str(exc))
+        unknown = [n for n in names if n not in known]
         if unknown:
-            parser.error(f"no algorithm {unknown[0]!r} to calibrate; known: {', '.join(names)}")
-        names = [n for n in names if n in args.only.split(",")]
-    print(f"{'algorithm':24s} {'float32':>10s} {'bfloat16':>10s}   worst error / max(1, max|spec|); "
-          f"(allowed now)")
-    suggested = {"float32": {}, "bfloat16": {}}
+            parser.error(f"no algorithm {unknown[0]!r}; known: {', '.join(known)}")
+    device = resolve_device(args.device)
+    lower = [c for c, check in CHECKS.items() if check.dtype != "float64"]
+    print(f"{'algorithm':24s} {'check':16s} {'worst error / (bound / margin)':>31s}  (margin {tolerances.MARGIN}; "
+          f"profile {args.profile}, seeds {args.seeds})")
+    overall = (0.0, "")
     for name in names:
-        cells = []
-        for d in suggested:
-            measured = worst(name, d, args.examples, args.seed, args.device, args.max_size)
-            suggested[d][name] = float(f"{measured * tolerances.MARGIN:.0e}")  # rounded …
-            if suggested[d][name] < measured * tolerances.MARGIN:                # … up
-                step = 10 ** math.floor(math.log10(suggested[d][name]))
-                suggested[d][name] = float(f"{suggested[d][name] + step:.0e}")
-            cells.append(f"{measured:10.2e} ({tolerances.relative(d, name):.0e})")
-        print(f"{name:24s} " + " ".join(cells), flush=True)
-    print(f"measured × {tolerances.MARGIN}, rounded up (each algorithm's Implementation in its family module of "
-          f"reference/catalogue/): {suggested}")
+        its = [c for c in applicable(name, device) if c in lower]
+        worst = {}
+        for seed in seeds:
+            for row in rows(name, its, args.profile, seed, Measure(device)):
+                ratio = row.max_error / row.allowed * row.margin if row.allowed else 0.0
+                if ratio >= worst.get(row.check, (0.0,))[0]:
+                    worst[row.check] = (ratio, row.verdict)
+        for check, (ratio, verdict) in worst.items():
+            print(f"{name:24s} {check:16s} {ratio:31.2f}  {'' if verdict == 'pass' else verdict}", flush=True)
+            overall = max(overall, (ratio, f"{name} {check}"))
+    print(f"largest: {overall[0]:.2f} ({overall[1]}); the margin is {tolerances.MARGIN}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ import numpy as np
 from formal.engine import precision as emulation
 from formal.errors import ConfigError
 
-__all__ = ["DTYPES", "MARGIN", "FLOAT64", "Bound", "baseline", "bounds", "margin", "allowed", "relative", "scale",
+__all__ = ["DTYPES", "MARGIN", "FLOAT64", "Bound", "baseline", "bounds", "margin", "magnitude", "allowed", "relative",
+           "scale",
            "differences", "deviation", "outputs", "relative_error"]
 
 #: The margin a lower-precision error may have over the baseline's (:func:`bounds`): measured, the reference's
@@ -125,11 +126,10 @@ def baseline(algorithm, arguments: dict, dtype: str, want, *, seed: int = 0) -> 
     """The error a known-good computation in ``dtype`` makes on ``algorithm(**arguments)``, relative to
     ``max(1, max |want|)`` (``want``: the float64 spec's output): the larger of the spec's own errors emulated
     in ``dtype`` (every op's result rounded, :mod:`formal.engine.precision`, the arguments rounded too), to
-    nearest and, in bfloat16, stochastically too (seeded by ``seed``) — two correct computations whose rounding
-    errors fall differently, so that one that happens to round luckily does not set the bound (in float32 the
-    floor of a float32 sum, :func:`bounds`, sets nearly every bound)."""
+    nearest and stochastically (seeded by ``seed``) — two correct computations whose rounding errors fall
+    differently, so that one that happens to round luckily does not set the bound."""
     worst = 0.0
-    for rng in (None, np.random.default_rng(seed)) if dtype == "bfloat16" else (None,):
+    for rng in (None, np.random.default_rng(seed)):
         with emulation.emulated(dtype, rng):
             got = algorithm(**_rounded_arguments(arguments, dtype, rng))
         worst = max(worst, relative_error(want, got))
@@ -162,22 +162,36 @@ class Bound:
 ACCUMULATOR = "float32"
 
 
-def bounds(baselines: list, dtype: str, margin: int = MARGIN, lengths=None) -> list:
+def magnitude(want) -> float:
+    """How large an output is on the scale errors are measured on: ``max |want| / max(1, max |want|)`` over every
+    output (1 where an entry reaches 1; 1/256 for probabilities spread over 256 tokens), never below float32's
+    unit roundoff (an output of zeros)."""
+    largest = max((float(np.max(np.abs(w[np.isfinite(w)]))) for w in outputs(want) if np.isfinite(w).any()),
+                  default=0.0)
+    return max(largest / max(1.0, largest), emulation.UNIT_ROUNDOFF[ACCUMULATOR])
+
+
+def bounds(baselines: list, dtype: str, margin: int = MARGIN, lengths=None, magnitudes=None) -> list:
     """Each example's :class:`Bound` from the baselines of one row's examples (:func:`baseline`): ``margin ×
-    max(its baseline, the row's median baseline, u, k·u_acc)`` — u the unit roundoff of ``dtype`` (one rounding
-    of the output), k the example's longest sum (``lengths``: its largest size) and u_acc float32's unit
-    roundoff: a sum of k terms accumulated in float32 errs by up to ≈ k·u_acc (the classical γ_k), which the
-    emulation (each op exact, then rounded once) does not make — it matters in float32 only.  An example whose
+    max(b, r·m, u·m, k·u_acc·m)`` — b its baseline, m its output's :func:`magnitude` (``magnitudes``; 1 where not
+    given), r the row's median relative baseline (median of b/m: the typical error of a correct computation,
+    so that a lucky rounding sets no bound), u the unit roundoff of ``dtype`` (one rounding of the output's
+    largest entry), k the example's longest sum (``lengths``: its largest size) and u_acc float32's unit
+    roundoff — a sum of k terms accumulated in float32 errs by up to ≈ k·u_acc (the classical γ_k), which the
+    emulation (each op exact, then rounded once) does not make; it matters in float32 only.  Every floor scales
+    with the output, so an output of probabilities ~1/256 is held to errors ~1/256 the size.  An example whose
     bound reaches 1 (the output's whole range: a correct computation keeps no digit) is left out with the
     reason."""
     if not baselines:
         return []
-    median, u = float(np.median(baselines)), emulation.UNIT_ROUNDOFF[dtype]
     lengths = [1] * len(baselines) if lengths is None else lengths
+    magnitudes = [1.0] * len(baselines) if magnitudes is None else magnitudes
+    typical = float(np.median([b / m for b, m in zip(baselines, magnitudes)]))
+    u, u_acc = emulation.UNIT_ROUNDOFF[dtype], emulation.UNIT_ROUNDOFF[ACCUMULATOR]
     out = []
-    for b, k in zip(baselines, lengths):
-        floors = ((b, ""), (median, "row median"), (u, "one rounding"),
-                  (k * emulation.UNIT_ROUNDOFF[ACCUMULATOR], f"a float32 sum of {k}"))
+    for b, k, m in zip(baselines, lengths, magnitudes):
+        floors = ((b, ""), (typical * m, "row median"), (u * m, "one rounding"),
+                  (k * u_acc * m, f"a float32 sum of {k}"))
         base, floor = max(floors, key=lambda t: t[0])
         if margin * base >= 1:
             out.append(Bound(None, b, margin, floor, f"a correct {dtype} computation errs by {b:.2g} of the output's "

@@ -12,8 +12,9 @@ that such a bug shows, and a correct computation stays exact enough to tell:
 - **norm inputs with a common offset**: the tokens' values (or the token embedding's) :data:`OFFSET` plus a spread
   on a grid of 1/16, and a learned positional table on that grid, so that every value is exact in bfloat16 and
   a layer norm's input is offset + spread — where a one-pass variance E[x²] − E[x]² cancels catastrophically;
-- **positions across the whole table**: ℓ_max = :data:`FLAT_KEYS` and the last position asked for (an angle t·ω
-  computed in bfloat16 is wrong by whole radians there), where a position is an input;
+- **positions across the whole table**: ℓ_max = :data:`TABLE` (1,024) and position :data:`POSITION` asked for,
+  8 wide where the width is drawn (an angle t·ω formed in bfloat16 is wrong by whole radians there), where a
+  position is an input; the stacks meet positions up to 255 in the flat case;
 - **large logits**: the softmax's parameters scaled by :data:`PEAKED`, scores in the tens to hundreds (finite in
   float64 and float32, but past exp's float32 range where the maximum is not subtracted first).
 
@@ -35,10 +36,14 @@ from .examples import Example, example
 from .sizes import LENGTHS
 from .softmaxes import scaled_params
 
-__all__ = ["FLAT_KEYS", "FLAT", "PEAKED", "OFFSET", "precision_cases"]
+__all__ = ["FLAT_KEYS", "FLAT", "PEAKED", "OFFSET", "TABLE", "POSITION", "precision_cases"]
 
 #: The keys of the flat softmax row (and the positions of the table, where a position is an input).
 FLAT_KEYS = 256
+
+#: The positional table of the position case, and the position asked for: past 2⁸, where bfloat16's integers are
+#: 4 apart, and not a multiple of 4 — an angle t·ω formed in bfloat16 is off by whole radians.
+TABLE, POSITION = 1024, 1021
 
 #: The factor the flat case scales a softmax's parameters by: scores within a few hundredths of each other.
 FLAT = 0.05
@@ -88,7 +93,10 @@ def _flat(subject, seed, options) -> Example | None:
         return None
     if "ell_max" in have:
         pins["ell_max"] = "full"
-    ex = example(subject, seed, small=2, pins=pins, case=f"a long flat softmax row ({FLAT_KEYS} keys)", **options)
+    case = f"a long flat softmax row ({FLAT_KEYS} keys)"
+    ex = example(subject, seed, small=2, pins=pins, case=case, **options)
+    if "ell_x" in have and ex.sizes.get("ell_z", FLAT_KEYS) != FLAT_KEYS:   # the context is X itself: X as long
+        ex = example(subject, seed, small=2, pins={**pins, "ell_x": FLAT_KEYS}, case=case, **options)
     names = scaled_params(ex.algorithm)
     if not names:
         return None
@@ -129,10 +137,11 @@ def _positions(subject, seed, options) -> Example | None:
     indices = [s for s in probe.inputs if s.kind == "index" and str(s.bound) == "ell_max" and not s.shape]
     if not indices:
         return None
-    ex = example(subject, seed, small=4, pins={"ell_max": FLAT_KEYS},
-                 case=f"the last position of a table of {FLAT_KEYS}", **options)
+    have = {str(s) for s in probe.symbols}
+    pins = {"ell_max": TABLE, **({"d_e": 8} if "d_e" in have else {})}
+    ex = example(subject, seed, small=4, pins=pins, case=f"position {POSITION} of a table of {TABLE}", **options)
     for spec in indices:
-        ex.arguments[spec.name] = np.int64(ex.sizes["ell_max"] - 1)
+        ex.arguments[spec.name] = np.int64(POSITION)
     return ex
 
 

@@ -42,6 +42,7 @@ constraint the algorithm states, so that happens only on measure-zero inputs.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -59,7 +60,8 @@ from .properties import Checker
 from .sandbox import DEFAULT_TIMEOUT
 from .targets import Failed, Target, runner
 
-__all__ = ["PROPERTIES", "Check", "Checker", "Report", "Settings", "check", "conform", "report_text", "normalise"]
+__all__ = ["PROPERTIES", "IN_ORDER", "Check", "Checker", "Outcome", "Report", "Settings", "check", "conform",
+           "report_text", "normalise"]
 
 PROPERTIES = {
     "signature": "takes the spec's keyword arguments",
@@ -73,14 +75,37 @@ PROPERTIES = {
     "equivariance": "permuting tokens permutes (queries) or keeps (context) the output",
 }
 
+#: The properties checked on every example, in the order they are checked: where one fails, every one before it
+#: was checked there and held (``masks``, ``causality`` and ``equivariance`` come after, where they apply).
+IN_ORDER = ("signature", "runs", "type", "shape", "finite", "spec")
+
+
 @dataclass
 class Check:
-    """One property over the examples it applied to: how many, and the largest deviation measured."""
+    """One property over the examples it was checked on — the failing one included: how many, and the largest
+    ``|Δ|`` measured (for ``spec``, ``masks``, ``causality`` and ``equivariance``; the failing example's too)."""
 
     property: str
     examples: int = 0
     max_error: float = 0.0
     verdict: str = "pass"
+
+
+@dataclass
+class Outcome:
+    """One example as ``identify`` ranks a variant by it (:mod:`reference.conformance.candidates`): ``failed``, the
+    first property that failed there (None: every one held); ``matched`` of ``entries``, the spec's output entries
+    that the function's equal within the tolerance (none matched where its outputs could not be compared: it did
+    not run, or returned other shapes; the large-score case counts no entry, no tolerance bounds its values);
+    ``deviation``, the largest ``|Δ|`` relative to max(1, max |spec|) over the outputs (:func:`_deviation`; None where
+    they could not be compared, or on the large-score case); ``what``, the failure's message without its ``|Δ|``
+    (:class:`~reference.conformance.outputs.Failed`)."""
+
+    failed: str | None
+    matched: int
+    entries: int
+    deviation: float | None
+    what: str = ""
 
 
 @dataclass
@@ -101,14 +126,21 @@ class Report:
     undefined: list = field(default_factory=list)
     printed: str = ""
     sizes: dict = field(default_factory=dict)   # the fixed and tied sizes: name → formula as written
+    run: int = 0                                # examples the function was checked on, the failing one included
+    outcomes: list = field(default_factory=list, repr=False)   # an Outcome per example run (identify's ranking)
 
     @property
     def ok(self) -> bool:
         return self.failure is None
 
     def as_json(self) -> dict:
-        return {**asdict(self), "checks": [asdict(c) for c in self.checks.values()],
-                "verdict": "pass" if self.ok else "fail"}
+        """The report as one JSON object: every field but ``outcomes`` (identify's), ``checks`` as a list (each
+        property's count and max error over the examples it was checked on, the failing one included), ``run``:
+        the examples checked (up to the failing one: the check stops there), and the verdict."""
+        out = {**asdict(self), "checks": [asdict(c) for c in self.checks.values()],
+               "verdict": "pass" if self.ok else "fail"}
+        del out["outcomes"]
+        return out
 
 
 def _outputs(result) -> tuple:
@@ -188,8 +220,9 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
 
     The examples are the boundary cases and ``n_examples`` random ones growing up to ``max_size`` (both
     default to ``profile``'s, :data:`formal.sampling.examples.PROFILES`).  A call of the target that takes more
-    than ``timeout`` seconds fails ``runs``.  The report holds each property's count and largest deviation,
-    and the first failure (at the smallest example) if any.  ``cache`` (a dict) keeps the spec's outputs
+    than ``timeout`` seconds fails ``runs``.  The check stops at the first failure (at the smallest example);
+    the report holds each property's count and largest ``|Δ|`` over the examples it was checked on, that one
+    included, how many examples ran (``run``), and the failure if any.  ``cache`` (a dict) keeps the spec's outputs
     for the next call on the same examples.  ``max_memory`` (bytes or a size such as ``"4G"``; default
     :data:`formal.guards.limits.DEFAULT_MAX_MEMORY`) caps the worker's address space on the CPU (a function that
     allocates past it fails ``runs`` with a MemoryError; not applied with ``device="cuda"`` or in this
@@ -212,22 +245,46 @@ def conform(target, algorithm, *, options=None, name=None, layout="columns", pro
     return report
 
 
-def check(run, name: str, algorithm: Algorithm, cases: list, settings: Settings, *, cache=None) -> Report:
+def check(run, name: str, algorithm: Algorithm, cases: list, settings: Settings, *, cache=None,
+          stop: bool = True) -> Report:
     """Every property of ``algorithm`` (one variant) on ``cases``, calling the target through ``run`` (a runner
     of :mod:`reference.conformance.targets`, left open: several variants may share one worker; what the worker
-    printed so far is in the report, and the caller adds what it prints as it closes)."""
-    relative = tolerances.relative(settings.precision, algorithm)
-    s = settings
+    printed so far is in the report, and the caller adds what it prints as it closes).  The check stops at the
+    first failing example (the smallest); ``stop=False`` checks every example (``identify`` ranks variants by
+    all of them), stopping only after a call that ran into the time limit, which the next ones would repeat."""
+    s, cache = settings, {} if cache is None else cache
+    bounds = None if s.precision == "float64" else _precision_bounds(algorithm, cases, s.precision, cache)
+    relative = tolerances.FLOAT64 if bounds is None else max((b for b in bounds.values() if b is not None), default=0.0)
     report = Report(name, algorithm.label, dict(algorithm.options), s.layout, s.seed, s.n_examples, relative,
                     s.profile, s.max_size, sum(e.case != "random" for e in cases), s.timeout,
                     {p: Check(p) for p in PROPERTIES})
     try:
         checked = Target(run, name, algorithm, layout=s.layout, device=s.device)
+        checker = Checker(checked, relative, s.seed)
+        checker.bounds = bounds
         with limits.memory_limit(s.max_memory):
-            _run(checked, cases, Checker(checked, relative, s.seed), report, {} if cache is None else cache)
+            _run(checked, cases, checker, report, cache, stop=stop, timeout=s.timeout)
     finally:
         report.printed = run.printed
     return report
+
+
+def _precision_bounds(algorithm, cases, precision: str, cache: dict) -> dict:
+    """id(example) → the relative bound a ``precision`` implementation is held to on it, as ``verify``'s rows
+    are (:func:`reference.tolerances.bounds`: 3 × the error the spec emulated in that precision makes there,
+    floored), or None where no digit is left to check (the example is left out); the large-score case, checked
+    for shape and finiteness only, is not bounded."""
+    measured = []
+    for example in cases:
+        want = _spec(example, normalise(example), cache)
+        if isinstance(want, FormalError) or example.large:
+            continue
+        measured.append((example, tolerances.baseline(example.algorithm, normalise(example), precision, want,
+                                                      seed=example.seed), want))
+    found = tolerances.bounds([b for _, b, _ in measured], precision, tolerances.margin(algorithm),
+                              [max(e.sizes.values(), default=1) for e, _, _ in measured],
+                              [tolerances.magnitude(w) for _, _, w in measured])
+    return {id(e): bound.allowed for (e, _, _), bound in zip(measured, found)}
 
 
 def _spec(example, arguments, cache: dict):
@@ -252,10 +309,13 @@ def _deviation(want: tuple, got) -> float | None:
     return max((tolerances.deviation(w, g) for w, g in zip(want, got)), default=0.0)
 
 
-def _run(target, cases, checker, report, cache):
-    """Check every example; the large-score case checks only ``shape`` and ``finite``: it is there for a
-    softmax that overflows (NaN or ∞), and its scores (~10⁸) leave no margin for rounding below float64, nor
-    for the finite masks real code adds (Swin's −100, BERT's −10⁴), as good as −∞ at any score a model makes."""
+def _run(target, cases, checker, report, cache, *, stop=True, timeout=None):
+    """Check every example (up to the first failure, unless ``stop`` is false); the large-score case checks only
+    ``shape`` and ``finite``: it is there for a softmax that overflows (NaN or ∞), and its scores (~10⁸) leave no
+    margin for rounding below float64, nor for the finite masks real code adds (Swin's −100, BERT's −10⁴), as good
+    as −∞ at any score a model makes.  A property's count is of the examples it was checked on, the failing one
+    included (where one fails, those before it in :data:`IN_ORDER` held), and its max error includes the failing
+    example's ``|Δ|``; the first failure, at the smallest example, is the report's."""
     algorithm = target.algorithm
     for example in cases:
         arguments = normalise(example)
@@ -263,32 +323,41 @@ def _run(target, cases, checker, report, cache):
         if isinstance(want, FormalError):  # a configuration the spec does not define: no verdict on it
             report.undefined.append(f"{example.describe()}: {want}")
             continue
-        got = None
+        got, failed, counted, values = None, None, set(), not example.large
+        if checker.bounds is not None and values:   # a lower precision: this example's own bound
+            checker.relative = checker.bounds.get(id(example))
+            if checker.relative is None:   # a correct computation keeps no digit here: left out
+                report.undefined.append(f"{example.describe()}: a correct computation in this precision keeps no "
+                                        "digit of the output here")
+                continue
         target.expect(want)
+        report.run += 1
+        started = time.monotonic()
         try:
             target.check_signature(arguments)
-            report.checks["signature"].examples += 1
+            _held(report, counted, "signature")
             got = target(arguments)
-            for p in ("runs", "type"):
-                report.checks[p].examples += 1
-            values = not example.large
+            _held(report, counted, "runs", "type")
             error = checker.compare_spec(want, got, arguments, values=values)
-            for p in ("shape", "finite", "spec") if values else ("shape", "finite"):
-                report.checks[p].examples += 1
+            _held(report, counted, "shape", "finite", *(("spec",) if values else ()))
             report.checks["spec"].max_error = max(report.checks["spec"].max_error, error)
             for prop, applies in checker.applies().items() if values else ():
                 if not applies:
                     continue
                 measured = getattr(checker, prop)(arguments, got)
                 if measured is not None:
-                    report.checks[prop].examples += 1
+                    _held(report, counted, prop)
                     report.checks[prop].max_error = max(report.checks[prop].max_error, measured)
-        except Failed as failed:
-            report.checks[failed.property].examples += 1
-            report.checks[failed.property].verdict = "FAIL"
-            report.failure = {"property": failed.property, "message": str(failed), "example": example.describe(),
-                              "case": example.case, "example_seed": example.seed,
-                              "deviation": None if got is None else _deviation(want, got)}
+        except Failed as exc:
+            failed = exc
+            _failed(report, counted, exc, values)
+            if report.failure is None:
+                report.failure = {"property": exc.property, "message": str(exc), "example": example.describe(),
+                                  "case": example.case, "example_seed": example.seed,
+                                  "deviation": None if got is None else _deviation(want, got)}
+        report.outcomes.append(_outcome(failed, want, got, values, checker))
+        if failed is not None and (stop or failed.property == "runs" and timeout is not None
+                                   and time.monotonic() - started >= timeout):
             break
     if len(report.undefined) == len(cases):
         raise ConfigError(f"the spec is undefined on every example of {algorithm.label} with these options: "
@@ -298,8 +367,44 @@ def _run(target, cases, checker, report, cache):
             c.verdict = "n/a" if report.ok else "not run"
 
 
+def _held(report, counted: set, *props) -> None:
+    """Count ``props`` as checked on the example at hand (``counted``: those counted there so far)."""
+    for prop in props:
+        report.checks[prop].examples += 1
+        counted.add(prop)
+
+
+def _failed(report, counted: set, failed: Failed, values: bool) -> None:
+    """Count the failing property on the example at hand, and the properties before it in :data:`IN_ORDER` that
+    held there uncounted (a ``shape`` failure read before conversion: the function ran and returned arrays);
+    its ``|Δ|``, where it measured one, joins the max error."""
+    before = IN_ORDER[:IN_ORDER.index(failed.property)] if failed.property in IN_ORDER else ()
+    _held(report, counted, *(p for p in before if p not in counted and (p != "spec" or values)))
+    check = report.checks[failed.property]
+    check.examples += 1
+    check.verdict = "FAIL"
+    if failed.measured is not None:
+        check.max_error = max(check.max_error, failed.measured)
+
+
+def _outcome(failed, want: tuple, got, values: bool, checker) -> Outcome:
+    """The example's :class:`Outcome`: its entries within the tolerance, and its deviation."""
+    prop, what = (None, "") if failed is None else (failed.property, failed.what)
+    comparable = got is not None and len(want) == len(got) and all(w.shape == g.shape for w, g in zip(want, got))
+    if not values:
+        return Outcome(prop, 0, 0, None, what)
+    entries = sum(int(w.size) for w in want)
+    if not comparable:
+        return Outcome(prop, 0, entries, None, what)
+    allowed = checker.allowed(want)
+    matched = sum(int((tolerances.differences(w, g) <= allowed).sum()) for w, g in zip(want, got))
+    return Outcome(prop, matched, entries, _deviation(want, got), what)
+
+
 def report_text(report: Report) -> str:
-    """The report as a table and one verdict line."""
+    """The report as a table — each property's count and max ``|Δ|`` over the examples it was checked on, the failing
+    one included — and its verdict: PASS, or how many examples ran before the first failure ended the check, the
+    failure and its smallest failing configuration (the last two lines)."""
     opts = ", ".join(f"{k}={v!r}" for k, v in report.options.items()) or "default"
     total = report.examples + report.boundary
     limit = "no time limit" if report.timeout is None else f"{report.timeout:g} s per call"
@@ -326,6 +431,8 @@ def report_text(report: Report) -> str:
         lines.append(f"PASS: every property held on {total - len(report.undefined)} examples")
     else:
         f = report.failure
+        lines.append(f"checked {report.run} of the {total} examples, up to the smallest failing one (the first failure "
+                     "ends the check); each property counts the examples it was checked on, that one included")
         rerun = f"--seed {report.seed} --examples {report.examples} --max-size {report.max_size}" + "".join(
             f" --size {k}={v.replace(' ', '')}" for k, v in report.sizes.items())
         lines.append(f"FAIL {f['property']}: {f['message']}")

@@ -5,26 +5,38 @@ allow (:mod:`formal.engine.declarations`): each option over its ``searched`` val
 range (``eps``) over the values real code uses, an integer (``n_kv_heads``) over its declared examples — with an
 option that has no effect under the others' values (``applies``) kept at its default and the combinations a
 :class:`~formal.engine.declarations.Requires` rule forbids never built.  Options given are fixed.  Variants are
-tried fewest changes from the defaults first, at most ``budget`` of them, in two stages:
+tried fewest changes from the defaults first, at most ``budget`` of them, in two stages, and a third where none
+conforms:
 
 ``prune``
     every variant on :data:`PRUNE_EXAMPLES` random examples no larger than :data:`PRUNE_SIZE` (cheap: the spec
     is numpy at tiny sizes); a failure there rules the variant out;
 ``confirm``
-    the survivors on the whole profile (its boundary cases and random examples), as ``conform`` checks one.
+    the survivors on the whole profile (its boundary cases and random examples), as ``conform`` checks one;
+``rank``
+    only where no variant conforms: every variant on all its prune examples, past a failure; then the
+    :data:`RANKED` nearest on them (at least; an eighth of a larger search, and every survivor) on
+    :data:`RANK_EXAMPLES` more random examples and the boundary cases, all up to :data:`PRUNE_SIZE` — the cases
+    where one-bug code agrees with its own variant (one head, one token, no mask, …) and a variant that differs
+    from it in an option does not.  Not run after a call that ran into the time limit (each new call could too).
 
 One worker process runs the function for the whole search, and a call with the same arguments as an earlier one
 (variants whose parameters and sizes agree draw the same arrays) is answered from the first call, so that its
 output is compared with each variant's spec without running the function again.
 
-When no variant conforms, the **nearest** are those that passed the most examples (over both stages), then whose
-failing property comes later in the checking order (the function ran and had the spec's shapes, but its values
-differ), then whose outputs deviate least from the spec (the largest |Δ| relative to max(1, max |spec|)).
+When no variant conforms, the **nearest** are ranked by how they fail on every example of the rank stage (their
+:class:`~reference.conformance.candidates.Fit`), not by how far they got before a first failure on the smallest
+examples: the largest share of examples on which every property holds, then of the outputs' entries equal within
+the tolerance, then the smallest deviation — the median over those examples of the largest ``|Δ|`` relative to
+max(1, max |spec|), each variant's one figure, the same in the text and the JSON — then the latest failing property
+in the checking order.  For code with one bug, the nearest is the variant that agrees with it wherever the bug
+does not show.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -37,19 +49,23 @@ from formal.errors import ConfigError
 from formal.sampling.examples import EXAMPLE_ALGORITHMS, checked_int
 from formal.sampling.ties import Ties
 
-from .candidates import Identification, Trial, identify_text, options_text
+from .candidates import Fit, Identification, Trial, identify_text, options_text
 from .conform import Settings, check
 from .sandbox import DEFAULT_TIMEOUT
 from .settings import DEFAULT_BUDGET, MAX_BUDGET
 from .targets import Failed
 
-__all__ = ["identify", "variants", "Shared", "DEFAULT_BUDGET", "MAX_BUDGET", "PRUNE_EXAMPLES", "PRUNE_SIZE",
-           "identify_text", "Identification", "Trial"]   # the last three: the report's (.identified)
+__all__ = ["identify", "variants", "Shared", "DEFAULT_BUDGET", "MAX_BUDGET", "PRUNE_EXAMPLES", "PRUNE_SIZE", "RANKED",
+           "RANK_EXAMPLES",
+           "identify_text", "Identification", "Trial", "Fit"]   # the last four: the report's (.candidates)
 
 #: A search of more variants than this is long: it says how far it got every this many variants.
 LONG = 100
 #: The prune stage: this many random examples, sizes at most this (the smallest that tell variants apart).
 PRUNE_EXAMPLES, PRUNE_SIZE = 2, 4
+#: The rank stage: at least this many variants (all of a search this small) checked on this many more random
+#: examples and the boundary cases, all up to :data:`PRUNE_SIZE`.
+RANKED, RANK_EXAMPLES = 32, 6
 
 
 # ------------------------------------------------------------------------------------------ the variants
@@ -117,11 +133,14 @@ def _digest(value, h) -> None:
 
 class Shared:
     """A runner (:mod:`reference.conformance.targets`) whose answers are kept: a call with the same arguments as
-    an earlier one returns that call's outputs (or raises its failure) without calling the function again."""
+    an earlier one returns that call's outputs (or raises its failure) without calling the function again.
+    ``timed_out``: whether a call failed after running into the time limit (the rank stage, whose examples are
+    new calls, is then not run: each could take as long)."""
 
     def __init__(self, run):
         self.run, self.signature = run, run.signature
         self.calls = self.asked = 0
+        self.timed_out = False
         self._answers = {}
 
     @property
@@ -137,10 +156,13 @@ class Shared:
         self.asked += 1
         if key not in self._answers:
             self.calls += 1
+            started = time.monotonic()
             try:
                 self._answers[key] = self.run.call(kwargs, outputs, shapes)
             except Failed as failed:
                 self._answers[key] = failed
+                limit = getattr(self.run, "timeout", None)
+                self.timed_out |= limit is not None and time.monotonic() - started >= limit
         answer = self._answers[key]
         if isinstance(answer, Failed):
             raise answer
@@ -211,22 +233,35 @@ def identify(target, algorithm, *, options=None, sizes=None, budget=DEFAULT_BUDG
         for i, trial in enumerate(survivors):
             say(f"identify: confirm stage, variant {i + 1} of {len(survivors)} ({options_text(trial.changes)})")
             _confirm(run, result.target, family, trial, settings, given)
+        if not result.ok and not run.timed_out:
+            _rank(run, result, small, given, say)   # (past the time limit, each new call could take as long)
     finally:
         result.calls, result.asked = run.calls, run.asked
         run.close()
+        for trial in result.trials:
+            trial.evidence = {}     # the variants, their examples and the spec's outputs: not the report's
     return result
 
 
 def _attempted(report) -> int:
-    return report.checks["signature"].examples - (0 if report.ok else 1)
+    """The examples passed before the check stopped (at its first failure)."""
+    return sum(o.failed is None for o in report.outcomes)
+
+
+def _failure(report, stage: str) -> dict:
+    """The report's failure as a trial keeps it: its message without the ``|Δ|`` it quotes (the trial's one deviation
+    figure is ``failure["deviation"]``: its failing example's, until the rank stage gives it its median)."""
+    what = next((o.what for o in report.outcomes if o.failed), report.failure["message"])
+    return {**report.failure, "message": what, "stage": stage}
 
 
 def _prune(run, target, family, specs, values, small, given) -> Trial:
     trial = Trial(values, _changes(specs, values))
     variant = algorithms.get(family, **values)
     cases = small.examples(variant, boundary=False, **given)
+    trial.evidence = {"variant": variant, "cases": cases, "cache": {}}
     try:
-        report = check(run, target, variant, cases, small)
+        report = check(run, target, variant, cases, small, cache=trial.evidence["cache"])
     except ConfigError:     # the spec is undefined on these small examples: no evidence; the confirm stage decides
         trial.stage = "confirm"
         return trial
@@ -234,7 +269,7 @@ def _prune(run, target, family, specs, values, small, given) -> Trial:
     if report.ok:
         trial.stage = "confirm"
     else:
-        trial.failure = {**report.failure, "stage": "prune"}
+        trial.failure = _failure(report, "prune")
     return trial
 
 
@@ -251,6 +286,43 @@ def _confirm(run, target, family, trial, settings, given):
     if report.ok:
         trial.verdict = "confirmed"
     else:
-        trial.verdict, trial.failure = "failed", {**report.failure, "stage": "confirm"}
+        trial.verdict, trial.failure = "failed", _failure(report, "confirm")
 
 
+def _rank(run, result, small, given, say):
+    """The rank stage (none conforms; the module docstring): every variant's :class:`Fit` on all its prune
+    examples, then the nearest on them — :data:`RANKED` at least, an eighth of a larger search, every survivor —
+    on those, :data:`RANK_EXAMPLES` more random examples (seeds after the prune stage's) and the boundary cases,
+    all up to the prune size; a failure's ``deviation`` becomes its fit's."""
+    trials = result.trials
+    for trial in trials:
+        if not run.timed_out:
+            _fit(run, result.target, trial, trial.evidence.get("cases"), small)
+    count = max(RANKED, -(-len(trials) // 8))
+    chosen = sorted(trials, key=Trial.distance)[:count]
+    chosen += [t for t in result.survivors if all(t is not c for c in chosen)]
+    more = replace(small, n_examples=RANK_EXAMPLES, seed=small.seed + small.n_examples)
+    for i, trial in enumerate(chosen):
+        if i % LONG == 0:
+            say(f"identify: rank stage, variant {i + 1} of {len(chosen)}")
+        if "variant" not in trial.evidence or run.timed_out:
+            continue
+        cases = trial.evidence["cases"] + more.examples(trial.evidence["variant"], **given)
+        _fit(run, result.target, trial, sorted(cases, key=lambda e: e.size), small)
+    result.rank = {"examples": small.n_examples + RANK_EXAMPLES, "max_size": small.max_size, "boundary": True,
+                   "variants": len(chosen), "of": len(trials), "timed_out": run.timed_out}
+
+
+def _fit(run, target, trial, cases, small):
+    """``trial``'s :class:`Fit` on ``cases``, every one checked (past a failure); none where the spec is undefined
+    on all of them.  Its failure's ``deviation`` becomes the fit's."""
+    if not cases:
+        return
+    try:
+        report = check(run, target, trial.evidence["variant"], cases, small, cache=trial.evidence["cache"],
+                       stop=False)
+    except ConfigError:
+        return
+    trial.fit = Fit.of(report.outcomes)
+    if trial.failure is not None:
+        trial.failure["deviation"] = trial.fit.deviation

@@ -16,11 +16,16 @@ __all__ = ["Failed", "as_arrays"]
 
 class Failed(Exception):
     """A property did not hold: ``property`` names it, the message says what was seen; ``missing``: the
-    top-level module the function could not import, where that is why (an environment without torch)."""
+    top-level module the function could not import, where that is why (an environment without torch);
+    ``measured``: the ``|Δ|`` the property measured where it measures one (the figure its message quotes), so that
+    the report's max error includes the failing example; ``what``: the message without that figure (what was
+    seen, where), for a report that quotes one deviation of its own (``identify``'s nearest variants)."""
 
-    def __init__(self, prop: str, message: str, *, missing: str | None = None):
+    def __init__(self, prop: str, message: str, *, missing: str | None = None, measured: float | None = None,
+                 what: str | None = None):
         super().__init__(message)
-        self.property, self.missing = prop, missing
+        self.property, self.missing, self.measured = prop, missing, measured
+        self.what = message if what is None else what
 
 
 def _shape(value) -> tuple | None:

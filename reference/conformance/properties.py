@@ -25,6 +25,7 @@ class Checker:
 
     def __init__(self, target: Target, relative: float, seed: int):
         self.target, self.relative = target, relative
+        self.bounds = None   # lower precision: id(example) → its own relative bound (conform sets it per example)
         self.rng = np.random.default_rng(seed)
         self.record = record(target.algorithm)
 
@@ -38,39 +39,47 @@ class Checker:
         return self.relative * max(tolerances.scale(r) for r in reference)
 
     def compare_spec(self, want: tuple, got: tuple, arguments: dict | None = None, *, values: bool = True) -> float:
-        """``shape``, ``finite`` and ``spec`` on one example (``arguments``: its inputs, to say when a failing
-        column is a query that admits no key); ``values=False`` checks only shape and finiteness (the
-        large-score case: there a near tie of scores ~10⁸ may go either way after rounding below float64, and a
-        finite mask such as Swin's −100 no longer hides a key, so no tolerance bounds a correct
-        implementation's values)."""
+        """``shape``, ``finite`` and ``spec`` on one example, in that order over every output (``arguments``: its
+        inputs, to say when a failing column is a query that admits no key); returns the largest ``|Δ|`` over the
+        outputs, and a failure of ``spec`` carries it (``measured``), so the report's max error includes the
+        failing example; the message names the output and entry where ``|Δ|`` is largest.  ``values=False`` checks
+        only shape and finiteness (the large-score case: there a near tie of scores ~10⁸ may go either way after
+        rounding below float64, and a finite mask such as Swin's −100 no longer hides a key, so no tolerance
+        bounds a correct implementation's values)."""
         t = self.target
-        for w, g, spec in zip(want, got, t.algorithm.outputs):
+        outputs = tuple(zip(want, got, t.algorithm.outputs))
+        for w, g, spec in outputs:
             if w.shape != g.shape:
                 raise Failed("shape", f"output {spec.name} has shape {t.shape(g.shape, spec.name)}, the spec's is "
                                       f"{t.shape(w.shape, spec.name)}")
+        for w, g, spec in outputs:
             for bad, word in ((np.isnan(g) & ~np.isnan(w), "NaN"), (np.isinf(g) & np.isfinite(w), "inf")):
                 if bad.any():
                     where = t.index(tuple(int(i) for i in np.argwhere(bad)[0]), spec.name)
                     raise Failed("finite", f"{word} in output {spec.name} at {list(where)} (the spec's value there "
                                            f"is {w[tuple(np.argwhere(bad)[0])]:.6g})")
-            if not np.array_equal(np.isnan(w), np.isnan(g)):
+        for w, g, spec in outputs:
+            if not np.array_equal(np.isnan(w), np.isnan(g)):     # a number where the spec's is NaN: |Δ| = inf
                 where = t.index(tuple(int(i) for i in np.argwhere(np.isnan(w) != np.isnan(g))[0]), spec.name)
                 raise Failed("spec", f"output {spec.name} at {list(where)} is a number where the spec gives NaN "
-                                     f"(an empty neighbourhood under empty='nan')")
+                                     f"(an empty neighbourhood under empty='nan')", measured=float("inf"))
         if not values:
             return 0.0
-        worst, allowed = 0.0, self.allowed(want)
-        for w, g, spec in zip(want, got, t.algorithm.outputs):
+        worst, at, allowed = 0.0, None, self.allowed(want)
+        for w, g, spec in outputs:
             if not w.size:
                 continue
             diff = tolerances.differences(w, g)      # never NaN: the same infinity agrees, another is inf
-            at = np.unravel_index(int(np.argmax(diff)), diff.shape)
-            if diff[at] > allowed:
-                where = list(t.index(tuple(int(i) for i in at), spec.name))
-                raise Failed("spec", f"output {spec.name} at {where} is "
-                                     f"{g[at]:.6g}, the spec's is {w[at]:.6g} (|Δ| = {diff[at]:.3g} > allowed "
-                                     f"{allowed:.3g}){self._empty_query(arguments, at)}")
-            worst = max(worst, float(diff[at]))
+            i = np.unravel_index(int(np.argmax(diff)), diff.shape)
+            if at is None or diff[i] > worst:
+                worst, at = float(diff[i]), (w, g, spec, i)
+        if worst > allowed:
+            w, g, spec, i = at
+            where = list(t.index(tuple(int(k) for k in i), spec.name))
+            what, empty = f"output {spec.name} at {where} is {g[i]:.6g}, the spec's is {w[i]:.6g}", \
+                self._empty_query(arguments, i)
+            raise Failed("spec", f"{what} (|Δ| = {worst:.3g} > allowed {allowed:.3g}){empty}", measured=worst,
+                         what=what + empty)
         return worst
 
     def _empty_query(self, arguments, at) -> str:
@@ -90,7 +99,8 @@ class Checker:
         diff = tolerances.differences(b, a)      # a column turned NaN moved by inf, not by nothing
         allowed = self.allowed((before[0],))
         if diff.size and diff.max() > allowed:
-            raise Failed(prop, f"{what} (|Δ| = {diff.max():.3g} > allowed {allowed:.3g})")
+            raise Failed(prop, f"{what} (|Δ| = {diff.max():.3g} > allowed {allowed:.3g})",
+                         measured=float(diff.max()), what=what)
         return float(diff.max()) if diff.size else 0.0
 
     def masks(self, arguments, got) -> float | None:

@@ -276,7 +276,8 @@ def bounds(name, check, cases, measure) -> list:
         return [tolerances.Bound(c.margin * b, b, c.margin) for b in map(measure.sgd_baseline, cases)]
     factor = tolerances.margin(record(name).algorithm)
     return tolerances.bounds([measure.baseline(ex, c.dtype) for ex in cases], c.dtype, factor,
-                             [max(ex.sizes.values(), default=1) for ex in cases])
+                             [max(ex.sizes.values(), default=1) for ex in cases],
+                             [tolerances.magnitude(measure.spec(ex)) for ex in cases])
 
 
 def by_algorithm(plan) -> list:

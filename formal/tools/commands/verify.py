@@ -1,8 +1,8 @@
 """``formal-transformers verify``: the torch reference against the spec, every algorithm and variant
-(:mod:`reference.verification`), ``verify --variants`` campaigns and ``verify --mutants`` (conform's kill rate on
-the shipped catalogue), on the execution layer (:mod:`reference.execution`).  It says how to install torch where
-it is missing.  Exit 0 when every check passes, 1 when one fails, 2 on bad usage, 130 on Ctrl-C (after the
-partial report)."""
+(:mod:`reference.verification`), ``verify --variants`` campaigns and ``verify --mutants`` (verify's kill rate
+per check on the reference's planted bugs, and conform's on the shipped catalogue), on the execution layer
+(:mod:`reference.execution`).  It says how to install torch where it is missing.  Exit 0 when every check
+passes, 1 when one fails, 2 on bad usage, 130 on Ctrl-C (after the partial report)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def register(sub):
                     "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
                     "KV cache = recomputation) and print one table; --variants checks every combination of "
                     "options as a task of its own, on worker processes or a Dask cluster (--scheduler); "
-                    "--mutants measures conform instead. Exit 0 when every check passes, 1 when one fails, "
-                    "2 on bad usage, 130 on Ctrl-C (after the partial report).",
+                    "--mutants measures verify's checks and conform instead. Exit 0 when every check passes, 1 "
+                    "when one fails, 2 on bad usage, 130 on Ctrl-C (after the partial report).",
         epilog=epilog("verify", "verify --only attention,mhattention --jobs 1 --quiet",
                       "verify --json - --quiet > report.json", "verify --mutants --only attention",
                       "verify --variants all --only attention,mhattention --dry-run",
@@ -57,11 +57,14 @@ def register(sub):
                    help="run the tasks on a Dask cluster (pip install 'formal-transformers[dask]'): a running "
                         "scheduler's address (tcp://host:8786), or local:N to start N worker processes here")
     p.add_argument("--mutants", action="store_true",
-                   help="instead: run conform on the shipped catalogue of correct implementations (each must "
-                        "pass) and planted bugs (each must fail) and print the kill rate per algorithm")
+                   help="instead: run verify's checks on the torch reference with each of its planted bugs "
+                        "(precision-path and single-path ones; every check must kill one, the reference with none "
+                        "must pass) and print the kill rate per check; and conform on the shipped catalogue of "
+                        "correct implementations (each must pass) and planted bugs (each must fail), with the kill "
+                        "rate per algorithm")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), metavar="DEVICE",
                    help="where the reference runs: auto (cuda when available; the default), cpu, cuda (refused "
-                        "where torch sees no GPU); not with --mutants, whose catalogue is numpy")
+                        "where torch sees no GPU); not with --mutants, whose reference runs where auto puts it")
     p.add_argument("--max-memory", type=memory_size, metavar="SIZE",
                    help=f"the memory each task's examples may take, estimated before any is drawn: bytes or a size "
                         f"such as 8GiB (default: {format_size(DEFAULT_MAX_MEMORY)}); not with --mutants")
@@ -92,12 +95,13 @@ def _verify(args, out) -> int:
     from reference.verification.reports import check_destination, write_json
     if args.mutants and args.variants is not None:
         raise FormalError("--variants chooses the reference's variants, which --mutants does not check")
-    if args.mutants and args.device is not None:   # the catalogue is numpy, run by conform on the CPU
-        raise FormalError(f"--device {args.device} chooses where the torch reference runs, which --mutants does not "
-                          f"run (it checks conform on the numpy catalogue): give no --device with it")
+    if args.mutants and args.device is not None:   # its reference runs where verify's default does
+        raise FormalError(f"--device {args.device} chooses where verify's reference runs; --mutants runs its planted "
+                          f"bugs where a GPU is, else on the CPU (the flex path's on CUDA only): give no --device "
+                          f"with it")
     if args.mutants and args.max_memory is not None:   # the catalogue's examples are small and fixed
-        raise FormalError("--max-memory bounds the reference's examples, which --mutants does not draw: give no "
-                          "--max-memory with it")
+        raise FormalError("--max-memory bounds the examples of verify's campaigns; --mutants draws the profile's "
+                          "small ones: give no --max-memory with it")
     device = "auto" if args.device is None else args.device
     if not args.mutants:
         need_torch("verify")
@@ -147,8 +151,11 @@ def _dry_run(args, only, jobs, scheduler, device, out) -> int:
         workers, executor = (scheduler[1] if scheduler[0] == "local" else None), "dask"
     if args.mutants:
         from reference.verification.campaigns import Campaign
-        from reference.verification.mutation import tasks
-        plan = Campaign(tasks(only, args.profile, args.seed), what="verify --mutants: conform on the catalogue")
+        from reference.verification.mutation import reference_plan, tasks
+        planted = reference_plan(only, args.profile, args.seed, device)[1]   # none without torch
+        what = "verify on the reference's planted bugs, conform on the catalogue" if planted else \
+            "conform on the catalogue"
+        plan = Campaign(planted + tasks(only, args.profile, args.seed), what=f"verify --mutants: {what}")
     else:
         from reference.verification.verify import prepare
         plan = prepare(profile=args.profile, device=device, seed=args.seed, only=only,

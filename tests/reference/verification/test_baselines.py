@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from formal.engine.precision import UNIT_ROUNDOFF, emulated, round_to
-from formal.sampling.rounding_cases import FLAT_KEYS, OFFSET, precision_cases
+from formal.sampling.rounding_cases import FLAT_KEYS, OFFSET, POSITION, TABLE, precision_cases
 from reference import tolerances
 
 torch = pytest.importorskip("torch")
@@ -64,8 +64,11 @@ def test_the_precision_cases_reach_what_they_claim():
     assert flat.sizes["ell"] == flat.sizes["N_V"] == FLAT_KEYS
     assert np.all(np.abs(offset.arguments["W_e"] - OFFSET) < OFFSET)
     assert np.array_equal(offset.arguments["W_e"], round_to(offset.arguments["W_e"], "bfloat16"))   # exact
-    (last,) = precision_cases("positional_embedding", 0, encoding="sinusoidal-paper")
-    assert last.arguments["t"] == FLAT_KEYS - 1
+    (far,) = precision_cases("positional_embedding", 0, encoding="sinusoidal-paper")
+    assert far.arguments["t"] == POSITION < far.sizes["ell_max"] == TABLE and far.sizes["d_e"] == 8
+    assert round_to(float(POSITION), "bfloat16") != POSITION   # a position bfloat16 cannot hold
+    (attend, *_) = precision_cases("attention", 0)   # self-attention: X itself as long as the keys
+    assert attend.arguments["X"].shape[1] == FLAT_KEYS
 
 
 def _unscaled_in_bfloat16(monkeypatch):
