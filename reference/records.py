@@ -7,7 +7,7 @@ A :class:`Record` gathers what is declared once, each piece beside the code it i
   column t reads only tokens ≤ t (or ≥ t), how its outputs answer a permutation, whether its output is
   itself a sequence of tokens, and whether a training algorithm steps along its gradient (a loss);
 - from the family module of :mod:`reference.catalogue`: its correct numpy implementation's factory,
-  the calibrated float32/bfloat16 tolerances, the measured seconds of its verify tasks, its mutants and
+  the measured seconds of its verify tasks, its mutants and
   controls;
 - from its torch module in :mod:`reference.model` (needs torch, found only when asked for): the runner and
   the attention paths it takes.
@@ -81,7 +81,7 @@ class Record:
     # ------------------------------------------------------------------------- from the mutants catalogue
     @property
     def implementation(self):
-        """The :class:`~reference.catalogue.entry.Implementation`: factory and tolerances."""
+        """The :class:`~reference.catalogue.entry.Implementation`: its factory and measured seconds."""
         from .catalogue.catalogue import implementations
         return implementations()[self.name]
 
@@ -89,11 +89,6 @@ class Record:
     def factory(self):
         """options → the correct numpy implementation conform calls."""
         return self.implementation.factory
-
-    @property
-    def tolerances(self) -> dict:
-        """dtype → the allowed error relative to ``max(1, max |output|)`` (float64: every algorithm's 1e-10)."""
-        return self.implementation.tolerances
 
     def seconds(self, profile: str, variant: bool = False) -> float | None:
         """The measured CPU seconds of ``verify``'s task of this algorithm under ``profile`` — of one variant's

@@ -6,7 +6,7 @@ spec's keyword arguments, never calling :mod:`formal` or the torch reference —
 oracle, and examples of what ``conform`` accepts.  Each algorithm's factory takes the variant's options and
 returns the function ``conform`` calls; its keyword-only ``_``-arguments are the seams bugs are planted
 through.  One module per family holds the implementations, the planted pieces, and the catalogue's entries
-(:mod:`.entry`: each algorithm's :class:`Implementation` with its calibrated tolerances, its mutants):
+(:mod:`.entry`: each algorithm's :class:`Implementation` with its measured seconds, its mutants):
 
 - one module per family of :mod:`formal.algorithms`, named as there: :mod:`.embedding` (Algorithms 1, 2),
   :mod:`.attention` (3–5, grouped-query heads), :mod:`.normalization` (6), :mod:`.unembedding` (7),

@@ -184,11 +184,11 @@ def _mask_right_only_at_ell_max(ell, ell_max):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("edtransformer", edtransformer, {"float32": 4e-4, "bfloat16": 7.0},
+    Implementation("edtransformer", edtransformer,
                    seconds={"quick": (1.3, 0.6), "thorough": (4.8, 2.76)}),
-    Implementation("etransformer", etransformer, {"float32": 4e-5, "bfloat16": 0.7},
+    Implementation("etransformer", etransformer,
                    seconds={"quick": (0.9, 0.26), "thorough": (3.0, 1.28)}),
-    Implementation("dtransformer", dtransformer, {"float32": 2e-5, "bfloat16": 0.7},
+    Implementation("dtransformer", dtransformer,
                    seconds={"quick": (0.6, 0.26), "thorough": (2.2, 1.19)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)

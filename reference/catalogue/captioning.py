@@ -165,9 +165,9 @@ def _unchanged(H):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("show_attend_tell", show_attend_tell, {"float32": 5e-6, "bfloat16": 0.2},
+    Implementation("show_attend_tell", show_attend_tell,
                    seconds={"quick": (0.4, 0.18), "thorough": (2.1, 1.32)}),
-    Implementation("show_attend_tell_loss", show_attend_tell_loss, {"float32": 2e-6, "bfloat16": 0.09},
+    Implementation("show_attend_tell_loss", show_attend_tell_loss,
                    seconds={"quick": (0.5, 0.21), "thorough": (2.6, 1.44)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)

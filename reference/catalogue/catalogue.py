@@ -3,10 +3,11 @@ correct implementations (*controls*: conform must pass each) and planted bugs (*
 each).
 
 Each family module declares, beside its correct numpy implementations, ``IMPLEMENTATIONS`` (an
-:class:`~.entry.Implementation` per algorithm: its factory and calibrated tolerances) and ``MUTANTS``, and may
-declare ``CONTROLS`` (correct implementations beyond the factories') and ``EQUIVALENT`` (bugs left out because
-no input can detect them, and why).  This module finds them (:func:`families`), so that adding an algorithm
-touches its family module only.  Every mutant is detectable by some input; the equivalent ones were left out.
+:class:`~.entry.Implementation` per algorithm: its factory and the measured seconds of its verify tasks) and
+``MUTANTS``, and may declare ``CONTROLS`` (correct implementations beyond the factories') and ``EQUIVALENT``
+(bugs left out because no input can detect them, and why).  This module finds them (:func:`families`), so that
+adding an algorithm touches its family module only.  Every mutant is detectable by some input; the equivalent
+ones were left out.
 
 The controls are derived: the correct implementation of every algorithm's defaults and of every variant a
 mutant is checked under (so that a mutant's failure is its bug's, not conform's), then the declared ones.

@@ -75,9 +75,9 @@ def tables_with(**replaced):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("token_embedding", token_embedding, {"float32": 4e-7, "bfloat16": 0.03},
+    Implementation("token_embedding", token_embedding,
                    seconds={"quick": (0.05, 0.01), "thorough": (0.1, 0.05)}),
-    Implementation("positional_embedding", positional_embedding, {"float32": 5e-7, "bfloat16": 0.03},
+    Implementation("positional_embedding", positional_embedding,
                    seconds={"quick": (0.05, 0.02), "thorough": (0.1, 0.07)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)

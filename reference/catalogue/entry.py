@@ -1,5 +1,5 @@
 """What a family module of the catalogue declares: each algorithm's :class:`Implementation` (its correct
-numpy implementation and the reference's calibrated tolerances) and :class:`Entry` objects, the mutants and
+numpy implementation and the measured seconds of its verify tasks) and :class:`Entry` objects, the mutants and
 extra controls ``verify --mutants`` runs.
 
 A mutant is a correct implementation with one seam replaced (:meth:`Implementation.seam`), or the correct
@@ -35,9 +35,7 @@ class Entry:
 class Implementation:
     """The correct numpy implementation of the spec's ``algorithm``: ``factory(**options)`` is the function
     ``conform`` calls for that variant (its keyword-only ``_``-arguments are the seams bugs are planted
-    through).  ``tolerances``: dtype → how far the torch reference (or a function checked with
-    ``--precision``) may stray from the float64 spec, relative to ``max(1, max |output|)``, as calibrated
-    (:mod:`reference.tolerances`).  ``seconds``: profile → ``(checks, variant)``, the CPU seconds of ``verify``'s
+    through).  ``seconds``: profile → ``(checks, variant)``, the CPU seconds of ``verify``'s
     task of its checks on examples drawn across its variants, and of one variant's task (``--variants``), in a
     worker with one torch thread on the 2-core development machine, as measured (``python
     benchmarks/bench_campaign.py --costs --profile P`` prints them in this form; those under 0.05 and 0.01 s at
@@ -46,7 +44,6 @@ class Implementation:
 
     algorithm: str
     factory: Callable
-    tolerances: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
 
     def correct(self, options: dict, *, name: str = "") -> Entry:

@@ -37,7 +37,7 @@ def mlp(*, activation="relu", bias=True, _hidden=_hidden, _first_bias_after=Fals
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("mlp", mlp, {"float32": 3e-6, "bfloat16": 0.08},
+    Implementation("mlp", mlp,
                    seconds={"quick": (0.05, 0.02), "thorough": (0.2, 0.13)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)

@@ -93,9 +93,9 @@ def _evicting_cache(cache, new, ell_max):
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("kv_mhattention", kv_mhattention, {"float32": 2e-6, "bfloat16": 0.06},
+    Implementation("kv_mhattention", kv_mhattention,
                    seconds={"quick": (0.2, 0.1), "thorough": (0.6, 0.5)}),
-    Implementation("kv_dtransformer", kv_dtransformer, {"float32": 9e-6, "bfloat16": 0.6},
+    Implementation("kv_dtransformer", kv_dtransformer,
                    seconds={"quick": (1.1, 0.37), "thorough": (4.3, 1.86)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)

@@ -65,11 +65,11 @@ def eloss(*, p_mask=0.15, _draw=draw_mask, _replace=lambda x, m, mask_token: np.
 
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
-    Implementation("dloss", dloss, {"float32": 4e-6, "bfloat16": 0.2},
+    Implementation("dloss", dloss,
                    seconds={"quick": (0.9, 0.32), "thorough": (3.6, 1.53)}),
-    Implementation("eloss", eloss, {"float32": 5e-6, "bfloat16": 0.3},
+    Implementation("eloss", eloss,
                    seconds={"quick": (1.1, 0.36), "thorough": (5.0, 1.87)}),
-    Implementation("edloss", edloss, {"float32": 2e-5, "bfloat16": 0.4},
+    Implementation("edloss", edloss,
                    seconds={"quick": (2.1, 0.72), "thorough": (8.1, 3.58)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)

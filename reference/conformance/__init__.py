@@ -2,7 +2,7 @@
 conform``) — torch-free, unless the function checked needs torch.
 
 - :mod:`.conform` checks a function on the spec's examples (:mod:`formal.sampling`: boundary cases and random
-  ones), within the calibrated tolerances (:mod:`reference.tolerances`), for the properties of
+  ones), within the bounds of :mod:`reference.tolerances`, for the properties of
   :mod:`.properties`;
 - :mod:`.targets` is the function under test, called as the spec is, through :mod:`.sandbox` (a worker
   process: time limit, exits, output captured); :mod:`.loading` finds it by name and :mod:`.outputs` reads

@@ -271,9 +271,9 @@ def check(run, name: str, algorithm: Algorithm, cases: list, settings: Settings,
 
 def _precision_bounds(algorithm, cases, precision: str, cache: dict) -> dict:
     """id(example) → the relative bound a ``precision`` implementation is held to on it, as ``verify``'s rows
-    are (:func:`reference.tolerances.bounds`: 3 × the error the spec emulated in that precision makes there,
-    floored), or None where no digit is left to check (the example is left out); the large-score case, checked
-    for shape and finiteness only, is not bounded."""
+    are (:func:`reference.tolerances.bounds`: 3 × (float32: 4 ×) the error the spec emulated in that precision
+    makes there, floored), or None where no digit is left to check (the example is left out); the large-score
+    case, checked for shape and finiteness only, is not bounded."""
     measured = []
     for example in cases:
         want = _spec(example, normalise(example), cache)
@@ -281,7 +281,7 @@ def _precision_bounds(algorithm, cases, precision: str, cache: dict) -> dict:
             continue
         measured.append((example, tolerances.baseline(example.algorithm, normalise(example), precision, want,
                                                       seed=example.seed), want))
-    found = tolerances.bounds([b for _, b, _ in measured], precision, tolerances.margin(algorithm),
+    found = tolerances.bounds([b for _, b, _ in measured], precision, tolerances.margin(algorithm, precision),
                               [max(e.sizes.values(), default=1) for e, _, _ in measured],
                               [tolerances.magnitude(w) for _, _, w in measured])
     return {id(e): bound.allowed for (e, _, _), bound in zip(measured, found)}

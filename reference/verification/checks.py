@@ -202,7 +202,7 @@ def _precision_checks() -> dict:
             else:
                 applies = (lambda r: not r.token_outputs) if path is None else \
                     (lambda r, p=path: not r.token_outputs and p in r.paths)
-                out[name] = Check(applies, None, cuda, path, dtype, f"{dtype} emulated", tolerances.MARGIN)
+                out[name] = Check(applies, None, cuda, path, dtype, f"{dtype} emulated", tolerances.MARGINS[dtype])
     return out
 
 
@@ -274,7 +274,7 @@ def bounds(name, check, cases, measure) -> list:
         return [tolerances.Bound(c.allowed, 0.0, 1) for _ in cases]
     if check == "SGD step":
         return [tolerances.Bound(c.margin * b, b, c.margin) for b in map(measure.sgd_baseline, cases)]
-    factor = tolerances.margin(record(name).algorithm)
+    factor = tolerances.margin(record(name).algorithm, c.dtype)
     return tolerances.bounds([measure.baseline(ex, c.dtype) for ex in cases], c.dtype, factor,
                              [max(ex.sizes.values(), default=1) for ex in cases],
                              [tolerances.magnitude(measure.spec(ex)) for ex in cases])

@@ -8,7 +8,7 @@ measures one number, the largest deviation, against what it may be:
     FlexAttention (CUDA only) against the spec's numpy execution; allowed 1e-10.
 ``float32``, ``float32 sdpa``, ``float32 flex``, ``bfloat16``, …
     the reference in that precision, on that path, against the float64 spec.  Each example is held to
-    3 × its **baseline**, the error a known-good computation in that precision makes on it (the spec
+    3 × (float32: 4 ×) its **baseline**, the error a known-good computation in that precision makes on it (the spec
     emulated in the precision: :func:`reference.tolerances.baseline`; floors and exclusions:
     :func:`reference.tolerances.bounds`), on the examples and the cases that bring precision bugs out
     (:mod:`formal.sampling.rounding_cases`).

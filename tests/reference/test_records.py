@@ -29,18 +29,22 @@ def test_every_algorithm_with_examples_has_a_record():
         assert callable(r.factory) and callable(r.factory()), r.name
         assert set(r.paths) >= {"explicit"}, r.name
         assert r.controls and all(e.algorithm == r.name for e in r.controls + r.mutants), r.name
-        if not r.token_outputs:  # token ids are compared exactly: no lower-precision figure
-            assert r.tolerances["float32"] < r.tolerances["bfloat16"], r.name
 
 
-def test_the_tolerances_are_each_algorithms_own():
+def test_a_bound_is_measured_on_its_example():
+    """float64's bound is fixed; a lower precision's comes from the example (its baseline), so it needs the
+    example's arguments, and an unknown precision has none."""
+    from formal.sampling.examples import examples
     from reference import tolerances
-    assert tolerances.relative("float32", "attention") == record("attention").tolerances["float32"]
-    assert tolerances.relative("float64", "attention") == tolerances.FLOAT64
-    loosest = max(r.tolerances["bfloat16"] for r in records() if r.tolerances)
-    assert tolerances.relative("bfloat16", "dinference") == loosest
-    with pytest.raises(ConfigError, match="no tolerance for dtype 'float16'"):
-        tolerances.relative("float16", "attention")
+    ex = examples("attention", 1, seed=2, boundary=False)[0]
+    want = ex.algorithm(**ex.arguments)
+    assert tolerances.allowed("float64", ex.algorithm, want) == tolerances.FLOAT64 * tolerances.scale(want)
+    assert 0 < tolerances.allowed("float32", ex.algorithm, want, ex.arguments) < \
+        tolerances.allowed("bfloat16", ex.algorithm, want, ex.arguments) < tolerances.scale(want)
+    with pytest.raises(ConfigError, match="pass its arguments"):
+        tolerances.allowed("bfloat16", ex.algorithm, want)
+    with pytest.raises(ConfigError, match="no bound for dtype 'float16'"):
+        tolerances.allowed("float16", ex.algorithm, want, ex.arguments)
 
 
 def test_the_losses_are_those_the_training_algorithms_step_along():

@@ -28,11 +28,11 @@ def register(sub):
     p = sub.add_parser(
         "verify", help="Check the torch reference against the spec, every algorithm and variant",
         description="Check the torch reference against the spec — the package's main job: run the formal ↔ "
-                    "reference and cost properties for every algorithm and variant (float64 equality, both "
-                    "attention paths, float32/bfloat16 within calibrated "
-                    "tolerances, FLOPs = FlopCounterMode, parameters = numel, gradients = finite differences, "
-                    "KV cache = recomputation) and print one table; --variants checks every combination of "
-                    "options as a task of its own, on worker processes or a Dask cluster (--scheduler); "
+                    "reference and cost properties for every algorithm and variant (float64 equality on every "
+                    "attention path, float32/bfloat16 within 4x/3x what a correct computation in that precision "
+                    "errs by on each example, FLOPs = FlopCounterMode, parameters = numel, gradients = finite "
+                    "differences, KV cache = recomputation) and print one table; --variants checks every "
+                    "combination of options as a task of its own, on worker processes or a Dask cluster (--scheduler); "
                     "--mutants measures verify's checks and conform instead. Exit 0 when every check passes, 1 "
                     "when one fails, 2 on bad usage, 130 on Ctrl-C (after the partial report).",
         epilog=epilog("verify", "verify --only attention,mhattention --jobs 1 --quiet",

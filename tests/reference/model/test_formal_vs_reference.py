@@ -1,5 +1,5 @@
 """The spec's numpy execution against the torch reference, algorithm by algorithm and variant by variant:
-equal in float64 (max abs error ≤ 1e-10), within the calibrated tolerance in float32 and bfloat16, and the
+equal in float64 (max abs error ≤ 1e-10), within each example's baseline bound in float32 and bfloat16, and the
 same on both attention paths (explicit and SDPA)."""
 
 import numpy as np
@@ -72,14 +72,20 @@ def test_sdpa_path_equals_explicit_path(name):
 @pytest.mark.parametrize("dtype", fast_few(["float32", "bfloat16"]))
 @pytest.mark.parametrize("name", fast_few([n for n in EXAMPLE_ALGORITHMS if n not in ("dinference", "edinference")],
                                            keep=in_fast_tier))
-def test_lower_precision_within_calibrated_tolerance(name, dtype):
-    """In float32 and bfloat16 the reference stays within the tolerance calibrated for that precision and
-    algorithm (:mod:`reference.tolerances`) of the float64 spec — on seeded examples other than the ones
-    the calibration measured (seeds from 10⁶; the calibration used 0–199)."""
-    for ex in examples(name, 12, seed=10**6):
-        want = ex.algorithm(**ex.arguments)
-        got = execute(ex.algorithm, device="cpu", dtype=dtype, **ex.arguments)
-        assert max_error(want, got) <= tolerances.allowed(dtype, name, want), ex.describe()
+def test_lower_precision_within_the_baseline_s_bound(name, dtype):
+    """In float32 and bfloat16 the reference stays within each example's own bound (:mod:`reference.tolerances`:
+    3 × what the spec emulated in that precision errs by there, with no row to take a median of) — on seeded
+    examples other than verify's (seeds from 10⁶)."""
+    import torch
+
+    from reference.verification import checks
+    measure = checks.Measure(torch.device("cpu"))
+    cases = [ex for ex in examples(name, 12, seed=10**6) if not ex.large]   # ~10⁸ scores: finiteness only
+    for ex, bound in zip(cases, checks.bounds(name, dtype, cases, measure)):
+        if bound.allowed is None:   # no digit left to check (the bound says why)
+            continue
+        want, got = measure.spec(ex), execute(ex.algorithm, device="cpu", dtype=dtype, **ex.arguments)
+        assert tolerances.relative_error(want, got) <= bound.allowed, ex.describe()
 
 
 @st.composite

@@ -21,9 +21,10 @@ from tests.tiers import fast_few, slow
 transformers = pytest.importorskip("transformers")
 FLOAT64 = 1e-10
 #: HF's eager attention takes its softmax in float32 (``softmax(..., dtype=torch.float32)`` in modeling_swin.py),
-#: whatever the model's dtype: through it the two agree to float32's precision — the block's calibrated float32
-#: tolerance (reference.tolerances), relative to max(1, max |output|) as every such bound is — and through
-#: sdpa to float64's.  (A fixed 1e-6 was exceeded by a 2-wide block whose layer norms amplify the rounding.)
+#: whatever the model's dtype: through it the two agree to float32's precision — the bound of a correct float32
+#: computation of the block on the example (reference.tolerances.allowed), relative to max(1, max |output|) as
+#: every such bound is — and through sdpa to float64's.  (A fixed 1e-6 was exceeded by a 2-wide block whose
+#: layer norms amplify the rounding.)
 TOLERANCE = {"eager": "float32", "sdpa": "float64"}
 
 
@@ -56,9 +57,10 @@ def test_hf_swin_layer_is_swin_block(attention, window, per_side, heads, head_wi
     params, options = third_party.from_hf_swin_block(layer)
     assert layer.shift_size == shift_of(rows, cols, window, shifted)      # HF's rule is the spec's σ
     assert options["shifted"] == bool(layer.shift_size)
-    want = swin_block.variant(**options)(X=x[0].numpy().reshape(rows, cols, width), **params)
+    block, arguments = swin_block.variant(**options), {"X": x[0].numpy().reshape(rows, cols, width), **params}
+    want = block(**arguments)
     assert np.max(np.abs(want.reshape(rows * cols, width) - got)) <= tolerances.allowed(TOLERANCE[attention],
-                                                                                    "swin_block", want)
+                                                                                    block, want, arguments)
 
 
 @slow
