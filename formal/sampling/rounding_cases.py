@@ -97,21 +97,20 @@ def _flat(subject, seed, options) -> Example | None:
     ex = example(subject, seed, small=2, pins=pins, case=case, **options)
     if "ell_x" in have and ex.sizes.get("ell_z", FLAT_KEYS) != FLAT_KEYS:   # the context is X itself: X as long
         ex = example(subject, seed, small=2, pins={**pins, "ell_x": FLAT_KEYS}, case=case, **options)
-    names = scaled_params(ex.algorithm)
-    if not names:
-        return None
-    for name in names:
-        ex.arguments[name] = ex.arguments[name] * FLAT
-    return ex
+    return _scaled(ex, FLAT)
 
 
 def _peaked(subject, seed, options) -> Example | None:
-    ex = example(subject, seed, small=4, case="large logits", **options)
+    return _scaled(example(subject, seed, small=4, case="large logits", **options), PEAKED)
+
+
+def _scaled(ex: Example, factor: float) -> Example | None:
+    """``ex`` with the parameters that make its softmaxes' inputs scaled by ``factor``; None where it has none."""
     names = scaled_params(ex.algorithm)
     if not names:
         return None
     for name in names:
-        ex.arguments[name] = ex.arguments[name] * PEAKED
+        ex.arguments[name] = ex.arguments[name] * factor
     return ex
 
 

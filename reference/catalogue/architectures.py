@@ -185,11 +185,11 @@ def _mask_right_only_at_ell_max(ell, ell_max):
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("edtransformer", edtransformer,
-                   seconds={"quick": (1.3, 0.6), "thorough": (4.8, 2.76)}),
+                   seconds={"quick": (3.0, 0.6), "thorough": (12.9, 2.76)}),
     Implementation("etransformer", etransformer,
-                   seconds={"quick": (0.9, 0.26), "thorough": (3.0, 1.28)}),
+                   seconds={"quick": (1.8, 0.26), "thorough": (7.9, 1.28)}),
     Implementation("dtransformer", dtransformer,
-                   seconds={"quick": (0.6, 0.26), "thorough": (2.2, 1.19)}),
+                   seconds={"quick": (1.3, 0.26), "thorough": (5.1, 1.19)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _PAPER, _VASWANI = TABLES["sinusoidal-paper"], TABLES["sinusoidal-vaswani"]

@@ -260,11 +260,11 @@ def _bias_before_scaling(Q, K, V, mask, *, empty="zero", bias=None):
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("single_query_attention", single_query_attention,
-                   seconds={"quick": (0.07, 0.04), "thorough": (0.3, 0.25)}),
+                   seconds={"quick": (0.3, 0.04), "thorough": (0.7, 0.25)}),
     Implementation("attention", attention,
-                   seconds={"quick": (0.1, 0.06), "thorough": (0.4, 0.31)}),
+                   seconds={"quick": (0.4, 0.06), "thorough": (1.1, 0.31)}),
     Implementation("mhattention", mhattention,
-                   seconds={"quick": (0.2, 0.1), "thorough": (0.6, 0.47)}),
+                   seconds={"quick": (0.5, 0.1), "thorough": (1.4, 0.47)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _ADDITIVE = {"score": "additive"}

@@ -187,9 +187,9 @@ def _loop_conv1d(*, stride=1, padding=0, dilation=1, bias=True, activation="none
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("conv1d", conv1d,
-                   seconds={"quick": (0.15, 0.04), "thorough": (0.5, 0.18)}),
+                   seconds={"quick": (0.4, 0.04), "thorough": (0.9, 0.18)}),
     Implementation("graph_conv", graph_conv,
-                   seconds={"quick": (0.05, 0.03), "thorough": (0.2, 0.16)}),
+                   seconds={"quick": (0.3, 0.03), "thorough": (0.5, 0.16)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _SAME = {"padding": "same"}

@@ -76,9 +76,9 @@ def tables_with(**replaced):
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("token_embedding", token_embedding,
-                   seconds={"quick": (0.05, 0.01), "thorough": (0.1, 0.05)}),
+                   seconds={"quick": (0.05, 0.01), "thorough": (0.3, 0.05)}),
     Implementation("positional_embedding", positional_embedding,
-                   seconds={"quick": (0.05, 0.02), "thorough": (0.1, 0.07)}),
+                   seconds={"quick": (0.05, 0.02), "thorough": (0.3, 0.07)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _VASWANI = TABLES["sinusoidal-vaswani"]

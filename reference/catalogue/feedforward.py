@@ -38,7 +38,7 @@ def mlp(*, activation="relu", bias=True, _hidden=_hidden, _first_bias_after=Fals
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("mlp", mlp,
-                   seconds={"quick": (0.05, 0.02), "thorough": (0.2, 0.13)}),
+                   seconds={"quick": (0.1, 0.02), "thorough": (0.5, 0.13)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _GELU, _SWIGLU = {"activation": "gelu"}, {"activation": "swiglu"}

@@ -94,9 +94,9 @@ def _evicting_cache(cache, new, ell_max):
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("kv_mhattention", kv_mhattention,
-                   seconds={"quick": (0.2, 0.1), "thorough": (0.6, 0.5)}),
+                   seconds={"quick": (0.5, 0.1), "thorough": (1.4, 0.5)}),
     Implementation("kv_dtransformer", kv_dtransformer,
-                   seconds={"quick": (1.1, 0.37), "thorough": (4.3, 1.86)}),
+                   seconds={"quick": (2.0, 0.37), "thorough": (8.5, 1.86)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _PAPER, _VASWANI = TABLES["sinusoidal-paper"], TABLES["sinusoidal-vaswani"]

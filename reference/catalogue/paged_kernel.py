@@ -77,7 +77,7 @@ def rows_paged_attention(*, n_kv_heads=None, _slot=lambda j, B: (j // B, j % B),
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("paged_attention", paged_attention,
-                   seconds={"quick": (0.09, 0.06), "thorough": (0.4, 0.32)}),
+                   seconds={"quick": (0.3, 0.06), "thorough": (0.9, 0.32)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _GQA = {"n_kv_heads": 2}

@@ -288,15 +288,15 @@ def _unchanged(H):
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("rnn_cell", rnn_cell,
-                   seconds={"quick": (0.05, 0.02), "thorough": (0.1, 0.11)}),
+                   seconds={"quick": (0.05, 0.02), "thorough": (0.5, 0.11)}),
     Implementation("gru_cell", gru_cell,
-                   seconds={"quick": (0.05, 0.03), "thorough": (0.2, 0.21)}),
+                   seconds={"quick": (0.3, 0.03), "thorough": (0.8, 0.21)}),
     Implementation("lstm_cell", lstm_cell,
-                   seconds={"quick": (0.06, 0.04), "thorough": (0.3, 0.26)}),
+                   seconds={"quick": (0.3, 0.04), "thorough": (0.9, 0.26)}),
     Implementation("rnn_layer", rnn_layer,
-                   seconds={"quick": (0.12, 0.07), "thorough": (0.6, 0.52)}),
+                   seconds={"quick": (0.4, 0.07), "thorough": (1.9, 0.52)}),
     Implementation("rnn", rnn,
-                   seconds={"quick": (0.3, 0.14), "thorough": (1.1, 1.01)}),
+                   seconds={"quick": (1.0, 0.14), "thorough": (4.5, 1.01)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 

@@ -66,11 +66,11 @@ def eloss(*, p_mask=0.15, _draw=draw_mask, _replace=lambda x, m, mask_token: np.
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("dloss", dloss,
-                   seconds={"quick": (0.9, 0.32), "thorough": (3.6, 1.53)}),
+                   seconds={"quick": (1.5, 0.32), "thorough": (6.5, 1.53)}),
     Implementation("eloss", eloss,
-                   seconds={"quick": (1.1, 0.36), "thorough": (5.0, 1.87)}),
+                   seconds={"quick": (1.8, 0.36), "thorough": (8.8, 1.87)}),
     Implementation("edloss", edloss,
-                   seconds={"quick": (2.1, 0.72), "thorough": (8.1, 3.58)}),
+                   seconds={"quick": (3.3, 0.72), "thorough": (15.3, 3.58)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 

@@ -251,15 +251,15 @@ def _column_major(which):
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("window_mhattention", window_mhattention,
-                   seconds={"quick": (0.2, 0.12), "thorough": (0.9, 0.72)}),
+                   seconds={"quick": (0.4, 0.12), "thorough": (2.2, 0.72)}),
     Implementation("swin_block", swin_block,
-                   seconds={"quick": (0.3, 0.15), "thorough": (1.3, 1.0)}),
+                   seconds={"quick": (0.6, 0.15), "thorough": (2.8, 1.0)}),
     Implementation("patch_merging", patch_merging,
-                   seconds={"quick": (0.05, 0.03), "thorough": (0.2, 0.18)}),
+                   seconds={"quick": (0.1, 0.03), "thorough": (0.6, 0.18)}),
     Implementation("swin_stage", swin_stage,
-                   seconds={"quick": (0.7, 0.37), "thorough": (2.8, 2.4)}),
+                   seconds={"quick": (1.2, 0.37), "thorough": (7.0, 2.4)}),
     Implementation("swin", swin,
-                   seconds={"quick": (7.1, 1.54), "thorough": (10.1, 8.28)}),
+                   seconds={"quick": (5.6, 1.54), "thorough": (23.7, 8.28)}),
 )
 _seam, _variant = makers(*IMPLEMENTATIONS)
 _SHIFTED = {"shifted": True}

@@ -93,3 +93,21 @@ def test_a_bfloat16_only_bug_fails_the_bfloat16_row_and_no_other(monkeypatch):
     assert before == {c: "pass" for c in wanted}
     assert after["bfloat16"].verdict == "FAIL" and after["float32"].verdict == after["float64"].verdict == "pass"
     assert after["bfloat16"].max_error > after["bfloat16"].allowed
+
+
+def test_conform_in_bfloat16_holds_each_example_to_its_baseline():
+    """``conform --precision bfloat16``: a correct implementation passes; one 3 % off everywhere — inside the old
+    calibrated 0.09 of attention, far outside what a correct bfloat16 computation errs by — fails ``spec``."""
+    from reference.catalogue.attention import attention
+    from reference.conformance.conform import conform
+
+    import functools
+    correct = attention()
+
+    @functools.wraps(correct)   # the same signature
+    def three_percent_off(*args, **kwargs):
+        return 1.03 * np.asarray(correct(*args, **kwargs))
+
+    assert conform(correct, "attention", precision="bfloat16").ok
+    report = conform(three_percent_off, "attention", precision="bfloat16")
+    assert not report.ok and report.failure["property"] == "spec", report.failure
