@@ -98,10 +98,10 @@ def test_a_bfloat16_only_bug_fails_the_bfloat16_row_and_no_other(monkeypatch):
 def test_conform_in_bfloat16_holds_each_example_to_its_baseline():
     """``conform --precision bfloat16``: a correct implementation passes; one 3 % off everywhere — inside the old
     calibrated 0.09 of attention, far outside what a correct bfloat16 computation errs by — fails ``spec``."""
+    import functools
+
     from reference.catalogue.attention import attention
     from reference.conformance.conform import conform
-
-    import functools
     correct = attention()
 
     @functools.wraps(correct)   # the same signature
