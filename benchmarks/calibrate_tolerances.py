@@ -1,6 +1,6 @@
 """Measure how close the correct reference comes to its lower-precision bounds: per row (algorithm, precision,
 attention path), the largest ratio of its error to its floored baseline over every example — what the margin
-(reference.tolerances.MARGINS: 3 in bfloat16, 4 in float32) must stay above.
+(reference.tolerances.MARGINS: 4 in both) must stay above.
 
     python benchmarks/calibrate_tolerances.py [--profile quick|thorough] [--seeds 0,1,2] [--only NAME,NAME]
                                               [--device cpu|cuda]

@@ -271,7 +271,7 @@ def check(run, name: str, algorithm: Algorithm, cases: list, settings: Settings,
 
 def _precision_bounds(algorithm, cases, precision: str, cache: dict) -> dict:
     """id(example) → the relative bound a ``precision`` implementation is held to on it, as ``verify``'s rows
-    are (:func:`reference.tolerances.bounds`: 3 × (float32: 4 ×) the error the spec emulated in that precision
+    are (:func:`reference.tolerances.bounds`: 4 × the error the spec emulated in that precision
     makes there, floored), or None where no digit is left to check (the example is left out); the large-score
     case, checked for shape and finiteness only, is not bounded."""
     measured = []

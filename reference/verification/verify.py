@@ -8,7 +8,7 @@ measures one number, the largest deviation, against what it may be:
     FlexAttention (CUDA only) against the spec's numpy execution; allowed 1e-10.
 ``float32``, ``float32 sdpa``, ``float32 flex``, ``bfloat16``, …
     the reference in that precision, on that path, against the float64 spec.  Each example is held to
-    3 × (float32: 4 ×) its **baseline**, the error a known-good computation in that precision makes on it (the spec
+    4 × its **baseline**, the error a known-good computation in that precision makes on it (the spec
     emulated in the precision: :func:`reference.tolerances.baseline`; floors and exclusions:
     :func:`reference.tolerances.bounds`), on the examples and the cases that bring precision bugs out
     (:mod:`formal.sampling.rounding_cases`).
@@ -22,7 +22,7 @@ measures one number, the largest deviation, against what it may be:
 ``KV cache``
     a prefill, then one-token steps, against Algorithm 10 on the whole sequence; 1e-10.
 
-Each row shows the example nearest its bound: its error, its bound, and where the bound comes from (``3 ×
+Each row shows the example nearest its bound: its error, its bound, and where the bound comes from (``4 ×
 4.1e-03 baseline``, ``fixed``, ``exact``).  Errors in float checks are absolute, scaled by ``max(1, max
 abs(spec))``; token outputs (Algorithms 14 and 15) count the tokens that differ.
 
@@ -131,7 +131,7 @@ def _table(rows) -> list:
 
 
 def basis(r) -> str:
-    """Where a row's bound comes from, in a few words: ``3 × 2.1e-03 baseline`` (margin × the baseline at the
+    """Where a row's bound comes from, in a few words: ``4 × 2.1e-03 baseline`` (margin × the baseline at the
     example nearest its bound), ``1e-10 fixed`` or ``exact``."""
     if r.baseline is not None:
         return f"{r.margin} × {_figure(r.baseline)} baseline"

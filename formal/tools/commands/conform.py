@@ -71,7 +71,7 @@ def register(sub):
                    help="passed to the function as device= when it takes one: cpu, cuda")
     p.add_argument("--precision", choices=("float64", "float32", "bfloat16"), default="float64", metavar="DTYPE",
                    help="the precision the function computes in, float64, float32 or bfloat16: each example is "
-                        "held to 3x (float32: 4x) what the spec emulated in that precision errs by there")
+                        "held to 4x what the spec emulated in that precision errs by there")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _register_identify(p)
     p.set_defaults(run=_conform)

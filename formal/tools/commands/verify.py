@@ -29,7 +29,7 @@ def register(sub):
         "verify", help="Check the torch reference against the spec, every algorithm and variant",
         description="Check the torch reference against the spec — the package's main job: run the formal ↔ "
                     "reference and cost properties for every algorithm and variant (float64 equality on every "
-                    "attention path, float32/bfloat16 within 4x/3x what a correct computation in that precision "
+                    "attention path, float32/bfloat16 within 4x what a correct computation in that precision "
                     "errs by on each example, FLOPs = FlopCounterMode, parameters = numel, gradients = finite "
                     "differences, KV cache = recomputation) and print one table; --variants checks every "
                     "combination of options as a task of its own, on worker processes or a Dask cluster (--scheduler); "
