@@ -65,8 +65,8 @@ def test_dry_run_records_every_planned_step(dry_run, bench, tmp_path):
 @pytest.mark.slow
 def test_the_gpu_commands_name_cuda_every_precision_and_both_paths(dry_run):
     """The commands a GPU run executes ask for CUDA (what ran here did not); verify's covers the three precisions
-    and both attention paths, which are verify's own check names; on the CPU every one ran but the CUDA-only
-    ones."""
+    and both fused attention paths in each, which are verify's own check names; on the CPU every one ran but the
+    CUDA-only ones."""
     from reference.verification.checks import CHECKS
     report = json.loads((dry_run[1] / "gpu_check.json").read_text())
     steps = {s["name"]: s for s in report["steps"]}
@@ -74,7 +74,7 @@ def test_the_gpu_commands_name_cuda_every_precision_and_both_paths(dry_run):
         assert "--device cuda" in steps[name]["command"] and "--device cuda" not in steps[name]["ran"]
     covered = report["covers"]["precisions"] + report["covers"]["attention_paths"]
     assert set(report["covers"]["precisions"]) == {"float64", "float32", "bfloat16"}
-    assert set(covered) <= set(CHECKS) and len(report["covers"]["attention_paths"]) == 2
+    assert set(covered) <= set(CHECKS) and len(report["covers"]["attention_paths"]) == 2 * 3
     ran = steps["verify"]["result"]
     assert ran["not_run"] == [c for c in covered if CHECKS[c].cuda]
     assert all(ran["by_check"][c]["checks"] >= 1 for c in covered if not CHECKS[c].cuda)
