@@ -26,6 +26,7 @@ class Checker:
     def __init__(self, target: Target, relative: float, seed: int):
         self.target, self.relative = target, relative
         self.bounds = None   # lower precision: id(example) → its own relative bound (conform sets it per example)
+        self.precision = "float64"   # the precision the bounds are of
         self.rng = np.random.default_rng(seed)
         self.record = record(target.algorithm)
 

@@ -89,6 +89,12 @@ class Measure:
                 ex.algorithm, ex.arguments, dtype, self.spec(ex), seed=ex.seed)
         return self._baselines[key]
 
+    def unstable(self, ex, dtype, error) -> str:
+        """Why the reference's ``error`` in ``dtype`` on ``ex`` says nothing of it (a correct computation errs as
+        much there: :func:`reference.tolerances.unstable`), or ``""``."""
+        return "" if ex.large else tolerances.unstable(ex.algorithm, ex.arguments, dtype, self.spec(ex), error,
+                                                       seed=ex.seed)
+
     def flops(self, ex):
         from torch.utils.flop_counter import FlopCounterMode
         with FlopCounterMode(display=False) as counter:
@@ -350,7 +356,9 @@ def _row(name, check, cases, measure) -> Row:
             error, broke = _measure(measure, check, ex), ""
         except Exception as exc:  # the reference broke: report it as this check's failure
             error, broke = float("inf"), f"{ex.describe()}: {type(exc).__name__}: {exc}"
-        judged.append((error, bound, broke or ex.describe()))
+        judged.append((error, bound, broke or ex.describe(), ex, bool(broke)))
+    if c.dtype != "float64" and c.allowed is None:   # a measured bound: a failure counts where it is the code's
+        judged = _confirmed(judged, excluded, c.dtype, measure)
     failing = [j for j in judged if j[0] > j[1].allowed]
     # the example nearest its bound (a failing one first: the smallest, as examples come smallest first)
     worst = failing[0] if failing else max(judged, key=lambda j: _closeness(*j[:2]), default=None)
@@ -364,6 +372,22 @@ def _row(name, check, cases, measure) -> Row:
     if excluded and not failing:
         row.detail = f"{len(excluded)} left out, e.g. {excluded[0]}"
     return row
+
+
+def _confirmed(judged, excluded, dtype, measure) -> list:
+    """``judged`` with the failing examples where rounding decides the output (a correct computation errs as
+    much there: :meth:`Measure.unstable`) moved to ``excluded`` with the reason, up to the first failure that is
+    the implementation's (the row fails there; the failures after it are not looked at again)."""
+    kept = []
+    for at, (error, bound, label, ex, broke) in enumerate(judged):
+        if error > bound.allowed and not broke:
+            reason = measure.unstable(ex, dtype, error)
+            if reason:
+                excluded.append(f"{label}: {reason}")
+                continue
+            return kept + judged[at:]
+        kept.append(judged[at])
+    return kept
 
 
 def _closeness(error, bound) -> float:
