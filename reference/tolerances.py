@@ -28,7 +28,7 @@ from formal.engine import precision as emulation
 from formal.errors import ConfigError
 
 __all__ = ["DTYPES", "MARGIN", "MARGINS", "FLOAT64", "RUNS", "Bound", "baseline", "bounds", "margin", "magnitude",
-           "allowed", "unstable", "scale", "differences", "deviation", "outputs", "relative_error"]
+           "allowed", "unstable", "longest", "scale", "differences", "deviation", "outputs", "relative_error"]
 
 #: The margin a lower-precision error may have over the baseline's (:func:`bounds`), per precision.  Measured
 #: (the worst error / (bound / margin) over a row's examples: ``python benchmarks/calibrate_tolerances.py``), the
@@ -117,10 +117,19 @@ def allowed(dtype: str, algorithm, want, arguments: dict | None = None) -> float
         return FLOAT64 * size
     if arguments is None:
         raise ConfigError(f"a {dtype} bound is measured on the example: pass its arguments")
-    lengths = [max(np.shape(v), default=1) for v in arguments.values() if isinstance(v, np.ndarray)]
     (bound,) = bounds([baseline(algorithm, arguments, dtype, want)], dtype, margin(algorithm, dtype),
-                      [max(lengths, default=1)], [magnitude(want)])
+                      [longest(arguments)], [magnitude(want)])
     return float("inf") if bound.allowed is None else bound.allowed * size
+
+
+def longest(arguments: dict) -> int:
+    """The longest axis of ``arguments``' arrays (1 where none has one): the most terms a sum over them can
+    take — the k of a float32 sum's floor k·u (:func:`bounds`).
+
+    >>> longest({"X": np.zeros((4, 512)), "t": 3, "mask": None})
+    512
+    """
+    return max((max(np.shape(v), default=1) for v in arguments.values() if isinstance(v, np.ndarray)), default=1)
 
 
 def _rounded_arguments(arguments: dict, dtype: str, rng=None) -> dict:
@@ -214,7 +223,7 @@ def bounds(baselines: list, dtype: str, margin: int = MARGIN, lengths=None, magn
     max(b, r·m, u·m, k·u_acc·m)`` — b its baseline, m its output's :func:`magnitude` (``magnitudes``; 1 where not
     given), r the row's median relative baseline (median of b/m: the typical error of a correct computation,
     so that a lucky rounding sets no bound), u the unit roundoff of ``dtype`` (one rounding of the output's
-    largest entry), k the example's longest sum (``lengths``: its largest size) and u_acc float32's unit
+    largest entry), k the example's longest sum (``lengths``: :func:`longest` of its arguments) and u_acc float32's unit
     roundoff — a sum of k terms accumulated in float32 errs by up to ≈ k·u_acc of its operands (the classical
     γ_k), which the emulation (each op exact, then rounded once) does not make; it matters in float32 only, and
     is not scaled by the output (a sum that cancels to a small output errs as its operands do).  The other

@@ -284,7 +284,7 @@ def _precision_bounds(algorithm, cases, precision: str, cache: dict) -> dict:
         measured.append((example, tolerances.baseline(example.algorithm, normalise(example), precision, want,
                                                       seed=example.seed), want))
     found = tolerances.bounds([b for _, b, _ in measured], precision, tolerances.margin(algorithm, precision),
-                              [max(e.sizes.values(), default=1) for e, _, _ in measured],
+                              [tolerances.longest(normalise(e)) for e, _, _ in measured],
                               [tolerances.magnitude(w) for _, _, w in measured])
     return {id(e): bound.allowed for (e, _, _), bound in zip(measured, found)}
 

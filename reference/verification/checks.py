@@ -21,6 +21,7 @@ from ..model import training
 from ..model.convert import params_to_torch, tokens_to_torch
 from ..model.execute import execute
 from ..records import chosen, record
+from ..tolerances import outputs, relative_error
 
 __all__ = ["PROFILES", "Check", "CHECKS", "Row", "Measure", "relative_error", "example_loss", "allowed", "row",
            "rows", "plan", "applicable", "by_algorithm"]
@@ -36,7 +37,6 @@ _FD_STEP, _ETA = 1e-6, 0.1
 SGD_MARGIN = 10
 
 
-_outputs, relative_error = tolerances.outputs, tolerances.relative_error
 
 
 class Measure:
@@ -74,7 +74,7 @@ class Measure:
         NaN or ∞."""
         got = execute(ex.algorithm, device=self.device, dtype=dtype, path=path, **ex.arguments)
         if ex.large:
-            want, got = _outputs(self.spec(ex)), _outputs(got)
+            want, got = outputs(self.spec(ex)), outputs(got)
             return 0.0 if all(w.shape == g.shape and np.array_equal(np.isfinite(w), np.isfinite(g))
                               for w, g in zip(want, got)) else float("inf")
         return relative_error(self.spec(ex), got)
@@ -282,7 +282,7 @@ def bounds(name, check, cases, measure) -> list:
         return [tolerances.Bound(c.margin * b, b, c.margin) for b in map(measure.sgd_baseline, cases)]
     factor = tolerances.margin(record(name).algorithm, c.dtype)
     return tolerances.bounds([measure.baseline(ex, c.dtype) for ex in cases], c.dtype, factor,
-                             [max(ex.sizes.values(), default=1) for ex in cases],
+                             [tolerances.longest(ex.arguments) for ex in cases],
                              [tolerances.magnitude(measure.spec(ex)) for ex in cases])
 
 
