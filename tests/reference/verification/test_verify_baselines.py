@@ -214,3 +214,11 @@ def test_unstable_asks_correct_computations_and_finds_the_chaotic_example_only()
                                seed=calm.seed) == ""
     # an error correct computations do make is found out (the second look can say "rounding")
     assert tolerances.unstable(calm.algorithm, calm.arguments, "bfloat16", calm_want, base / 100, seed=calm.seed)
+    # a bug's error, far past every correct computation's, is settled after SETTLED runs, not RUNS
+    calls = []
+
+    def counted(**arguments):
+        calls.append(1)
+        return calm.algorithm(**arguments)
+    assert tolerances.unstable(counted, calm.arguments, "bfloat16", calm_want, 0.5, seed=calm.seed) == ""
+    assert len(calls) == tolerances.SETTLED < tolerances.RUNS
