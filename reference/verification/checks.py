@@ -37,8 +37,6 @@ _FD_STEP, _ETA = 1e-6, 0.1
 SGD_MARGIN = 10
 
 
-
-
 class Measure:
     """One method per check: each returns the deviation measured on one example, on ``device``.
 
