@@ -123,14 +123,14 @@ _TRIES, _STRIDE = 16, 7919
 
 def _preferring(draw, seed: int, wanted):
     """``draw(seed')`` for the first seed' of ``seed``, ``seed + _STRIDE``, … whose example's variant is
-    ``wanted``, else the first draw (the options fixed may rule every such variant out)."""
-    first = draw(seed)
-    if first is None or wanted(first.algorithm):
-        return first
-    for k in range(1, _TRIES):
+    ``wanted``, else the first example drawn (the options fixed may rule every such variant out), None where no
+    draw gives one (``draw`` gives None for a variant the case does not apply to)."""
+    first = None
+    for k in range(_TRIES):
         ex = draw(seed + k * _STRIDE)
         if ex is not None and wanted(ex.algorithm):
             return ex
+        first = first or ex
     return first
 
 
@@ -138,25 +138,35 @@ def _on_grid(values) -> np.ndarray:
     return np.round(np.asarray(values) * GRID) / GRID
 
 
+def _pins(algorithm: Algorithm) -> dict:
+    """The sizes the flat case pins in ``algorithm``: every length a softmax runs over, and the vocabulary."""
+    have = {str(s) for s in algorithm.symbols}
+    pins = {k: FLAT_KEYS for k in (*_KEYS, "N_V") if k in have}
+    if pins and "ell_max" in have:
+        pins["ell_max"] = "full"
+    return pins
+
+
 def _flat(subject, seed, options) -> Example | None:
     probe = algorithms.get(subject, **options) if isinstance(subject, str) else subject
-    have = {str(s) for s in probe.symbols}
-    pins = {k: FLAT_KEYS for k in _KEYS if k in have}
-    if "N_V" in have:
-        pins["N_V"] = FLAT_KEYS
-    if not pins:
+    if not _pins(probe):
         return None
-    if "ell_max" in have:
-        pins["ell_max"] = "full"
     case = f"a long flat softmax row ({FLAT_KEYS} keys)"
 
-    def draw(s):
-        ex = example(subject, s, small=2, pins=pins, case=case, **options)
-        if "ell_x" in have and ex.sizes.get("ell_z", FLAT_KEYS) != FLAT_KEYS:   # the context is X itself: as long
-            ex = example(subject, s, small=2, pins={**pins, "ell_x": FLAT_KEYS}, case=case, **options)
+    def draw(s):   # the variant this seed draws, with its own lengths pinned (a prefill has ℓ, not ℓ_c)
+        variant = example(subject, s, small=2, case=case, **options).algorithm
+        pins = _pins(variant)
+        if not pins:
+            return None
+        ex = example(variant, s, small=2, pins=pins, case=case)
+        if "ell_x" in {str(x) for x in variant.symbols} and not any(ex.sizes.get(k) == FLAT_KEYS for k in _KEYS):
+            # the keys are X itself (a self-attention, a prefill with no cache before it): X as long
+            ex = example(variant, s, small=2, pins={**pins, "ell_x": FLAT_KEYS}, case=case)
         return ex
 
     ex = _preferring(draw, seed, lambda a: bool(scaled_params(a)))    # a variant with a softmax (not a mean)
+    if ex is None:
+        return None
     for spec in ex.algorithm.inputs:
         if spec.kind == "mask":     # every key admitted: a mask (a causal one of a single query) would cut the row
             ex.arguments[spec.name] = None

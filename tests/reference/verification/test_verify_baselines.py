@@ -74,14 +74,16 @@ def test_the_precision_cases_reach_what_they_claim():
 @pytest.mark.parametrize("seed", range(6))
 def test_each_case_is_of_a_variant_its_bug_shows_in_whatever_the_seed(seed):
     """The cases the seed-dependent draws missed: a flat row cut short by a drawn mask (a causal one of a single
-    query admits one key) or made uneven by a score bias, a mean pooling with no softmax, an RMS norm with no
-    mean to cancel, a learned table with no angle to form.  Now every key is admitted, a score bias is as flat as
-    the scores, and the variant the bug shows in is taken, at every seed."""
+    query admits one key) or made uneven by a score bias, a mean pooling with no softmax, a prefill whose keys
+    were not pinned, an RMS norm with no mean to cancel, a learned table with no angle to form.  Now every key is
+    admitted, a score bias is as flat as the scores, and the variant the bug shows in is taken, at every seed."""
     from formal.sampling.softmaxes import scaled_params
     for name in ("attention", "mhattention", "gat"):
         flat = precision_cases(name, seed)[0]
         assert flat.case.startswith("a long flat softmax row")
         assert all(flat.arguments[s.name] is None for s in flat.algorithm.inputs if s.kind == "mask"), name
+    for name in ("kv_mhattention", "kv_dtransformer"):   # a prefill's keys are ℓ (or ℓ_x), an extension's ℓ_c
+        assert FLAT_KEYS in precision_cases(name, seed)[0].sizes.values(), name
     flat = precision_cases("attention", seed)[0]
     if "B" in flat.arguments:
         assert np.std(flat.arguments["B"]) < 0.05   # drawn N(0, ½²), scaled by FLAT
