@@ -19,8 +19,9 @@ from .calls import CallOp
 #: Set within :func:`formal.engine.columns.one_by_one`: columns, trips and runs as defined, none batched or replayed.
 AS_DEFINED = contextvars.ContextVar("formal_as_defined", default=False)
 
-__all__ = ["AS_DEFINED", "assignments", "declares", "stacked_trips", "flat_lines", "ops_of", "refs_of",
-           "returns_nonfinite", "finite", "Layout", "layout", "random_generator", "split_arguments", "shape_str"]
+__all__ = ["AS_DEFINED", "assignments", "declares", "stacked_trips", "flat_lines", "ops_of", "applications_of",
+           "refs_of", "returns_nonfinite", "finite", "Layout", "layout", "random_generator", "split_arguments",
+           "shape_str"]
 
 
 def ops_of(node):
@@ -29,6 +30,14 @@ def ops_of(node):
         yield node.op
         for arg in node.args:
             yield from ops_of(arg)
+
+
+def applications_of(node):
+    """Every application (an op with its arguments) of an expression tree, outermost first."""
+    if isinstance(node, Apply):
+        yield node
+        for arg in node.args:
+            yield from applications_of(arg)
 
 
 def refs_of(node):

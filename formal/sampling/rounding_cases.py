@@ -38,8 +38,8 @@ import numpy as np
 from .. import algorithms
 from ..engine.algorithm import Algorithm
 from ..engine.execution import flat_lines, ops_of
-from ..ops import Standardize, Sub
-from ..ops.base import Apply
+from ..engine.lines import applications_of
+from ..ops import Apply, Standardize, Sub
 from .examples import Example, example
 from .sizes import LENGTHS
 from .softmaxes import scaled_params, softmax_sources
@@ -86,14 +86,6 @@ def _ops(algorithm: Algorithm):
     return (op for a in _calls(algorithm) for line in flat_lines(a.lines) for op in ops_of(line.expr))
 
 
-def _applications(expr):
-    """Every application (an op and its arguments) in ``expr``, outermost first."""
-    if isinstance(expr, Apply):
-        yield expr
-    for child in getattr(expr, "args", ()):
-        yield from _applications(child)
-
-
 @functools.cache
 def _normalises(algorithm: Algorithm) -> bool:
     """Whether ``algorithm`` (or one it calls) standardises a column: a layer norm."""
@@ -106,7 +98,7 @@ def _centres(algorithm: Algorithm) -> bool:
     norm, whose mean a common offset makes cancel, not an RMS norm."""
     return any(isinstance(a.op, Standardize) and isinstance(a.args[0], Apply) and isinstance(a.args[0].op, Sub)
                for callee in _calls(algorithm) for line in flat_lines(callee.lines)
-               for a in _applications(line.expr))
+               for a in applications_of(line.expr))
 
 
 def _computes(algorithm: Algorithm) -> bool:
@@ -147,21 +139,25 @@ def _pins(algorithm: Algorithm) -> dict:
     return pins
 
 
+#: The flat case's pins for any variant: :func:`~formal.sampling.examples.example` pins those the variant drawn
+#: has (a prefill's ℓ, an extension's ℓ_c) and passes over the rest.
+_FLAT_PINS = {**{k: FLAT_KEYS for k in (*_KEYS, "N_V")}, "ell_max": "full"}
+
+
 def _flat(subject, seed, options) -> Example | None:
     probe = algorithms.get(subject, **options) if isinstance(subject, str) else subject
     if not _pins(probe):
         return None
     case = f"a long flat softmax row ({FLAT_KEYS} keys)"
 
-    def draw(s):   # the variant this seed draws, with its own lengths pinned (a prefill has ℓ, not ℓ_c)
-        variant = example(subject, s, small=2, case=case, **options).algorithm
-        pins = _pins(variant)
-        if not pins:
+    def draw(s):
+        ex = example(subject, s, small=2, pins=_FLAT_PINS, case=case, **options)
+        if not _pins(ex.algorithm):
             return None
-        ex = example(variant, s, small=2, pins=pins, case=case)
-        if "ell_x" in {str(x) for x in variant.symbols} and not any(ex.sizes.get(k) == FLAT_KEYS for k in _KEYS):
+        if "ell_x" in {str(x) for x in ex.algorithm.symbols} and \
+                not any(ex.sizes.get(k) == FLAT_KEYS for k in _KEYS):
             # the keys are X itself (a self-attention, a prefill with no cache before it): X as long
-            ex = example(variant, s, small=2, pins={**pins, "ell_x": FLAT_KEYS}, case=case)
+            ex = example(subject, s, small=2, pins={**_FLAT_PINS, "ell_x": FLAT_KEYS}, case=case, **options)
         return ex
 
     ex = _preferring(draw, seed, lambda a: bool(scaled_params(a)))    # a variant with a softmax (not a mean)
