@@ -39,9 +39,9 @@ import sympy as sp
 
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
-from ..engine.algorithm import Algorithm, Assign, Loop, call, divides
-from ..engine.declarations import Option, Options
-from ..engine.domains import BOOL, AnyOf, Choice, Integer
+from ..engine.algorithm import Algorithm, Assign, Loop, call, divides, even
+from ..engine.declarations import Option, Options, Requires
+from ..engine.domains import BOOL, AnyOf, Choice, Integer, Real
 from ..ops import (
     EMPTY_POLICIES,
     KVGroup,
@@ -54,15 +54,18 @@ from ..ops import (
     matmul,
     matmul_t,
     pick,
+    positions,
     softmax,
     stack_rows,
     weighted_sum,
 )
+from ..ops.rotary import ROTARY_SCALINGS, ROTARY_STYLES, Rotation, fraction_of, rotate
 from ..ops.scores import SCORE_ACTIVATIONS, additive_score
 
 __all__ = ["ALGORITHMS", "single_query_attention", "attention", "mhattention", "SCORES", "BIAS", "EMPTY", "SCORE",
            "SCORE_ACTIVATION", "SCORE_BIAS", "N_KV_HEADS", "affine", "projection", "kv_heads", "grouping",
-           "gqa_heads", "build_single_query_attention", "build_attention", "build_mhattention"]
+           "gqa_heads", "build_single_query_attention", "build_attention", "build_mhattention", "ROPE", "ROPE_OPTIONS",
+           "ROPE_NAMES", "rope_options", "rotation_of", "rotary", "rotary_constraints"]
 
 #: The scores Algorithms 3 and 4 take (see the module docstring).
 SCORES = ("scaled_dot", "dot", "additive")
@@ -94,6 +97,69 @@ N_KV_HEADS = Option(
     examples=(None, 1, 2),
     unexampled=(("symbolic", "the int variant with H_kv a size symbol instead of a number: the same lines and "
                              "arrays, which the int values exercise"),))
+
+#: Rotary position embeddings (:mod:`formal.ops.rotary`): queries and keys rotated by their positions.
+ROPE = Option("rope", None, Choice(None, *ROTARY_STYLES),
+              "rotary position embeddings on queries and keys (Su et al. 2021): None, half (rotate-half: row i pairs "
+              "with row i + d_rot/2; GPT-NeoX, HF's Llama, Mistral, Qwen, Gemma) or interleaved (row 2i with 2i + 1; "
+              "GPT-J, Meta's complex form)")
+_STYLES = ROTARY_STYLES
+#: The rotary embedding's settings, each with an effect only with ``rope`` (and its scaling rule) set.
+ROPE_OPTIONS = (
+    ROPE,
+    Option("rope_theta", 10000.0, Real(0, open_low=True), "the rotary base θ: pair i turns by t·θ^(−2i/d_rot)",
+           examples=(10000.0, 10.0), searched=(10000.0, 500000.0, 1000000.0, 10.0)).when("rope", *_STYLES),
+    Option("rope_fraction", 1.0, Real(0, 1, open_low=True),
+           "the share of each head's rows that rotate, d_rot = fraction·d_attn (partial rotary: GPT-NeoX's "
+           "rotary_pct, Phi's partial_rotary_factor); d_rot must be even", examples=(1.0, 0.5),
+           searched=(1.0, 0.5, 0.25)).when("rope", *_STYLES),
+    Option("rope_scaling", None, Choice(None, *ROTARY_SCALINGS),
+           "the frequency scaling of a longer context: None, linear (ω/s), dynamic (NTK: the base grows with the "
+           "length past N), yarn (a ramp between ω and ω/s, rotated rows times 0.1·ln s + 1) or llama3 (Llama "
+           "3.1's smooth band)").when("rope", *_STYLES),
+    Option("rope_factor", 1.0, Real(1), "the scaling factor s", examples=(4.0,)).when("rope_scaling", *ROTARY_SCALINGS),
+    Option("rope_original", 8192, Integer(1), "N: the context length the model was trained at (the scaling's "
+           "reference)", examples=(8, 8192)).when("rope_scaling", "dynamic", "yarn", "llama3"),
+    Option("rope_low", 1.0, Real(0, open_low=True), "llama3's low_freq_factor: wavelengths past N/low are divided "
+           "by s", examples=(1.0,)).when("rope_scaling", "llama3"),
+    Option("rope_high", 4.0, Real(0, open_low=True), "llama3's high_freq_factor: wavelengths under N/high are "
+           "kept (rope_high > rope_low)", examples=(4.0,)).when("rope_scaling", "llama3"),
+    Option("rope_beta_fast", 32.0, Real(0, open_low=True), "YaRN's β_fast: pairs turning more often than this over "
+           "N keep their frequency", examples=(32.0,)).when("rope_scaling", "yarn"),
+    Option("rope_beta_slow", 1.0, Real(0, open_low=True), "YaRN's β_slow: pairs turning less often than this over "
+           "N are interpolated (rope_beta_slow < rope_beta_fast)", examples=(1.0,)).when("rope_scaling", "yarn"),
+)
+#: The option names of :data:`ROPE_OPTIONS`.
+ROPE_NAMES = tuple(o.name for o in ROPE_OPTIONS)
+
+
+def rope_options(options: dict) -> dict:
+    """The rotary options among ``options`` (every one of :data:`ROPE_NAMES` it has)."""
+    return {k: options[k] for k in ROPE_NAMES if k in options}
+
+
+def rotation_of(options: dict):
+    """The :class:`~formal.ops.rotary.Rotation` that resolved ``options`` declare, or None without ``rope``."""
+    return Rotation.of(options)
+
+
+def rotary(matrix, count, rotation, start=0):
+    """``RoPE(matrix, start + t)``: the columns of ``matrix`` (``count`` of them) rotated for their positions, or
+    ``matrix`` itself without a rotation."""
+    return matrix if rotation is None else rotate(matrix, positions(count, start), rotation)
+
+
+def rotary_constraints(rotation, width=d_attn) -> list:
+    """The condition a rotation puts on a head ``width`` wide: ``fraction·width`` is an even whole number —
+    ``width`` even for a whole-head rotation, ``2q | p·width`` for a fraction p/q."""
+    if rotation is None:
+        return []
+    f = fraction_of(rotation.fraction)
+    why = "rotary embeddings turn the rotated rows in pairs"
+    if f == 1:
+        return [even(width, why)]
+    return [divides(2 * f.denominator, f.numerator * width, f"{why}: rope_fraction·{width} rotated rows, an even "
+                                                            "whole number")]
 
 
 def _score_options(score, activation) -> dict:
@@ -189,20 +255,26 @@ def build_single_query_attention(*, bias, score, activation) -> Algorithm:
     )
 
 
-@Options(BIAS, EMPTY, SCORE, SCORE_ACTIVATION, SCORE_BIAS).builds
-def build_attention(*, bias, empty, score, activation, score_bias) -> Algorithm:
+@Options(BIAS, EMPTY, SCORE, SCORE_ACTIVATION, SCORE_BIAS, *ROPE_OPTIONS,
+         rules=(Requires("rope", _STYLES, "score", ("scaled_dot", "dot"),
+                         "a rotation makes a dot product of query and key depend on their relative position"),)).builds
+def build_attention(*, bias, empty, score, activation, score_bias, **rope) -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
     ``empty`` is the policy for a query column with no admitted key (:ref:`decision-empty-neighbourhood`). ``score``
     replaces ``KᵀQ/√d_attn`` by ``KᵀQ`` (``"dot"``) or Bahdanau's ``v_aᵀ tanh(q_{t_x} + k_{t_z})`` (``"additive"``,
     ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys (Bahdanau's
     ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled scores:
-    ``softmax(KᵀQ/√d_attn + B)``.
+    ``softmax(KᵀQ/√d_attn + B)``.  ``rope`` rotates the queries and keys by their positions, 0 … ℓ_x − 1 and
+    0 … ℓ_z − 1 (:mod:`formal.ops.rotary`; ``rope_theta`` … its settings), before they are compared.
     """
+    rotation = rotation_of(rope)
     lines = [
         Assign("Q", affine("W_q", "X", "b_q", bias), note="Query"),
         Assign("K", affine("W_k", "Z", "b_k", bias), note="Key"),
         Assign("V", affine("W_v", "Z", "b_v", bias), note="Value"),
+        *([Assign("Q", rotary("Q", ell_x, rotation), note="Rotate"), Assign("K", rotary("K", ell_z, rotation))]
+          if rotation else []),
         *_attend("S", "Q", "K", "V", "V_tilde", empty, score=score, activation=activation,
                  score_bias="B" if score_bias else None),
     ]
@@ -216,8 +288,9 @@ def build_attention(*, bias, empty, score, activation, score_bias) -> Algorithm:
         params=(projection("q", d_attn, d_x, bias, "query") + projection("k", d_attn, d_z, bias, "key")
                 + projection("v", d_out, d_z, bias, "value") + _score_params(score)),
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
-        lines=lines, params_label="W_qkv", defaults={"Z": "X"},
-        permutation={} if score_bias else {"X": "equivariant", "Z": "invariant"},   # a score bias is positional
+        lines=lines, params_label="W_qkv", defaults={"Z": "X"}, constraints=rotary_constraints(rotation),
+        permutation=({} if score_bias or rotation       # a score bias and a rotation are positional
+                     else {"X": "equivariant", "Z": "invariant"}),
     )
 
 
@@ -239,17 +312,19 @@ def grouping(kv) -> list:
     return [divides(kv, H, "each key/value head serves H/n_kv_heads query heads")]
 
 
-@Options(BIAS, EMPTY, N_KV_HEADS, SCORE_BIAS).builds
-def build_mhattention(*, bias, empty, n_kv_heads, score_bias) -> Algorithm:
+@Options(BIAS, EMPTY, N_KV_HEADS, SCORE_BIAS, *ROPE_OPTIONS).builds
+def build_mhattention(*, bias, empty, n_kv_heads, score_bias, **rope) -> Algorithm:
     """Algorithm 5: H heads of Algorithm 4 stacked and projected by W_o.
 
     Per-head parameters are stacked on a leading head axis (``W_q`` is H×d_attn×d_x).  With
     ``n_kv_heads`` (an int, or ``"symbolic"`` for the symbol H_kv) it is grouped-query attention: H_kv
     key/value heads each serve H/H_kv consecutive query heads, and are computed once (multi-query
     attention is ``n_kv_heads=1``; ``n_kv_heads = H`` computes what Algorithm 5 does).  ``score_bias`` adds
-    an input B (H×ℓ_z×ℓ_x), head h's bias on its scaled scores (Swin's relative-position bias).
+    an input B (H×ℓ_z×ℓ_x), head h's bias on its scaled scores (Swin's relative-position bias).  ``rope``
+    rotates every head's queries and keys by their positions (Algorithm 4's option).
     """
     kv = kv_heads(n_kv_heads)
+    rotation = rotation_of(rope)
     inputs = [TensorSpec("X", (d_x, ell_x), doc="primary sequence, one column per token", role="tokens"),
               TensorSpec("Z", (d_z, ell_z), doc="context sequence (defaults to X)", role="context"),
               *(_score_bias_input((H,)) if score_bias else []),
@@ -260,8 +335,8 @@ def build_mhattention(*, bias, empty, n_kv_heads, score_bias) -> Algorithm:
               + projection("v", d_mid, d_z, bias, "value", kv_axis)
               + projection("o", d_out, H * d_mid, bias, "output"))
     h = LoopIndex("h")
-    heads = ([_mha_heads(bias, empty, h, score_bias)] if kv is None
-             else gqa_heads(bias, empty, h, kv, score_bias=score_bias))
+    heads = ([_mha_heads(bias, empty, h, score_bias, rope)] if kv is None
+             else gqa_heads(bias, empty, h, kv, score_bias=score_bias, rotation=rotation))
     lines = [*heads,
              Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
@@ -273,26 +348,30 @@ def build_mhattention(*, bias, empty, n_kv_heads, score_bias) -> Algorithm:
         inputs=inputs, params=params,
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W", defaults={"Z": "X"},
-        constraints=grouping(kv),
-        permutation={} if score_bias else {"X": "equivariant", "Z": "invariant"},   # a score bias is positional
+        constraints=grouping(kv) + rotary_constraints(rotation),
+        permutation=({} if score_bias or rotation       # a score bias and a rotation are positional
+                     else {"X": "equivariant", "Z": "invariant"}),
     )
 
 
-def _mha_heads(bias, empty, h, score_bias=False):
-    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)`` (with B^h)."""
-    inner = build_attention(bias=bias, empty=empty, score_bias=score_bias)
+def _mha_heads(bias, empty, h, score_bias=False, rope=None):
+    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)`` (with B^h; with the
+    ``rope`` options, each head rotates its queries and keys)."""
+    inner = build_attention(bias=bias, empty=empty, score_bias=score_bias, **(rope or {}))
     per_head = {name: pick(name, h) for name in ("W_q", "W_k", "W_v") + (("b_q", "b_k", "b_v") if bias else ())
                 + (("B",) if score_bias else ())}
     head = call(inner, label=("W_qkv^h", r"W^{h}_{qkv}"), X="X", Z="Z", mask="mask", **per_head)
     return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
 
 
-def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False):
+def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False, rotation=None, length=ell_z,
+              start=0):
     """Grouped-query attention's lines: keys and values once per key/value head (``kv`` of them), then every
     query head ``h`` attends with its group's.  With ``cached``, each key/value head's new columns are
-    appended to its cache ``K_c^g``, ``V_c^g``."""
+    appended to its cache ``K_c^g``, ``V_c^g``.  With a ``rotation``, the queries (ℓ_x of them) and the new keys
+    (``length``) are rotated for their positions, from ``start`` (a cache's keys were rotated when computed)."""
     g, group = LoopIndex("g"), KVGroup("h", H, kv)
-    keys = affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias)
+    keys = rotary(affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias), length, rotation, start)
     values = affine(pick("W_v", g), context, pick("b_v", g) if bias else None, bias)
     if cached:
         keys, values = concat(pick("K_c", g), keys), concat(pick("V_c", g), values)
@@ -301,7 +380,8 @@ def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False
         Assign("V_g", values, note="Value"),
     ), stack=("K_g", "V_g"))
     q_loop = Loop("h", H, (
-        Assign("Q", affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), note="Query"),
+        Assign("Q", rotary(affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), ell_x, rotation,
+                           start), note="Query"),
         *_attend("S", "Q", pick("K_g", group), pick("V_g", group), "Y_h", empty, note="head h",
                  score_bias=pick("B", h) if score_bias else None),
     ), stack=("Y_h",))

@@ -16,13 +16,13 @@ from ..engine.algorithm import Assign, Loop, Step, at_most, call, call_columns
 from ..engine.declarations import Option
 from ..engine.domains import BOOL, Choice
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
-from .attention import N_KV_HEADS, affine, build_mhattention, kv_heads
+from .attention import N_KV_HEADS, ROPE_NAMES, ROPE_OPTIONS, affine, build_mhattention, kv_heads, rotation_of
 from .embedding import ENCODINGS, build_positional_embedding, token_embedding
 from .normalization import EPS, NORM, build_layer_norm
 from .unembedding import build_unembedding
 
 __all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
-           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "stack_options", "embed", "embedding_lines",
+           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "STACK_ROPE", "stack_options", "embed", "embedding_lines",
            "length_line", "sublayers",
            "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
            "mlp_expression", "mlp_params", "token_params"]
@@ -51,7 +51,12 @@ def stack_options(*, activation: str = "gelu", norm_position: str = "pre") -> tu
     """The options every stack shares, in order; the stacks differ only in their defaults of ``activation``
     (the original transformer's ReLU, GELU after it) and ``norm_position``."""
     return (STACK_NORM, STACK_EPS, POSITION, MLP_ACTIVATION.but(default=activation), STACK_BIAS, TIED, N_KV_HEADS,
-            NORM_POSITION.but(default=norm_position))
+            NORM_POSITION.but(default=norm_position), *STACK_ROPE)
+
+
+#: The rotary options of Algorithm 4, for every attention sublayer of a stack.
+STACK_ROPE = (ROPE_OPTIONS[0].but(doc="rotary position embeddings in every attention sublayer (Llama, Mistral, "
+                                      "Qwen, GPT-NeoX, GPT-J …): " + ROPE_OPTIONS[0].doc), *ROPE_OPTIONS[1:])
 
 
 @dataclass(frozen=True)
@@ -66,14 +71,27 @@ class StackOptions:
     tied: bool
     n_kv_heads: object
     norm_position: str
+    rope: tuple = ()        # the rotary options (:data:`STACK_ROPE`) as (name, value) pairs
 
     @classmethod
     def of(cls, options: dict) -> "StackOptions":
-        """The shared options among a stack's ``options``."""
-        return cls(**{f.name: options[f.name] for f in fields(cls)})
+        """The shared options among a stack's ``options`` (the rotary ones those it has)."""
+        return cls(**{f.name: options[f.name] for f in fields(cls) if f.name != "rope"},
+                   rope=tuple((k, options[k]) for k in ROPE_NAMES if k in options))
+
+    @property
+    def rope_options(self) -> dict:
+        """The rotary options, by name."""
+        return dict(self.rope)
+
+    @property
+    def rotation(self):
+        """The :class:`~formal.ops.rotary.Rotation` of every attention sublayer, or None."""
+        return rotation_of(self.rope_options)
 
     def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "rope"}
+        return {**out, **self.rope_options}
 
 
 # ------------------------------------------------------------------------------------------------ embedding
@@ -169,7 +187,7 @@ def _mlp_params(prefix, opts, layers):
 
 def attention_call(prefix, opts, l, x, mask, z=None, glyph=("W_l", "W_l")):
     """``MHAttention(X, Z | W_l, Mask)`` reading the layer-``l`` slices of ``<prefix>W_q`` …"""
-    mha = build_mhattention(bias=opts.bias, n_kv_heads=opts.n_kv_heads)
+    mha = build_mhattention(bias=opts.bias, n_kv_heads=opts.n_kv_heads, **opts.rope_options)
     names = ("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if opts.bias else ())
     args = {n: pick(f"{prefix}{n}", l) for n in names}
     if z is not None:

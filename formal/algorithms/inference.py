@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..core.shapes import TensorSpec
 from ..core.symbols import N_V, L, d_attn, d_mid, ell, ell_gen, ell_max, ell_out, ell_z, i, n_steps
 from ..engine.algorithm import Algorithm, Assign, Loop, Step, call
-from ..engine.declarations import Option, Options
+from ..engine.declarations import Option, Options, Requires
 from ..engine.domains import BOOL, Choice, Real
 from ..ops import concat, drop, greedy, last_column, sample, special_token, start_token, strip, truncate
 from .architectures import DTRANSFORMER_OPTIONS, EDTRANSFORMER_OPTIONS, build_dtransformer, build_edtransformer
@@ -36,7 +36,11 @@ def _draw(p, tau, decoding):
     return greedy(p) if decoding == "greedy" else sample(p, tau)
 
 
-@Options(TAU, DECODING, KV_CACHE, *DTRANSFORMER_OPTIONS.values(), rules=DTRANSFORMER_OPTIONS.rules).builds
+@Options(TAU, DECODING, KV_CACHE, *DTRANSFORMER_OPTIONS.values(),
+         rules=(*DTRANSFORMER_OPTIONS.rules,
+                Requires("rope_scaling", ("dynamic",), "kv_cache", (False,),
+                         "dynamic NTK rescales every rotation with the length, and a cache holds keys rotated at an "
+                         "earlier length"))).builds
 def build_dinference(*, tau, decoding, kv_cache, **model_options) -> Algorithm:
     """Algorithm 14: ``ℓ_gen`` tokens continuing the prompt ``x``, sampled one at a time from Algorithm 10.
 

@@ -16,7 +16,18 @@ from ..engine.declarations import Option, Options
 from ..engine.domains import Choice
 from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from . import blocks
-from .attention import BIAS, N_KV_HEADS, affine, gqa_heads, grouping, kv_heads, projection
+from .attention import (
+    BIAS,
+    N_KV_HEADS,
+    ROPE_OPTIONS,
+    affine,
+    gqa_heads,
+    grouping,
+    kv_heads,
+    projection,
+    rotary_constraints,
+    rotation_of,
+)
 from .blocks import StackOptions, mlp, norm_columns, stack_options, unembed
 
 __all__ = ["ALGORITHMS", "build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer",
@@ -29,12 +40,24 @@ STEP = Option("step", "extend", Choice(*STEPS),
               "prefill (a prompt, no cache) or extend (new tokens after a cache of ℓ_c tokens)")
 
 
-@Options(BIAS, N_KV_HEADS, STEP).builds
-def build_kv_mhattention(*, bias, n_kv_heads, step) -> Algorithm:
+def _cached_rope(options) -> tuple:
+    """The rotary options a cached decoder takes: all but the dynamic rule, whose frequencies change with the
+    length — the keys a cache holds were rotated at an earlier length, so a cached decoder would not compute
+    what the whole sequence does."""
+    why = ("dynamic NTK rescales every rotation with the sequence length, and a cache holds keys rotated at an "
+           "earlier length")
+    return tuple(o.only(None, "linear", "yarn", "llama3", why=why).but(applies=o.applies)
+                 if o.name == "rope_scaling" else o for o in options)
+
+
+@Options(BIAS, N_KV_HEADS, STEP, *_cached_rope(ROPE_OPTIONS)).builds
+def build_kv_mhattention(*, bias, n_kv_heads, step, **rope) -> Algorithm:
     """Algorithm 5 (self-attention) returning its keys and values: with ``step="extend"`` the new tokens'
     keys and values are appended to the cache ``K_c``, ``V_c`` (H_kv×d×ℓ_c) and the queries of the ℓ_x
-    new tokens attend over all ℓ_c + ℓ_x columns."""
+    new tokens attend over all ℓ_c + ℓ_x columns.  With ``rope``, the new tokens sit at positions ℓ_c, …,
+    ℓ_c + ℓ_x − 1: their queries and keys are rotated for them, and the cache holds rotated keys."""
     kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
+    rotation = rotation_of(rope)
     extend = step == "extend"
     total = ell_c + ell_x if extend else ell_x
     inputs = [TensorSpec("X", (d_x, ell_x), doc="the new tokens, one column each")]
@@ -44,7 +67,8 @@ def build_kv_mhattention(*, bias, n_kv_heads, step) -> Algorithm:
     inputs.append(TensorSpec("mask", (total, ell_x), "mask", "Mask[t_z, t_x] = 1 where new token t_x sees t_z"))
     params = (projection("q", d_attn, d_x, bias, "query", (H,)) + projection("k", d_attn, d_x, bias, "key", (kv,))
               + projection("v", d_mid, d_x, bias, "value", (kv,)) + projection("o", d_out, H * d_mid, bias, "output"))
-    lines = [*gqa_heads(bias, "zero", LoopIndex("h"), kv, context="X", cached=extend),
+    lines = [*gqa_heads(bias, "zero", LoopIndex("h"), kv, context="X", cached=extend, rotation=rotation,
+                        length=ell_x, start=ell_c if extend else 0),
              Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
     return Algorithm(
@@ -54,11 +78,11 @@ def build_kv_mhattention(*, bias, n_kv_heads, step) -> Algorithm:
         output=(TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the new tokens"),
                 TensorSpec("K_g", (kv, d_attn, total), doc="keys of every token so far (the new cache)"),
                 TensorSpec("V_g", (kv, d_mid, total), doc="values of every token so far (the new cache)")),
-        lines=lines, params_label="W", constraints=grouping(kv),
+        lines=lines, params_label="W", constraints=grouping(kv) + rotary_constraints(rotation),
     )
 
 
-@Options(*stack_options(), STEP).builds
+@Options(*_cached_rope(stack_options()), STEP).builds
 def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     """Algorithm 10 with a key/value cache per layer: ``(P, K, V) ← DTransformerKV(x, K_c, V_c | θ)``.
 
@@ -76,7 +100,7 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     first, embedding_params, constraints = blocks.embedding_lines("X", "x", length, opts, start=start)
     if extend and opts.position != "none":
         constraints = [at_most(total, ell_max, "every cached and new position needs a column of the position table")]
-    attention = build_kv_mhattention(bias=bias, n_kv_heads=n_kv_heads, step=step)
+    attention = build_kv_mhattention(bias=bias, n_kv_heads=n_kv_heads, step=step, **opts.rope_options)
     mask = const_mask("causal-bottom-right" if extend else "causal", total, length)
 
     def attend(x):

@@ -18,6 +18,7 @@ from .convert import rows_to_columns, single
 from .embedding import positional_embedding, token_embedding
 from .feedforward import mlp
 from .normalization import layer_norm
+from .rotary import settings
 from .runners import SDPA_PATHS, runs
 
 __all__ = ["dtransformer", "etransformer", "edtransformer", "encode", "decode", "probabilities", "embed", "layer",
@@ -38,7 +39,7 @@ def stack_options(options, algorithm: str = "dtransformer") -> StackOptions:
     from formal.algorithms import get
     declared = get(algorithm).option_specs
     values = {**declared.defaults(), **options}
-    return StackOptions(**{k: declared[k].check(values[k]) for k in StackOptions.__dataclass_fields__})
+    return StackOptions.of({k: declared[k].check(v) for k, v in values.items() if k in declared})
 
 
 def probabilities(logits):
@@ -69,9 +70,9 @@ def _norm(p, opts, name, X, l=None):
     return layer_norm(X, pick(p[f"gamma{name}"]), beta, norm=opts.norm, eps=opts.eps)
 
 
-def _attention(p, prefix, l, X, Z, mask, path):
+def _attention(p, prefix, l, X, Z, mask, path, opts):
     weights = {n: p[prefix + n][l] for n in _ATTENTION if prefix + n in p}
-    return mhattention(X, Z, mask, path=path, **weights)
+    return mhattention(X, Z, mask, path=path, rope=settings(opts.rope_options), **weights)
 
 
 def mlp_sublayer(p, prefix, l, X, opts):
@@ -108,7 +109,7 @@ def dtransformer(x, p, options, *, path="explicit", ell_max=None):
     X = embed(p, x, opts, ell_max=ell_max)
     mask = causal_mask(x.shape[-1], x.shape[-1], device=x.device)
     for l in range(p["W_q"].shape[0]):
-        X = layer(X, [("1", lambda h: _attention(p, "", l, h, h, mask, path)),
+        X = layer(X, [("1", lambda h: _attention(p, "", l, h, h, mask, path, opts)),
                       ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
     if opts.norm_position == "pre":
         X = final_norm(p, opts, "", X)
@@ -143,7 +144,7 @@ def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, pa
     if options.get("embedding_norm"):
         X = final_norm(p, opts, "_e", X)
     for l in range(p["W_q"].shape[0]):
-        X = layer(X, [("1", lambda h: _attention(p, "", l, h, h, None, path)),
+        X = layer(X, [("1", lambda h: _attention(p, "", l, h, h, None, path, opts)),
                       ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
     if options.get("head", "mlm") == "classifier":
         X = final_norm(p, opts, "", X)
@@ -159,7 +160,7 @@ def encode(z, p, opts: StackOptions, path="explicit", ell_max=None):
     """Algorithm 8's encoder: z (B, ℓ_z) → Z (B, ℓ_z, d_e), normalised by ``gamma_enc`` under pre-LN."""
     Z = embed(p, z, opts, ell_max=ell_max)
     for l in range(p["enc_W_q"].shape[0]):
-        Z = layer(Z, [("1", lambda h: _attention(p, "enc_", l, h, h, None, path)),
+        Z = layer(Z, [("1", lambda h: _attention(p, "enc_", l, h, h, None, path, opts)),
                       ("2", lambda h: mlp_sublayer(p, "enc_", l, h, opts))], opts, p, l)
     return final_norm(p, opts, "_enc", Z) if opts.norm_position == "pre" else Z
 
@@ -169,8 +170,8 @@ def decode(x, Z, p, opts: StackOptions, path="explicit", ell_max=None):
     X = embed(p, x, opts, ell_max=ell_max)
     mask = causal_mask(x.shape[-1], x.shape[-1], device=x.device)
     for l in range(p["dec_W_q"].shape[0]):
-        X = layer(X, [("3", lambda h: _attention(p, "dec_", l, h, h, mask, path)),
-                      ("4", lambda h: _attention(p, "cross_", l, h, Z, None, path)),
+        X = layer(X, [("3", lambda h: _attention(p, "dec_", l, h, h, mask, path, opts)),
+                      ("4", lambda h: _attention(p, "cross_", l, h, Z, None, path, opts)),
                       ("5", lambda h: mlp_sublayer(p, "dec_", l, h, opts))], opts, p, l)
     if opts.norm_position == "pre":
         X = final_norm(p, opts, "_dec", X)

@@ -19,11 +19,12 @@ from formal.ops.scores import check_score_activation
 
 from .. import require_torch
 from .convert import mask_to_rows, rows_to_columns, single
+from .rotary import rotate, settings
 from .runners import runs
 
 __all__ = ["ATTENTION_PATHS", "QKV", "MHA", "causal_mask", "score_activation", "scores", "attend", "heads",
            "mhattention", "attend_heads", "attention", "single_query_attention", "attention_paths",
-           "run_single_query_attention", "run_attention", "run_mhattention"]
+           "run_single_query_attention", "run_attention", "run_mhattention", "positions_of"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -163,24 +164,33 @@ def heads(X, W, b=None):
     return Y if b is None else Y + b[:, None, :]
 
 
+def positions_of(length: int, start: int = 0, device=None):
+    """The positions ``start … start + length − 1`` of a block of tokens (what rotary embeddings read)."""
+    return torch.arange(start, start + length, device=device)
+
+
 def mhattention(X, Z=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None,
-                empty="zero", path="explicit", B=None):
+                empty="zero", path="explicit", B=None, rope=None):
     """Algorithm 5 (grouped-query when W_k has H_kv < H heads; key/value head g serves the H/H_kv
     consecutive query heads g·H/H_kv …): X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out); ``B`` a score
-    bias per head (H, ℓ_x, ℓ_z)."""
+    bias per head (H, ℓ_x, ℓ_z); ``rope`` the rotary settings (:func:`reference.model.rotary.settings`), queries
+    and keys rotated for their positions 0, 1, …"""
     Z = X if Z is None else Z
     K, V = heads(Z, W_k, b_k), heads(Z, W_v, b_v)                           # (B, H_kv, ℓ_z, ·)
+    K = rotate(K, positions_of(Z.shape[1], device=Z.device), rope)
     attend_fn = None if B is None else partial(attend, bias=B)
-    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn)
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn, rope=rope)
 
 
-def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None):
+def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None, *, rope=None, start=0):
     """Queries of every head against their group's keys and values, stacked and projected by W_o
-    (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges)."""
+    (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges); with ``rope``, the queries
+    are rotated for their positions from ``start`` (the keys come rotated)."""
     H, n_kv = W_q.shape[0], K.shape[1]
     if H % n_kv:
         raise ConfigError(f"H = {H} is not divisible by n_kv_heads = {n_kv}")
     Q = heads(X, W_q, b_q)                                                  # (B, H, ℓ_x, d_attn)
+    Q = rotate(Q, positions_of(X.shape[1], start, device=X.device), rope)
     K, V = K.repeat_interleave(H // n_kv, dim=1), V.repeat_interleave(H // n_kv, dim=1)
     Y = (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)        # (B, H, ℓ_x, d_mid)
     Y = Y.transpose(1, 2).reshape(X.shape[0], X.shape[1], -1)               # (B, ℓ_x, H·d_mid): [Y¹; …; Yᴴ]
@@ -188,14 +198,16 @@ def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None)
 
 
 def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
-              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh", B=None):
+              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh", B=None, rope=None):
     """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
     :func:`attend`, as in :func:`attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`,
-    ``B`` a score bias (ℓ_x, ℓ_z)."""
+    ``B`` a score bias (ℓ_x, ℓ_z), ``rope`` the rotary settings (queries and keys rotated for their positions)."""
     Z = X if Z is None else Z
     def one(t):
         return (None if t is None else t[None])
     Q, K, V = heads(X, one(W_q), one(b_q)), heads(Z, one(W_k), one(b_k)), heads(Z, one(W_v), one(b_v))
+    Q = rotate(Q, positions_of(X.shape[1], device=X.device), rope)
+    K = rotate(K, positions_of(Z.shape[1], device=Z.device), rope)
     chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
         {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores
     if B is not None:
@@ -230,7 +242,7 @@ def _attention(c, fn, names):
     mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
     bias = {"B": c.tensor("B").transpose(-1, -2)} if c.options["score_bias"] else {}   # the spec's ℓ_z×ℓ_x as rows
     return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **bias,
-                              **c.weights(*names)))
+                              rope=settings(c.options), **c.weights(*names)))
 
 
 @runs("single_query_attention")
