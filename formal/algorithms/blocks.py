@@ -22,8 +22,8 @@ from .normalization import EPS, NORM, build_layer_norm
 from .unembedding import build_unembedding
 
 __all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
-           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "STACK_ROPE", "stack_options", "embed", "embedding_lines",
-           "length_line", "sublayers",
+           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "STACK_ROPE", "stack_options", "embed",
+           "embedding_lines", "length_line", "sublayers",
            "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
            "mlp_expression", "mlp_params", "token_params"]
 
