@@ -100,9 +100,9 @@ N_KV_HEADS = Option(
 
 #: Rotary position embeddings (:mod:`formal.ops.rotary`): queries and keys rotated by their positions.
 ROPE = Option("rope", None, Choice(None, *ROTARY_STYLES),
-              "rotary position embeddings on queries and keys (Su et al. 2021): None, half (rotate-half: row i pairs "
-              "with row i + d_rot/2; GPT-NeoX, HF's Llama, Mistral, Qwen, Gemma) or interleaved (row 2i with 2i + 1; "
-              "GPT-J, Meta's complex form)")
+              "rotary position embeddings on queries and keys (Su et al. 2021): None, half (rotate-half: rows i and "
+              "i + d_rot/2 turn together; GPT-NeoX, HF's Llama, Mistral, Qwen, Gemma) or interleaved (rows 2i and "
+              "2i + 1 turn together; GPT-J, Meta's complex form)")
 _STYLES = ROTARY_STYLES
 #: The rotary embedding's settings, each with an effect only with ``rope`` (and its scaling rule) set.
 ROPE_OPTIONS = (
@@ -114,9 +114,9 @@ ROPE_OPTIONS = (
            "rotary_pct, Phi's partial_rotary_factor); d_rot must be even", examples=(1.0, 0.5),
            searched=(1.0, 0.5, 0.25)).when("rope", *_STYLES),
     Option("rope_scaling", None, Choice(None, *ROTARY_SCALINGS),
-           "the frequency scaling of a longer context: None, linear (ω/s), dynamic (NTK: the base grows with the "
-           "length past N), yarn (a ramp between ω and ω/s, rotated rows times 0.1·ln s + 1) or llama3 (Llama "
-           "3.1's smooth band)").when("rope", *_STYLES),
+           "the frequency scaling of a longer context: None, linear (every frequency divided by s), dynamic (NTK: "
+           "the base grows with the length past N), yarn (a ramp between each frequency and it divided by s, the "
+           "rotated rows times 0.1·ln s + 1) or llama3 (Llama 3.1's smooth band)").when("rope", *_STYLES),
     Option("rope_factor", 1.0, Real(1), "the scaling factor s", examples=(4.0,)).when("rope_scaling", *ROTARY_SCALINGS),
     Option("rope_original", 8192, Integer(1), "N: the context length the model was trained at (the scaling's "
            "reference)", examples=(8, 8192)).when("rope_scaling", "dynamic", "yarn", "llama3"),

@@ -92,6 +92,42 @@ def _scaled_symbol(expr):
     return (rest, sp.Rational(coefficient)) if isinstance(rest, sp.Symbol) and coefficient.is_Rational else None
 
 
+def _raise_linear(sizes: dict, expr, divisor: int, pinned) -> bool:
+    """Raise one size that ``expr`` is linear in (``d_x`` of ``d_x/H`` or of ``d_x − 10``; an unpinned one first,
+    then by name) to the least value at which ``expr`` is a positive multiple of ``divisor``, the other sizes as
+    they are.  False where no size is linear in it, or no value within a period does."""
+    expr = sp.sympify(expr)
+    linear = [s for s in sorted(expr.free_symbols, key=lambda s: (str(s) in pinned, str(s)))
+              if sp.degree(sp.numer(sp.together(expr)), s) == 1 and s not in sp.denom(sp.together(expr)).free_symbols]
+    for symbol in linear:
+        others = {s: sp.Integer(sizes[str(s)]) for s in expr.free_symbols if s != symbol}
+        at = sp.expand(expr.xreplace(others))
+        slope, rest = at.coeff(symbol, 1), at.coeff(symbol, 0)
+        if not (slope.is_Rational and rest.is_Rational and slope > 0):
+            continue
+        period = divisor * slope.q * rest.q
+        start = max(sizes[str(symbol)], int(sp.floor(-rest / slope)) + 1)      # where expr is positive
+        for value in range(start, start + period + 1):
+            got = slope * value + rest
+            if got > 0 and got.is_integer and int(got) % divisor == 0:
+                sizes[str(symbol)] = value
+                return True
+    return False
+
+
+def _raise_any(sizes: dict, constraint, pinned, steps: int = 64) -> bool:
+    """Raise one size the ``constraint`` reads (an unpinned one first, then by name) by the least step, up to
+    ``steps``, at which it holds, the other sizes as they are: the last resort for a side no rule above solves."""
+    for symbol in sorted(constraint.symbols, key=lambda s: (str(s) in pinned, str(s))):
+        start = sizes[str(symbol)]
+        for value in range(start + 1, start + steps + 1):
+            trial = {s: (value if s == symbol else sizes[str(s)]) for s in constraint.symbols}
+            if constraint.holds(trial):
+                sizes[str(symbol)] = value
+                return True
+    return False
+
+
 def mend_sizes(algorithm, sizes: dict, pinned=frozenset(), *, constraints=None) -> dict:
     """Raise sizes until every size constraint of ``algorithm`` holds (``a ≤ b``: raise b, or lower a;
     ``a | b``: raise b to a multiple of a).  Pinned sizes move only when nothing else can.  A block table
@@ -126,6 +162,9 @@ def mend_sizes(algorithm, sizes: dict, pinned=frozenset(), *, constraints=None) 
                 p, q = coefficient.p, coefficient.q
                 step = va * q // math.gcd(va * q, p)
                 sizes[str(symbol)] = step * -(-sizes[str(symbol)] // step)
+            elif c.relation == "divides" and (_raise_linear(sizes, b, va, pinned)      # 2 | d_x/H, 4 | d_x − 10
+                                              or _raise_any(sizes, c, pinned)):          # 2 | d_x⁶⁴
+                pass
             else:
                 break
     broken = [c for c in constraints if not c.holds({s: sizes[str(s)] for s in c.symbols})]

@@ -7,6 +7,8 @@
   :mod:`.captioning` (Show, Attend and Tell), :mod:`.hierarchical` (HAN), :mod:`.pooling`,
   :mod:`.convolution`, :mod:`.vision` (Swin), :mod:`.graph_attention` (GAT, GATv2); batch-first, on ``cuda``
   when available, in float64, float32 or bfloat16 (:mod:`.device`).
+- :mod:`.rotary` — rotary position embeddings (the ``rope`` options), which the attention modules apply to queries
+  and keys.
 - :mod:`.message_passing` — attention along a pattern's edges (:mod:`formal.graphs.message_passing`'s).
 - :mod:`.paged` (PagedAttention: a block table over a pool of blocks, then Algorithm 5 with a cache) and
   :mod:`.paged_kernel` (its kernel, as a serving engine calls it).

@@ -37,7 +37,9 @@ def test_list_json(capsys):
     outside = [r for r in rows if r["number"] is None]  # the lecture notes' systems name where they come from
     assert outside and all(r["source"] for r in outside)
     assert all(r["source"] == "" for r in rows if r["number"] is not None)
-    assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads", "score_bias"}
+    rope = {"rope", "rope_theta", "rope_fraction", "rope_scaling", "rope_factor", "rope_original", "rope_low",
+            "rope_high", "rope_beta_fast", "rope_beta_slow"}
+    assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads", "score_bias"} | rope
 
 
 def _parse(expr: str):

@@ -70,7 +70,7 @@ def test_an_option_that_raises_a_size_is_refused_naming_the_option(drawn):
     """n_kv_heads = 1000 raises H to a multiple of it (the constraint n_kv_heads | H): every example holds 1000
     heads; the line names the option, H and the constraint that raised it."""
     with memory_limit("8M"), pytest.raises(ResourceError) as refused:
-        examples("mhattention", 4, max_size=9, n_kv_heads=1000)
+        examples("mhattention", 4, max_size=9, n_kv_heads=1000, rope=None)   # d_attn free: W_q is the largest
     message = str(refused.value)
     assert "mhattention with n_kv_heads=1000" in message and "H = 1,000" in message
     assert "to meet 1000 divides H" in message and drawn["arrays"] == 0
@@ -147,7 +147,7 @@ def test_a_tie_that_is_not_a_positive_integer_is_refused_before_any_array(drawn)
     filtered) — here d_attn = 5 - ℓ_x, positive for the first examples and 0 at the boundary case ℓ = 5:
     refused, naming the tie and the sizes, before any example's arrays are drawn."""
     with pytest.raises(ConfigError, match=r"--size d_attn = 5-ell_x is 0 at ell_x=5: a size must be a positive"):
-        examples("attention", 2, max_size=9, sizes=["d_attn=5-ell_x"])
+        examples("attention", 2, max_size=9, sizes=["d_attn=5-ell_x"], rope=None)   # no even d_attn to meet
     assert drawn["arrays"] == 0
 
 

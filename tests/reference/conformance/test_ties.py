@@ -56,6 +56,18 @@ def test_every_example_meets_the_ties_and_none_is_filtered(sizes, holds):
         assert e.shape("X")[0] == e.sizes["d_x"]
 
 
+@pytest.mark.parametrize("fraction, multiple", [(1.0, 2), (0.5, 4), (0.25, 8)])
+def test_ties_meet_a_rotary_head_width_by_construction(fraction, multiple):
+    """With rotary embeddings the head width's rotated share must be even: under GPT's ties (d_attn = d_x/H) that
+    is a divisibility of a quotient, 2q | p·d_x/H, met by raising d_x to a multiple of q·2H/p — never by drawing
+    again.  Before the generator could mend a quotient, this raised "no sizes satisfy"."""
+    algorithm = algorithms.get("mhattention", rope="half", rope_fraction=fraction)
+    out = examples(algorithm, 12, sizes=GPT_TIES)
+    assert sum(e.case == "random" for e in out) == 12
+    for e in out:
+        assert _gpt(e.sizes) and e.sizes["d_attn"] % multiple == 0, e.describe()
+
+
 def test_a_mapping_and_strings_give_the_same_examples():
     a = examples("mhattention", 6, sizes=["H=2", "d_attn=d_x/H"])
     b = examples("mhattention", 6, sizes={"H": 2, "d_attn": "d_x/H"})
