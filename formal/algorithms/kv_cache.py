@@ -18,6 +18,7 @@ from ..ops import LoopIndex, add, const_mask, pick, stack_rows
 from . import blocks
 from .attention import (
     BIAS,
+    EMPTY,
     N_KV_HEADS,
     ROPE_OPTIONS,
     affine,
@@ -30,8 +31,8 @@ from .attention import (
 )
 from .blocks import StackOptions, mlp, norm_columns, stack_options, unembed
 
-__all__ = ["ALGORITHMS", "build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention", "kv_dtransformer",
-           "STEPS", "STEP"]
+__all__ = ["ALGORITHMS", "cached_rope", "build_kv_mhattention", "build_kv_dtransformer", "kv_mhattention",
+           "kv_dtransformer", "STEPS", "STEP"]
 
 STEPS = ("prefill", "extend")
 
@@ -40,7 +41,7 @@ STEP = Option("step", "extend", Choice(*STEPS),
               "prefill (a prompt, no cache) or extend (new tokens after a cache of ℓ_c tokens)")
 
 
-def _cached_rope(options) -> tuple:
+def cached_rope(options) -> tuple:
     """The rotary options a cached decoder takes: all but the dynamic rule, whose frequencies change with the
     length — the keys a cache holds were rotated at an earlier length, so a cached decoder would not compute
     what the whole sequence does."""
@@ -50,12 +51,14 @@ def _cached_rope(options) -> tuple:
                  if o.name == "rope_scaling" else o for o in options)
 
 
-@Options(BIAS, N_KV_HEADS, STEP, *_cached_rope(ROPE_OPTIONS)).builds
-def build_kv_mhattention(*, bias, n_kv_heads, step, **rope) -> Algorithm:
+@Options(BIAS, EMPTY, N_KV_HEADS, STEP, *cached_rope(ROPE_OPTIONS)).builds
+def build_kv_mhattention(*, bias, empty, n_kv_heads, step, **rope) -> Algorithm:
     """Algorithm 5 (self-attention) returning its keys and values: with ``step="extend"`` the new tokens'
     keys and values are appended to the cache ``K_c``, ``V_c`` (H_kv×d×ℓ_c) and the queries of the ℓ_x
     new tokens attend over all ℓ_c + ℓ_x columns.  With ``rope``, the new tokens sit at positions ℓ_c, …,
-    ℓ_c + ℓ_x − 1: their queries and keys are rotated for them, and the cache holds rotated keys."""
+    ℓ_c + ℓ_x − 1: their queries and keys are rotated for them, and the cache holds rotated keys.  ``empty`` is the
+    policy for a new token whose mask admits no key (Algorithm 4's: an SDPA-style cached attention with an additive
+    −∞ mask gives ``nan`` there)."""
     kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
     rotation = rotation_of(rope)
     extend = step == "extend"
@@ -67,7 +70,7 @@ def build_kv_mhattention(*, bias, n_kv_heads, step, **rope) -> Algorithm:
     inputs.append(TensorSpec("mask", (total, ell_x), "mask", "Mask[t_z, t_x] = 1 where new token t_x sees t_z"))
     params = (projection("q", d_attn, d_x, bias, "query", (H,)) + projection("k", d_attn, d_x, bias, "key", (kv,))
               + projection("v", d_mid, d_x, bias, "value", (kv,)) + projection("o", d_out, H * d_mid, bias, "output"))
-    lines = [*gqa_heads(bias, "zero", LoopIndex("h"), kv, context="X", cached=extend, rotation=rotation,
+    lines = [*gqa_heads(bias, empty, LoopIndex("h"), kv, context="X", cached=extend, rotation=rotation,
                         length=ell_x, start=ell_c if extend else 0),
              Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
@@ -82,7 +85,7 @@ def build_kv_mhattention(*, bias, n_kv_heads, step, **rope) -> Algorithm:
     )
 
 
-@Options(*_cached_rope(stack_options()), STEP).builds
+@Options(*cached_rope(stack_options()), STEP).builds
 def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     """Algorithm 10 with a key/value cache per layer: ``(P, K, V) ← DTransformerKV(x, K_c, V_c | θ)``.
 

@@ -16,17 +16,18 @@ torch = require_torch()
 F = torch.nn.functional
 
 def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None,
-                   b_o=None, path="explicit", rope=None):
+                   b_o=None, path="explicit", rope=None, empty="zero"):
     """Algorithm 5 as self-attention of new tokens X (B, ℓ_x, d_x) over a key/value cache K_c, V_c
     (B, H_kv, ℓ_c, ·) and themselves: (output (B, ℓ_x, d_out), keys, values), the cache grown by ℓ_x.  With
     ``rope`` the new tokens sit at positions ℓ_c, …: their queries and keys are rotated, and the cache's keys
-    were rotated when they were new."""
+    were rotated when they were new.  ``empty``: what a new token no key is admitted to gets
+    (:func:`reference.model.attention.attend`)."""
     start = 0 if K_c is None else K_c.shape[2]
     K, V = heads(X, W_k, b_k), heads(X, W_v, b_v)
     K = rotate(K, positions_of(X.shape[1], start, device=X.device), rope)
     if K_c is not None:
         K, V = torch.cat((K_c, K), dim=2), torch.cat((V_c, V), dim=2)
-    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, "zero", path, rope=rope, start=start), K, V
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, rope=rope, start=start), K, V
 
 
 @runs("kv_mhattention", paths=SDPA_PATHS)
@@ -37,7 +38,8 @@ def run_kv_mhattention(c):
         cache = (c.tensor("K_c").transpose(-1, -2)[None], c.tensor("V_c").transpose(-1, -2)[None])
     total = X.shape[1] + (0 if cache[0] is None else cache[0].shape[2])
     mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
-    Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, rope=settings(c.options), **c.weights(*MHA))
+    Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, rope=settings(c.options), empty=c.options["empty"],
+                             **c.weights(*MHA))
     return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
 
 

@@ -10,6 +10,7 @@ from .. import require_torch
 from .attention import MHA
 from .convert import mask_to_rows, rows_to_columns, to_numpy
 from .kv_cache import mhattention_kv
+from .rotary import settings
 from .runners import runs
 
 __all__ = ["gather", "run_paged_mhattention"]
@@ -31,7 +32,8 @@ def run_paged_mhattention(c):
     total = X.shape[1] + c["ell_c"]
     mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
     cache = (gather(c.tensor(name), c["table"], c["ell_c"]) for name in ("K_pool", "V_pool"))
-    Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, **c.weights(*MHA))
+    Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, rope=settings(c.options), empty=c.options["empty"],
+                             **c.weights(*MHA))
     return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
 
 
