@@ -5,8 +5,8 @@ A theorem (:class:`~proofs.theorem.Theorem`) is stated in words and LaTeX, names
 about, and says how it is checked and what level of evidence that reaches (``symbolic``; ``symbolic, sizes ≤
 k``; ``exhaustive``; ``property-tested``).  Its twin is the same statement made slightly false; ``prove``
 fails unless every theorem is proved and every twin rejected.  Modules: :mod:`proofs.softmax`,
-:mod:`proofs.attention`, :mod:`proofs.norms`, :mod:`proofs.costs`, :mod:`proofs.graphs`; the runner
-:mod:`proofs.theorem`, and :mod:`proofs.registry`, which lists and runs them (the command:
+:mod:`proofs.attention`, :mod:`proofs.rotary`, :mod:`proofs.norms`, :mod:`proofs.costs`, :mod:`proofs.graphs`; the
+runner :mod:`proofs.theorem`, and :mod:`proofs.registry`, which lists and runs them (the command:
 ``formal-transformers prove``).
 
 >>> from proofs import prove

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import seeded
+from .checks import gap as gap_of, seeded
 from .theorem import Outcome, Theorem
 
 TOL = 1e-10
@@ -75,7 +75,7 @@ def _equivariant(perturbed):
                 base = algorithm(**args, **({} if mask is None else {"mask": mask}))
                 moved_mask = {} if mask is None else {"mask": mask if perturbed else mask[np.ix_(perm, perm)]}
                 moved = algorithm(**dict(args, X=args["X"][:, perm]), **moved_mask)
-                gap = np.max(np.abs(moved - base[:, perm]))
+                gap = gap_of(moved, base[:, perm])
                 if gap > TOL:
                     return f"{algorithm.label} with {what}: permuting the tokens by {perm.tolist()} moved the " \
                            f"output by {gap:.3g}"
@@ -95,7 +95,7 @@ def _context_order(perturbed):
                 base = algorithm(**args, **({} if mask is None else {"mask": mask}))
                 moved_mask = {} if mask is None else {"mask": mask if perturbed else mask[perm, :]}
                 moved = algorithm(**dict(args, Z=args["Z"][:, perm]), **moved_mask)
-                gap = np.max(np.abs(moved - base))
+                gap = gap_of(moved, base)
                 if gap > TOL:
                     return f"{algorithm.label} with {what}: permuting the context by {perm.tolist()} moved the " \
                            f"output by {gap:.3g}"
@@ -113,7 +113,7 @@ def _causal(perturbed):
             args["mask"] = _mask("shifted" if perturbed else "causal", n, n)
             later = args["X"].copy()
             later[:, t + 1:] += rng.normal(size=later[:, t + 1:].shape)
-            gap = np.max(np.abs(algorithm(**dict(args, X=later))[:, :t + 1] - algorithm(**args)[:, :t + 1]))
+            gap = gap_of(algorithm(**dict(args, X=later))[:, :t + 1], algorithm(**args)[:, :t + 1])
             if gap > TOL:
                 return f"{algorithm.label}: columns 0…{t} moved by {gap:.3g} when only columns after {t} changed"
         if not perturbed:  # Algorithm 10, whose mask is its own
@@ -123,7 +123,7 @@ def _causal(perturbed):
             later = x.copy()
             later[t + 1:] = (later[t + 1:] + 1) % vocab
             base, moved = ex.algorithm(**ex.arguments), ex.algorithm(**dict(ex.arguments, x=later))
-            gap = np.max(np.abs(moved[:, :t + 1] - base[:, :t + 1]))
+            gap = gap_of(moved[:, :t + 1], base[:, :t + 1])
             if vocab > 1 and gap > TOL:
                 return f"dtransformer: columns 0…{t} moved by {gap:.3g} when only tokens after {t} changed"
     return seeded(check, seeds=10, sizes=(2, 3, 5, 8))
@@ -149,7 +149,7 @@ def _gqa(perturbed, *, heads=6, seeds=2):
             args = {k: rng.normal(size=s) for k, s in shapes.items()}
             args["mask"] = _mask("random", n, n, rng)
             repeated = {k: args[k][group] for k in ("W_k", "W_v", "b_k", "b_v")}
-            gap = np.max(np.abs(grouped(**args) - full(**dict(args, **repeated))))
+            gap = gap_of(grouped(**args), full(**dict(args, **repeated)))
             if gap > TOL:
                 return Outcome(False, f"H = {H}, n_kv_heads = {g}, seed {seed}: query head h reading K/V head "
                                       f"{'h mod' if perturbed else '⌊h/(H/g)⌋ of'} g = {group.tolist()} differs "

@@ -6,7 +6,17 @@ import numpy as np
 
 from .theorem import Outcome
 
-__all__ = ["admissible", "identity", "nonnegative", "seeded", "rng_arrays"]
+__all__ = ["admissible", "identity", "nonnegative", "seeded", "rng_arrays", "gap"]
+
+
+def gap(a, b) -> float:
+    """max |a − b| over the entries, ∞ where the shapes differ or exactly one side is NaN (a NaN the other side
+    lacks is a difference, where ``np.max(np.abs(a − b)) > tol`` would be False and let it pass)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or np.any(np.isnan(a) != np.isnan(b)):
+        return float("inf")
+    both = ~np.isnan(a)
+    return float(np.max(np.abs(a[both] - b[both]), initial=0.0))
 
 
 def admissible(constraints):

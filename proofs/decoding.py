@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import seeded
+from .checks import gap as gap_of, seeded
 from .theorem import Theorem
 
 TOL = 1e-9
@@ -69,13 +69,13 @@ def _chained(perturbed):
                 K, V = K[..., :-1], V[..., :-1]
             P, K, V = extend(x=x[start:end], K_c=K, V_c=V, **params)
             at = f"prefill of {c}, extend {k} (tokens {start}…{end - 1})"
-            gap = np.max(np.abs(P - ex.algorithm(**dict(ex.arguments, x=x[:end]))[:, start:]))
+            gap = gap_of(P, ex.algorithm(**dict(ex.arguments, x=x[:end]))[:, start:])
             if gap > TOL:
                 return f"{at}: the columns differ from Algorithm 10's by {gap:.3g}"
             _, K_want, V_want = prefill(x=x[:end], **params)
             if K.shape != K_want.shape:
                 return f"{at}: the cache holds {K.shape[-1]} positions, not {end}"
-            gap = max(np.max(np.abs(K - K_want)), np.max(np.abs(V - V_want)))
+            gap = max(gap_of(K, K_want), gap_of(V, V_want))
             if gap > TOL:
                 return f"{at}: the caches differ from the prefill's of tokens 0…{end - 1} by {gap:.3g}"
     return seeded(check, seeds=6, sizes=(4, 6, 8))

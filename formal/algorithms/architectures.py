@@ -228,7 +228,7 @@ def _mlm_head(opts, unembedding_bias):
 
 def _classifier_head(opts):
     """ViT's head ``softmax(W_head LN(X)[:, 1] + b_head)``, Algorithm 7 on the class token."""
-    classify = build_unembedding(bias=opts.bias)
+    classify = build_unembedding(bias=opts.bias, cap=opts.logit_cap)
     args = {"W_u": "W_head", **({"b_u": "b_head"} if opts.bias else {})}
     label = "W_head" + (", b_head" if opts.bias else "")
     lines = [Assign("X", norm_columns("X", "", opts), forall="t"),

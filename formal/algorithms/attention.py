@@ -39,7 +39,7 @@ import sympy as sp
 
 from ..core.shapes import TensorSpec
 from ..core.symbols import H, T, d_attn, d_in, d_mid, d_out, d_x, d_z, ell_x, ell_z, n_kv_heads
-from ..engine.algorithm import Algorithm, Assign, Loop, call, divides, even
+from ..engine.algorithm import Algorithm, Assign, Loop, call, call_columns, divides, even
 from ..engine.declarations import Option, Options, Requires
 from ..engine.domains import BOOL, AnyOf, Choice, Integer, Real
 from ..ops import (
@@ -61,11 +61,14 @@ from ..ops import (
 )
 from ..ops.rotary import ROTARY_SCALINGS, ROTARY_STYLES, Rotation, fraction_of, rotate
 from ..ops.scores import SCORE_ACTIVATIONS, additive_score
+from ..ops.softcap import soft_cap
+from .normalization import NORMS, build_layer_norm
 
 __all__ = ["ALGORITHMS", "single_query_attention", "attention", "mhattention", "SCORES", "BIAS", "EMPTY", "SCORE",
            "SCORE_ACTIVATION", "SCORE_BIAS", "N_KV_HEADS", "affine", "projection", "kv_heads", "grouping",
            "gqa_heads", "build_single_query_attention", "build_attention", "build_mhattention", "ROPE", "ROPE_OPTIONS",
-           "ROPE_NAMES", "rope_options", "rotation_of", "rotary", "rotary_constraints"]
+           "ROPE_NAMES", "rope_options", "rotation_of", "rotary", "rotary_constraints", "SCORE_CAP", "QK_NORM",
+           "QK_EPS", "qk_params", "qk_normed"]
 
 #: The scores Algorithms 3 and 4 take (see the module docstring).
 SCORES = ("scaled_dot", "dot", "additive")
@@ -97,6 +100,39 @@ N_KV_HEADS = Option(
     examples=(None, 1, 2),
     unexampled=(("symbolic", "the int variant with H_kv a size symbol instead of a number: the same lines and "
                              "arrays, which the int values exercise"),))
+
+#: Soft-capping of the scaled scores (:mod:`formal.ops.softcap`; Gemma 2's attn_logit_softcapping).
+SCORE_CAP = Option("score_cap", None, AnyOf(Choice(None), Real(0, open_low=True)),
+                   "soft-capping of the scaled scores before the mask, c·tanh(S/c) (Gemma 2: 50): None or the cap c",
+                   examples=(None, 2.0), searched=(None, 50.0, 30.0, 2.0))
+#: A norm of every query and key column, per head, before the scores (QK-norm: Qwen3, Gemma 3, OLMo 2's per head).
+QK_NORM = Option("qk_norm", None, Choice(None, *NORMS),
+                 "a norm of every query and key, per head, before any rotation (QK-norm: Dehghani et al. 2023; Qwen3 "
+                 "and Gemma 3 take rms): None, rms or layer, with its own γ_q, γ_k (d_attn) shared by the heads")
+QK_EPS = Option("qk_eps", 1e-6, Real(0), "the QK-norm's ε (a stack's norms' own)", examples=(1e-6,)).when(
+    "qk_norm", *NORMS)
+
+
+def qk_params(kind, heads=(), width=d_attn) -> list:
+    """The QK-norm's parameters: ``gamma_q``, ``gamma_k`` (and ``beta_q``, ``beta_k`` for layer norm), each
+    ``heads + (width,)`` — one scale per row of a head, shared by every head."""
+    if kind is None:
+        return []
+    names = ("gamma_q", "gamma_k") + (("beta_q", "beta_k") if kind == "layer" else ())
+    return [TensorSpec(n, heads + (width,), doc=f"QK-norm {'scale' if n.startswith('gamma') else 'offset'} of the "
+                       f"{'queries' if n.endswith('q') else 'keys'}") for n in names]
+
+
+def qk_normed(matrix, which, kind, eps, read=lambda name: name):
+    """``∀t: norm(M[:, t] | γ_which, β_which)``: the columns of queries (``which="q"``) or keys normalised by the
+    QK-norm, each parameter read by ``read(name)`` (a layer's slice in a stack); ``matrix`` itself without one."""
+    if kind is None:
+        return matrix
+    from ..engine.names import symbol
+    norm = build_layer_norm(norm=kind, eps=eps)
+    names = [f"gamma_{which}"] + ([f"beta_{which}"] if kind == "layer" else [])
+    label = tuple(", ".join(symbol(n, latex=latex) for n in names) for latex in (False, True))
+    return call_columns(norm, label=label, e=matrix, **{arg: read(n) for arg, n in zip(("gamma", "beta"), names)})
 
 #: Rotary position embeddings (:mod:`formal.ops.rotary`): queries and keys rotated by their positions.
 ROPE = Option("rope", None, Choice(None, *ROTARY_STYLES),
@@ -143,10 +179,19 @@ def rotation_of(options: dict):
     return Rotation.of(options)
 
 
-def rotary(matrix, count, rotation, start=0):
+def rotary(matrix, count, rotation, start=0, length=None):
     """``RoPE(matrix, start + t)``: the columns of ``matrix`` (``count`` of them) rotated for their positions, or
-    ``matrix`` itself without a rotation."""
-    return matrix if rotation is None else rotate(matrix, positions(count, start), rotation)
+    ``matrix`` itself without a rotation; ``length`` is the sequence length the dynamic rule reads (the longer of
+    the queries' and the keys': one table for both, :class:`~formal.ops.rotary.Rotary`)."""
+    return matrix if rotation is None else rotate(matrix, positions(count, start), rotation, length)
+
+
+def _longest(rotation, keys=ell_z):
+    """The sequence length a dynamic rotation reads in attention over ℓ_x queries and ``keys``: the longer (None
+    for the other rules, which read none)."""
+    if rotation is None or rotation.scaling != "dynamic":
+        return None
+    return ell_x if keys == ell_x else sp.Max(ell_x, keys)
 
 
 def rotary_constraints(rotation, width=d_attn) -> list:
@@ -203,16 +248,21 @@ def projection(prefix, out, inp, bias, doc, heads=()):
     return specs
 
 
-def _attend(S, Q, K, V, out, empty, note="", score="scaled_dot", activation="tanh", score_bias=None):
+def _attend(S, Q, K, V, out, empty, note="", score="scaled_dot", activation="tanh", score_bias=None, cap=None):
     """The lines shared by Algorithm 4 (4–6) and grouped-query attention: scores, mask, weighted values.  With
     a ``score_bias`` (the name of an ℓ_z×ℓ_x value), the scaled scores get it added before the mask:
-    ``S ← S/√d_attn + B``, and the softmax takes S as it is."""
+    ``S ← S/√d_attn + B``; with a soft ``cap`` c, they are capped before the mask, ``S ← c·tanh(S/c)`` (after the
+    bias); in either case the softmax takes S as it is."""
     lines = [Assign(S, _score(Q, K, score, activation), note="Score")]
-    if score_bias is not None:
-        lines.append(Assign(S, add(_scaled(S, score), score_bias), note="Bias"))
+    prepared = score_bias is not None or cap is not None
+    if prepared:
+        scaled = _scaled(S, score)
+        if score_bias is not None:
+            scaled = add(scaled, score_bias)
+        lines.append(Assign(S, soft_cap(scaled, cap), note="Bias" if score_bias is not None else "Cap"))
     lines += [
         Assign(S, mask_fill(S, "mask")),
-        Assign(out, matmul(V, softmax(S if score_bias is not None else _scaled(S, score), empty=empty), role="mix"),
+        Assign(out, matmul(V, softmax(S if prepared else _scaled(S, score), empty=empty), role="mix"),
                note=note, returns=not note),
     ]
     return lines
@@ -255,10 +305,10 @@ def build_single_query_attention(*, bias, score, activation) -> Algorithm:
     )
 
 
-@Options(BIAS, EMPTY, SCORE, SCORE_ACTIVATION, SCORE_BIAS, *ROPE_OPTIONS,
+@Options(BIAS, EMPTY, SCORE, SCORE_ACTIVATION, SCORE_BIAS, SCORE_CAP, QK_NORM, QK_EPS, *ROPE_OPTIONS,
          rules=(Requires("rope", _STYLES, "score", ("scaled_dot", "dot"),
                          "a rotation makes a dot product of query and key depend on their relative position"),)).builds
-def build_attention(*, bias, empty, score, activation, score_bias, **rope) -> Algorithm:
+def build_attention(*, bias, empty, score, activation, score_bias, score_cap, qk_norm, qk_eps, **rope) -> Algorithm:
     """Algorithm 4: ``Ṽ = V·softmax(KᵀQ/√d_attn)`` with masked scores set to −∞.
 
     ``empty`` is the policy for a query column with no admitted key (:ref:`decision-empty-neighbourhood`). ``score``
@@ -266,17 +316,21 @@ def build_attention(*, bias, empty, score, activation, score_bias, **rope) -> Al
     ``activation`` its nonlinearity); see the module docstring for Luong's scores and for why the keys (Bahdanau's
     ``U_a h_j``) are computed once.  ``score_bias`` adds an input B (ℓ_z×ℓ_x) to the scaled scores:
     ``softmax(KᵀQ/√d_attn + B)``.  ``rope`` rotates the queries and keys by their positions, 0 … ℓ_x − 1 and
-    0 … ℓ_z − 1 (:mod:`formal.ops.rotary`; ``rope_theta`` … its settings), before they are compared.
+    0 … ℓ_z − 1 (:mod:`formal.ops.rotary`; ``rope_theta`` … its settings), before they are compared.  ``qk_norm``
+    normalises every query and key column first (with ``gamma_q``, ``gamma_k``; ε ``qk_eps``), and ``score_cap``
+    soft-caps the scaled scores before the mask (:mod:`formal.ops.softcap`).
     """
     rotation = rotation_of(rope)
     lines = [
         Assign("Q", affine("W_q", "X", "b_q", bias), note="Query"),
         Assign("K", affine("W_k", "Z", "b_k", bias), note="Key"),
         Assign("V", affine("W_v", "Z", "b_v", bias), note="Value"),
-        *([Assign("Q", rotary("Q", ell_x, rotation), note="Rotate"), Assign("K", rotary("K", ell_z, rotation))]
-          if rotation else []),
+        *([Assign("Q", qk_normed("Q", "q", qk_norm, qk_eps), forall="t", note="QK-norm"),
+           Assign("K", qk_normed("K", "k", qk_norm, qk_eps), forall="t")] if qk_norm else []),
+        *([Assign("Q", rotary("Q", ell_x, rotation, length=_longest(rotation)), note="Rotate"),
+           Assign("K", rotary("K", ell_z, rotation, length=_longest(rotation)))] if rotation else []),
         *_attend("S", "Q", "K", "V", "V_tilde", empty, score=score, activation=activation,
-                 score_bias="B" if score_bias else None),
+                 score_bias="B" if score_bias else None, cap=score_cap),
     ]
     return Algorithm(
         number=4, name="attention", display="Attention",
@@ -286,7 +340,7 @@ def build_attention(*, bias, empty, score, activation, score_bias, **rope) -> Al
                 *(_score_bias_input() if score_bias else []),
                 TensorSpec("mask", (ell_z, ell_x), "mask", "Mask[t_z, t_x] = 1 where t_x may see t_z")],
         params=(projection("q", d_attn, d_x, bias, "query") + projection("k", d_attn, d_z, bias, "key")
-                + projection("v", d_out, d_z, bias, "value") + _score_params(score)),
+                + projection("v", d_out, d_z, bias, "value") + _score_params(score) + qk_params(qk_norm)),
         output=TensorSpec("V_tilde", (d_out, ell_x), doc="updated representations of the tokens of X"),
         lines=lines, params_label="W_qkv", defaults={"Z": "X"}, constraints=rotary_constraints(rotation),
         permutation=({} if score_bias or rotation       # a score bias and a rotation are positional
@@ -312,8 +366,8 @@ def grouping(kv) -> list:
     return [divides(kv, H, "each key/value head serves H/n_kv_heads query heads")]
 
 
-@Options(BIAS, EMPTY, N_KV_HEADS, SCORE_BIAS, *ROPE_OPTIONS).builds
-def build_mhattention(*, bias, empty, n_kv_heads, score_bias, **rope) -> Algorithm:
+@Options(BIAS, EMPTY, N_KV_HEADS, SCORE_BIAS, SCORE_CAP, QK_NORM, QK_EPS, *ROPE_OPTIONS).builds
+def build_mhattention(*, bias, empty, n_kv_heads, score_bias, score_cap, qk_norm, qk_eps, **rope) -> Algorithm:
     """Algorithm 5: H heads of Algorithm 4 stacked and projected by W_o.
 
     Per-head parameters are stacked on a leading head axis (``W_q`` is H×d_attn×d_x).  With
@@ -321,7 +375,8 @@ def build_mhattention(*, bias, empty, n_kv_heads, score_bias, **rope) -> Algorit
     key/value heads each serve H/H_kv consecutive query heads, and are computed once (multi-query
     attention is ``n_kv_heads=1``; ``n_kv_heads = H`` computes what Algorithm 5 does).  ``score_bias`` adds
     an input B (H×ℓ_z×ℓ_x), head h's bias on its scaled scores (Swin's relative-position bias).  ``rope``
-    rotates every head's queries and keys by their positions (Algorithm 4's option).
+    rotates every head's queries and keys by their positions; ``qk_norm`` and ``score_cap`` are Algorithm 4's (the
+    QK-norm's γ_q, γ_k shared by the heads).
     """
     kv = kv_heads(n_kv_heads)
     rotation = rotation_of(rope)
@@ -333,10 +388,12 @@ def build_mhattention(*, bias, empty, n_kv_heads, score_bias, **rope) -> Algorit
     params = (projection("q", d_attn, d_x, bias, "query", q_heads)
               + projection("k", d_attn, d_z, bias, "key", kv_axis)
               + projection("v", d_mid, d_z, bias, "value", kv_axis)
-              + projection("o", d_out, H * d_mid, bias, "output"))
+              + projection("o", d_out, H * d_mid, bias, "output") + qk_params(qk_norm))
     h = LoopIndex("h")
-    heads = ([_mha_heads(bias, empty, h, score_bias, rope)] if kv is None
-             else gqa_heads(bias, empty, h, kv, score_bias=score_bias, rotation=rotation))
+    extra = dict(score_cap=score_cap, qk_norm=qk_norm, qk_eps=qk_eps)
+    heads = ([_mha_heads(bias, empty, h, score_bias, {**rope, **extra})] if kv is None
+             else gqa_heads(bias, empty, h, kv, score_bias=score_bias, rotation=rotation, cap=score_cap,
+                            qk=(qk_norm, qk_eps)))
     lines = [*heads,
              Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
@@ -354,24 +411,30 @@ def build_mhattention(*, bias, empty, n_kv_heads, score_bias, **rope) -> Algorit
     )
 
 
-def _mha_heads(bias, empty, h, score_bias=False, rope=None):
-    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)`` (with B^h; with the
-    ``rope`` options, each head rotates its queries and keys)."""
-    inner = build_attention(bias=bias, empty=empty, score_bias=score_bias, **(rope or {}))
+def _mha_heads(bias, empty, h, score_bias=False, options=None):
+    """Lines 1–2 of Algorithm 5: ``for h ∈ [H]: Y^h ← Attention(X, Z | W^h_qkv, Mask)`` (with B^h; with Algorithm 4's
+    rotary, QK-norm and cap ``options``, each head rotates, normalises and caps its own; the QK-norm's parameters
+    are every head's)."""
+    inner = build_attention(bias=bias, empty=empty, score_bias=score_bias, **(options or {}))
     per_head = {name: pick(name, h) for name in ("W_q", "W_k", "W_v") + (("b_q", "b_k", "b_v") if bias else ())
                 + (("B",) if score_bias else ())}
-    head = call(inner, label=("W_qkv^h", r"W^{h}_{qkv}"), X="X", Z="Z", mask="mask", **per_head)
+    shared = {p.name: p.name for p in qk_params(inner.options["qk_norm"])}
+    head = call(inner, label=("W_qkv^h", r"W^{h}_{qkv}"), X="X", Z="Z", mask="mask", **per_head, **shared)
     return Loop("h", H, (Assign("Y_h", head),), stack=("Y_h",))
 
 
 def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False, rotation=None, length=ell_z,
-              start=0):
+              start=0, cap=None, qk=(None, 0.0)):
     """Grouped-query attention's lines: keys and values once per key/value head (``kv`` of them), then every
     query head ``h`` attends with its group's.  With ``cached``, each key/value head's new columns are
     appended to its cache ``K_c^g``, ``V_c^g``.  With a ``rotation``, the queries (ℓ_x of them) and the new keys
-    (``length``) are rotated for their positions, from ``start`` (a cache's keys were rotated when computed)."""
+    (``length``) are rotated for their positions, from ``start`` (a cache's keys were rotated when computed); ``qk``
+    (kind, ε) normalises them first, and ``cap`` soft-caps the scaled scores."""
     g, group = LoopIndex("g"), KVGroup("h", H, kv)
-    keys = rotary(affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias), length, rotation, start)
+    kind, eps = qk
+    longest = None if cached else _longest(rotation, length)
+    keys = rotary(qk_normed(affine(pick("W_k", g), context, pick("b_k", g) if bias else None, bias), "k", kind, eps),
+                  length, rotation, start, longest)
     values = affine(pick("W_v", g), context, pick("b_v", g) if bias else None, bias)
     if cached:
         keys, values = concat(pick("K_c", g), keys), concat(pick("V_c", g), values)
@@ -380,10 +443,10 @@ def gqa_heads(bias, empty, h, kv, *, context="Z", cached=False, score_bias=False
         Assign("V_g", values, note="Value"),
     ), stack=("K_g", "V_g"))
     q_loop = Loop("h", H, (
-        Assign("Q", rotary(affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), ell_x, rotation,
-                           start), note="Query"),
+        Assign("Q", rotary(qk_normed(affine(pick("W_q", h), "X", pick("b_q", h) if bias else None, bias), "q", kind,
+                                     eps), ell_x, rotation, start, longest), note="Query"),
         *_attend("S", "Q", pick("K_g", group), pick("V_g", group), "Y_h", empty, note="head h",
-                 score_bias=pick("B", h) if score_bias else None),
+                 score_bias=pick("B", h) if score_bias else None, cap=cap),
     ), stack=("Y_h",))
     return [kv_loop, q_loop]
 

@@ -16,13 +16,25 @@ from ..engine.algorithm import Assign, Loop, Step, at_most, call, call_columns
 from ..engine.declarations import Option
 from ..engine.domains import BOOL, Choice
 from ..ops import activation, add, matmul, mul, pick, positions, transpose
-from .attention import N_KV_HEADS, ROPE_NAMES, ROPE_OPTIONS, affine, build_mhattention, kv_heads, rotation_of
+from .attention import (
+    N_KV_HEADS,
+    QK_NORM,
+    ROPE_NAMES,
+    ROPE_OPTIONS,
+    SCORE_CAP,
+    affine,
+    build_mhattention,
+    kv_heads,
+    qk_params,
+    rotation_of,
+)
 from .embedding import ENCODINGS, build_positional_embedding, token_embedding
 from .normalization import EPS, NORM, build_layer_norm
-from .unembedding import build_unembedding
+from .unembedding import LOGIT_CAP, build_unembedding
 
 __all__ = ["StackOptions", "POSITIONS", "MLP_ACTIVATIONS", "NORM_POSITIONS", "STACK_NORM", "STACK_EPS", "POSITION",
-           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "STACK_ROPE", "stack_options", "embed",
+           "MLP_ACTIVATION", "STACK_BIAS", "TIED", "NORM_POSITION", "STACK_ROPE", "STACK_QK_NORM", "STACK_SCORE_CAP",
+           "STACK_LOGIT_CAP", "stack_options", "embed",
            "embedding_lines", "length_line", "sublayers",
            "layer_loop", "layer_params", "unembed", "norm_columns", "norm_params", "attention_call", "mlp",
            "mlp_expression", "mlp_params", "token_params"]
@@ -51,9 +63,16 @@ def stack_options(*, activation: str = "gelu", norm_position: str = "pre") -> tu
     """The options every stack shares, in order; the stacks differ only in their defaults of ``activation``
     (the original transformer's ReLU, GELU after it) and ``norm_position``."""
     return (STACK_NORM, STACK_EPS, POSITION, MLP_ACTIVATION.but(default=activation), STACK_BIAS, TIED, N_KV_HEADS,
-            NORM_POSITION.but(default=norm_position), *STACK_ROPE)
+            NORM_POSITION.but(default=norm_position), *STACK_ROPE, STACK_QK_NORM, STACK_SCORE_CAP, STACK_LOGIT_CAP)
 
 
+#: Algorithm 4's QK-norm in every attention sublayer, with the stack's norm ε.
+STACK_QK_NORM = QK_NORM.but(doc=QK_NORM.doc + "; ε is the stack's eps")
+#: Algorithm 4's soft cap of the scores in every attention sublayer.
+STACK_SCORE_CAP = SCORE_CAP.but(doc="soft-capping of every attention sublayer's scaled scores: " + SCORE_CAP.doc)
+#: Algorithm 7's soft cap of the final logits.
+STACK_LOGIT_CAP = LOGIT_CAP.but(name="logit_cap", doc="soft-capping of the final logits, c·tanh(z/c) (Gemma 2: 30): "
+                                                      "None or the cap c")
 #: The rotary options of Algorithm 4, for every attention sublayer of a stack.
 STACK_ROPE = (ROPE_OPTIONS[0].but(doc="rotary position embeddings in every attention sublayer (Llama, Mistral, "
                                       "Qwen, GPT-NeoX, GPT-J …): " + ROPE_OPTIONS[0].doc), *ROPE_OPTIONS[1:])
@@ -71,6 +90,9 @@ class StackOptions:
     tied: bool
     n_kv_heads: object
     norm_position: str
+    qk_norm: object = None
+    score_cap: object = None
+    logit_cap: object = None
     rope: tuple = ()        # the rotary options (:data:`STACK_ROPE`) as (name, value) pairs
 
     @classmethod
@@ -166,6 +188,8 @@ def _attention_params(prefix, opts, layers):
     specs = [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} of every layer") for n, s in shapes.items()]
     if opts.bias:
         specs += [TensorSpec(f"{prefix}{n}", layers + s, doc=f"{n} of every layer") for n, s in biases.items()]
+    specs += [TensorSpec(f"{prefix}{p.name}", layers + p.shape, doc=f"{p.doc}, of every layer")
+              for p in qk_params(opts.qk_norm)]
     return specs
 
 
@@ -187,8 +211,11 @@ def _mlp_params(prefix, opts, layers):
 
 def attention_call(prefix, opts, l, x, mask, z=None, glyph=("W_l", "W_l")):
     """``MHAttention(X, Z | W_l, Mask)`` reading the layer-``l`` slices of ``<prefix>W_q`` …"""
-    mha = build_mhattention(bias=opts.bias, n_kv_heads=opts.n_kv_heads, **opts.rope_options)
-    names = ("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if opts.bias else ())
+    mha = build_mhattention(bias=opts.bias, n_kv_heads=opts.n_kv_heads, qk_norm=opts.qk_norm,
+                            **({"qk_eps": opts.eps} if opts.qk_norm else {}),
+                            score_cap=opts.score_cap, **opts.rope_options)
+    names = (("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if opts.bias else ())
+             + tuple(p.name for p in qk_params(opts.qk_norm)))
     args = {n: pick(f"{prefix}{n}", l) for n in names}
     if z is not None:
         args["Z"] = z
@@ -243,8 +270,9 @@ def layer_params(prefix, opts, layers, norms, attention_prefixes):
 
 # ---------------------------------------------------------------------------------------------- unembedding
 def unembed(x, opts, *, width=d_e, bias=False, target="P"):
-    """``P ← softmax(W_u X)`` as Algorithm 7 on every column; tied: ``W_u = W_eᵀ``."""
-    algorithm = build_unembedding(bias=bias)
+    """``P ← softmax(W_u X)`` as Algorithm 7 on every column; tied: ``W_u = W_eᵀ``; the logits soft-capped by the
+    stack's ``logit_cap``."""
+    algorithm = build_unembedding(bias=bias, cap=opts.logit_cap)
     w = transpose("W_e") if opts.tied else "W_u"
     args = {"W_u": w, **({"b_u": "b_u"} if bias else {})}
     label = ("W_eᵀ" if opts.tied else "W_u") + (", b_u" if bias else "")

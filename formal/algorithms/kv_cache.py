@@ -15,17 +15,22 @@ from ..engine.algorithm import Algorithm, Assign, Loop, at_most, call
 from ..engine.declarations import Option, Options
 from ..engine.domains import Choice
 from ..ops import LoopIndex, add, const_mask, pick, stack_rows
+from ..ops.rotary import ROTARY_SCALINGS
 from . import blocks
 from .attention import (
     BIAS,
     EMPTY,
     N_KV_HEADS,
+    QK_EPS,
+    QK_NORM,
     ROPE_OPTIONS,
+    SCORE_CAP,
     affine,
     gqa_heads,
     grouping,
     kv_heads,
     projection,
+    qk_params,
     rotary_constraints,
     rotation_of,
 )
@@ -47,18 +52,25 @@ def cached_rope(options) -> tuple:
     what the whole sequence does."""
     why = ("dynamic NTK rescales every rotation with the sequence length, and a cache holds keys rotated at an "
            "earlier length")
-    return tuple(o.only(None, "linear", "yarn", "llama3", why=why).but(applies=o.applies)
-                 if o.name == "rope_scaling" else o for o in options)
+    static = tuple(s for s in ROTARY_SCALINGS if s != "dynamic")
+
+    def narrowed(option):
+        if option.name == "rope_scaling":
+            return option.only(None, *static, why=why).but(applies=option.applies)
+        if option.applies and option.applies[0] == "rope_scaling":       # factor, N: their rules less dynamic
+            return option.when("rope_scaling", *(v for v in option.applies[1] if v != "dynamic"))
+        return option
+    return tuple(narrowed(o) for o in options)
 
 
-@Options(BIAS, EMPTY, N_KV_HEADS, STEP, *cached_rope(ROPE_OPTIONS)).builds
-def build_kv_mhattention(*, bias, empty, n_kv_heads, step, **rope) -> Algorithm:
+@Options(BIAS, EMPTY, N_KV_HEADS, STEP, SCORE_CAP, QK_NORM, QK_EPS, *cached_rope(ROPE_OPTIONS)).builds
+def build_kv_mhattention(*, bias, empty, n_kv_heads, step, score_cap, qk_norm, qk_eps, **rope) -> Algorithm:
     """Algorithm 5 (self-attention) returning its keys and values: with ``step="extend"`` the new tokens'
     keys and values are appended to the cache ``K_c``, ``V_c`` (H_kv×d×ℓ_c) and the queries of the ℓ_x
     new tokens attend over all ℓ_c + ℓ_x columns.  With ``rope``, the new tokens sit at positions ℓ_c, …,
     ℓ_c + ℓ_x − 1: their queries and keys are rotated for them, and the cache holds rotated keys.  ``empty`` is the
     policy for a new token whose mask admits no key (Algorithm 4's: an SDPA-style cached attention with an additive
-    −∞ mask gives ``nan`` there)."""
+    −∞ mask gives ``nan`` there); ``score_cap`` and ``qk_norm`` are Algorithm 4's (a cache holds normalised keys)."""
     kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
     rotation = rotation_of(rope)
     extend = step == "extend"
@@ -69,9 +81,10 @@ def build_kv_mhattention(*, bias, empty, n_kv_heads, step, **rope) -> Algorithm:
                    TensorSpec("V_c", (kv, d_mid, ell_c), doc="cached values, per key/value head")]
     inputs.append(TensorSpec("mask", (total, ell_x), "mask", "Mask[t_z, t_x] = 1 where new token t_x sees t_z"))
     params = (projection("q", d_attn, d_x, bias, "query", (H,)) + projection("k", d_attn, d_x, bias, "key", (kv,))
-              + projection("v", d_mid, d_x, bias, "value", (kv,)) + projection("o", d_out, H * d_mid, bias, "output"))
+              + projection("v", d_mid, d_x, bias, "value", (kv,)) + projection("o", d_out, H * d_mid, bias, "output")
+              + qk_params(qk_norm))
     lines = [*gqa_heads(bias, empty, LoopIndex("h"), kv, context="X", cached=extend, rotation=rotation,
-                        length=ell_x, start=ell_c if extend else 0),
+                        length=ell_x, start=ell_c if extend else 0, cap=score_cap, qk=(qk_norm, qk_eps)),
              Assign("Y", stack_rows("Y_h", H)),
              Assign("V_tilde", affine("W_o", "Y", "b_o", bias), returns=True)]
     return Algorithm(
@@ -103,11 +116,14 @@ def build_kv_dtransformer(*, step, **stack) -> Algorithm:
     first, embedding_params, constraints = blocks.embedding_lines("X", "x", length, opts, start=start)
     if extend and opts.position != "none":
         constraints = [at_most(total, ell_max, "every cached and new position needs a column of the position table")]
-    attention = build_kv_mhattention(bias=bias, n_kv_heads=n_kv_heads, step=step, **opts.rope_options)
+    attention = build_kv_mhattention(bias=bias, n_kv_heads=n_kv_heads, step=step, score_cap=opts.score_cap,
+                                     qk_norm=opts.qk_norm, **({"qk_eps": opts.eps} if opts.qk_norm else {}),
+                                     **opts.rope_options)
     mask = const_mask("causal-bottom-right" if extend else "causal", total, length)
 
     def attend(x):
-        names = ("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if bias else ())
+        names = (("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if bias else ())
+                 + tuple(p.name for p in qk_params(opts.qk_norm)))
         args = {n: pick(n, l) for n in names}
         if extend:
             args.update(K_c=pick("K_c", l), V_c=pick("V_c", l))

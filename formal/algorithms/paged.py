@@ -57,7 +57,7 @@ from ..engine.algorithm import Algorithm, Assign, at_most, call
 from ..engine.declarations import Options
 from ..errors import ConfigError, DomainError, shown
 from ..ops.base import ATOM, Op, rank
-from .attention import BIAS, EMPTY, N_KV_HEADS, ROPE_OPTIONS, kv_heads
+from .attention import BIAS, EMPTY, N_KV_HEADS, QK_EPS, QK_NORM, ROPE_OPTIONS, SCORE_CAP, kv_heads
 from .kv_cache import build_kv_mhattention, cached_rope
 
 __all__ = ["ALGORITHMS", "build_paged_mhattention", "paged_mhattention", "PagedCache", "PoolFull", "memory",
@@ -239,13 +239,14 @@ def gather_blocks(pool, table, count):
 
 
 # ------------------------------------------------------------------------------------- the algorithm
-@Options(BIAS, EMPTY, N_KV_HEADS, *cached_rope(ROPE_OPTIONS)).builds
-def build_paged_mhattention(*, bias, empty, n_kv_heads, **rope) -> Algorithm:
+@Options(BIAS, EMPTY, N_KV_HEADS, SCORE_CAP, QK_NORM, QK_EPS, *cached_rope(ROPE_OPTIONS)).builds
+def build_paged_mhattention(*, bias, empty, n_kv_heads, **options) -> Algorithm:
     """Algorithm 5 with a paged key/value cache: the new tokens X attend over the ℓ_c cached tokens —
     gathered from the pools ``K_pool``, ``V_pool`` (N_pool×H_kv×d×B) through ``table`` (n_b block ids, the
-    last block holding the tokens past B·(n_b − 1)) — and over themselves.  ``empty`` and the rotary options are
-    those of the cached attention it calls (:func:`formal.algorithms.kv_cache.build_kv_mhattention`)."""
-    cached = build_kv_mhattention(bias=bias, empty=empty, n_kv_heads=n_kv_heads, step="extend", **rope)
+    last block holding the tokens past B·(n_b − 1)) — and over themselves.  ``empty``, the cap, the QK-norm and the
+    rotary options are those of the cached attention it calls
+    (:func:`formal.algorithms.kv_cache.build_kv_mhattention`)."""
+    cached = build_kv_mhattention(bias=bias, empty=empty, n_kv_heads=n_kv_heads, step="extend", **options)
     kv = H if n_kv_heads is None else kv_heads(n_kv_heads)
     total = ell_c + ell_x
     inputs = [TensorSpec("X", (d_x, ell_x), doc="the new tokens, one column each"),

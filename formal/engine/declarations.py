@@ -128,7 +128,8 @@ class Option:
         try:
             return self.domain.parse(text)
         except ValueError:
-            raise ConfigError(f"option {self.name} of {owner} takes {self.domain.words()}, got {_shown(text)}") \
+            hint = f"; {self.hint}" if self.hint else ""
+            raise ConfigError(f"option {self.name} of {owner} takes {self.domain.words()}, got {_shown(text)}{hint}") \
                 from None
 
     def when(self, option: str, *values) -> "Option":

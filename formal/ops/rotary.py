@@ -167,12 +167,14 @@ class Rotation:
         between = (wavelength >= short) & (wavelength <= long)
         return np.where(between, (1 - smooth) * scaled / self.factor + smooth * scaled, scaled)
 
-    def rotate(self, x, positions) -> np.ndarray:
-        """``x`` (…, d, ℓ: one column per token) with column j rotated for position ``positions[j]``."""
-        x = np.asarray(x, dtype=np.float64)
+    def rotate(self, x, positions, length: int | None = None) -> np.ndarray:
+        """``x`` (…, d, ℓ: one column per token) with column j rotated for position ``positions[j]``; ``length`` is
+        the sequence length the dynamic rule reads (default: the last position + 1)."""
+        x = np.asanyarray(x)             # any subclass (an op-counting array) stays one
         t = np.asarray(positions)
         rows = self.rotated(x.shape[-2])
-        length = int(np.max(t)) + 1 if t.size else 0
+        if length is None:
+            length = int(np.max(t)) + 1 if t.size else 0
         angle = self.frequencies(rows, length)[:, None] * t.astype(np.float64)[..., None, :]   # (…, rows/2, ℓ)
         cos, sin = np.cos(angle) * self.scale, np.sin(angle) * self.scale
         a, b = _pairs(x, rows, self.style)
@@ -217,12 +219,14 @@ def _pairs(x, rows, style):
 
 class Rotary(Op):
     """``RoPE(X, t)``: every column j of X (d×ℓ) rotated for position t[j] (:class:`Rotation`).  3 FLOPs per
-    rotated entry under ``full``; the cos/sin table is free."""
+    rotated entry under ``full``; the cos/sin table is free.  ``length`` (a size expression) is the sequence length
+    the dynamic rule reads — one for a sequence's queries and keys alike, as a model computes one table per
+    sequence — and by default the last position + 1."""
 
     name = "rope"
 
-    def __init__(self, rotation: Rotation):
-        self.rotation = rotation
+    def __init__(self, rotation: Rotation, length=None):
+        self.rotation, self.length = rotation, length
 
     def shape(self, shapes):
         x, t = shapes
@@ -243,8 +247,9 @@ class Rotary(Op):
         t = np.asarray(t)
         if t.size and np.min(t) < 0:
             raise DomainError(f"{ctx.where()}: a rotary position is negative ({int(np.min(t))})")
+        length = None if self.length is None else int(ctx.evaluate(self.length))
         try:
-            return self.rotation.rotate(x, t)
+            return self.rotation.rotate(x, t, length)
         except ConfigError as error:
             raise ConfigError(f"{ctx.where()}: {error}") from None
 
@@ -258,7 +263,8 @@ class Rotary(Op):
         return rf"\operatorname{{RoPE}}\left({args[0].text}, {args[1].text}\right)"
 
 
-def rotate(x, positions, rotation: Rotation):
-    """``RoPE(x, positions)``: the columns of ``x`` rotated for their ``positions`` (an expression node)."""
-    return Rotary(rotation)(x, positions)
+def rotate(x, positions, rotation: Rotation, length=None):
+    """``RoPE(x, positions)``: the columns of ``x`` rotated for their ``positions`` (an expression node); ``length``
+    as :class:`Rotary` takes it."""
+    return Rotary(rotation, length)(x, positions)
 

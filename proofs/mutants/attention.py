@@ -72,9 +72,9 @@ def _cache_written_one_early():
 
     correct = kv_cache.build_kv_mhattention
 
-    @kv_cache.Options(kv_cache.BIAS, kv_cache.N_KV_HEADS, kv_cache.STEP).builds
-    def build_kv_mhattention(*, bias, n_kv_heads, step):
-        built = correct(bias=bias, n_kv_heads=n_kv_heads, step=step)
+    @correct.declared.builds                                             # every option of the correct builder
+    def build_kv_mhattention(*, step, **options):
+        built = correct(step=step, **options)
         if step != "extend":
             return built
         kv_loop, q_loop, *rest = built.lines

@@ -13,16 +13,16 @@ from formal.algorithms.blocks import StackOptions
 from formal.errors import ConfigError
 
 from .. import require_torch
-from .attention import causal_mask, mhattention
+from .attention import QK_PARAMS, capped, causal_mask, mhattention, qk_of
 from .convert import rows_to_columns, single
 from .embedding import positional_embedding, token_embedding
 from .feedforward import mlp
 from .normalization import layer_norm
 from .rotary import settings
-from .runners import SDPA_PATHS, runs
+from .runners import runs, stack_paths
 
 __all__ = ["dtransformer", "etransformer", "edtransformer", "encode", "decode", "probabilities", "embed", "layer",
-           "final_norm", "stack_options", "mlp_sublayer", "unembed", "run_dtransformer", "run_etransformer",
+           "final_norm", "stack_options", "mlp_sublayer", "unembed", "layer_qk", "run_dtransformer", "run_etransformer",
            "run_edtransformer"]
 
 torch = require_torch()
@@ -72,7 +72,13 @@ def _norm(p, opts, name, X, l=None):
 
 def _attention(p, prefix, l, X, Z, mask, path, opts):
     weights = {n: p[prefix + n][l] for n in _ATTENTION if prefix + n in p}
-    return mhattention(X, Z, mask, path=path, rope=settings(opts.rope_options), **weights)
+    return mhattention(X, Z, mask, path=path, rope=settings(opts.rope_options), qk=layer_qk(p, prefix, l, opts),
+                       cap=opts.score_cap, **weights)
+
+
+def layer_qk(p, prefix, l, opts):
+    """Layer l's QK-norm (:func:`reference.model.attention.qk_of`: the stack's norm ε, ``<prefix>gamma_q`` …)."""
+    return qk_of(opts.qk_norm, opts.eps, {n: p[prefix + n][l] for n in QK_PARAMS if prefix + n in p})
 
 
 def mlp_sublayer(p, prefix, l, X, opts):
@@ -98,9 +104,9 @@ def final_norm(p, opts, name, X):
 
 
 def unembed(p, X, opts, bias=None):
-    """The logits ``W_u X (+ b_u)`` as rows, W_u tied to W_eᵀ under ``opts.tied``."""
+    """The logits ``W_u X (+ b_u)`` as rows, W_u tied to W_eᵀ under ``opts.tied``, soft-capped by ``opts.logit_cap``."""
     W_u = p["W_e"].t() if opts.tied else p["W_u"]
-    return F.linear(X, W_u, bias)
+    return capped(F.linear(X, W_u, bias), opts.logit_cap)
 
 
 def dtransformer(x, p, options, *, path="explicit", ell_max=None):
@@ -148,7 +154,7 @@ def etransformer(p, options, *, x=None, s=None, X_p=None, X_img=None, P=None, pa
                       ("2", lambda h: mlp_sublayer(p, "", l, h, opts))], opts, p, l)
     if options.get("head", "mlm") == "classifier":
         X = final_norm(p, opts, "", X)
-        return F.linear(X[:, 0], p["W_head"], p.get("b_head"))
+        return capped(F.linear(X[:, 0], p["W_head"], p.get("b_head")), opts.logit_cap)
     if opts.norm_position == "pre":
         X = final_norm(p, opts, "", X)
     X = F.gelu(F.linear(X, p["W_f"], p.get("b_f")))
@@ -186,12 +192,12 @@ def edtransformer(z, x, p, options, *, path="explicit", ell_max=None):
 
 
 # ---------------------------------------------------------------------- runs of the spec's Algorithms 8–10
-@runs("dtransformer", paths=SDPA_PATHS)
+@runs("dtransformer", paths=stack_paths)
 def run_dtransformer(c):
     return rows_to_columns(probabilities(dtransformer(c.tokens("x"), c.params, c.options, **c.kwargs())))
 
 
-@runs("etransformer", paths=SDPA_PATHS)
+@runs("etransformer", paths=stack_paths)
 def run_etransformer(c):
     if c.options["inputs"] == "patches":
         return single(probabilities(etransformer(c.params, c.options, X_p=c.rows("X_p"), **c.kwargs())))
@@ -206,7 +212,7 @@ def run_etransformer(c):
     return rows_to_columns(probabilities(logits))
 
 
-@runs("edtransformer", paths=SDPA_PATHS)
+@runs("edtransformer", paths=stack_paths)
 def run_edtransformer(c):
     return rows_to_columns(probabilities(edtransformer(c.tokens("z"), c.tokens("x"), c.params, c.options,
                                                        **c.kwargs())))

@@ -19,12 +19,14 @@ from formal.ops.scores import check_score_activation
 
 from .. import require_torch
 from .convert import mask_to_rows, rows_to_columns, single
+from .normalization import layer_norm
 from .rotary import rotate, settings
-from .runners import runs
+from .runners import EXPLICIT, runs
 
 __all__ = ["ATTENTION_PATHS", "QKV", "MHA", "causal_mask", "score_activation", "scores", "attend", "heads",
            "mhattention", "attend_heads", "attention", "single_query_attention", "attention_paths",
-           "run_single_query_attention", "run_attention", "run_mhattention", "positions_of"]
+           "run_single_query_attention", "run_attention", "run_mhattention", "positions_of", "QK_PARAMS", "qk_of",
+           "normed", "capped"]
 
 torch = require_torch()
 F = torch.nn.functional
@@ -81,12 +83,36 @@ def scores(Q, K, *, score="scaled_dot", v_a=None, activation="tanh"):
     return S / math.sqrt(Q.shape[-1]) if score == "scaled_dot" else S
 
 
+#: The QK-norm's parameters (the spec's ``qk_params``).
+QK_PARAMS = ("gamma_q", "gamma_k", "beta_q", "beta_k")
+
+
+def qk_of(kind, eps, params) -> tuple | None:
+    """The QK-norm as :func:`normed` takes it — ``(kind, eps, its parameters)`` — or None without one."""
+    return None if kind is None else (kind, eps, {n: params[n] for n in QK_PARAMS if n in params})
+
+
+def normed(M, qk, which: str):
+    """M (…, ℓ, d_attn) with every row normalised by the QK-norm ``qk`` (:func:`qk_of`): queries (``which="q"``,
+    γ_q) or keys (γ_k); M itself without one."""
+    if qk is None:
+        return M
+    kind, eps, p = qk
+    return layer_norm(M, p[f"gamma_{which}"], p.get(f"beta_{which}"), norm=kind, eps=eps)
+
+
+def capped(S, cap):
+    """``cap·tanh(S/cap)`` (soft-capping, Gemma 2), or S without a cap."""
+    return S if cap is None else cap * torch.tanh(S / cap)
+
+
 def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_dot", v_a=None,
-           activation="tanh", bias=None):
+           activation="tanh", bias=None, cap=None):
     """Lines 4–6 of Algorithm 4 per head: ``V·softmax(KᵀQ/√d_attn)`` with masked scores at −∞.
 
     Q (B, H, ℓ_x, d_attn), K (B, H, ℓ_z, d_attn), V (B, H, ℓ_z, d_mid); ``mask`` (ℓ_x, ℓ_z) or
-    (B, ℓ_x, ℓ_z), True where admitted.  A query with no admitted key gives zeros (with finite gradients),
+    (B, ℓ_x, ℓ_z), True where admitted; ``cap`` soft-caps the scaled scores before the mask (the explicit and flex
+    paths: SDPA's scores are not reachable).  A query with no admitted key gives zeros (with finite gradients),
     NaN, a DomainError, or the mean of every value (``uniform``: a fill of −10⁹ for −∞), by ``empty``
     (:ref:`decision-empty-neighbourhood`).  ``score`` (with ``v_a`` (d_attn,) and
     ``activation`` when additive) is the spec's option of that name (:func:`scores`); the sdpa and flex
@@ -95,6 +121,8 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
     """
     check_empty_policy(empty)
     _check_score(score, v_a, activation, path)
+    if cap is not None and path == "sdpa":
+        raise ConfigError(f"path = 'sdpa' cannot soft-cap the scores (cap = {cap}); use path='explicit' or 'flex'")
     if mask is not None and mask.dim() == 3:
         mask = mask[:, None]                                                # (B, 1, ℓ_x, ℓ_z)
     empty_rows = None if mask is None else ~mask.any(-1, keepdim=True)     # (…, ℓ_x, 1)
@@ -109,6 +137,7 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
             S = scores(Q, K, score=score, v_a=v_a, activation=activation)
         if bias is not None:
             S = S + bias
+        S = capped(S, cap)
         if mask is not None:
             S = S.masked_fill(~mask, -math.inf).masked_fill(empty_rows, 0.0)  # 0: a finite softmax to discard
         A = torch.softmax(S, dim=-1)                                        # an empty row: uniform, 1/ℓ_z
@@ -124,7 +153,7 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
     elif path == "sdpa":
         Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale)  # fully masked rows give 0
     elif path == "flex":
-        Y = _flex(Q, K, V, mask, scale, bias)
+        Y = _flex(Q, K, V, mask, scale, bias, cap)
     else:
         raise ConfigError(f"unknown attention path {path!r}; known: {', '.join(ATTENTION_PATHS)}")
     if empty_rows is not None and empty == "nan":
@@ -134,18 +163,19 @@ def attend(Q, K, V, mask=None, *, empty="zero", path="explicit", score="scaled_d
     return Y
 
 
-def _flex(Q, K, V, mask, scale=None, bias=None):
+def _flex(Q, K, V, mask, scale=None, bias=None, cap=None):
     """FlexAttention (CUDA) with the mask as a mask function; a graph mask becomes block-sparse work; a score
-    bias (…, ℓ_x, ℓ_z) as a score modification."""
+    bias (…, ℓ_x, ℓ_z) and a soft cap as a score modification."""
     if Q.device.type != "cuda":
         raise ConfigError("the flex attention path needs a CUDA device; use path='explicit' or 'sdpa' on the CPU")
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     score_mod = None
-    if bias is not None:
-        table = bias.to(Q.dtype).expand(*Q.shape[:-1], K.shape[-2])          # (B, H, ℓ_x, ℓ_z)
+    if bias is not None or cap is not None:
+        table = None if bias is None else bias.to(Q.dtype).expand(*Q.shape[:-1], K.shape[-2])   # (B, H, ℓ_x, ℓ_z)
 
         def score_mod(score, b, h, q, kv):
-            return score + table[b, h, q, kv]
+            score = score if table is None else score + table[b, h, q, kv]
+            return score if cap is None else cap * torch.tanh(score / cap)
     if mask is None:
         return flex_attention(Q, K, V, scale=scale, score_mod=score_mod)
     full = mask.expand(Q.shape[0], 1, Q.shape[-2], K.shape[-2])
@@ -170,27 +200,32 @@ def positions_of(length: int, start: int = 0, device=None):
 
 
 def mhattention(X, Z=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None,
-                empty="zero", path="explicit", B=None, rope=None):
+                empty="zero", path="explicit", B=None, rope=None, qk=None, cap=None):
     """Algorithm 5 (grouped-query when W_k has H_kv < H heads; key/value head g serves the H/H_kv
     consecutive query heads g·H/H_kv …): X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out); ``B`` a score
     bias per head (H, ℓ_x, ℓ_z); ``rope`` the rotary settings (:func:`reference.model.rotary.settings`), queries
-    and keys rotated for their positions 0, 1, …"""
+    and keys rotated for their positions 0, 1, …, after the QK-norm ``qk`` (:func:`qk_of`); ``cap`` soft-caps the
+    scores."""
     Z = X if Z is None else Z
     K, V = heads(Z, W_k, b_k), heads(Z, W_v, b_v)                           # (B, H_kv, ℓ_z, ·)
-    K = rotate(K, positions_of(Z.shape[1], device=Z.device), rope)
-    attend_fn = None if B is None else partial(attend, bias=B)
-    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn, rope=rope)
+    longest = max(X.shape[1], Z.shape[1])                                  # one dynamic table for queries and keys
+    K = rotate(normed(K, qk, "k"), positions_of(Z.shape[1], device=Z.device), rope, longest)
+    attend_fn = None if B is None and cap is None else partial(attend, bias=B, cap=cap)
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn, rope=rope, qk=qk,
+                        length=longest)
 
 
-def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None, *, rope=None, start=0):
+def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None, *, rope=None, start=0, qk=None,
+                 length=None):
     """Queries of every head against their group's keys and values, stacked and projected by W_o
-    (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges); with ``rope``, the queries
-    are rotated for their positions from ``start`` (the keys come rotated)."""
+    (``attend_fn`` replaces :func:`attend`, e.g. by attention along a graph's edges); the queries are normalised by
+    the QK-norm ``qk`` and, with ``rope``, rotated for their positions from ``start`` (the keys come ready; ``length``
+    the sequence length a dynamic rotation reads)."""
     H, n_kv = W_q.shape[0], K.shape[1]
     if H % n_kv:
         raise ConfigError(f"H = {H} is not divisible by n_kv_heads = {n_kv}")
     Q = heads(X, W_q, b_q)                                                  # (B, H, ℓ_x, d_attn)
-    Q = rotate(Q, positions_of(X.shape[1], start, device=X.device), rope)
+    Q = rotate(normed(Q, qk, "q"), positions_of(X.shape[1], start, device=X.device), rope, length)
     K, V = K.repeat_interleave(H // n_kv, dim=1), V.repeat_interleave(H // n_kv, dim=1)
     Y = (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path)        # (B, H, ℓ_x, d_mid)
     Y = Y.transpose(1, 2).reshape(X.shape[0], X.shape[1], -1)               # (B, ℓ_x, H·d_mid): [Y¹; …; Yᴴ]
@@ -198,7 +233,8 @@ def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn=None,
 
 
 def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, empty="zero",
-              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh", B=None, rope=None):
+              path="explicit", attend_fn=None, score="scaled_dot", v_a=None, activation="tanh", B=None, rope=None,
+              qk=None, cap=None):
     """Algorithm 4 as one head: X (B, ℓ_x, d_x), Z (B, ℓ_z, d_z) → (B, ℓ_x, d_out) (``attend_fn`` replaces
     :func:`attend`, as in :func:`attend_heads`); ``score``, ``v_a`` and ``activation`` as in :func:`attend`,
     ``B`` a score bias (ℓ_x, ℓ_z), ``rope`` the rotary settings (queries and keys rotated for their positions)."""
@@ -206,12 +242,15 @@ def attention(X, Z=None, mask=None, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=No
     def one(t):
         return (None if t is None else t[None])
     Q, K, V = heads(X, one(W_q), one(b_q)), heads(Z, one(W_k), one(b_k)), heads(Z, one(W_v), one(b_v))
-    Q = rotate(Q, positions_of(X.shape[1], device=X.device), rope)
-    K = rotate(K, positions_of(Z.shape[1], device=Z.device), rope)
+    longest = max(X.shape[1], Z.shape[1])                                  # one dynamic table for queries and keys
+    Q = rotate(normed(Q, qk, "q"), positions_of(X.shape[1], device=X.device), rope, longest)
+    K = rotate(normed(K, qk, "k"), positions_of(Z.shape[1], device=Z.device), rope, longest)
     chosen = {} if (score, v_a, activation) == ("scaled_dot", None, "tanh") else \
         {"score": score, "v_a": v_a, "activation": activation}         # an attend_fn may know no scores
     if B is not None:
         chosen["bias"] = B
+    if cap is not None:
+        chosen["cap"] = cap
     return (attend_fn or attend)(Q, K, V, mask, empty=empty, path=path, **chosen)[:, 0]
 
 
@@ -225,8 +264,11 @@ def single_query_attention(e, e_t, *, W_q, W_k, W_v, b_q=None, b_k=None, b_v=Non
 
 def attention_paths(options) -> tuple:
     """The paths of an attention variant: every one, but only the explicit one for the additive score (the
-    fused kernels compute dot products only)."""
-    return ("explicit",) if options.get("score") == "additive" else ATTENTION_PATHS
+    fused kernels compute dot products only), and the explicit and flex ones for soft-capped scores (SDPA's
+    scores cannot be reached)."""
+    if options.get("score") == "additive":
+        return EXPLICIT
+    return ("explicit", "flex") if options.get("score_cap") is not None else ATTENTION_PATHS
 
 
 def _score(c) -> dict:
@@ -242,7 +284,8 @@ def _attention(c, fn, names):
     mask = mask_to_rows(c.get("mask"), Z.shape[1], X.shape[1], device=c.device)
     bias = {"B": c.tensor("B").transpose(-1, -2)} if c.options["score_bias"] else {}   # the spec's ℓ_z×ℓ_x as rows
     return rows_to_columns(fn(X, Z, mask, empty=c.options["empty"], path=c.path, **_score(c), **bias,
-                              rope=settings(c.options), **c.weights(*names)))
+                              rope=settings(c.options), qk=qk_of(c.options["qk_norm"], c.options["qk_eps"], c.params),
+                              cap=c.options["score_cap"], **c.weights(*names)))
 
 
 @runs("single_query_attention")

@@ -3,12 +3,14 @@ torch, batch-first: the cache grows by the new tokens' keys and values, layer by
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import require_torch
-from .architectures import embed, final_norm, layer, mlp_sublayer, probabilities, stack_options, unembed
-from .attention import MHA, attend_heads, causal_mask, heads, positions_of
+from .architectures import embed, final_norm, layer, layer_qk, mlp_sublayer, probabilities, stack_options, unembed
+from .attention import MHA, attend, attend_heads, causal_mask, heads, normed, positions_of, qk_of
 from .convert import mask_to_rows, rows_to_columns, to_numpy
 from .rotary import rotate, settings
-from .runners import SDPA_PATHS, runs
+from .runners import runs, stack_paths
 
 __all__ = ["mhattention_kv", "run_kv_mhattention", "kv_dtransformer", "run_kv_dtransformer"]
 
@@ -16,21 +18,24 @@ torch = require_torch()
 F = torch.nn.functional
 
 def mhattention_kv(X, K_c=None, V_c=None, mask=None, *, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None,
-                   b_o=None, path="explicit", rope=None, empty="zero"):
+                   b_o=None, path="explicit", rope=None, empty="zero", qk=None, cap=None):
     """Algorithm 5 as self-attention of new tokens X (B, ℓ_x, d_x) over a key/value cache K_c, V_c
     (B, H_kv, ℓ_c, ·) and themselves: (output (B, ℓ_x, d_out), keys, values), the cache grown by ℓ_x.  With
     ``rope`` the new tokens sit at positions ℓ_c, …: their queries and keys are rotated, and the cache's keys
     were rotated when they were new.  ``empty``: what a new token no key is admitted to gets
-    (:func:`reference.model.attention.attend`)."""
+    (:func:`reference.model.attention.attend`); ``qk`` and ``cap``: the QK-norm and the soft cap (a cache holds
+    normalised keys)."""
     start = 0 if K_c is None else K_c.shape[2]
     K, V = heads(X, W_k, b_k), heads(X, W_v, b_v)
-    K = rotate(K, positions_of(X.shape[1], start, device=X.device), rope)
+    K = rotate(normed(K, qk, "k"), positions_of(X.shape[1], start, device=X.device), rope)
     if K_c is not None:
         K, V = torch.cat((K_c, K), dim=2), torch.cat((V_c, V), dim=2)
-    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, rope=rope, start=start), K, V
+    attend_fn = None if cap is None else partial(attend, cap=cap)
+    return attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, empty, path, attend_fn, rope=rope, start=start,
+                        qk=qk), K, V
 
 
-@runs("kv_mhattention", paths=SDPA_PATHS)
+@runs("kv_mhattention", paths=stack_paths)
 def run_kv_mhattention(c):
     X = c.rows("X")
     cache = (None, None)
@@ -39,6 +44,7 @@ def run_kv_mhattention(c):
     total = X.shape[1] + (0 if cache[0] is None else cache[0].shape[2])
     mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
     Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, rope=settings(c.options), empty=c.options["empty"],
+                             qk=qk_of(c.options["qk_norm"], c.options["qk_eps"], c.params), cap=c.options["score_cap"],
                              **c.weights(*MHA))
     return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
 
@@ -55,6 +61,7 @@ def kv_dtransformer(x, cache, p, options, *, ell_max=None, path="explicit"):
     def attend(l, h):
         K_c, V_c = (None, None) if cache is None else cache[l]
         Y, K, V = mhattention_kv(h, K_c, V_c, mask, path=path, rope=settings(opts.rope_options),
+                                 qk=layer_qk(p, "", l, opts), cap=opts.score_cap,
                                  **{n: p[n][l] for n in MHA if n in p})
         grown.append((K, V))
         return Y
@@ -66,7 +73,7 @@ def kv_dtransformer(x, cache, p, options, *, ell_max=None, path="explicit"):
     return unembed(p, X, opts), grown
 
 
-@runs("kv_dtransformer", paths=SDPA_PATHS)
+@runs("kv_dtransformer", paths=stack_paths)
 def run_kv_dtransformer(c):
     cache = None
     if c.options["step"] == "extend":  # the spec's L×H_kv×d×ℓ_c ↦ one (1, H_kv, ℓ_c, d) pair per layer

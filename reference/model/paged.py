@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import require_torch
-from .attention import MHA
+from .attention import MHA, qk_of
 from .convert import mask_to_rows, rows_to_columns, to_numpy
 from .kv_cache import mhattention_kv
 from .rotary import settings
@@ -33,6 +33,7 @@ def run_paged_mhattention(c):
     mask = mask_to_rows(c.get("mask"), total, X.shape[1], device=c.device)
     cache = (gather(c.tensor(name), c["table"], c["ell_c"]) for name in ("K_pool", "V_pool"))
     Y, K, V = mhattention_kv(X, *cache, mask, path=c.path, rope=settings(c.options), empty=c.options["empty"],
+                             qk=qk_of(c.options["qk_norm"], c.options["qk_eps"], c.params), cap=c.options["score_cap"],
                              **c.weights(*MHA))
     return rows_to_columns(Y), to_numpy(K[0].transpose(-1, -2)), to_numpy(V[0].transpose(-1, -2))
 

@@ -65,15 +65,17 @@ def frequencies(rope: dict, rows: int, length: int, *, dtype=torch.float64, devi
     return inv
 
 
-def rotate(X, positions, rope: dict | None):
+def rotate(X, positions, rope: dict | None, length: int | None = None):
     """X (…, ℓ, d): each row t rotated for ``positions[t]`` (ℓ,), by the ``rope`` settings (:func:`settings`);
-    X itself without them."""
+    X itself without them.  ``length``: the sequence length the dynamic rule reads (default: the last position
+    + 1)."""
     if rope is None:
         return X
     rows = _rows(X.shape[-1], rope["rope_fraction"])
     exact = torch.float32 if X.device.type == "mps" else torch.float64       # MPS has no float64
     wide = torch.float64 if X.dtype == torch.float64 else torch.float32
-    length = int(positions.max()) + 1 if positions.numel() else 0
+    if length is None:
+        length = int(positions.max()) + 1 if positions.numel() else 0
     inv = frequencies(rope, rows, length, dtype=exact, device=X.device)
     angle = positions.to(inv.dtype)[:, None] * inv[None, :]                   # (ℓ, rows/2)
     scale = 0.1 * math.log(rope["rope_factor"]) + 1.0 if rope["rope_scaling"] == "yarn" and \

@@ -17,12 +17,18 @@ from typing import Callable
 
 from formal.errors import ConfigError
 
-__all__ = ["Runner", "runs", "runner", "supported", "documented", "EXPLICIT", "SDPA_PATHS"]
+__all__ = ["Runner", "runs", "runner", "supported", "documented", "EXPLICIT", "SDPA_PATHS", "stack_paths"]
 
 #: The attention paths of a runner without attention (or with scores the fused kernels lack): explicit only.
 EXPLICIT = ("explicit",)
 #: The explicit path and ``scaled_dot_product_attention``.
 SDPA_PATHS = ("explicit", "sdpa")
+
+
+def stack_paths(options: dict) -> tuple:
+    """The paths of a stack's variant: :data:`SDPA_PATHS`, or the explicit one alone where its attention soft-caps
+    the scores (SDPA's scores cannot be reached)."""
+    return EXPLICIT if options.get("score_cap") is not None else SDPA_PATHS
 
 
 @dataclass(frozen=True)

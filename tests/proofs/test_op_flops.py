@@ -50,7 +50,8 @@ def test_op_flop_counts_is_proved_and_its_twin_refuted():
     theorem, = THEOREMS
     result = run(theorem)
     assert result.proved, result.detail
-    assert "grid points" in result.detail and "70 ops" in result.detail
+    assert "grid points" in result.detail and "72 ops" in result.detail
+    assert "Rotary" in result.detail and "SoftCap" in result.detail
     assert result.twin_rejected and "its matmul count is" in result.counterexample
     assert theorem.level == "exhaustive" and "not symbolic" in theorem.method and "1, 2, 3, 4" in theorem.method
 
