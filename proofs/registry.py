@@ -8,7 +8,7 @@ from formal.errors import FormalError, shown
 
 __all__ = ["MODULES", "theorems", "prove"]
 
-MODULES = ("softmax", "scaling", "attention", "decoding", "norms", "costs", "kaplan", "flops", "graphs")
+MODULES = ("softmax", "scaling", "attention", "decoding", "rotary", "norms", "costs", "kaplan", "flops", "graphs")
 
 
 def theorems() -> list:
