@@ -226,6 +226,28 @@ def _gpt3(name, layers, d_e, heads, d_head, paper):
                   "formula.  GPT-3's alternating locally banded sparse layers are computed densely here." + note)
 
 
+# ------------------------------------------------------------------------------------------------ Llama
+#: Llama's architecture as HF's LlamaForCausalLM computes it: RMSNorm before each sublayer, SwiGLU, no biases, no
+#: position table, rotate-half rotary embeddings in every attention sublayer.
+_LLAMA = dict(norm="rms", eps=1e-5, position="none", activation="swiglu", bias=False, tied=False,
+              norm_position="pre", rope="half", rope_theta=10000.0)
+
+
+def _llama3(name, version, size, d_e, d_mlp, layers, heads, factor, tied, paper):
+    source = ('Meta, "The Llama 3 herd of models", 2024, Table 3' if version == "3.1" else
+              "the Llama 3.2 model card")
+    options = dict(_LLAMA, tied=tied, n_kv_heads=8, rope_theta=500000.0, rope_scaling="llama3", rope_factor=factor,
+                   rope_original=8192, rope_low=1.0, rope_high=4.0)
+    return Preset(name, "dtransformer", options, dict(N_V=128256, d_e=d_e, L=layers, H=heads, d_mlp=d_mlp), 131072,
+                  f"Llama {version} {size} (HF config.json of meta-llama/Llama-{version}-{size}; {source}): "
+                  f"L = {layers}, d_e = {d_e}, H = {heads} heads of {d_e // heads}, grouped-query attention with "
+                  f"8 key/value heads, SwiGLU MLP of width {d_mlp}, RMSNorm (ε = 1e-5), no biases, "
+                  f"{'tied' if tied else 'untied'} unembedding, vocabulary 128256, context 131072; rotate-half "
+                  f"rotary embeddings with θ = 500000 and the llama3 scaling rule (s = {factor:g}, N = 8192, "
+                  "low 1, high 4).  Checked against HF transformers' LlamaForCausalLM.  "
+                  f"Meta reports {paper} parameters.")
+
+
 # ------------------------------------------------------------------------------------------------ presets
 PRESETS = {p.name: p for p in [
     _gpt2("gpt2", 768, 12, 12, "117M"),
@@ -251,15 +273,20 @@ PRESETS = {p.name: p for p in [
     _gpt3("gpt3-6.7b", 32, 4096, 32, 128, "6.7B"),
     _gpt3("gpt3-13b", 40, 5140, 40, 128, "13.0B"),
     _gpt3("gpt3-175b", 96, 12288, 96, 128, "175.0B"),
-    Preset("llama-2-7b", "dtransformer",
-           dict(norm="rms", eps=1e-5, position="none", activation="swiglu", bias=False, tied=False,
-                norm_position="pre"),
-           dict(N_V=32000, d_e=4096, L=32, H=32, d_mlp=11008), 4096,
-           "Llama 2 7B (Touvron et al. 2023): L = 32, d_e = 4096, H = 32 (no grouped-query attention at 7B), "
-           "SwiGLU MLP of width 11008, RMSNorm, no biases, untied unembedding, vocabulary 32000, context "
-           "4096.  Checked against HF transformers' LlamaForCausalLM.  Rotary position embeddings have no "
-           "parameters and are not modelled (position='none'): their few FLOPs per query and key are not "
-           "counted.  The paper reports 7B."),
+    Preset("llama-2-7b", "dtransformer", _LLAMA, dict(N_V=32000, d_e=4096, L=32, H=32, d_mlp=11008), 4096,
+           "Llama 2 7B (Touvron et al. 2023; HF config.json of meta-llama/Llama-2-7b-hf): L = 32, d_e = 4096, "
+           "H = 32 (no grouped-query attention at 7B), SwiGLU MLP of width 11008, RMSNorm (ε = 1e-5), no "
+           "biases, untied unembedding, vocabulary 32000, context 4096, rotate-half rotary position embeddings "
+           "with θ = 10000 (HF's layout; Meta's code pairs the rows interleaved, the same model with its "
+           "projections' rows permuted).  The rotation has no parameters; its FLOPs count under the full "
+           "convention only.  Checked against HF transformers' LlamaForCausalLM.  The paper reports 7B."),
+    *(_llama3(name, version, size, d_e, d_mlp, layers, heads, factor, tied, paper)
+      for name, version, size, d_e, d_mlp, layers, heads, factor, tied, paper in [
+          ("llama-3.1-8b", "3.1", "8B", 4096, 14336, 32, 32, 8.0, False, "8B"),
+          ("llama-3.1-70b", "3.1", "70B", 8192, 28672, 80, 64, 8.0, False, "70B"),
+          ("llama-3.1-405b", "3.1", "405B", 16384, 53248, 126, 128, 8.0, False, "405B"),
+          ("llama-3.2-1b", "3.2", "1B", 2048, 8192, 16, 32, 32.0, True, "1.23B"),
+          ("llama-3.2-3b", "3.2", "3B", 3072, 8192, 28, 24, 32.0, True, "3.21B")]),
     *(_preset(name, "etransformer",
               dict(position="learned", activation="gelu", eps=1e-12, norm_position="pre", inputs="patches",
                    head="classifier"),

@@ -12,8 +12,9 @@ derive from the published configs.
   positions, the unembedding tied as ``tie_word_embeddings`` says, ``eps = layer_norm_epsilon``.
 - :func:`bert` — ``BertConfig`` ↦ Algorithm 9 (``etransformer``) as the masked-LM model: post-LN, exact
   GELU, token types, an embedding layer norm, the MLM head's output bias.
-- :func:`llama` — ``LlamaConfig`` ↦ Algorithm 10 with RMSNorm, SwiGLU, no biases and
-  ``position="none"``: rotary embeddings have no parameters and are not modelled.
+- :func:`llama` — ``LlamaConfig`` ↦ Algorithm 10 with RMSNorm, SwiGLU, no biases, no position table
+  (``position="none"``) and HF's rotation: rotate-half RoPE (``rope="half"``) of base ``rope_theta`` with the
+  scaling rule of its rope parameters (:func:`llama_rotation`).
 - :func:`vit` — ``ViTConfig`` ↦ Algorithm 9 as ViT on flattened patches (``inputs="patches"``), pre-LN, the
   classifier head on the class token.
 - :func:`swin` — ``SwinConfig`` ↦ ``swin``: four stages, heads doubling from stage to stage.
@@ -21,10 +22,12 @@ derive from the published configs.
 
 from __future__ import annotations
 
+import math
+
 from formal.errors import ConfigError
 from formal.models.presets import Preset
 
-__all__ = ["gpt2", "bert", "llama", "vit", "swin", "MAPPINGS", "preset_of"]
+__all__ = ["gpt2", "bert", "llama", "llama_rotation", "vit", "swin", "MAPPINGS", "preset_of"]
 
 
 def _require(config, field: str, wanted, why: str):
@@ -67,15 +70,136 @@ def bert(config) -> Preset:
     return Preset(_name(config), "etransformer", options, sizes, config.max_position_embeddings)
 
 
+#: HF's ``rope_type`` ↦ the spec's ``rope_scaling`` (None: the frequencies θ^(−2i/d) as they are).
+_ROPE_TYPES = {"default": None, "linear": "linear", "dynamic": "dynamic", "yarn": "yarn", "llama3": "llama3"}
+
+
+def _rope_parameters(config) -> dict:
+    """The config's rope parameters as one flat dict: transformers 5's ``rope_parameters`` (``rope_theta`` and
+    ``partial_rotary_factor`` inside it), else the legacy ``rope_scaling`` with the ``rope_theta`` and
+    ``partial_rotary_factor`` attributes beside it (transformers 4)."""
+    params = dict(getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {})
+    for field in ("rope_theta", "partial_rotary_factor"):
+        if field not in params and getattr(config, field, None) is not None:
+            params[field] = getattr(config, field)
+    return params
+
+
+def _field(config, field: str) -> str:
+    """How a message names a rope parameter: ``LlamaConfig.rope_parameters['factor']``."""
+    return f"{type(config).__name__}.rope_parameters['{field}']"
+
+
+def _real(config, field: str, value, least: float | None = None) -> float:
+    """A rope parameter as a float (at least ``least``, where given), else a ConfigError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{_field(config, field)} = {value!r}: not a finite number")
+    if least is not None and value < least:
+        raise ConfigError(f"{_field(config, field)} = {value!r}: the spec's scaling factor is ≥ {least:g} (a context "
+                          "extended, not shrunk)")
+    return float(value)
+
+
+def _whole(where: str, value) -> int:
+    """A context length (named ``where`` in a message) as an int, else a ConfigError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+        raise ConfigError(f"{where} = {value!r}: a context length is a whole number ≥ 1")
+    return int(value)
+
+
+def llama_rotation(config) -> dict:
+    """The rotary options of a ``LlamaConfig``: ``rope="half"`` (HF's ``rotate_half``), ``rope_theta`` and the
+    scaling rule of its rope parameters, read as HF reads them (``modeling_rope_utils``):
+
+    - ``rope_type`` (or the legacy ``type``, which HF also accepts) ``default``, ``linear``, ``dynamic``,
+      ``yarn`` or ``llama3`` is ``rope_scaling`` None, linear, dynamic, yarn or llama3; any other (``longrope``,
+      ``proportional``, …) is a ConfigError;
+    - ``factor`` is ``rope_factor``; ``original_max_position_embeddings`` is ``rope_original`` under yarn and
+      llama3 (the config's own attribute of that name first, as HF's rotary module takes it; else the rope
+      parameters', else ``max_position_embeddings``), ``low_freq_factor``/``high_freq_factor`` are
+      ``rope_low``/``rope_high``, ``beta_fast``/
+      ``beta_slow`` are ``rope_beta_fast``/``rope_beta_slow`` (32 and 1 where absent or 0, as HF's ``or``
+      gives them);
+    - HF's dynamic rule takes ``max_position_embeddings`` as N (it reads no
+      ``original_max_position_embeddings``): ``rope_original = max_position_embeddings`` there.  (HF also keeps
+      the frequencies of the longest sequence seen until one shorter than N resets them; the spec's are those
+      of the sequence at hand.)
+    - yarn without ``factor`` takes ``max_position_embeddings / original_max_position_embeddings``, as HF does.
+
+    A field that would make HF compute something the spec's rotation does not is a ConfigError naming it and its
+    value: yarn's ``attention_factor`` other than 0.1·ln s + 1, ``mscale`` or ``mscale_all_dim`` (they set
+    another attention factor), ``truncate`` false (an untruncated ramp); and ``partial_rotary_factor`` other
+    than 1 — HF's ``LlamaForCausalLM`` does not rotate part of a head: its default rule rotates the whole head
+    whatever the field says, and under a scaling rule its frequencies no longer fit the head (its forward
+    fails), so no ``rope_fraction`` computes what it does."""
+    name = type(config).__name__
+    params = _rope_parameters(config)
+    kind = params.get("rope_type", params.get("type", "default"))
+    if kind not in _ROPE_TYPES:
+        raise ConfigError(f"{name}.rope_parameters['rope_type'] = {kind!r}: no counterpart in the spec's "
+                          f"rotation; known: {', '.join(_ROPE_TYPES)}")
+    fraction = params.get("partial_rotary_factor")
+    if fraction is not None and fraction != 1:
+        raise ConfigError(f"{name}.rope_parameters['partial_rotary_factor'] = {fraction!r}: HF's LlamaForCausalLM "
+                          "rotates whole heads (its default rule ignores the field; under a scaling rule its "
+                          "frequencies no longer fit the head), so no rope_fraction computes what it does")
+    options = {"rope": "half", "rope_theta": _real(config, "rope_theta", params.get("rope_theta", 10000.0))}
+    scaling = _ROPE_TYPES[kind]
+    if scaling is None:
+        return options
+    options["rope_scaling"] = scaling
+    factor = params.get("factor")
+    if scaling == "dynamic":
+        options.update(rope_factor=_real(config, "factor", factor, 1),
+                       rope_original=_whole(f"{name}.max_position_embeddings", config.max_position_embeddings))
+        return options
+    if scaling == "linear":
+        options["rope_factor"] = _real(config, "factor", factor, 1)
+        return options
+    if getattr(config, "original_max_position_embeddings", None) is not None:    # HF prefers the config's own
+        original = _whole(f"{name}.original_max_position_embeddings", config.original_max_position_embeddings)
+    else:
+        original = _whole(_field(config, "original_max_position_embeddings"),
+                          params.get("original_max_position_embeddings", config.max_position_embeddings))
+    if scaling == "llama3":
+        options.update(rope_factor=_real(config, "factor", factor, 1), rope_original=original,
+                       rope_low=_real(config, "low_freq_factor", params.get("low_freq_factor")),
+                       rope_high=_real(config, "high_freq_factor", params.get("high_freq_factor")))
+        return options
+    if factor is None:                                       # yarn: HF's implicit factor
+        factor = config.max_position_embeddings / original
+    factor = _real(config, "factor", factor, 1)
+    for field in ("mscale", "mscale_all_dim"):
+        if params.get(field):
+            raise ConfigError(f"{name}.rope_parameters['{field}'] = {params[field]!r}: YaRN's mscale and "
+                              "mscale_all_dim set another attention factor (and, in the models that read it, "
+                              "another softmax scale); the spec's yarn multiplies the rotated rows by 0.1·ln s + 1")
+    attention = params.get("attention_factor")
+    implied = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
+    if attention is not None and not math.isclose(_real(config, "attention_factor", attention), implied,
+                                                  rel_tol=1e-12):
+        raise ConfigError(f"{name}.rope_parameters['attention_factor'] = {attention!r}: the spec's yarn multiplies "
+                          f"the rotated rows by 0.1·ln s + 1 = {implied!r} (s = {factor:g})")
+    if not params.get("truncate", True):
+        raise ConfigError(f"{name}.rope_parameters['truncate'] = {params['truncate']!r}: the spec's yarn ramp "
+                          "rounds its ends to whole pairs (HF's truncate = True)")
+    options.update(rope_factor=factor, rope_original=original,
+                   rope_beta_fast=_real(config, "beta_fast", params.get("beta_fast") or 32.0),
+                   rope_beta_slow=_real(config, "beta_slow", params.get("beta_slow") or 1.0))
+    return options
+
+
 def llama(config) -> Preset:
     """``LlamaConfig`` ↦ the ``dtransformer`` preset (grouped-query attention as ``n_kv_heads`` when
-    ``num_key_value_heads`` is not ``num_attention_heads``; a ``head_dim`` other than d_e/H as ``d_attn``)."""
+    ``num_key_value_heads`` is not ``num_attention_heads``; a ``head_dim`` other than d_e/H as ``d_attn``; the
+    rotation as :func:`llama_rotation` reads it)."""
     _require(config, "hidden_act", "silu", "only silu (SwiGLU's gate) is mapped")
     if config.attention_bias or config.mlp_bias:
         raise ConfigError("LlamaConfig with attention_bias or mlp_bias: the spec's bias option covers both at once")
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     options = {"norm": "rms", "eps": float(config.rms_norm_eps), "position": "none", "activation": "swiglu",
-               "bias": False, "tied": bool(config.tie_word_embeddings), "norm_position": "pre"}
+               "bias": False, "tied": bool(config.tie_word_embeddings), "norm_position": "pre",
+               **llama_rotation(config)}
     if kv is not None and kv != heads:
         options["n_kv_heads"] = kv
     sizes = {"N_V": config.vocab_size, "d_e": config.hidden_size, "L": config.num_hidden_layers, "H": heads,

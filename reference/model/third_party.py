@@ -17,8 +17,9 @@ paper (the HF readers take them from :mod:`.hf_configs`, the mapping of a config
   unembedding tied to ``W_e`` and ``eps = layer_norm_epsilon``.
 - :func:`from_bert` — HF ``BertForMaskedLM`` is Algorithm 9 with token types, a layer norm after the
   embedding, the MLM head's output bias, the unembedding tied to ``W_e`` and ``eps = layer_norm_eps``.
-- :func:`from_hf_llama` — HF ``LlamaForCausalLM`` is Algorithm 10 with RMSNorm, SwiGLU, no biases and
-  ``eps = rms_norm_eps``, where its rotary position embedding is the identity (the spec has none).
+- :func:`from_hf_llama` — HF ``LlamaForCausalLM`` is Algorithm 10 with RMSNorm, SwiGLU, no biases,
+  ``eps = rms_norm_eps`` and its rotary position embedding: rotate-half RoPE (``rope="half"``) of base
+  ``rope_theta`` with its scaling rule (:func:`.hf_configs.llama_rotation`).
 - :func:`from_hf_vit` — HF ``ViTForImageClassification`` is Algorithm 9 as ViT from the image
   (``inputs="image"``, pre-LN, the classifier head): its patch embedding is a Conv2d of kernel and stride P,
   whose weight (d_e, C, P, P) flattened is ``W_patch`` in the ``channel-first`` patch order.
@@ -177,9 +178,14 @@ def from_bert(model) -> tuple[dict, dict]:
 
 def from_hf_llama(model) -> tuple[dict, dict]:
     """HF ``LlamaForCausalLM`` ↦ (Algorithm 10's parameters, options): RMSNorm (γ only), SwiGLU
-    (``down(SiLU(gate x) ⊙ up x)``: ``W_gate``, ``W_mlp1``, ``W_mlp2``), no biases, ``position="none"`` —
-    the module's rotary embeddings have no parameters and no counterpart in the spec, so its output equals
-    the spec's only where the rotation is the identity."""
+    (``down(SiLU(gate x) ⊙ up x)``: ``W_gate``, ``W_mlp1``, ``W_mlp2``), no biases, no position table
+    (``position="none"``) and the module's rotation, which has no parameters: its options (``rope="half"``,
+    ``rope_theta``, the scaling rule) are :func:`.hf_configs.llama`'s, read from ``model.config``.  The rows of
+    ``q_proj``/``k_proj`` are HF's rotate-half layout (row i pairs with row i + d/2 of its head), the spec's
+    ``rope="half"``: they are read as they are, with no permutation.
+
+    HF computes the rotation's frequencies (``inv_freq``) and angles in float32 whatever the model's dtype (as
+    its RMSNorm normalises in float32), so a float64 model agrees with the spec to float32's precision there."""
     config, inner = model.config, model.model
     options = hf_configs.llama(config).options
     H, kv = config.num_attention_heads, options.get("n_kv_heads", config.num_attention_heads)

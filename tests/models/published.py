@@ -3,7 +3,9 @@
 ``HF`` holds, for each preset with an HF counterpart, the HF config class and the fields of the checkpoint's
 published ``config.json`` that say what the model is (dropout rates, initialisers and token ids left out: they
 change no forward pass at inference and no size); a field the file leaves out takes the class default, as HF
-loads it.  ``GPT3`` and ``TRANSFORMER_BASE`` are the papers' tables, for the presets without an HF model.
+loads it.  HF's config classes write into a ``rope_scaling`` dict they are given (``rope_theta`` …): build a
+config from a deep copy (:func:`fields_of`), never from these dicts.  ``GPT3`` and ``TRANSFORMER_BASE`` are the
+papers' tables, for the presets without an HF model.
 """
 
 _GPT2 = {"activation_function": "gelu_new", "layer_norm_epsilon": 1e-05, "n_ctx": 1024, "n_positions": 1024,
@@ -11,6 +13,18 @@ _GPT2 = {"activation_function": "gelu_new", "layer_norm_epsilon": 1e-05, "n_ctx"
 _BERT = {"hidden_act": "gelu", "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "type_vocab_size": 2,
          "vocab_size": 30522, "position_embedding_type": "absolute"}
 _VIT = {"hidden_act": "gelu", "layer_norm_eps": 1e-12, "image_size": 224, "num_channels": 3, "qkv_bias": True}
+#: The fields every Llama 3.1 and 3.2 config.json shares: grouped-query attention with 8 key/value heads, the
+#: 128256-token vocabulary, a 131072-token context reached by the llama3 rule from 8192 (its factor per model).
+_LLAMA3 = {"attention_bias": False, "hidden_act": "silu", "max_position_embeddings": 131072, "mlp_bias": False,
+           "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "vocab_size": 128256}
+
+
+def _llama3_scaling(factor):
+    """The ``rope_scaling`` of a Llama 3.1 (factor 8) or 3.2 (factor 32) config.json."""
+    return {"factor": factor, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+            "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+
+
 _SWIN = {"hidden_act": "gelu", "layer_norm_eps": 1e-05, "image_size": 224, "patch_size": 4, "num_channels": 3,
          "window_size": 7, "mlp_ratio": 4.0, "qkv_bias": True, "use_absolute_embeddings": False,
          "num_labels": 1000}
@@ -32,8 +46,26 @@ HF = {
     "llama-2-7b": ("LlamaConfig", "meta-llama/Llama-2-7b-hf",
                    {"hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 11008,
                     "max_position_embeddings": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
-                    "num_key_value_heads": 32, "rms_norm_eps": 1e-05, "tie_word_embeddings": False,
-                    "vocab_size": 32000}),
+                    "num_key_value_heads": 32, "rms_norm_eps": 1e-05, "rope_scaling": None,
+                    "tie_word_embeddings": False, "vocab_size": 32000}),
+    "llama-3.1-8b": ("LlamaConfig", "meta-llama/Llama-3.1-8B",
+                     {**_LLAMA3, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+                      "num_hidden_layers": 32, "rope_scaling": _llama3_scaling(8.0), "tie_word_embeddings": False}),
+    "llama-3.1-70b": ("LlamaConfig", "meta-llama/Llama-3.1-70B",
+                      {**_LLAMA3, "hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64,
+                       "num_hidden_layers": 80, "rope_scaling": _llama3_scaling(8.0), "tie_word_embeddings": False}),
+    "llama-3.1-405b": ("LlamaConfig", "meta-llama/Llama-3.1-405B",
+                       {**_LLAMA3, "hidden_size": 16384, "intermediate_size": 53248, "num_attention_heads": 128,
+                        "num_hidden_layers": 126, "rope_scaling": _llama3_scaling(8.0),
+                        "tie_word_embeddings": False}),
+    "llama-3.2-1b": ("LlamaConfig", "meta-llama/Llama-3.2-1B",
+                     {**_LLAMA3, "head_dim": 64, "hidden_size": 2048, "intermediate_size": 8192,
+                      "num_attention_heads": 32, "num_hidden_layers": 16, "rope_scaling": _llama3_scaling(32.0),
+                      "tie_word_embeddings": True}),
+    "llama-3.2-3b": ("LlamaConfig", "meta-llama/Llama-3.2-3B",
+                     {**_LLAMA3, "head_dim": 128, "hidden_size": 3072, "intermediate_size": 8192,
+                      "num_attention_heads": 24, "num_hidden_layers": 28, "rope_scaling": _llama3_scaling(32.0),
+                      "tie_word_embeddings": True}),
     "vit-b16": ("ViTConfig", "google/vit-base-patch16-224",
                 {**_VIT, "hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12,
                  "num_hidden_layers": 12, "patch_size": 16, "num_labels": 1000}),
@@ -71,3 +103,9 @@ GPT3_CONTEXT, GPT3_VOCABULARY = 2048, 50257
 #: Vaswani et al. 2017, Table 3's base row and §3: N = 6 layers per stack, d_model = 512, d_ff = 2048,
 #: h = 8, d_k = d_v = 64; a shared source–target vocabulary of about 37000 tokens (§5.1).
 TRANSFORMER_BASE = {"N": 6, "d_model": 512, "d_ff": 2048, "h": 8, "d_k": 64, "d_v": 64, "vocabulary": 37000}
+
+
+def fields_of(name: str) -> dict:
+    """A deep copy of preset ``name``'s published fields, for a config class to read (and write into)."""
+    import copy
+    return copy.deepcopy(HF[name][2])

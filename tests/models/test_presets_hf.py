@@ -22,8 +22,7 @@ def complete(algorithm: str, options: dict) -> dict:
 
 def hf_config(name: str):
     """The HF config object of preset ``name``'s published checkpoint."""
-    cls, _, fields = published.HF[name]
-    return getattr(transformers, cls)(**fields)
+    return getattr(transformers, published.HF[name][0])(**published.fields_of(name))
 
 
 def assert_same_preset(preset, derived):
@@ -41,11 +40,71 @@ def test_preset_is_its_published_hf_config(name):
     assert_same_preset(presets.get(name), hf_configs.preset_of(hf_config(name)))
 
 
+def _differs(preset, derived) -> bool:
+    """Whether :func:`assert_same_preset` fails."""
+    try:
+        assert_same_preset(preset, derived)
+    except AssertionError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name, field, value", [
+    ("llama-2-7b", "rope_theta", 500000.0),
+    ("llama-3.1-8b", "rope_theta", 10000.0),
+    ("llama-3.1-8b", "rope_scaling", {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}),
+    ("llama-3.1-70b", "rope_scaling", {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 2.0, "original_max_position_embeddings": 8192}),
+    ("llama-3.1-405b", "rope_scaling", None),
+    ("llama-3.1-405b", "num_key_value_heads", 16),
+    ("llama-3.2-3b", "head_dim", 96),
+    ("llama-3.2-1b", "tie_word_embeddings", False),
+    ("llama-3.2-1b", "max_position_embeddings", 8192),
+])
+def test_a_planted_field_fails_the_field_by_field_comparison(name, field, value):
+    """One field of the published config changed (θ, the llama3 factor or band, no scaling, the key/value heads,
+    head_dim, tying, the context): the preset no longer equals what the mapping derives — the check above can
+    see each of them."""
+    fields = {**published.fields_of(name), field: value}
+    assert _differs(presets.get(name), hf_configs.preset_of(getattr(transformers, published.HF[name][0])(**fields)))
+
+
+#: The HF model class of each config class: what a preset's count is checked against.
+HF_MODELS = {"GPT2Config": "GPT2LMHeadModel", "BertConfig": "BertForMaskedLM", "LlamaConfig": "LlamaForCausalLM",
+             "ViTConfig": "ViTForImageClassification", "SwinConfig": "SwinForImageClassification"}
+
+
+def hf_count(config) -> int:
+    """The parameters of the HF model of ``config`` built on the meta device (no memory, nothing downloaded):
+    ``sum(p.numel())`` over its parameters, a tied matrix counted once."""
+    import torch
+    with torch.device("meta"):
+        model = getattr(transformers, HF_MODELS[type(config).__name__])(config)
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+@pytest.mark.parametrize("name", sorted(published.HF))
+def test_preset_parameters_equal_the_hf_model_of_its_published_config(name):
+    """The preset's derived parameter count equals HF's model built from the published config.json exactly —
+    the Llama 3.1 and 3.2 presets (grouped-query attention, 3.2's tied embeddings) among them."""
+    assert presets.get(name).evaluate()["params"] == hf_count(hf_config(name))
+
+
+def test_the_count_check_can_fail():
+    """Untying Llama 3.2 1B's unembedding adds its 128256 × 2048 matrix to HF's count, and a fourth of the
+    key/value heads takes 3/4 of W_k and W_v off every layer: the counts above would see either."""
+    untied = transformers.LlamaConfig(**{**published.fields_of("llama-3.2-1b"), "tie_word_embeddings": False})
+    assert hf_count(untied) - presets.get("llama-3.2-1b").evaluate()["params"] == 128256 * 2048
+    fewer = transformers.LlamaConfig(**{**published.fields_of("llama-3.1-8b"), "num_key_value_heads": 2})
+    assert presets.get("llama-3.1-8b").evaluate()["params"] - hf_count(fewer) == 32 * 2 * 4096 * (8 - 2) * 128
+
+
 @pytest.mark.parametrize("name", sorted(published.CLASS_DEFAULTS))
 def test_published_configs_agree_with_hf_class_defaults(name):
     """HF's config classes default to these checkpoints: the transcription of their config.json and the
     class's defaults (but for the fields ``CLASS_DEFAULTS`` names, given) map to the same preset."""
-    cls, _, fields = published.HF[name]
+    cls, fields = published.HF[name][0], published.fields_of(name)
     defaults = getattr(transformers, cls)(**{k: fields[k] for k in published.CLASS_DEFAULTS[name]})
     assert_same_preset(hf_configs.preset_of(defaults), hf_configs.preset_of(hf_config(name)))
 
@@ -107,6 +166,15 @@ def test_show_attend_tell_preset_is_the_authors_coco_script():
     ("GPT2Config", {"scale_attn_by_inverse_layer_idx": True}, "scale_attn_by_inverse_layer_idx = True"),
     ("BertConfig", {"position_embedding_type": "relative_key"}, "position_embedding_type = 'relative_key'"),
     ("LlamaConfig", {"attention_bias": True}, "attention_bias"),
+    ("LlamaConfig", {"rope_scaling": {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [2.0] * 64,
+                                      "original_max_position_embeddings": 4096}}, r"\['rope_type'\] = 'longrope'"),
+    ("LlamaConfig", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096,
+                                      "attention_factor": 1.0}}, r"\['attention_factor'\] = 1.0"),
+    ("LlamaConfig", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096,
+                                      "mscale": 1.0, "mscale_all_dim": 0.5}}, r"\['mscale'\] = 1.0"),
+    ("LlamaConfig", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096,
+                                      "truncate": False}}, r"\['truncate'\] = False"),
+    ("LlamaConfig", {"partial_rotary_factor": 0.5}, r"\['partial_rotary_factor'\] = 0.5"),
     ("ViTConfig", {"qkv_bias": False}, "qkv_bias = False"),
     ("SwinConfig", {"num_heads": [3, 6, 12, 12]}, r"num_heads = \[3, 6, 12, 12\]"),
     ("SwinConfig", {"use_absolute_embeddings": True}, "use_absolute_embeddings = True")])

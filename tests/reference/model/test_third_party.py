@@ -275,3 +275,27 @@ def test_hf_gpt2_through_the_reference_stack_with_the_readers_options(path):
         want = model(x).logits
         got = stacks.dtransformer(x, params_to_torch(params), options, path=path)
     assert torch.max(torch.abs(want - got)).item() <= FLOAT64 * max(1.0, torch.max(torch.abs(want)).item())
+
+
+def test_hf_llama_reader_reads_its_rotation_and_its_rows_as_they_are():
+    """``from_hf_llama``'s options carry the module's rotation as :func:`reference.model.hf_configs.llama` reads it
+    from the config (rotate-half, θ, the llama3 rule here; the legacy ``rope_scaling`` spelling too), and the rows
+    of ``q_proj``/``k_proj`` are the spec's W_q/W_k as they are: HF's rotate-half layout is the spec's
+    ``rope="half"``, so nothing is permuted (the interleaved layout would need the rows of each head reordered).
+    tests/models/test_llama_rotary.py checks what the module computes."""
+    transformers = pytest.importorskip("transformers")
+    from reference.model import hf_configs
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 64}
+    config = transformers.LlamaConfig(hidden_size=16, num_attention_heads=4, num_key_value_heads=2,
+                                      num_hidden_layers=1, intermediate_size=8, vocab_size=10,
+                                      max_position_embeddings=128, rope_scaling=scaling, rope_theta=500000.0)
+    model = randomise(transformers.LlamaForCausalLM(config), 0)
+    params, options = third_party.from_hf_llama(model)
+    assert options == {**hf_configs.llama(config).options, "tied": False}
+    assert {k: v for k, v in options.items() if k.startswith("rope")} == {
+        "rope": "half", "rope_theta": 500000.0, "rope_scaling": "llama3", "rope_factor": 8.0, "rope_original": 64,
+        "rope_low": 1.0, "rope_high": 4.0}
+    attention = model.model.layers[0].self_attn
+    assert np.array_equal(params["W_q"][0].reshape(-1, 16), attention.q_proj.weight.detach().numpy())
+    assert np.array_equal(params["W_k"][0].reshape(-1, 16), attention.k_proj.weight.detach().numpy())
