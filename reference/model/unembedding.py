@@ -11,11 +11,13 @@ __all__ = ["unembedding", "run_unembedding"]
 torch = require_torch()
 F = torch.nn.functional
 
-def unembedding(e, W_u, b_u=None):
-    """Algorithm 7: ``softmax(W_u e + b_u)`` over the vocabulary (the last axis)."""
-    return torch.softmax(F.linear(e, W_u, b_u), dim=-1)
+def unembedding(e, W_u, b_u=None, cap=None):
+    """Algorithm 7: ``softmax(W_u e + b_u)`` over the vocabulary (the last axis), the logits soft-capped,
+    ``cap·tanh(z/cap)``, with a ``cap``."""
+    logits = F.linear(e, W_u, b_u)
+    return torch.softmax(logits if cap is None else cap * torch.tanh(logits / cap), dim=-1)
 
 
 @runs("unembedding")
 def run_unembedding(c):
-    return to_numpy(unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u")))
+    return to_numpy(unembedding(c.tensor("e"), c.params["W_u"], c.params.get("b_u"), c.options["cap"]))
