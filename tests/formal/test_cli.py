@@ -39,7 +39,8 @@ def test_list_json(capsys):
     assert all(r["source"] == "" for r in rows if r["number"] is not None)
     rope = {"rope", "rope_theta", "rope_fraction", "rope_scaling", "rope_factor", "rope_original", "rope_low",
             "rope_high", "rope_beta_fast", "rope_beta_slow"}
-    assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads", "score_bias"} | rope
+    assert rows[4]["options"].keys() == {"bias", "empty", "n_kv_heads", "score_bias", "score_cap", "qk_norm",
+                                         "qk_eps"} | rope
 
 
 def _parse(expr: str):
