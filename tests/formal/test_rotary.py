@@ -40,24 +40,16 @@ def _half_oracle(x, t, theta, rows):
 shapes = st.tuples(st.integers(1, 6), st.integers(1, 5), st.sampled_from([1.0, 0.5]))
 
 
-@given(shapes, st.sampled_from([10.0, 10000.0]), st.integers(0, 50))
-def test_interleaved_is_the_complex_product(shape, theta, start):
-    """Interleaved RoPE is Meta's complex multiplication of the pairs (2i, 2i + 1) by e^{i t ω_i}."""
-    pairs, length, fraction = shape
+@given(st.sampled_from([("interleaved", _complex_oracle), ("half", _half_oracle)]), shapes,
+       st.sampled_from([10.0, 10000.0]), st.integers(0, 50))
+def test_each_pairing_is_its_oracle(pairing, shape, theta, start):
+    """Interleaved RoPE is Meta's complex multiplication of the pairs (2i, 2i + 1) by e^{i t ω_i}; rotate-half is
+    x·cos + rotate_half(x)·sin over the first d_rot rows (GPT-NeoX's and HF's form)."""
+    (style, oracle), (pairs, length, fraction) = pairing, shape
     d = int(2 * pairs / fraction)
     x, t = RNG.normal(size=(d, length)), np.arange(start, start + length)
-    got = Rotation("interleaved", theta=theta, fraction=fraction).rotate(x, t)
-    np.testing.assert_allclose(got, _complex_oracle(x, t, theta, 2 * pairs), rtol=0, atol=1e-12)
-
-
-@given(shapes, st.sampled_from([10.0, 10000.0]), st.integers(0, 50))
-def test_half_is_rotate_half(shape, theta, start):
-    """Rotate-half RoPE is x·cos + rotate_half(x)·sin over the first d_rot rows (GPT-NeoX's and HF's form)."""
-    pairs, length, fraction = shape
-    d = int(2 * pairs / fraction)
-    x, t = RNG.normal(size=(d, length)), np.arange(start, start + length)
-    got = Rotation("half", theta=theta, fraction=fraction).rotate(x, t)
-    np.testing.assert_allclose(got, _half_oracle(x, t, theta, 2 * pairs), rtol=0, atol=1e-12)
+    got = Rotation(style, theta=theta, fraction=fraction).rotate(x, t)
+    np.testing.assert_allclose(got, oracle(x, t, theta, 2 * pairs), rtol=0, atol=1e-12)
 
 
 def test_the_two_pairings_differ_and_agree_at_position_zero():
