@@ -4,6 +4,7 @@ images) and the decoder-only (GPT), and their planted bugs.  With a key/value ca
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -12,8 +13,11 @@ from .attention import (
     GROUPED,
     attend,
     chunked_attention,
+    keys_only,
     mhattention,
     modulo_group,
+    rope_options,
+    rope_settings,
     unstable_softmax,
     unstable_weights,
 )
@@ -23,7 +27,18 @@ from .entry import Implementation, makers
 from .normalization import normalise, spread_eps_outside
 from .numerics import affine, causal, gelu, gelu_tanh, silu, softmax
 
-__all__ = ["edtransformer", "image_patches", "etransformer", "context", "dtransformer", "IMPLEMENTATIONS", "MUTANTS"]
+__all__ = ["edtransformer", "image_patches", "etransformer", "context", "dtransformer", "stack_of", "IMPLEMENTATIONS",
+           "MUTANTS"]
+
+
+def stack_of(**options) -> Stack:
+    """The :class:`~.blocks.Stack` of a stack's ``options`` (and seams), the rotary ones (``rope`` …) given to its
+    attention — every sublayer's, cross-attention's too — unless a seam replaces that attention."""
+    rope = rope_options(options)
+    stack = Stack(**options)
+    if rope_settings(rope) is None or stack._attention is not None:
+        return stack
+    return replace(stack, _attention=mhattention(bias=stack.bias, n_kv_heads=stack.n_kv_heads, **rope))
 
 
 # ------------------------------------------------------------------------------------ Algorithm 8
@@ -45,7 +60,7 @@ def edtransformer(*, activation="relu", norm_position="post", _encoder_mask=_one
     weights (``cross_``, Mask ≡ 1), MLP (``dec_``); W_e and W_p are shared by both.  Pre-LN adds a final norm
     to each stack (``gamma_enc``, ``gamma_dec``).
     """
-    stack = Stack(activation=activation, norm_position=norm_position, **options)
+    stack = stack_of(activation=activation, norm_position=norm_position, **options)
     pre = norm_position == "pre"
 
     def encode(p, z, ell_max):
@@ -123,7 +138,7 @@ def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=Fa
     """Algorithm 9: ``P ← ETransformer(x | θ)``, column t the distribution of the token at t (BERT), or
     ViT's ``p`` over the classes (from patches X_p, or the image X_img cut into patches of side P, read
     from W_patch's P²·C columns).  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (:ref:`decision-unembedding-width`)."""
-    stack = Stack(norm_position=norm_position, **options)
+    stack = stack_of(norm_position=norm_position, **options)
 
     def etransformer(params, x=None, s=None, X_p=None, X_img=None, ell_max=None):
         p = params
@@ -161,7 +176,7 @@ def dtransformer(*, _mask=_causal, _final_norm=True, **options):
 
     Defaults as the paper's: pre-LN, GELU, causal self-attention, learned positions, a final layer norm.
     """
-    stack = Stack(**options)
+    stack = stack_of(**options)
 
     def dtransformer(x, params, ell_max=None):
         p = params
@@ -344,6 +359,11 @@ _DECODER = [
           _attention=mhattention(_group=modulo_group)),
     _variant("dtransformer_pre_ln_under_post", "dtransformer", {"norm_position": "post"},
              {"norm_position": "pre"}, "arranges every sublayer pre-LN, with a final norm, under norm_position=post"),
+    _seam("dtransformer_rope_keys_only", "dtransformer", {"rope": "interleaved"},
+          "every layer turns its keys but not its queries", "review",
+          _attention=mhattention(rope="interleaved", _rotate=keys_only)),
+    _variant("dtransformer_rope_half_under_interleaved", "dtransformer", {"rope": "interleaved"}, {"rope": "half"},
+             "pairs row k with row k + d/2 in every layer where rope=interleaved pairs 2k with 2k + 1"),
 ]
 
 MUTANTS = tuple(_ENCODER_DECODER + _ENCODER + _DECODER)

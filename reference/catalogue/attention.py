@@ -5,6 +5,11 @@ Each factory takes the variant's options and returns the function conform calls;
 ``_``-arguments are the seams the catalogue plants bugs through.  Without biases (``bias=False``) every
 bias is zero, whatever is passed.
 
+Algorithms 4 and 5 take the spec's rotary options (``rope``, ``rope_theta`` …): queries and keys turned for their
+positions 0, 1, … (:func:`turn`, written as the complex-number form of Meta's Llama code: each rotated pair of rows
+one complex number, times ``e^{i·t·ω_k}``; the frequencies of every scaling rule by :func:`rope_frequencies`), the
+values never.
+
 Algorithms 3 and 4 take the spec's ``score``: ``scaled_dot`` (the paper's ``KᵀQ/√d_attn``, the code path
 these functions always had), ``dot`` (``KᵀQ``) or ``additive`` (``v_aᵀ φ(q + k)``, Bahdanau's, with φ tanh or
 a leaky ReLU of negative slope 0.2 under ``activation="leaky_relu"``); only the scaled dot product is scaled.
@@ -23,7 +28,8 @@ from .numerics import softmax
 __all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "additive", "scorer", "bias_or_zeros",
            "single_query_attention", "attention", "chunked_attention", "unstable_softmax", "unstable_weights",
            "filled_attention", "filled", "group", "modulo_group", "GROUPED", "project", "attend_heads", "mhattention",
-           "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
+           "ROPE_DEFAULTS", "rope_settings", "rope_options", "rope_frequencies", "turn", "turn_real", "rotate_qk",
+           "keys_only", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
 
 
 def fill(S, mask):
@@ -89,6 +95,101 @@ def bias_or_zeros(b, rows, use: bool):
     return b if use and b is not None else np.zeros(rows)
 
 
+# ---------------------------------------------------------------------------------- rotary embeddings
+#: The spec's rotary options and their defaults (``rope`` None: nothing turns).
+ROPE_DEFAULTS = {"rope": None, "rope_theta": 10000.0, "rope_fraction": 1.0, "rope_scaling": None, "rope_factor": 1.0,
+                 "rope_original": 8192, "rope_low": 1.0, "rope_high": 4.0, "rope_beta_fast": 32.0,
+                 "rope_beta_slow": 1.0}
+
+
+def rope_options(options: dict) -> dict:
+    """The rotary options among a factory's ``options``, taken out of it (the rest are the caller's)."""
+    return {k: options.pop(k) for k in list(options) if k in ROPE_DEFAULTS}
+
+
+def rope_settings(rope: dict) -> dict | None:
+    """Every rotary setting (those not given at their defaults), or None without ``rope``; a name that is none of
+    them is a TypeError, as a factory's unknown keyword is."""
+    unknown = sorted(set(rope) - set(ROPE_DEFAULTS))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    return None if rope.get("rope") is None else {**ROPE_DEFAULTS, **rope}
+
+
+def rope_frequencies(r: dict, rows: int, length: int) -> np.ndarray:
+    """ω_0 … ω_{rows/2 − 1} of ``rows`` turned rows, θ^(−2k/rows) as the scaling rule ``r["rope_scaling"]`` changes
+    them; ``length`` (the last position turned, plus one) is read by the dynamic rule only."""
+    theta, s, N, kind = r["rope_theta"], r["rope_factor"], r["rope_original"], r["rope_scaling"]
+    k = np.arange(rows // 2, dtype=np.float64)
+    if kind == "dynamic" and length > N and rows > 2:        # NTK: the base grows with the length past N
+        theta = theta * (s * length / N - (s - 1)) ** (rows / (rows - 2))
+    omega = theta ** (-2.0 * k / rows)
+    if kind == "linear":
+        return omega / s
+    if kind == "llama3":
+        wave = 2 * np.pi / omega
+        smooth = (N / wave - r["rope_low"]) / (r["rope_high"] - r["rope_low"])
+        banded = (1 - smooth) * omega / s + smooth * omega
+        return np.where(wave < N / r["rope_high"], omega, np.where(wave > N / r["rope_low"], omega / s, banded))
+    if kind == "yarn":
+        def pair(turns):        # the pair index whose wavelength fits `turns` times into N
+            return rows * math.log(N / (turns * 2 * math.pi)) / (2 * math.log(r["rope_theta"]))
+        lo, hi = max(math.floor(pair(r["rope_beta_fast"])), 0), min(math.ceil(pair(r["rope_beta_slow"])), rows - 1)
+        ramp = np.clip((k - lo) / ((hi + 0.001 if hi == lo else hi) - lo), 0.0, 1.0)   # 0: keep ω, 1: ω/s
+        return omega * (1 - ramp) + omega / s * ramp
+    return omega
+
+
+def _rotated_rows(width: int, fraction: float) -> int:
+    rows = fraction * width
+    if abs(rows - round(rows)) > 1e-9 or round(rows) % 2:
+        raise ValueError(f"rope_fraction {fraction} of {width} rows is no even number of rows")
+    return int(round(rows))
+
+
+def _pairs(rows: int, style: str) -> tuple:
+    """The rows of every turned pair: (k, k + rows/2) (rotate-half) or (2k, 2k + 1) (interleaved)."""
+    if style == "half":
+        return np.arange(rows // 2), np.arange(rows // 2, rows)
+    return np.arange(0, rows, 2), np.arange(1, rows, 2)
+
+
+def _length(t, length):
+    """The sequence length the dynamic rule reads: ``length`` given, else the last position + 1."""
+    return length if length is not None else int(t.max()) + 1 if t.size else 0
+
+
+def turn(M, positions, r: dict, length=None, *, _first=True):
+    """M (…, d, ℓ: a column per token) with column j turned for position ``positions[j]``: the first
+    ``fraction·d`` rows in pairs, each pair ``(a, b)`` the complex number ``a + i·b`` times ``e^{i·t·ω_k}`` (YaRN's
+    factor 0.1·ln s + 1 on top), the other rows as they are; ``length`` is the sequence length the dynamic rule
+    reads (default: the last position + 1).  ``_first=False`` turns the last rows instead (a planted bug)."""
+    M = np.asarray(M, dtype=np.float64)
+    t = np.asarray(positions, dtype=np.float64)
+    rows = _rotated_rows(M.shape[-2], r["rope_fraction"])
+    omega = rope_frequencies(r, rows, _length(t, length))
+    gain = 0.1 * math.log(r["rope_factor"]) + 1 if r["rope_scaling"] == "yarn" and r["rope_factor"] > 1 else 1.0
+    phase = gain * np.exp(1j * omega[:, None] * t[None, :])                   # rows/2 × ℓ
+    a, b = _pairs(rows, r["rope"])
+    if not _first:
+        a, b = a + M.shape[-2] - rows, b + M.shape[-2] - rows
+    z = (M[..., a, :] + 1j * M[..., b, :]) * phase
+    out = M.copy()
+    out[..., a, :], out[..., b, :] = z.real, z.imag
+    return out
+
+
+def _positions(M, start=0):
+    return start + np.arange(M.shape[-1])
+
+
+def rotate_qk(Q, K, V, r: dict, *, q_start=0, k_start=0, _turn=turn):
+    """Queries and keys turned for their positions (from ``q_start`` and ``k_start``), a dynamic rule reading one
+    length for both, the longer of ℓ_x and ℓ_z; the values as they are."""
+    longest = max(Q.shape[-1], K.shape[-1])
+    return _turn(Q, _positions(Q, q_start), r, longest), _turn(K, _positions(K, k_start), r, longest), V
+
+
 def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", _scale=math.sqrt,
                            _additive=additive, _slope=0.2, _softmax=softmax):
     """Algorithm 3: one query ``e`` attends over the context columns ``e_t``."""
@@ -107,16 +208,20 @@ def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", 
 
 
 def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", score_bias=False, _attend=attend,
-              _additive=additive, _slope=0.2):
+              _additive=additive, _slope=0.2, _rotate=rotate_qk, **rope):
     """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (:ref:`decision-self-attention`); with
-    ``score_bias``, the input B (ℓ_z×ℓ_x) joins the scaled scores."""
+    ``score_bias``, the input B (ℓ_z×ℓ_x) joins the scaled scores; with ``rope`` (the rotary options), queries and
+    keys are turned for their positions 0 … ℓ_x − 1 and 0 … ℓ_z − 1 (``_rotate``: :func:`rotate_qk`)."""
     scores = scorer(score, activation, _additive=_additive, _slope=_slope)
+    rotation = rope_settings(rope)
 
     def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None, B=None):
         Z = X if Z is None else Z
         Q = W_q @ X + bias_or_zeros(b_q, len(W_q), bias)[:, None]              # d_attn×ℓ_x
         K = W_k @ Z + bias_or_zeros(b_k, len(W_k), bias)[:, None]              # d_attn×ℓ_z
         V = W_v @ Z + bias_or_zeros(b_v, len(W_v), bias)[:, None]              # d_out×ℓ_z
+        if rotation:
+            Q, K, V = _rotate(Q, K, V, rotation)
         biased = {"bias": B} if score_bias else {}
         if scores is None:
             return _attend(Q, K, V, mask, empty=empty, **biased)
@@ -136,22 +241,28 @@ def project(W, X, b, use):
 
 
 def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack, B=None,
-           head_bias=lambda B, h: B[h]):
+           head_bias=lambda B, h: B[h], rotate=None):
     """Algorithm 5: query head h attends with its key/value head's K and V (and, given a score bias B
-    (H×ℓ_z×ℓ_x), its own B^h); ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``."""
+    (H×ℓ_z×ℓ_x), its own B^h); ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``.  ``rotate`` ((Q, K, V) ↦ (Q, K, V)) turns the
+    queries of every head, and the keys and values it is given, before they attend."""
     H, H_kv = len(W_q), len(K)
     Q = project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
+    if rotate is not None:
+        Q, K, V = rotate(Q, K, V)
     Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty,
                 **({} if B is None else {"bias": head_bias(B, h)})) for h in range(H)]
     return W_o @ stack(Y) + bias_or_zeros(b_o, len(W_o), bias)[:, None]        # d_out×ℓ_x
 
 
 def mhattention(*, bias=True, empty="zero", n_kv_heads=None, score_bias=False, _attend=attend, _group=group,
-                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h]):
+                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h],
+                _rotate=rotate_qk, **rope):
     """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k;
-    ``score_bias``: head h adds B[h] to its scaled scores)."""
+    ``score_bias``: head h adds B[h] to its scaled scores; ``rope``: every head's queries and keys turned for
+    their positions, ``_rotate`` as in :func:`attention`)."""
+    rotation = rope_settings(rope)
     heads = partial(attend_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack,
-                    head_bias=_head_bias)
+                    head_bias=_head_bias, rotate=partial(_rotate, r=rotation) if rotation else None)
 
     def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None, B=None):
         Z = _context(X, Z)
@@ -255,6 +366,45 @@ def unstable_weights(S, empty="zero"):
 def _bias_before_scaling(Q, K, V, mask, *, empty="zero", bias=None):
     """The score bias added to KᵀQ before the 1/√d_attn scaling: ``softmax((KᵀQ + B)/√d_attn)``."""
     return V @ weights(fill((K.T @ Q + bias) / math.sqrt(Q.shape[0]), mask), empty)
+
+
+def _keys_from_one(Q, K, V, r):
+    """Keys turned for positions 1, 2, … and queries for 0, 1, …: every relative position one too far."""
+    return rotate_qk(Q, K, V, r, k_start=1)
+
+
+def keys_only(Q, K, V, r):
+    """The keys turned, the queries not: a score reads the key's position alone."""
+    return Q, turn(K, _positions(K), r, max(Q.shape[-1], K.shape[-1])), V
+
+
+def _values_too(Q, K, V, r):
+    """The values turned as the keys are (their first 2⌊d/2⌋ rows, every pair), as if they were keys."""
+    Q, K, V = rotate_qk(Q, K, V, r)
+    even = V.shape[-2] - V.shape[-2] % 2
+    V = V.copy()
+    V[..., :even, :] = turn(V[..., :even, :], _positions(V), {**r, "rope_fraction": 1.0},
+                            max(Q.shape[-1], K.shape[-1]))
+    return Q, K, V
+
+
+def turn_real(M, positions, r: dict, length=None):
+    """:func:`turn` as widely copied code writes it, in real numbers: ``x·cos + rot(x)·sin`` with
+    ``rot(x) = (−x_b, x_a)`` on every pair — HF's ``rotate_half`` for ``half``, GPT-J's ``rotate_every_two`` for
+    ``interleaved`` — the cos and sin tables repeated over the pairs' rows."""
+    M = np.asarray(M, dtype=np.float64)
+    t = np.asarray(positions, dtype=np.float64)
+    rows = _rotated_rows(M.shape[-2], r["rope_fraction"])
+    angle = rope_frequencies(r, rows, _length(t, length))[:, None] * t[None, :]
+    gain = 0.1 * math.log(r["rope_factor"]) + 1 if r["rope_scaling"] == "yarn" and r["rope_factor"] > 1 else 1.0
+    x = M[..., :rows, :]
+    if r["rope"] == "half":
+        cos, sin = np.concatenate([np.cos(angle)] * 2), np.concatenate([np.sin(angle)] * 2)
+        rot = np.concatenate([-x[..., rows // 2:, :], x[..., :rows // 2, :]], axis=-2)
+    else:
+        cos, sin = np.repeat(np.cos(angle), 2, axis=0), np.repeat(np.sin(angle), 2, axis=0)
+        rot = np.stack([-x[..., 1::2, :], x[..., 0::2, :]], axis=-2).reshape(x.shape)     # (−x_1, x_0, −x_3, …)
+    return np.concatenate([gain * (x * cos + rot * sin), M[..., rows:, :]], axis=-2)
 
 
 # ----------------------------------------------------------------------------------------- catalogue
@@ -388,10 +538,51 @@ _MULTIHEAD = [
           "variant option score_bias", _head_bias=lambda B, h: B[0]),
 ]
 
-MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION + _MULTIHEAD)
+_HALF, _INTERLEAVED = {"rope": "half"}, {"rope": "interleaved"}
+_LLAMA3 = {"rope": "half", "rope_scaling": "llama3", "rope_factor": 4.0, "rope_original": 8}
+_PARTIAL = {"rope": "half", "rope_fraction": 0.5}
 
-#: Correct implementations beyond the factories': Algorithm 4 with Z required.
-CONTROLS = (Entry("attention_correct_z_required", "attention", {}, _z_required_attention, "", "correct"),)
+_ROTARY = [
+    _seam("attention_rope_keys_from_one", "attention", _HALF,
+          "turns the keys for positions 1, 2, … and the queries for 0, 1, …: every relative position one too far",
+          "review", _rotate=_keys_from_one),
+    _seam("attention_rope_values_turned", "attention", _INTERLEAVED,
+          "turns the values as well as the queries and keys", "review", _rotate=_values_too),
+    _variant("attention_rope_half_under_interleaved", "attention", _INTERLEAVED, {"rope": "half"},
+             "pairs row k with row k + d/2 (rotate-half) where rope=interleaved pairs 2k with 2k + 1"),
+    _variant("attention_rope_ignored", "attention", _HALF, {"rope": None},
+             "turns nothing under rope=half (the rotary option ignored)"),
+    _seam("mhattention_rope_keys_only", "mhattention", _INTERLEAVED,
+          "turns every head's keys but not its queries", "review", _rotate=keys_only),
+    _variant("mhattention_rope_interleaved_under_half", "mhattention", _HALF, {"rope": "interleaved"},
+             "pairs row 2k with row 2k + 1 (Meta's complex form) where rope=half pairs k with k + d/2"),
+    _variant("mhattention_rope_theta_ignored", "mhattention", {"rope": "half", "rope_theta": 500000.0},
+             {"rope_theta": 10000.0}, "keeps the base θ = 10000 under rope_theta=500000 (Llama 3's)"),
+    _variant("mhattention_rope_fraction_ignored", "mhattention", _PARTIAL, {"rope_fraction": 1.0},
+             "turns every row of a head under rope_fraction=0.5, not the first half"),
+    _seam("mhattention_rope_partial_turns_last_rows", "mhattention", _PARTIAL,
+          "under rope_fraction=0.5 turns the last half of each head's rows instead of the first", "review",
+          _rotate=partial(rotate_qk, _turn=partial(turn, _first=False))),
+    _variant("mhattention_rope_linear_scaling_ignored", "mhattention",
+             {"rope": "half", "rope_scaling": "linear", "rope_factor": 4.0}, {"rope_scaling": None},
+             "leaves the frequencies unscaled under rope_scaling=linear (ω, not ω/4)"),
+    _variant("mhattention_rope_llama3_original_ignored", "mhattention", _LLAMA3, {"rope_original": 8192},
+             "scales llama3's band for a context of 8192 where rope_original=8 (every wavelength then kept)"),
+]
+
+MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION + _MULTIHEAD + _ROTARY)
+
+#: Correct implementations beyond the factories': Algorithm 4 with Z required; rotary embeddings in the real form
+#: (x·cos + rot(x)·sin) beside the factories' complex one.
+CONTROLS = (Entry("attention_correct_z_required", "attention", {}, _z_required_attention, "", "correct"),
+            Entry("attention_correct_rope_half_real_form", "attention", _HALF,
+                  attention(rope="half", _rotate=partial(rotate_qk, _turn=turn_real)), "", "correct"),
+            Entry("mhattention_correct_rope_interleaved_real_form", "mhattention", _INTERLEAVED,
+                  mhattention(rope="interleaved", _rotate=partial(rotate_qk, _turn=turn_real)), "", "correct"),
+            Entry("mhattention_correct_rope_partial_yarn_real_form", "mhattention",
+                  {**_PARTIAL, "rope_scaling": "yarn", "rope_factor": 4.0, "rope_original": 8},
+                  mhattention(**_PARTIAL, rope_scaling="yarn", rope_factor=4.0, rope_original=8,
+                              _rotate=partial(rotate_qk, _turn=turn_real)), "", "correct"))
 
 #: Bugs left out because no input can detect them (equivalent mutants), and why.
 EQUIVALENT = {
@@ -399,6 +590,10 @@ EQUIVALENT = {
                                           "which the softmax over keys cancels",
     "the additive score's v_aᵀ φ(k + q) with query and key swapped in the sum": "addition commutes",
     "GQA grouping h % H_kv under n_kv_heads = 1, or at H = H_kv": "h % H_kv and h // (H/H_kv) then agree",
+    "queries and keys both turned from position 1 (any common offset), without dynamic scaling": (
+        "(R_{m+c} q)ᵀ(R_{n+c} k) = qᵀ R_{n−m} k: a score reads positions through n − m alone (dynamic NTK scaling "
+        "past rope_original is the exception: its frequencies follow the last position)"),
+    "rotate-half and interleaved pairing swapped on heads 2 rows wide": "both then pair row 0 with row 1",
 }
 
 

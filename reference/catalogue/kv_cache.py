@@ -1,5 +1,8 @@
 """Algorithm 5 and Algorithm 10 over new tokens with a key/value cache — the cache grown by the new tokens' keys
-and values, head by head and layer by layer — and their planted bugs."""
+and values, head by head and layer by layer — and their planted bugs.
+
+With rotary embeddings (``rope``) the new tokens sit at positions ℓ_c, ℓ_c + 1, …: their queries and keys are
+turned for them, and the cache holds keys turned when they were new, never turned again."""
 
 from __future__ import annotations
 
@@ -8,13 +11,13 @@ from functools import partial
 import numpy as np
 
 from .architectures import context
-from .attention import GROUPED, attend, attend_heads, group, modulo_group, project
+from .attention import GROUPED, attend, attend_heads, group, modulo_group, project, rope_options, rope_settings, turn
 from .blocks import ATTENTION, Stack, overwriting_pre_ln
 from .embedding import TABLES, tables_with
 from .entry import Implementation, makers
 from .numerics import causal
 
-__all__ = ["kv_mhattention", "kv_dtransformer", "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]
+__all__ = ["kv_mhattention", "kv_dtransformer", "grow_keys", "IMPLEMENTATIONS", "MUTANTS", "EQUIVALENT"]
 
 
 def _append(cache, new):
@@ -22,19 +25,40 @@ def _append(cache, new):
     return np.concatenate([cache, new], axis=-1)
 
 
-def kv_mhattention(*, bias=True, n_kv_heads=None, step="extend", _attend=attend, _group=group,
-                   _append=_append, _mask=lambda mask: mask):
+def _from(start, M):
+    return start + np.arange(M.shape[-1])
+
+
+def grow_keys(K_c, K, r, start, append):
+    """The keys after the new tokens': the new ones K turned for their positions ``start`` … (by the rotary
+    settings ``r``; None turns nothing), then appended to the cache K_c (None: no cache), whose keys were turned
+    when they were new."""
+    K = K if r is None else turn(K, _from(start, K), r)
+    return K if K_c is None else append(K_c, K)
+
+
+def kv_mhattention(*, bias=True, empty="zero", n_kv_heads=None, step="extend", _attend=attend, _group=group,
+                   _append=_append, _mask=lambda mask: mask, _grow_keys=grow_keys, _query_start=lambda start: start,
+                   **rope):
     """Algorithm 5 over new tokens X with a key/value cache: returns ``(Ṽ, K, V)``, K and V the grown cache.
 
-    ``step="prefill"`` has no cache (K_c, V_c are not passed); ``"extend"`` appends to K_c, V_c.
+    ``step="prefill"`` has no cache (K_c, V_c are not passed); ``"extend"`` appends to K_c, V_c; ``empty`` is the
+    policy for a new token whose mask admits no key.  With ``rope`` the new tokens' queries and keys are turned for
+    positions ℓ_c, ℓ_c + 1, … (:func:`grow_keys`).
     """
-    heads = partial(attend_heads, bias=bias, empty="zero", attend=_attend, group=_group, stack=np.concatenate)
+    rotation = rope_settings(rope)
 
     def kv_mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, K_c=None,
                        V_c=None):
+        start = 0 if K_c is None else K_c.shape[-1]
         K, V = project(W_k, X, b_k, bias), project(W_v, X, b_v, bias)       # H_kv×d×ℓ_x
-        if K_c is not None:
-            K, V = _append(K_c, K), _append(V_c, V)
+        K = _grow_keys(K_c, K, rotation, start, _append)
+        if V_c is not None:
+            V = _append(V_c, V)
+        queries = None if rotation is None else \
+            (lambda Q, K, V: (turn(Q, _from(_query_start(start), Q), rotation), K, V))
+        heads = partial(attend_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=np.concatenate,
+                        rotate=queries)
         return heads(X, K, V, _mask(mask), W_q, b_q, W_o, b_o), K, V
     return kv_mhattention
 
@@ -47,19 +71,22 @@ def _grow(cache, new, ell_max):
     return np.concatenate([cache, new], axis=-1)               # heads×d×(ℓ_c + ℓ_x)
 
 
-def kv_dtransformer(*, step="extend", _mask=_bottom_right, _grow=_grow, _group=group, **options):
+def kv_dtransformer(*, step="extend", _mask=_bottom_right, _grow=_grow, _group=group, _grow_keys=grow_keys,
+                    _query_start=lambda start: start, **options):
     """Algorithm 10 with a key/value cache per layer: ``(P, K, V) ← DTransformerKV(x, K_c, V_c | θ)``.
 
     The ℓ_x new tokens sit at positions ℓ_c, …, ℓ_c + ℓ_x − 1 (ℓ_c = 0 for ``step="prefill"``, which passes
-    no cache); K and V (L×H_kv×d×(ℓ_c + ℓ_x)) are the cache grown by them.
+    no cache); K and V (L×H_kv×d×(ℓ_c + ℓ_x)) are the cache grown by them.  The rotary options go to every
+    layer's attention.
     """
+    rope = rope_options(options)
     stack = Stack(**options)
 
     def kv_dtransformer(x, params, K_c=None, V_c=None, ell_max=None):
         p, start = params, 0 if K_c is None else K_c.shape[-1]
         grow = lambda cache, new: _grow(cache, new, context(p, ell_max))  # noqa: E731
         attend = kv_mhattention(bias=stack.bias, n_kv_heads=stack.n_kv_heads, step=step, _group=_group,
-                                _append=grow)
+                                _append=grow, _grow_keys=_grow_keys, _query_start=_query_start, **rope)
         X = stack.embed(p, x, ell_max, start=start)                             # d_e×ℓ_x
         mask = _mask(start + len(x), len(x))                                    # (ℓ_c + ℓ_x)×ℓ_x
         K, V = [], []
@@ -91,6 +118,18 @@ def _evicting_cache(cache, new, ell_max):
     return np.concatenate([cache, new], axis=-1)[..., -(ell_max - 1):]
 
 
+def _new_keys_from_zero(K_c, K, r, start, append):
+    """The new keys turned for positions 0, 1, … instead of ℓ_c, ℓ_c + 1, …: the cache's length forgotten."""
+    return grow_keys(K_c, K, r, 0, append)
+
+
+def _cache_turned_again(K_c, K, r, start, append):
+    """The keys turned after the append, the cache's among them: each cached key (turned when it was new) is
+    turned again for its position."""
+    grown = K if K_c is None else append(K_c, K)
+    return turn(grown, _from(0, grown), r)
+
+
 # ----------------------------------------------------------------------------------------- catalogue
 IMPLEMENTATIONS = (
     Implementation("kv_mhattention", kv_mhattention,
@@ -112,6 +151,15 @@ _KV_MULTIHEAD = [
           "variant option n_kv_heads", _group=modulo_group),
     _variant("kv_mhattention_ignores_biases", "kv_mhattention", {}, {"bias": False},
              "drops the biases of the projections and of W_o under the default bias=true"),
+    _seam("kv_mhattention_rope_new_keys_from_zero", "kv_mhattention", {"rope": "half"},
+          "turns the new keys for positions 0, 1, … (the queries for ℓ_c, …): the cache's length forgotten",
+          "review", _grow_keys=_new_keys_from_zero),
+    _seam("kv_mhattention_rope_queries_from_zero", "kv_mhattention", {"rope": "interleaved"},
+          "turns the new queries for positions 0, 1, … (the keys for ℓ_c, …)", "review",
+          _query_start=lambda start: 0),
+    _seam("kv_mhattention_rope_cache_turned_again", "kv_mhattention", {"rope": "half"},
+          "turns the keys after appending them, so the cache's keys, turned when new, turn again", "review",
+          _grow_keys=_cache_turned_again),
 ]
 
 _CACHED = [
@@ -149,6 +197,9 @@ _CACHED = [
           _group=lambda h, H, H_kv: 0),
     _variant("kv_dtransformer_post_ln_under_pre", "kv_dtransformer", {}, {"norm_position": "post"},
              "arranges every sublayer post-LN under the default norm_position=pre"),
+    _seam("kv_dtransformer_rope_positions_restart", "kv_dtransformer", {"rope": "half"},
+          "turns the new tokens' queries and keys for positions 0, 1, … in every layer, not ℓ_c, ℓ_c + 1, …",
+          "review", _grow_keys=_new_keys_from_zero, _query_start=lambda start: 0),
 ]
 
 MUTANTS = tuple(_KV_MULTIHEAD + _CACHED)

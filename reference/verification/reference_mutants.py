@@ -328,6 +328,30 @@ def _tied_unembedding_copied(params_to_torch):
     return mutated
 
 
+def _rope_pairing_swapped(rotate):
+    """rotate pairing the rows the other style's way: rotate-half's k with k + d/2 as interleaved, and 2k with
+    2k + 1 as rotate-half."""
+    def mutated(X, positions, rope, length=None):
+        if rope is not None:
+            rope = {**rope, "rope": "interleaved" if rope["rope"] == "half" else "half"}
+        return rotate(X, positions, rope, length)
+    return mutated
+
+
+def _rope_theta_fixed(frequencies):
+    """The rotary frequencies of the base 10000 whatever ``rope_theta`` says."""
+    def mutated(rope, rows, length, **kw):
+        return frequencies({**rope, "rope_theta": 10000.0}, rows, length, **kw)
+    return mutated
+
+
+def _positions_from_zero(positions_of):
+    """The positions of a block of new tokens from 0, whatever the cache before them holds."""
+    def mutated(length, start=0, device=None):
+        return positions_of(length, 0, device=device)
+    return mutated
+
+
 def _unembedding_logits(e, W_u, b_u=None):
     return torch.nn.functional.linear(e, W_u, b_u)
 
@@ -396,6 +420,14 @@ MUTANTS = (
     ReferenceMutant("bf16-sdpa-unscaled", "the bfloat16 SDPA call passes scale=1: no 1/√d_attn on that path only",
                     ("mhattention",), ("bfloat16 sdpa",),
                     (("attention", "attend", _attend_unscaled(_BF16, "sdpa")),)),
+    ReferenceMutant("rope-pairing-swapped", "the rotary embedding pairs the rows the other style's way (rotate-half's "
+                    "k with k + d/2 as interleaved, Meta's 2k with 2k + 1 as rotate-half)",
+                    ("mhattention", "dtransformer"), ("float64",), (("rotary", "rotate", _rope_pairing_swapped),)),
+    ReferenceMutant("rope-theta-ignored", "the rotary frequencies use the base 10000 whatever rope_theta says",
+                    ("mhattention",), ("float64",), (("rotary", "frequencies", _rope_theta_fixed),)),
+    ReferenceMutant("kv-cache-rope-from-zero", "the new tokens of a cached step are rotated for positions 0, 1, … "
+                    "instead of ℓ_c, ℓ_c + 1, …: the cache's length forgotten", ("kv_mhattention", "kv_dtransformer"),
+                    ("float64",), (("attention", "positions_of", _positions_from_zero),)),
 )
 
 
