@@ -164,8 +164,9 @@ def test_equivariance_property_catches_a_position_dependent_attention():
     def positional(X, mask, W_q, W_k, W_v, b_q, b_k, b_v, Z=None):
         return correct(X + np.arange(X.shape[1]), mask, W_q, W_k, W_v, b_q, b_k, b_v, Z)
     checker, _ = _checker(positional, "attention")
-    ex = next(e for e in examples("attention", 10, seed=0, bias=True, empty="zero", score="scaled_dot")
-              if e.arguments["X"].shape[1] >= 2)
+    plain = dict(bias=True, empty="zero", score="scaled_dot", score_bias=False, score_cap=None, qk_norm=None,
+                 rope=None)                                               # the variant FACTORIES["attention"]() is
+    ex = next(e for e in examples("attention", 10, seed=0, **plain) if e.arguments["X"].shape[1] >= 2)
     with pytest.raises(Failed) as failed:
         checker.equivariance(normalise(ex))
     assert failed.value.property == "equivariance"

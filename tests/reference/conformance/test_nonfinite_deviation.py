@@ -93,7 +93,7 @@ def test_identify_of_an_all_nan_function_says_non_finite(capsys):
     """The issue: every nearest variant read "fails finite, deviation 0.00e+00"."""
     result = identify(all_nan, "attention", n_examples=1, max_size=3, budget=4)
     nearest = [t for t in result.nearest() if t.failure["property"] == "finite"]   # (others take no mask)
-    assert len(nearest) == 2 and all(t.failure["deviation"] == INF for t in nearest)
+    assert len(nearest) >= 2 and all(t.failure["deviation"] == INF for t in nearest)   # as many as the budget meets
     status = main(["conform", f"{__file__}:all_nan", "--algorithm", "attention", "--identify", "--budget", "4",
                    "--examples", "1", "--max-size", "3"])
     out = capsys.readouterr().out
@@ -103,4 +103,4 @@ def test_identify_of_an_all_nan_function_says_non_finite(capsys):
                    "--examples", "1", "--max-size", "3", "--json"])
     report = json.loads(capsys.readouterr().out)
     finite = [n["failure"]["deviation"] for n in report["nearest"] if n["failure"]["property"] == "finite"]
-    assert status == 1 and finite == ["Infinity", "Infinity"]
+    assert status == 1 and finite == ["Infinity"] * len(nearest)
