@@ -16,8 +16,10 @@ from .attention import (
     keys_only,
     mhattention,
     modulo_group,
+    qk_weights,
     rope_options,
     rope_settings,
+    soft_cap,
     unstable_softmax,
     unstable_weights,
 )
@@ -33,12 +35,14 @@ __all__ = ["edtransformer", "image_patches", "etransformer", "context", "dtransf
 
 def stack_of(**options) -> Stack:
     """The :class:`~.blocks.Stack` of a stack's ``options`` (and seams), the rotary ones (``rope`` …) given to its
-    attention — every sublayer's, cross-attention's too — unless a seam replaces that attention."""
+    attention — every sublayer's, cross-attention's too — unless a seam replaces that attention (``qk_norm`` and
+    ``score_cap`` are the Stack's own)."""
     rope = rope_options(options)
     stack = Stack(**options)
     if rope_settings(rope) is None or stack._attention is not None:
         return stack
-    return replace(stack, _attention=mhattention(bias=stack.bias, n_kv_heads=stack.n_kv_heads, **rope))
+    return replace(stack, _attention=mhattention(bias=stack.bias, n_kv_heads=stack.n_kv_heads, **stack.qk_and_cap,
+                                                 **rope))
 
 
 # ------------------------------------------------------------------------------------ Algorithm 8
@@ -125,16 +129,18 @@ def _mlm(stack, p, X, unembedding_bias, activation):
     return stack.unembed(p, X, p["b_u"] if unembedding_bias else None)
 
 
-def _classifier(stack, p, X, _class_column):
-    """ViT's head: ``p ← softmax(W_head LN(X)[:, class] + b_head)`` over the classes."""
+def _classifier(stack, p, X, _class_column, cap=True):
+    """ViT's head: ``p ← softmax(W_head LN(X)[:, class] + b_head)`` over the classes, the logits soft-capped by
+    the stack's ``logit_cap`` (``cap=False`` leaves them uncapped: a planted bug)."""
     X = stack.layer_norm(p, "", X)
-    return softmax(affine(p["W_head"], X[:, _class_column], p.get("b_head") if stack.bias else None))
+    logits = affine(p["W_head"], X[:, _class_column], p.get("b_head") if stack.bias else None)
+    return softmax(soft_cap(logits, stack.logit_cap if cap else None))
 
 
 def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=False, inputs="tokens",
                  head="mlm", norm_position="post", patch_order=None,
                  _class_token=lambda x_class, patches: np.concatenate([x_class, patches], axis=1),
-                 _class_column=0, _head_activation=gelu, _patches_of=image_patches, **options):
+                 _class_column=0, _head_activation=gelu, _patches_of=image_patches, _head_cap=True, **options):
     """Algorithm 9: ``P ← ETransformer(x | θ)``, column t the distribution of the token at t (BERT), or
     ViT's ``p`` over the classes (from patches X_p, or the image X_img cut into patches of side P, read
     from W_patch's P²·C columns).  Post-LN, GELU, Mask ≡ 1; W_u is N_V×d_f (:ref:`decision-unembedding-width`)."""
@@ -157,7 +163,7 @@ def etransformer(*, token_types=False, embedding_norm=False, unembedding_bias=Fa
             X = stack.sublayer(p, "2", l, X, lambda Y: stack.mlp(p, "", l, Y))
         if head == "mlm":
             return _mlm(stack, p, X, unembedding_bias, _head_activation)
-        return _classifier(stack, p, X, _class_column)
+        return _classifier(stack, p, X, _class_column, _head_cap)
     return etransformer
 
 
@@ -366,4 +372,37 @@ _DECODER = [
              "pairs row k with row k + d/2 in every layer where rope=interleaved pairs 2k with 2k + 1"),
 ]
 
-MUTANTS = tuple(_ENCODER_DECODER + _ENCODER + _DECODER)
+_RMS_QK, _LAYER_QK, _SCORE_CAP, _LOGIT_CAP = ({"qk_norm": "rms"}, {"qk_norm": "layer"}, {"score_cap": 2.0},
+                                              {"logit_cap": 2.0})
+
+_QK_AND_CAPS = [
+    _variant("dtransformer_qk_norm_ignored", "dtransformer", _RMS_QK, {"qk_norm": None},
+             "leaves every layer's queries and keys unnormalised under qk_norm=rms"),
+    _seam("dtransformer_qk_norm_queries_only", "dtransformer", _LAYER_QK,
+          "every layer normalises its queries but not its keys under qk_norm=layer", "variant option qk_norm",
+          _attention=mhattention(qk_norm="layer", _qk=partial(qk_weights, _keys=False))),
+    _seam("dtransformer_score_cap_after_mask", "dtransformer", _SCORE_CAP,
+          "every layer soft-caps its scores after the causal mask: hidden keys become −c", "variant option score_cap",
+          _attention=mhattention(score_cap=2.0, _attend=partial(attend, _cap_first=False))),
+    _variant("dtransformer_logit_cap_ignored", "dtransformer", _LOGIT_CAP, {"logit_cap": None},
+             "leaves the final logits uncapped under logit_cap=2"),
+    _variant("edtransformer_qk_norm_ignored", "edtransformer", _LAYER_QK, {"qk_norm": None},
+             "leaves every attention's queries and keys unnormalised under qk_norm=layer"),
+    _seam("edtransformer_qk_eps_zero", "edtransformer", {**_RMS_QK, "eps": 0.1},
+          "normalises queries and keys with ε = 10⁻⁶, not the stack's eps=0.1", "variant option qk_norm",
+          _attention=mhattention(qk_norm="rms")),
+    _variant("edtransformer_score_cap_ignored", "edtransformer", _SCORE_CAP, {"score_cap": None},
+             "leaves every attention's scaled scores uncapped under score_cap=2"),
+    _variant("edtransformer_logit_cap_ignored", "edtransformer", _LOGIT_CAP, {"logit_cap": None},
+             "leaves the decoder's final logits uncapped under logit_cap=2"),
+    _variant("etransformer_qk_rms_under_layer", "etransformer", _LAYER_QK, {"qk_norm": "rms"},
+             "takes RMS norm of every layer's queries and keys under qk_norm=layer"),
+    _variant("etransformer_score_cap_ignored", "etransformer", _SCORE_CAP, {"score_cap": None},
+             "leaves every layer's scaled scores uncapped under score_cap=2"),
+    _variant("etransformer_logit_cap_ignored", "etransformer", _LOGIT_CAP, {"logit_cap": None},
+             "leaves the masked-LM head's logits uncapped under logit_cap=2"),
+    _seam("etransformer_classifier_logit_cap_ignored", "etransformer", {**_VIT, **_LOGIT_CAP},
+          "leaves ViT's classifier logits uncapped under logit_cap=2", "variant option logit_cap", _head_cap=False),
+]
+
+MUTANTS = tuple(_ENCODER_DECODER + _ENCODER + _DECODER + _QK_AND_CAPS)

@@ -13,6 +13,11 @@ values never.
 Algorithms 3 and 4 take the spec's ``score``: ``scaled_dot`` (the paper's ``KᵀQ/√d_attn``, the code path
 these functions always had), ``dot`` (``KᵀQ``) or ``additive`` (``v_aᵀ φ(q + k)``, Bahdanau's, with φ tanh or
 a leaky ReLU of negative slope 0.2 under ``activation="leaky_relu"``); only the scaled dot product is scaled.
+
+Algorithms 4 and 5 take ``qk_norm`` (``rms`` or ``layer``: every query and key column normalised, head by head,
+with γ_q, γ_k (and β_q, β_k) of d_attn entries shared by the heads, ε ``qk_eps``, before any turning:
+:func:`qk_normalise`) and ``score_cap`` (the scaled scores, a score bias added, soft-capped as c·tanh(S/c) before
+the mask, so that a hidden key stays at −∞: :func:`soft_cap`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ __all__ = ["fill", "weights", "attend", "leaky_relu", "SCORE_ACTIVATIONS", "addi
            "single_query_attention", "attention", "chunked_attention", "unstable_softmax", "unstable_weights",
            "filled_attention", "filled", "group", "modulo_group", "GROUPED", "project", "attend_heads", "mhattention",
            "ROPE_DEFAULTS", "rope_settings", "rope_options", "rope_frequencies", "turn", "turn_real", "rotate_qk",
-           "keys_only", "IMPLEMENTATIONS", "MUTANTS", "CONTROLS", "EQUIVALENT"]
+           "keys_only", "soft_cap", "qk_normalise", "qk_weights", "QK_NAMES", "IMPLEMENTATIONS", "MUTANTS",
+           "CONTROLS", "EQUIVALENT"]
 
 
 def fill(S, mask):
@@ -47,19 +53,56 @@ def weights(S, empty="zero"):
     return A
 
 
-def attend(Q, K, V, mask, *, empty="zero", score=None, bias=None, _scale=math.sqrt, _fill=fill, _weights=weights,
-           _mix=np.matmul):
+def soft_cap(S, cap):
+    """``cap·tanh(S/cap)`` entry by entry (Gemma 2's soft-capping); S as it is without a cap."""
+    return S if cap is None else cap * np.tanh(np.asarray(S) / cap)
+
+
+def attend(Q, K, V, mask, *, empty="zero", score=None, bias=None, cap=None, _scale=math.sqrt, _fill=fill,
+           _weights=weights, _mix=np.matmul, _cap=soft_cap, _cap_first=True):
     """Algorithm 4, lines 4–6: ``Ṽ = V·softmax(mask(KᵀQ)/√d_attn)``; Q d_attn×ℓ_x, K d_attn×ℓ_z, V d×ℓ_z.
     ``score`` (Q, K ↦ ℓ_z×ℓ_x) replaces the scaled dot product by another score, which is not scaled; a score
-    ``bias`` B (ℓ_z×ℓ_x) is added to the scaled scores before the mask."""
-    if bias is not None:
-        S = (K.T @ Q / _scale(Q.shape[0]) if score is None else score(Q, K)) + bias
-        return _mix(V, _weights(_fill(S, mask), empty))
+    ``bias`` B (ℓ_z×ℓ_x) is added to the scaled scores before the mask; a ``cap`` c soft-caps them (the bias
+    added) before the mask too: ``S ← c·tanh(S/c)`` (``_cap_first=False`` caps after the mask: a planted bug)."""
+    if bias is not None or cap is not None:
+        S = K.T @ Q / _scale(Q.shape[0]) if score is None else score(Q, K)
+        if bias is not None:
+            S = S + bias
+        if not _cap_first:
+            return _mix(V, _weights(_cap(_fill(S, mask), cap), empty))
+        return _mix(V, _weights(_fill(_cap(S, cap), mask), empty))
     if score is None:
         S = _fill(K.T @ Q, mask) / _scale(Q.shape[0])           # ℓ_z×ℓ_x
     else:
         S = _fill(score(Q, K), mask)
     return _mix(V, _weights(S, empty))                          # d×ℓ_x
+
+
+# ------------------------------------------------------------------------------------------- QK-norm
+#: The QK-norm's parameters, as the spec names them.
+QK_NAMES = ("gamma_q", "gamma_k", "beta_q", "beta_k")
+
+
+def qk_normalise(M, gamma, beta=None, *, kind, eps, _axis=-2):
+    """Every column of M (…×d×ℓ: a query or key per column, per head) normalised over its d rows: RMS, ``m /
+    √(mean(m²) + ε) ⊙ γ``, or layer, ``(m − mean)/√(var + ε) ⊙ γ + β`` (the biased variance); γ and β (d) are
+    shared by every head.  ``_axis`` is the axis normalised over (a planted bug passes another)."""
+    M = np.asarray(M, dtype=np.float64)
+    if kind == "layer":
+        M = M - M.mean(axis=_axis, keepdims=True)
+    out = M / np.sqrt((M * M).mean(axis=_axis, keepdims=True) + eps) * np.asarray(gamma)[:, None]
+    return out + np.asarray(beta)[:, None] if kind == "layer" else out
+
+
+def qk_weights(kind, gamma_q=None, gamma_k=None, beta_q=None, beta_k=None, *, eps, _normalise=qk_normalise,
+               _keys=True):
+    """``(norm_q, norm_k)``: the maps a query and a key tensor go through before any turning (the identity
+    without ``kind``); ``_keys=False`` leaves the keys as they are (a planted bug)."""
+    if kind is None:
+        return (lambda M: M), (lambda M: M)
+    q = partial(_normalise, gamma=gamma_q, beta=beta_q, kind=kind, eps=eps)
+    k = partial(_normalise, gamma=gamma_k, beta=beta_k, kind=kind, eps=eps)
+    return q, (k if _keys else (lambda M: M))
 
 
 def leaky_relu(a, slope=0.2):
@@ -207,25 +250,31 @@ def single_query_attention(*, bias=True, score="scaled_dot", activation="tanh", 
     return single_query_attention
 
 
-def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", score_bias=False, _attend=attend,
-              _additive=additive, _slope=0.2, _rotate=rotate_qk, **rope):
+def attention(*, bias=True, empty="zero", score="scaled_dot", activation="tanh", score_bias=False, score_cap=None,
+              qk_norm=None, qk_eps=1e-6, _attend=attend, _additive=additive, _slope=0.2, _rotate=rotate_qk,
+              _qk=qk_weights, **rope):
     """Algorithm 4: ``Attention(X, Z | W_qkv, Mask)``; Z defaults to X (:ref:`decision-self-attention`); with
     ``score_bias``, the input B (ℓ_z×ℓ_x) joins the scaled scores; with ``rope`` (the rotary options), queries and
-    keys are turned for their positions 0 … ℓ_x − 1 and 0 … ℓ_z − 1 (``_rotate``: :func:`rotate_qk`)."""
+    keys are turned for their positions 0 … ℓ_x − 1 and 0 … ℓ_z − 1 (``_rotate``: :func:`rotate_qk`); ``qk_norm``
+    normalises them first (``_qk``: :func:`qk_weights`), and ``score_cap`` soft-caps the scaled scores."""
     scores = scorer(score, activation, _additive=_additive, _slope=_slope)
     rotation = rope_settings(rope)
+    attend_ = _attend if score_cap is None else partial(_attend, cap=score_cap)
 
-    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None, B=None):
+    def attention(X, mask, W_q, W_k, W_v, b_q=None, b_k=None, b_v=None, Z=None, v_a=None, B=None, gamma_q=None,
+                  gamma_k=None, beta_q=None, beta_k=None):
         Z = X if Z is None else Z
         Q = W_q @ X + bias_or_zeros(b_q, len(W_q), bias)[:, None]              # d_attn×ℓ_x
         K = W_k @ Z + bias_or_zeros(b_k, len(W_k), bias)[:, None]              # d_attn×ℓ_z
         V = W_v @ Z + bias_or_zeros(b_v, len(W_v), bias)[:, None]              # d_out×ℓ_z
+        norm_q, norm_k = _qk(qk_norm, gamma_q, gamma_k, beta_q, beta_k, eps=qk_eps)
+        Q, K = norm_q(Q), norm_k(K)
         if rotation:
             Q, K, V = _rotate(Q, K, V, rotation)
         biased = {"bias": B} if score_bias else {}
         if scores is None:
-            return _attend(Q, K, V, mask, empty=empty, **biased)
-        return _attend(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a), **biased)
+            return attend_(Q, K, V, mask, empty=empty, **biased)
+        return attend_(Q, K, V, mask, empty=empty, score=lambda Q, K: scores(Q, K, v_a), **biased)
     return attention
 
 
@@ -241,12 +290,15 @@ def project(W, X, b, use):
 
 
 def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, group, stack, B=None,
-           head_bias=lambda B, h: B[h], rotate=None):
+           head_bias=lambda B, h: B[h], rotate=None, norm_q=None):
     """Algorithm 5: query head h attends with its key/value head's K and V (and, given a score bias B
     (H×ℓ_z×ℓ_x), its own B^h); ``W_o [Y¹; …; Yᴴ] + b_o 1ᵀ``.  ``rotate`` ((Q, K, V) ↦ (Q, K, V)) turns the
-    queries of every head, and the keys and values it is given, before they attend."""
+    queries of every head, and the keys and values it is given, before they attend; ``norm_q`` (a map of
+    H×d_attn×ℓ_x) normalises the queries before that (QK-norm)."""
     H, H_kv = len(W_q), len(K)
     Q = project(W_q, X, b_q, bias)                                            # H×d_attn×ℓ_x
+    if norm_q is not None:
+        Q = norm_q(Q)
     if rotate is not None:
         Q, K, V = rotate(Q, K, V)
     Y = [attend(Q[h], K[group(h, H, H_kv)], V[group(h, H, H_kv)], mask, empty=empty,
@@ -254,20 +306,25 @@ def attend_heads(X, K, V, mask, W_q, b_q, W_o, b_o, *, bias, empty, attend, grou
     return W_o @ stack(Y) + bias_or_zeros(b_o, len(W_o), bias)[:, None]        # d_out×ℓ_x
 
 
-def mhattention(*, bias=True, empty="zero", n_kv_heads=None, score_bias=False, _attend=attend, _group=group,
-                _stack=np.concatenate, _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h],
-                _rotate=rotate_qk, **rope):
+def mhattention(*, bias=True, empty="zero", n_kv_heads=None, score_bias=False, score_cap=None, qk_norm=None,
+                qk_eps=1e-6, _attend=attend, _group=group, _stack=np.concatenate,
+                _context=lambda X, Z: X if Z is None else Z, _head_bias=lambda B, h: B[h], _rotate=rotate_qk,
+                _qk=qk_weights, **rope):
     """Algorithm 5 (``n_kv_heads``: grouped-query, W_k and W_v with H_kv heads; the count is read from W_k;
     ``score_bias``: head h adds B[h] to its scaled scores; ``rope``: every head's queries and keys turned for
-    their positions, ``_rotate`` as in :func:`attention`)."""
+    their positions, ``_rotate`` as in :func:`attention`; ``qk_norm``: every head's queries and keys normalised
+    first, with γ_q, γ_k shared by the heads; ``score_cap``: every head's scaled scores soft-capped)."""
     rotation = rope_settings(rope)
-    heads = partial(attend_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=_stack,
-                    head_bias=_head_bias, rotate=partial(_rotate, r=rotation) if rotation else None)
+    heads = partial(attend_heads, bias=bias, empty=empty,
+                    attend=_attend if score_cap is None else partial(_attend, cap=score_cap), group=_group,
+                    stack=_stack, head_bias=_head_bias, rotate=partial(_rotate, r=rotation) if rotation else None)
 
-    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None, B=None):
+    def mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, Z=None, B=None,
+                    gamma_q=None, gamma_k=None, beta_q=None, beta_k=None):
         Z = _context(X, Z)
-        K, V = project(W_k, Z, b_k, bias), project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
-        return heads(X, K, V, mask, W_q, b_q, W_o, b_o, B=B if score_bias else None)
+        norm_q, norm_k = _qk(qk_norm, gamma_q, gamma_k, beta_q, beta_k, eps=qk_eps)
+        K, V = norm_k(project(W_k, Z, b_k, bias)), project(W_v, Z, b_v, bias)       # H_kv×d×ℓ_z
+        return heads(X, K, V, mask, W_q, b_q, W_o, b_o, B=B if score_bias else None, norm_q=norm_q)
     return mhattention
 
 
@@ -386,6 +443,27 @@ def _values_too(Q, K, V, r):
     V[..., :even, :] = turn(V[..., :even, :], _positions(V), {**r, "rope_fraction": 1.0},
                             max(Q.shape[-1], K.shape[-1]))
     return Q, K, V
+
+
+def _across_heads(M, gamma, beta=None, *, kind, eps):
+    """A planted bug: QK-norm over every head's rows of a column together (H·d entries, γ tiled per head), not
+    over each head's d rows."""
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim < 3:
+        return qk_normalise(M, gamma, beta, kind=kind, eps=eps)
+    H, d, ell = M.shape
+    tiled = [None if v is None else np.tile(v, H) for v in (gamma, beta)]
+    return qk_normalise(M.reshape(H * d, ell), *tiled, kind=kind, eps=eps).reshape(H, d, ell)
+
+
+def _gamma_by_head(M, gamma, beta=None, *, kind, eps):
+    """A planted bug: every row of head h scaled by γ[h] (one γ entry per head index), not row i by γ[i]."""
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim < 3:
+        return qk_normalise(M, gamma, beta, kind=kind, eps=eps)
+    ones = np.ones(M.shape[1])
+    out = qk_normalise(M, ones, None if beta is None else beta, kind=kind, eps=eps)
+    return out * np.asarray(gamma)[np.arange(len(M)) % len(gamma)][:, None, None]
 
 
 def turn_real(M, positions, r: dict, length=None):
@@ -570,7 +648,39 @@ _ROTARY = [
              "scales llama3's band for a context of 8192 where rope_original=8 (every wavelength then kept)"),
 ]
 
-MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION + _MULTIHEAD + _ROTARY)
+_CAP, _RMS, _LAYER = {"score_cap": 2.0}, {"qk_norm": "rms"}, {"qk_norm": "layer"}
+
+_QK_AND_CAP = [
+    _seam("attention_score_cap_after_mask", "attention", _CAP,
+          "soft-caps the scores after the mask: a hidden key's −∞ becomes −c and it gets weight",
+          "variant option score_cap", _attend=partial(attend, _cap_first=False)),
+    _variant("attention_score_cap_ignored", "attention", _CAP, {"score_cap": None},
+             "leaves the scaled scores uncapped under score_cap=2"),
+    _seam("attention_qk_norm_queries_only", "attention", _RMS,
+          "normalises the queries but not the keys under qk_norm=rms", "variant option qk_norm",
+          _qk=partial(qk_weights, _keys=False)),
+    _variant("attention_qk_rms_under_layer", "attention", _LAYER, {"qk_norm": "rms"},
+             "takes RMS norm (no centring, no β) of the queries and keys under qk_norm=layer"),
+    _variant("attention_qk_norm_ignored", "attention", _RMS, {"qk_norm": None},
+             "leaves the queries and keys unnormalised under qk_norm=rms"),
+    _seam("attention_qk_norm_over_tokens", "attention", _RMS,
+          "normalises each row of Q and K over the tokens instead of each column over its rows", "review",
+          _qk=partial(qk_weights, _normalise=lambda M, gamma, beta=None, *, kind, eps: qk_normalise(
+              M.T, np.ones(M.shape[1]), kind=kind, eps=eps).T * np.asarray(gamma)[:, None])),
+    _seam("mhattention_qk_norm_across_heads", "mhattention", _RMS,
+          "normalises a column of queries and keys over every head's rows together, not head by head",
+          "variant option qk_norm", _qk=partial(qk_weights, _normalise=_across_heads)),
+    _seam("mhattention_qk_gamma_by_head", "mhattention", _LAYER,
+          "scales every row of head h by γ[h] (γ indexed by head) instead of row i by γ[i]", "variant option qk_norm",
+          _qk=partial(qk_weights, _normalise=_gamma_by_head)),
+    _variant("mhattention_score_cap_ignored", "mhattention", _CAP, {"score_cap": None},
+             "leaves every head's scaled scores uncapped under score_cap=2"),
+    _seam("mhattention_score_cap_after_mask", "mhattention", {**_CAP, **GROUPED},
+          "soft-caps every head's scores after the mask: hidden keys become −c", "variant option score_cap",
+          _attend=partial(attend, _cap_first=False)),
+]
+
+MUTANTS = tuple(_SINGLE_QUERY + _ATTENTION + _MULTIHEAD + _ROTARY + _QK_AND_CAP)
 
 #: Correct implementations beyond the factories': Algorithm 4 with Z required; rotary embeddings in the real form
 #: (x·cos + rot(x)·sin) beside the factories' complex one.

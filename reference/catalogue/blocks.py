@@ -22,7 +22,7 @@ from .unembedding import unembed
 __all__ = ["ATTENTION", "MLP", "pre_ln", "post_ln", "swiglu", "Stack", "overwriting_pre_ln",
            "whole_tensor_norm"]
 
-ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o")
+ATTENTION = ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "gamma_q", "gamma_k", "beta_q", "beta_k")
 MLP = ("W_mlp1", "W_mlp2", "W_gate", "b_mlp1", "b_mlp2")
 
 
@@ -66,6 +66,9 @@ class Stack:
     tied: bool = False
     n_kv_heads: int | None = None
     norm_position: str = "pre"
+    qk_norm: str | None = None
+    score_cap: float | None = None
+    logit_cap: float | None = None
     _: KW_ONLY
     _normalise: Callable = normalise
     _attention: Callable | None = None                 # Algorithm 5; None: mhattention of this variant
@@ -77,6 +80,12 @@ class Stack:
     _swiglu: Callable = swiglu
     _tie: Callable = lambda W_e: W_e.T
     _unembed: Callable = unembed
+
+    @property
+    def qk_and_cap(self) -> dict:
+        """What every attention sublayer of the stack takes beyond its weights: the QK-norm (ε the stack's own)
+        and the score cap."""
+        return {"qk_norm": self.qk_norm, "qk_eps": self.eps, "score_cap": self.score_cap}
 
     def weights(self, p, prefix, l, names):
         """Layer l's slices of the named parameters, the prefix dropped; biases only where the variant has them."""
@@ -106,7 +115,7 @@ class Stack:
 
     def attention(self, p, prefix, l, X, Z, mask):
         """``MHAttention(X, Z | W_l, Mask)`` with layer l's ``<prefix>W_q`` …"""
-        attend = self._attention or mhattention(bias=self.bias, n_kv_heads=self.n_kv_heads)
+        attend = self._attention or mhattention(bias=self.bias, n_kv_heads=self.n_kv_heads, **self.qk_and_cap)
         return attend(X=X, Z=Z, mask=mask, **self.weights(p, prefix, l, ATTENTION))
 
     def mlp(self, p, prefix, l, X):
@@ -120,6 +129,9 @@ class Stack:
         return affine(w["W_mlp2"], hidden, w.get("b_mlp2"))
 
     def unembed(self, p, X, b_u=None):
-        """``P ← softmax(W_u X + b_u 1ᵀ)`` (Algorithm 7 on every column); tied: ``W_u = W_eᵀ``."""
+        """``P ← softmax(W_u X + b_u 1ᵀ)`` (Algorithm 7 on every column); tied: ``W_u = W_eᵀ``; with a
+        ``logit_cap`` c the logits are soft-capped first, ``c·tanh(z/c)``."""
         W_u = self._tie(p["W_e"]) if self.tied else p["W_u"]
-        return self._unembed(W_u, X, b_u)
+        if self.logit_cap is None:
+            return self._unembed(W_u, X, b_u)
+        return self._unembed(W_u, X, b_u, cap=self.logit_cap)

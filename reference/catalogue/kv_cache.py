@@ -11,7 +11,18 @@ from functools import partial
 import numpy as np
 
 from .architectures import context
-from .attention import GROUPED, attend, attend_heads, group, modulo_group, project, rope_options, rope_settings, turn
+from .attention import (
+    GROUPED,
+    attend,
+    attend_heads,
+    group,
+    modulo_group,
+    project,
+    qk_weights,
+    rope_options,
+    rope_settings,
+    turn,
+)
 from .blocks import ATTENTION, Stack, overwriting_pre_ln
 from .embedding import TABLES, tables_with
 from .entry import Implementation, makers
@@ -37,28 +48,31 @@ def grow_keys(K_c, K, r, start, append):
     return K if K_c is None else append(K_c, K)
 
 
-def kv_mhattention(*, bias=True, empty="zero", n_kv_heads=None, step="extend", _attend=attend, _group=group,
-                   _append=_append, _mask=lambda mask: mask, _grow_keys=grow_keys, _query_start=lambda start: start,
-                   **rope):
+def kv_mhattention(*, bias=True, empty="zero", n_kv_heads=None, step="extend", score_cap=None, qk_norm=None,
+                   qk_eps=1e-6, _attend=attend, _group=group, _append=_append, _mask=lambda mask: mask,
+                   _grow_keys=grow_keys, _query_start=lambda start: start, _qk=qk_weights, **rope):
     """Algorithm 5 over new tokens X with a key/value cache: returns ``(Ṽ, K, V)``, K and V the grown cache.
 
     ``step="prefill"`` has no cache (K_c, V_c are not passed); ``"extend"`` appends to K_c, V_c; ``empty`` is the
     policy for a new token whose mask admits no key.  With ``rope`` the new tokens' queries and keys are turned for
-    positions ℓ_c, ℓ_c + 1, … (:func:`grow_keys`).
+    positions ℓ_c, ℓ_c + 1, … (:func:`grow_keys`).  ``qk_norm`` normalises the new queries and keys before they
+    turn (the cache holds normalised keys), and ``score_cap`` soft-caps every head's scaled scores.
     """
     rotation = rope_settings(rope)
+    attend_ = _attend if score_cap is None else partial(_attend, cap=score_cap)
 
     def kv_mhattention(X, mask, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None, K_c=None,
-                       V_c=None):
+                       V_c=None, gamma_q=None, gamma_k=None, beta_q=None, beta_k=None):
         start = 0 if K_c is None else K_c.shape[-1]
-        K, V = project(W_k, X, b_k, bias), project(W_v, X, b_v, bias)       # H_kv×d×ℓ_x
+        norm_q, norm_k = _qk(qk_norm, gamma_q, gamma_k, beta_q, beta_k, eps=qk_eps)
+        K, V = norm_k(project(W_k, X, b_k, bias)), project(W_v, X, b_v, bias)       # H_kv×d×ℓ_x
         K = _grow_keys(K_c, K, rotation, start, _append)
         if V_c is not None:
             V = _append(V_c, V)
         queries = None if rotation is None else \
             (lambda Q, K, V: (turn(Q, _from(_query_start(start), Q), rotation), K, V))
-        heads = partial(attend_heads, bias=bias, empty=empty, attend=_attend, group=_group, stack=np.concatenate,
-                        rotate=queries)
+        heads = partial(attend_heads, bias=bias, empty=empty, attend=attend_, group=_group, stack=np.concatenate,
+                        rotate=queries, norm_q=norm_q)
         return heads(X, K, V, _mask(mask), W_q, b_q, W_o, b_o), K, V
     return kv_mhattention
 
@@ -72,12 +86,12 @@ def _grow(cache, new, ell_max):
 
 
 def kv_dtransformer(*, step="extend", _mask=_bottom_right, _grow=_grow, _group=group, _grow_keys=grow_keys,
-                    _query_start=lambda start: start, **options):
+                    _query_start=lambda start: start, _attend=attend, _qk=qk_weights, **options):
     """Algorithm 10 with a key/value cache per layer: ``(P, K, V) ← DTransformerKV(x, K_c, V_c | θ)``.
 
     The ℓ_x new tokens sit at positions ℓ_c, …, ℓ_c + ℓ_x − 1 (ℓ_c = 0 for ``step="prefill"``, which passes
-    no cache); K and V (L×H_kv×d×(ℓ_c + ℓ_x)) are the cache grown by them.  The rotary options go to every
-    layer's attention.
+    no cache); K and V (L×H_kv×d×(ℓ_c + ℓ_x)) are the cache grown by them.  The rotary options, ``qk_norm`` (ε the
+    stack's ``eps``) and ``score_cap`` go to every layer's attention; ``logit_cap`` soft-caps the final logits.
     """
     rope = rope_options(options)
     stack = Stack(**options)
@@ -86,7 +100,8 @@ def kv_dtransformer(*, step="extend", _mask=_bottom_right, _grow=_grow, _group=g
         p, start = params, 0 if K_c is None else K_c.shape[-1]
         grow = lambda cache, new: _grow(cache, new, context(p, ell_max))  # noqa: E731
         attend = kv_mhattention(bias=stack.bias, n_kv_heads=stack.n_kv_heads, step=step, _group=_group,
-                                _append=grow, _grow_keys=_grow_keys, _query_start=_query_start, **rope)
+                                _append=grow, _grow_keys=_grow_keys, _query_start=_query_start, **stack.qk_and_cap,
+                                _attend=_attend, _qk=_qk, **rope)
         X = stack.embed(p, x, ell_max, start=start)                             # d_e×ℓ_x
         mask = _mask(start + len(x), len(x))                                    # (ℓ_c + ℓ_x)×ℓ_x
         K, V = [], []
@@ -202,7 +217,25 @@ _CACHED = [
           "review", _grow_keys=_new_keys_from_zero, _query_start=lambda start: 0),
 ]
 
-MUTANTS = tuple(_KV_MULTIHEAD + _CACHED)
+_QK_AND_CAPS = [
+    _seam("kv_mhattention_score_cap_after_mask", "kv_mhattention", {"score_cap": 2.0},
+          "soft-caps every head's scores after the mask: hidden keys become −c", "variant option score_cap",
+          _attend=partial(attend, _cap_first=False)),
+    _seam("kv_mhattention_qk_norm_queries_only", "kv_mhattention", {"qk_norm": "layer"},
+          "normalises the new queries but not the new keys under qk_norm=layer", "variant option qk_norm",
+          _qk=partial(qk_weights, _keys=False)),
+    _variant("kv_mhattention_qk_rms_under_layer", "kv_mhattention", {"qk_norm": "layer"}, {"qk_norm": "rms"},
+             "takes RMS norm of the new queries and keys under qk_norm=layer"),
+    _variant("kv_dtransformer_qk_norm_ignored", "kv_dtransformer", {"qk_norm": "rms"}, {"qk_norm": None},
+             "leaves every layer's queries and keys unnormalised under qk_norm=rms"),
+    _seam("kv_dtransformer_score_cap_after_mask", "kv_dtransformer", {"score_cap": 2.0},
+          "every layer soft-caps its scores after the mask: hidden keys become −c", "variant option score_cap",
+          _attend=partial(attend, _cap_first=False)),
+    _variant("kv_dtransformer_logit_cap_ignored", "kv_dtransformer", {"logit_cap": 2.0}, {"logit_cap": None},
+             "leaves the final logits uncapped under logit_cap=2"),
+]
+
+MUTANTS = tuple(_KV_MULTIHEAD + _CACHED + _QK_AND_CAPS)
 
 #: Bugs left out because no input can detect them (equivalent mutants), and why.
 EQUIVALENT = {"a key/value cache that evicts beyond ℓ_max columns": "the cache never holds more than ℓ_max columns"}
