@@ -173,16 +173,33 @@ def _scale_scores(algorithm, arguments):
 SOFTMAX_DRAWS = 32
 
 
+#: The options that soft-cap a softmax's input (:mod:`formal.ops.softcap`): under a cap c no score passes |c|.
+CAPS = ("score_cap", "logit_cap", "cap")
+
+
+def _uncapped(name, options, fixed):
+    """``options`` with every soft cap the user did not fix turned off: a capped score cannot pass exp's range.
+    Returns ``(algorithm, options)``."""
+    lifted = {k: None for k in CAPS if options.get(k) is not None and k not in fixed}
+    options = {**options, **lifted}
+    return algorithms.get(name, **options), options
+
+
 def _with_a_softmax(algorithm, options, rng, fixed, name, case):
-    """The large-score case needs a variant that runs a softmax (average pooling runs none): the options drawn
-    again, at most :data:`SOFTMAX_DRAWS` times, until one does; where none does (the options fixed rule every
-    softmax out), the example is an ordinary random one."""
+    """The large-score case needs a variant that runs a softmax (average pooling runs none) whose inputs are not
+    soft-capped (:data:`CAPS`, turned off unless fixed): the options drawn again, at most :data:`SOFTMAX_DRAWS`
+    times, until one does; where none does (the options fixed rule every softmax out, or fix a cap), the example is
+    an ordinary random one."""
     from .softmaxes import scaled_params
+    if any(options.get(k) is not None for k in CAPS):
+        algorithm, options = _uncapped(name, options, fixed)
+    if any(options.get(k) is not None for k in CAPS):
+        return algorithm, options, "random"
     for _ in range(SOFTMAX_DRAWS):
         if scaled_params(algorithm):
             return algorithm, options, case
         options = draw_options(algorithms.get(name).option_specs, rng, fixed, name)
-        algorithm = algorithms.get(name, **options)
+        algorithm, options = _uncapped(name, options, fixed)
     return (algorithm, options, case) if scaled_params(algorithm) else (algorithm, options, "random")
 
 

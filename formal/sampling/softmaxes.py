@@ -26,13 +26,19 @@ def _callee(op):
     return callee if isinstance(callee, Algorithm) else None
 
 
-def _names(node) -> set:
+def _names(node, scale_of_norms: bool = False) -> set:
     """The names a value reads, stopping at calls (their result is not made from the caller's parameters in
-    the sense that matters here: a layer norm or a recurrence sits between)."""
+    the sense that matters here: a layer norm or a recurrence sits between).  With ``scale_of_norms``, a layer
+    norm's γ and β are read through its call: they scale what it returns (a QK-norm's γ_q, γ_k make the scores)."""
     if isinstance(node, Ref):
         return {node.name}
-    if isinstance(node, Apply) and _callee(node.op) is None:
-        return set().union(*(_names(a) for a in node.args)) if node.args else set()
+    if not isinstance(node, Apply):
+        return set()
+    callee = _callee(node.op)
+    if callee is None:
+        return set().union(*(_names(a, scale_of_norms) for a in node.args)) if node.args else set()
+    if scale_of_norms and callee.name == "layer_norm":
+        return set().union(*(_names(a) for name, a in zip(node.op.names, node.args) if name in ("gamma", "beta")))
     return set()
 
 
@@ -48,7 +54,7 @@ def softmax_sources(algorithm: Algorithm) -> dict:
     found: dict = {}
 
     def trace(node, over, seen):
-        for name in _names(node) - seen:
+        for name in _names(node, scale_of_norms=over == "scores") - seen:
             seen.add(name)
             if name in params:
                 found.setdefault(name, set()).add(over)
