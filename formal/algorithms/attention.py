@@ -104,13 +104,14 @@ N_KV_HEADS = Option(
 #: Soft-capping of the scaled scores (:mod:`formal.ops.softcap`; Gemma 2's attn_logit_softcapping).
 SCORE_CAP = Option("score_cap", None, AnyOf(Choice(None), Real(0, open_low=True)),
                    "soft-capping of the scaled scores before the mask, c·tanh(S/c) (Gemma 2: 50): None or the cap c",
-                   examples=(None, 2.0), searched=(None, 50.0, 30.0, 2.0))
+                   examples=(None, 2.0), searched=(None, 50.0, 30.0, 2.0), group="score_cap")
 #: A norm of every query and key column, per head, before the scores (QK-norm: Qwen3, Gemma 3, OLMo 2's per head).
 QK_NORM = Option("qk_norm", None, Choice(None, *NORMS),
                  "a norm of every query and key, per head, before any rotation (QK-norm: Dehghani et al. 2023; Qwen3 "
-                 "and Gemma 3 take rms): None, rms or layer, with its own γ_q, γ_k (d_attn) shared by the heads")
-QK_EPS = Option("qk_eps", 1e-6, Real(0), "the QK-norm's ε (a stack's norms' own)", examples=(1e-6,)).when(
-    "qk_norm", *NORMS)
+                 "and Gemma 3 take rms): None, rms or layer, with its own γ_q, γ_k (d_attn) shared by the heads",
+                 group="qk_norm")
+QK_EPS = Option("qk_eps", 1e-6, Real(0), "the QK-norm's ε (a stack's norms' own)", examples=(1e-6,),
+                group="qk_norm").when("qk_norm", *NORMS)
 
 
 def qk_params(kind, heads=(), width=d_attn) -> list:
@@ -165,6 +166,7 @@ ROPE_OPTIONS = (
     Option("rope_beta_slow", 1.0, Real(0, open_low=True), "YaRN's β_slow: pairs turning less often than this over "
            "N are interpolated (rope_beta_slow < rope_beta_fast)", examples=(1.0,)).when("rope_scaling", "yarn"),
 )
+ROPE_OPTIONS = tuple(o.but(group="rope") for o in ROPE_OPTIONS)
 #: The option names of :data:`ROPE_OPTIONS`.
 ROPE_NAMES = tuple(o.name for o in ROPE_OPTIONS)
 

@@ -19,7 +19,7 @@ LOGIT_BIAS = Option("bias", False, BOOL, "whether the logits get a bias b_u (BER
 #: Soft-capping of the logits (:mod:`formal.ops.softcap`; Gemma 2's final_logit_softcapping).
 LOGIT_CAP = Option("cap", None, AnyOf(Choice(None), Real(0, open_low=True)),
                    "soft-capping of the logits before the softmax, c·tanh(z/c) (Gemma 2: 30): None or the cap c",
-                   examples=(None, 2.0), searched=(None, 30.0, 2.0))
+                   examples=(None, 2.0), searched=(None, 30.0, 2.0), group="logit_cap")
 
 
 @Options(LOGIT_BIAS, LOGIT_CAP).builds

@@ -85,6 +85,12 @@ class Option:
     stands_for : tuple
         ``(value, meant)``: where the option applies, ``value`` is resolved to ``meant`` (``patch_order=None``
         is the channel-first order of an image's patches), so the object built records what it means.
+    group : str
+        A family of options varied together and apart from the others when every variant is enumerated
+        (``verify --variants all``, :func:`formal.sampling.variants.every_variant`): ``"rope"`` for the rotary
+        settings.  The product of every option's values with every other's would be millions of variants; a
+        group's combinations are taken with the other options at their defaults, unless the run fixes one of
+        its options (then it joins the product).  ``""``: an option of the product.
     """
 
     name: str
@@ -97,6 +103,7 @@ class Option:
     hint: str = ""
     searched: tuple = ()
     stands_for: tuple = ()
+    group: str = ""
 
     def __post_init__(self):
         if not self.domain.admits(self.default):

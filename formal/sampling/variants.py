@@ -134,26 +134,45 @@ def _controls_first(specs) -> list:
     return order
 
 
+def option_groups(specs, fixed) -> tuple:
+    """``(varied, apart)``: the option names of the product — those of no group (:attr:`Option.group`) and of every
+    group one of whose options is ``fixed`` — and the other groups, each a tuple of its option names, in order."""
+    groups: dict = {}
+    for name, option in specs.items():
+        if option.group:
+            groups.setdefault(option.group, []).append(name)
+    joined = {g for g, names in groups.items() if any(n in fixed for n in names)}
+    varied = {n for n, o in specs.items() if not o.group or o.group in joined}
+    return varied, tuple(tuple(names) for g, names in groups.items() if g not in joined)
+
+
 def _combinations(specs, fixed):
     """Every assignment of the options' example values (``fixed`` ones as given), an option that has no effect
-    under its control's value (``reset`` with ``cell = 'lstm'``) at its default only, in declaration order."""
+    under its control's value (``reset`` with ``cell = 'lstm'``) at its default only, in declaration order: the
+    product of the options of no group (and of a group the run fixes an option of), the other groups at their
+    defaults; then each other group's own combinations, everything else at its default (or fixed) value."""
     order = _controls_first(specs)
 
-    def walk(i, values):
+    def walk(i, values, vary):
         if i == len(order):
             yield {name: values[name] for name in specs}
             return
         name = order[i]
         option = specs[name]
-        choices = (fixed[name],) if name in fixed else option.examples
+        choices = (fixed[name],) if name in fixed else option.examples if name in vary else (option.default,)
         if not specs.applies(name, values):   # its control is assigned: it keeps its default
             choices = (option.default,) if name not in fixed else _among(choices, (option.default,))
         for value in choices:
             values[name] = value
-            yield from walk(i + 1, values)
+            yield from walk(i + 1, values, vary)
         values.pop(name, None)
 
-    yield from walk(0, {})
+    varied, apart = option_groups(specs, fixed)
+    yield from walk(0, {}, varied)
+    for names in apart:
+        for options in walk(0, {}, set(names)):
+            if not all(same_value(options[n], specs[n].default) for n in names):   # the default one came first
+                yield options
 
 
 def every_variant(name: str, fixed: dict | None = None) -> tuple:
