@@ -82,21 +82,34 @@ def _consistent(specs, values: dict) -> bool:
 
 def variants(specs, fixed: dict) -> list:
     """Every variant the declarations ``specs`` allow with the options ``fixed``, each option over its
-    ``searched`` values, fewest changes from the defaults first (then in declaration order)."""
+    ``searched`` values, fewest changes from the defaults first (then in declaration order).  An option group
+    (:attr:`formal.engine.declarations.Option.group`: the rotary settings, the QK-norm, a cap) is searched as
+    ``verify --variants all`` enumerates it (:func:`formal.sampling.variants.option_groups`): with the other
+    options at their defaults, unless ``fixed`` names one of its options — then it joins the product.  Fix one
+    (``-o rope=half``, or every rotary option but those to find) to search a group together with the rest."""
+    from formal.sampling.variants import option_groups
     names = list(specs)
-    choices = {n: (fixed[n],) if n in fixed else specs[n].searched for n in names}
-    out, values = [], {}
+    base, apart = option_groups(specs, fixed)
+    seen, out = set(), []
+    for group in (None,) + apart:
+        varied = base if group is None else set(group)
+        choices = {n: (fixed[n],) if n in fixed else specs[n].searched if n in varied else (specs[n].default,)
+                   for n in names}
+        values = {}
 
-    def assign(i):
-        if i == len(names):
-            out.append(dict(values))
-            return
-        for value in choices[names[i]]:
-            values[names[i]] = value
-            if _consistent(specs, values):
-                assign(i + 1)
-            del values[names[i]]
-    assign(0)
+        def assign(i):
+            if i == len(names):
+                key = tuple(repr(values[n]) for n in names)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(dict(values))
+                return
+            for value in choices[names[i]]:
+                values[names[i]] = value
+                if _consistent(specs, values):
+                    assign(i + 1)
+                del values[names[i]]
+        assign(0)
     return sorted(out, key=lambda v: len(_changes(specs, v)))
 
 

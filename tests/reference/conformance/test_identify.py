@@ -41,9 +41,13 @@ def test_gpt2_is_identified_as_exactly_its_variant(capsys):
     assert status == 0 and report["verdict"] == "identified"
     assert report["confirmed"] == [{"eps": 1e-5, "activation": "gelu-tanh", "tied": True}]
     assert report["fixed"] == {"position": "learned", "n_kv_heads": None, "norm": "layer"}
-    assert report["budget"] == {"limit": 4096, "used": 128, "space": 128, "cut": False, "not_fully_searched": []}
+    # 128 variants of the classic options, and 367 of today's groups (rotary, QK-norm, caps), each group with the
+    # other options at their defaults
+    assert report["budget"] == {"limit": 4096, "used": 495, "space": 495, "cut": False, "not_fully_searched": []}
     tried = [json.dumps(t["options"], sort_keys=True) for t in report["tried"]]
-    assert len(tried) == len(set(tried)) == 128
+    assert len(tried) == len(set(tried)) == 495
+    grouped = [t["options"] for t in report["tried"] if t["options"].get("rope") or t["options"].get("qk_norm")]
+    assert grouped and all(o.get("eps", 0.0) == 0.0 and o.get("activation", "gelu") == "gelu" for o in grouped)
     assert report["searched"]["eps"] == [0.0, 1e-12, 1e-6, 1e-5]
     assert report["function_calls"] < report["calls_asked"]
     assert err == ""  # no progress under --json
