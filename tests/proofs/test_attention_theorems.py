@@ -14,7 +14,7 @@ import pytest
 
 from proofs import attention, decoding
 from proofs.mutants.attention import MUTANTS
-from proofs.registry import prove, theorems
+from proofs.registry import theorems
 from tests.tiers import slow
 
 pytestmark = slow   # every theorem here is proved once for the module: seconds
@@ -22,11 +22,6 @@ pytestmark = slow   # every theorem here is proved once for the module: seconds
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("attention-permutation-equivariant", "attention-context-order", "causal-masking", "gqa-repeats-kv-heads",
          "kv-cache-equals-recomputation", "kv-cache-greedy-decoding")
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {r.theorem.name: r for r in prove(NAMES)}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -17,16 +17,11 @@ from hypothesis import given, settings, strategies as st
 from formal import ConfigError, algorithms
 from formal.ops.rotary import Rotation
 from proofs import rotary
-from proofs.registry import MODULES, prove, theorems
+from proofs.registry import MODULES, theorems
 from tests.tiers import slow
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("rope-relative-position", "rope-shift-invariance")
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {r.theorem.name: r for r in prove(NAMES)}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from proofs.mutants.numerics import MUTANTS
-from proofs.registry import prove
 from tests.tiers import slow
 
 pytestmark = slow   # every theorem here is proved once for the module: seconds
@@ -17,11 +16,6 @@ pytestmark = slow   # every theorem here is proved once for the module: seconds
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("softmax-shift-invariance", "online-softmax-merge", "online-softmax-associative", "sqrt-d-scaling",
          "layer-norm-moments", "rms-norm-root-mean-square")
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {r.theorem.name: r for r in prove(NAMES)}
 
 
 @pytest.mark.parametrize("name", NAMES)
