@@ -131,7 +131,8 @@ def _override(name):
             "grid": st.tuples(st.integers(2, 7), st.integers(1, 2), st.integers(1, 2)),
             "H": st.integers(1, 4), "L_3": st.sampled_from([2, 4, 6])}).map(_grid)
     layers = ("L_enc", "L_dec") if alg == "edtransformer" else ("L",)
-    optional = {"heads": st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(1, 24)),
+    kv = preset.options.get("n_kv_heads") or 1                   # grouped-query: H a multiple of the key/value heads
+    optional = {"heads": st.tuples(st.sampled_from([kv * h for h in (1, 2, 4, 8)]), st.integers(1, 24)),
                 **{k: st.integers(1, 6) for k in layers}}
     for size, values in (("N_V", st.integers(2, 60000)), ("ell_max", st.integers(4, 4096)),
                          ("ell", st.integers(1, 600)), ("n_classes", st.integers(2, 2000))):

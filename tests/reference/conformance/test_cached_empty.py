@@ -8,11 +8,10 @@ import pytest
 
 from reference.conformance.conform import conform
 
-torch = pytest.importorskip("torch")
-
 
 def additive_cached(X, mask, W_q, W_k, W_v, W_o, K_c=None, V_c=None, b_q=None, b_k=None, b_v=None, b_o=None):
     """New tokens X (d_x×ℓ_x, columns) over a cache K_c, V_c (H_kv×d×ℓ_c) and themselves; an additive float mask."""
+    import torch
     t = {k: None if v is None else torch.as_tensor(np.asarray(v, dtype=np.float64))
          for k, v in dict(X=X, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, K_c=K_c, V_c=V_c, b_q=b_q, b_k=b_k, b_v=b_v,
                           b_o=b_o).items()}
@@ -37,6 +36,7 @@ def additive_cached(X, mask, W_q, W_k, W_v, W_o, K_c=None, V_c=None, b_q=None, b
 
 
 def test_additive_mask_cached_attention_conforms_with_empty_nan():
+    pytest.importorskip("torch")
     options = {"step": "extend", "rope": None}
     nan = conform(additive_cached, "kv_mhattention", options={**options, "empty": "nan"}, isolate=False)
     assert nan.ok, nan.failure

@@ -17,24 +17,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.tiers import slow
-
-torch = pytest.importorskip("torch")   # the Llama code is torch code
-
 from formal import algorithms  # noqa: E402
 from formal.ops.rotary import Rotation  # noqa: E402
 from reference.conformance.candidates import identify_text  # noqa: E402
 from reference.conformance.conform import conform  # noqa: E402
 from reference.conformance.identify import identify  # noqa: E402
-from tests.reference.conformance.targets import llama_adapters as adapters, meta_llama  # noqa: E402
+from tests.tiers import slow
+
+try:                                       # the Llama code is torch code
+    import torch
+
+    from tests.reference.conformance.targets import llama_adapters as adapters, meta_llama
+except ImportError:                        # collected without torch (tests/test_without_torch.py): every test skips
+    torch = adapters = meta_llama = None
+pytestmark = pytest.mark.skipif(torch is None, reason="the Llama code is torch code")
 
 ROOT = Path(__file__).parents[3]
 ADAPTERS = Path(__file__).parent / "targets" / "llama_adapters.py"
 
 #: Meta's attention as conform checks it: no biases, -inf masking (a query with no key: NaN), Llama 3's base.
-META = {"bias": False, "empty": "nan", "rope": "interleaved", "rope_theta": adapters.META_THETA}
+META = {"bias": False, "empty": "nan", "rope": "interleaved", "rope_theta": getattr(adapters, "META_THETA", None)}
 #: HF's: no biases, finfo.min masking (a query with no key averages every value), LlamaConfig's base.
-HF = {"bias": False, "empty": "uniform", "rope": "half", "rope_theta": adapters.HF_THETA}
+HF = {"bias": False, "empty": "uniform", "rope": "half", "rope_theta": getattr(adapters, "HF_THETA", None)}
 #: The Llama decoder's options, the rotary ones aside.
 STACK = {"norm": "rms", "position": "none", "activation": "swiglu", "bias": False, "tied": False, "n_kv_heads": 2}
 #: Heads 4 rows wide: the smallest on which rotate-half and interleaved pair different rows.

@@ -157,12 +157,15 @@ def test_a_worker_that_dies_fails_the_check_it_held(tmp_path):
     """Every worker killed in the middle of layer_norm's bfloat16 check: the algorithm's task is tried on three
     workers, then its checks one by one; the bfloat16 check, tried on three more, fails with one line saying
     so, the others pass (new workers take what is left), exit 1, no traceback."""
-    done = _drive(tmp_path, DIE, ["verify", "--only", "layer_norm,attention", "--device", "cpu", "--jobs", "2"])
+    # single_query_attention: no layer norm inside (attention's QK-norm would call the planted one)
+    done = _drive(tmp_path, DIE, ["verify", "--only", "layer_norm,single_query_attention", "--device", "cpu",
+                                  "--jobs", "2"])
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
-    rows = [line for line in done.stdout.splitlines() if line.startswith(("layer_norm ", "attention "))]
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("layer_norm ", "single_query_attention "))]
     failed = [line for line in rows if "FAIL" in line]
-    assert len(rows) == len(checks.plan(["layer_norm", "attention"], torch.device("cpu"))) and len(failed) == 1
+    assert len(rows) == len(checks.plan(["layer_norm", "single_query_attention"], torch.device("cpu")))
+    assert len(failed) == 1, failed
     assert failed[0].split()[:2] == ["layer_norm", "bfloat16"]
     assert failed[0].endswith("FAIL  the task killed each of the 3 worker processes it ran on (the last killed by "
                               "SIGKILL)")
