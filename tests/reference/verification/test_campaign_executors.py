@@ -38,9 +38,9 @@ needs_dask = pytest.mark.skipif(not _installed("distributed"),
                                 reason="needs dask.distributed (pip install 'formal-transformers[dask]')")
 
 REPO = Path(__file__).resolve().parents[3]
-#: Every variant of the paper's options (today's groups — rotation, QK-norm, cap — fixed off: 70 tasks, not 137).
-CAMPAIGN = ["verify", "--variants", "rope=none,qk_norm=none,score_cap=none", "--only",
-            "attention,single_query_attention"]
+#: Every variant of attention's paper options (today's groups — rotation, QK-norm, cap — fixed off: 60 tasks, not
+#: 127; a fixed option must be one of every algorithm --only names, so single query attention is left out).
+CAMPAIGN = ["verify", "--variants", "rope=none,qk_norm=none,score_cap=none", "--only", "attention"]
 EXECUTORS = [["--jobs", "1"], ["--jobs", "2"], ["--scheduler", "local:2"]]
 #: The executors that start workers, as parameters: the local processes, and Dask's (where it is installed).
 STARTED = [pytest.param(["--jobs", "2"], id="jobs"), pytest.param(["--scheduler", "local:2"], id="dask",
@@ -69,7 +69,7 @@ def _without_seconds(path) -> dict:
 @needs_torch
 @needs_dask
 def test_every_executor_gives_the_same_report(tmp_path):
-    """The JSON report (all but the seconds taken) and the table (all but the seconds) of a 70-task campaign
+    """The JSON report (all but the seconds taken) and the table (all but the seconds) of a 60-task campaign
     are the same from this process, two worker processes and a Dask cluster of two."""
     reports, tables = [], []
     for k, executor in enumerate(EXECUTORS):
@@ -78,7 +78,7 @@ def test_every_executor_gives_the_same_report(tmp_path):
         reports.append(_without_seconds(path))
         tables.append(done.stdout.rsplit(",", 1)[0])
     assert reports[0]["tasks"] == reports[0]["done"]
-    assert len({json.dumps(r["variant"], sort_keys=True) for r in reports[0]["rows"]}) == 70
+    assert len({json.dumps(r["variant"], sort_keys=True) for r in reports[0]["rows"]}) == 60
     assert reports[0] == reports[1] == reports[2]
     assert tables[0] == tables[1] == tables[2]
 
