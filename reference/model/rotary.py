@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from formal.algorithms.attention import ROPE_OPTIONS
 from formal.errors import ConfigError
 
 from .. import require_torch
@@ -18,10 +19,9 @@ __all__ = ["settings", "frequencies", "rotate"]
 
 torch = require_torch()
 
-_NAMES = ("rope", "rope_theta", "rope_fraction", "rope_scaling", "rope_factor", "rope_original", "rope_low",
-          "rope_high", "rope_beta_fast", "rope_beta_slow")
-_DEFAULTS = {"rope_theta": 10000.0, "rope_fraction": 1.0, "rope_scaling": None, "rope_factor": 1.0,
-             "rope_original": 8192, "rope_low": 1.0, "rope_high": 4.0, "rope_beta_fast": 32.0, "rope_beta_slow": 1.0}
+#: The rotary options and their defaults, from their declarations (:data:`formal.algorithms.attention.ROPE_OPTIONS`).
+_DEFAULTS = {o.name: o.default for o in ROPE_OPTIONS if o.name != "rope"}
+_NAMES = ("rope", *_DEFAULTS)
 
 
 def settings(options) -> dict | None:
